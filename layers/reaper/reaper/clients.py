@@ -1,0 +1,34 @@
+"""AWS clients, made in one place and handed in (tests hand in moto-backed ones).
+
+boto3 honours AWS_ENDPOINT_URL, AWS_PROFILE and AWS_REGION itself, so the CLI and the
+functions need nothing special to run against a local moto server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 8}, connect_timeout=5, read_timeout=30)
+
+
+class Clients:
+    """Lazily made, cached boto3 clients for one region."""
+
+    def __init__(self, region: str, session: boto3.session.Session | None = None) -> None:
+        self.region = region
+        self._session = session or boto3.session.Session()
+        self._cache: dict[str, Any] = {}
+
+    def __call__(self, service: str) -> Any:
+        client = self._cache.get(service)
+        if client is None:
+            client = self._session.client(service, region_name=self.region, config=RETRY_CONFIG)  # type: ignore[call-overload]
+            self._cache[service] = client
+        return client
+
+
+def default_region(session: boto3.session.Session | None = None) -> str | None:
+    return (session or boto3.session.Session()).region_name

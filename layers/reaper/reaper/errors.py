@@ -1,0 +1,21 @@
+"""Typed errors. ConfigError and UsageError end the CLI with exit status 2."""
+
+
+class ReaperError(Exception):
+    """Base of the reaper's own errors."""
+
+
+class ConfigError(ReaperError):
+    """The configuration (environment, template parameters, CLI flags) cannot be used."""
+
+
+class UsageError(ReaperError):
+    """The command line asks for something that cannot be done."""
+
+
+class BadEventError(ReaperError):
+    """An event that is not of a shape the handler knows; nothing is changed."""
+
+
+class RestoreError(ReaperError):
+    """A restore that cannot go ahead; the message says what is missing."""

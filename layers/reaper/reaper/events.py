@@ -1,0 +1,54 @@
+"""The events the functions accept, as pydantic models. Anything else is a BadEventError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reaper.errors import BadEventError
+
+
+class EventBridgeEvent(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    id: str = Field(min_length=1)
+    detail_type: str = Field(alias="detail-type")
+    source: str
+    account: str = ""
+    region: str = ""
+    time: str = ""
+    resources: list[str] = Field(default_factory=list)
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class CloudTrailDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    eventName: str
+    eventSource: str = ""
+    awsRegion: str = ""
+    errorCode: str | None = None
+    requestParameters: dict[str, Any] | None = None
+
+
+def parse_eventbridge(event: Any) -> EventBridgeEvent:
+    if not isinstance(event, dict):
+        raise BadEventError(f"expected a JSON object, got {type(event).__name__}")
+    try:
+        return EventBridgeEvent.model_validate(event)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadEventError(f"not an EventBridge event: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def parse_cloudtrail(event: EventBridgeEvent) -> CloudTrailDetail:
+    try:
+        return CloudTrailDetail.model_validate(event.detail)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadEventError(f"not a CloudTrail API call event: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+SCHEDULED = ("Scheduled Event",)
+SCHEDULE_SOURCES = ("aws.events", "aws.scheduler", "mlreaper")

@@ -1,0 +1,60 @@
+"""Where messages go: the SQS queue the notifier reads (deployed), Slack directly (CLI with a
+webhook), or nowhere (not configured). The action log holds every record in any case.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from reaper import slack
+
+SQS_PERMISSIONS = ("sqs:SendMessage",)
+
+
+class Outbox(Protocol):
+    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
+        """Deliver or queue; returns one problem line per payload that could not be handed on."""
+
+
+class NoOutbox:
+    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
+        return []
+
+
+class QueueOutbox:
+    """SQS: the notifier posts, retries, and leaves what fails in the dead-letter queue."""
+
+    def __init__(self, sqs: Any, queue_url: str) -> None:
+        self.sqs, self.queue_url = sqs, queue_url
+
+    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
+        problems: list[str] = []
+        for i in range(0, len(payloads), 10):
+            batch = payloads[i : i + 10]
+            entries = [{"Id": str(n), "MessageBody": json.dumps(p, default=str)} for n, p in enumerate(batch)]
+            response = self.sqs.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            for failed in response.get("Failed", []):
+                p = batch[int(failed["Id"])]
+                problems.append(f"queueing the message for {p.get('kind')} {p.get('id')} failed: {failed.get('Message')}")
+        return problems
+
+
+class DirectSlack:
+    """The CLI's path when only a webhook is set: post now, say on stderr what failed."""
+
+    def __init__(self, webhook_url: str) -> None:
+        self.webhook_url = webhook_url
+
+    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
+        problems: list[str] = []
+        for p in payloads:
+            try:
+                slack.post(self.webhook_url, p)
+            except slack.SlackPostError as exc:
+                line = f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc} (the action log keeps the record)"
+                problems.append(line)
+                print(line, file=sys.stderr)
+        return problems

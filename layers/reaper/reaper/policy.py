@@ -1,0 +1,193 @@
+"""The rules every kind shares: reading reaper tags, exemptions, production stages, grace.
+
+All pure functions of (tags, settings, now): no AWS calls here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from reaper.model import Decision, Verdict
+from reaper.settings import Settings
+from reaper.timeutil import iso, parse_instant
+
+TRUE_VALUES = ("true",)
+FALSE_VALUES = ("false",)
+
+
+@dataclass(frozen=True)
+class TagView:
+    """The reaper's reading of one resource's tags. `problems` lists tags that cannot be read."""
+
+    exempt: bool = False
+    snooze_until: datetime | None = None
+    idle_minutes: int | None = None
+    max_hours: float | None = None
+    max_usd: float | None = None
+    watch_metric: tuple[str, str] | None = None  # (metric name, "min" | "max")
+    disposable: bool = False
+    warned_at: datetime | None = None
+    stage: str | None = None
+    owner: str | None = None
+    project: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
+    """Read the contract's tags. Keys match case-insensitively; values are trimmed."""
+    by_key = {k.strip().lower(): v.strip() for k, v in tags.items()}
+    prefix = settings.tag_prefix.lower()
+    problems: list[str] = []
+
+    def raw(name: str, with_prefix: bool = True) -> str | None:
+        key = (prefix + name) if with_prefix else name
+        return by_key.get(key)
+
+    def bad(name: str, value: str, expected: str) -> None:
+        problems.append(f"tag {settings.tag(name)}={value!r} cannot be read ({expected})")
+
+    def flag(name: str) -> bool:
+        value = raw(name)
+        if value is None or value == "":
+            return False
+        if value.lower() in TRUE_VALUES:
+            return True
+        if value.lower() in FALSE_VALUES:
+            return False
+        bad(name, value, "true or false expected")
+        return False
+
+    def number(name: str, *, integer: bool, minimum: float, strict: bool) -> float | None:
+        value = raw(name)
+        if value is None or value == "":
+            return None
+        try:
+            n = int(value) if integer else float(value)
+        except ValueError:
+            n = None
+        if n is None or not math.isfinite(n) or n < minimum or (strict and n <= minimum):
+            what = "an integer" if integer else "a number"
+            bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+            bad(name, value, f"{what} {bound} expected")
+            return None
+        return n
+
+    def instant(name: str) -> datetime | None:
+        value = raw(name)
+        if value is None or value == "":
+            return None
+        try:
+            return parse_instant(value)
+        except ValueError:
+            bad(name, value, "an ISO 8601 date or date-time expected, e.g. 2026-12-31 or 2026-12-31T18:00Z")
+            return None
+
+    watch: tuple[str, str] | None = None
+    watch_raw = raw("watch-metric")
+    if watch_raw:
+        name, _, direction = watch_raw.rpartition(":")
+        if name.strip() and direction.strip().lower() in ("min", "max"):
+            watch = (name.strip(), direction.strip().lower())
+        else:
+            bad("watch-metric", watch_raw, "NAME:min or NAME:max expected")
+
+    idle = number("idle-minutes", integer=True, minimum=5, strict=False)
+    view = TagView(
+        exempt=flag("exempt"),
+        snooze_until=instant("snooze-until"),
+        idle_minutes=None if idle is None else int(idle),
+        max_hours=number("max-hours", integer=False, minimum=0, strict=True),
+        max_usd=number("max-usd", integer=False, minimum=0, strict=True),
+        watch_metric=watch,
+        disposable=flag("disposable"),
+        warned_at=instant("warned-at"),
+        stage=(raw("ml:stage", with_prefix=False) or None),
+        owner=(raw("ml:owner", with_prefix=False) or None),
+        project=(raw("ml:project", with_prefix=False) or None),
+    )
+    return view if not problems else _with_problems(view, problems)
+
+
+def _with_problems(view: TagView, problems: list[str]) -> TagView:
+    return TagView(**{**view.__dict__, "problems": tuple(problems)})
+
+
+def is_production(view: TagView, settings: Settings) -> bool:
+    return view.stage is not None and view.stage.lower() in settings.production_stages
+
+
+def is_dev(view: TagView, settings: Settings) -> bool:
+    return view.stage is not None and view.stage.lower() in settings.dev_stages
+
+
+def screen(view: TagView, settings: Settings, now: datetime) -> Decision | None:
+    """Exempt before any rule runs: bad tag, exempt tag, active snooze. None = go on."""
+    if view.problems:
+        return Decision(
+            Verdict.EXEMPT,
+            "; ".join(view.problems) + " — left alone until the tag is fixed",
+            evidence={"bad_tags": list(view.problems)},
+            notify=True,
+        )
+    if view.exempt:
+        return Decision(Verdict.EXEMPT, f"tagged {settings.tag('exempt')}=true")
+    if view.snooze_until is not None and now < view.snooze_until:
+        return Decision(Verdict.EXEMPT, f"snoozed until {iso(view.snooze_until)}")
+    return None
+
+
+def production_guard(decision: Decision, view: TagView, settings: Settings) -> Decision:
+    """Production stages are notify-only: what would be done is said, never done."""
+    if decision.verdict in (Verdict.ACT, Verdict.WARN) and is_production(view, settings):
+        return decision.with_(
+            verdict=Verdict.EXEMPT,
+            reason=f"production stage {view.stage!r} is notify-only: would {decision.action} — {decision.reason}",
+            notify=True,
+        )
+    return decision
+
+
+def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: datetime) -> Decision:
+    """In enforce: the first reapable finding warns; acting waits `grace_minutes` after the warning."""
+    if decision.verdict is Verdict.KEEP and view.warned_at is not None:
+        return decision.with_(clear_warning=True, reason=decision.reason + " (earlier warning cleared)")
+    if decision.verdict is not Verdict.ACT or decision.skip_grace or grace_minutes == 0:
+        return decision
+    if view.warned_at is None:
+        return decision.with_(
+            verdict=Verdict.WARN,
+            newly_warned=True,
+            evidence={**decision.evidence, "grace_minutes": grace_minutes},
+            reason=f"{decision.reason}; will {decision.action} in {grace_minutes} min unless it is used",
+        )
+    due = view.warned_at + timedelta(minutes=grace_minutes)
+    if now >= due:
+        return decision.with_(evidence={**decision.evidence, "warned_at": iso(view.warned_at)})
+    return decision.with_(
+        verdict=Verdict.WARN,
+        quiet=True,
+        reason=f"{decision.reason}; warned at {iso(view.warned_at)}, will {decision.action} after {iso(due)}",
+    )
+
+
+def in_working_hours(settings: Settings, now: datetime) -> bool:
+    oh = settings.off_hours
+    local = now.astimezone(ZoneInfo(oh.timezone))
+    day = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")[local.weekday()]
+    if day not in oh.days:
+        return False
+    t = local.time().replace(tzinfo=None)
+    if oh.start <= oh.end:
+        return oh.start <= t < oh.end
+    return t >= oh.start or t < oh.end  # a window that spans midnight
+
+
+def exempt_hint(arn: str, settings: Settings) -> str:
+    """A command to copy that exempts the resource (any service the tagging API covers)."""
+    return (
+        f"aws resourcegroupstaggingapi tag-resources --resource-arn-list {arn} "
+        f"--tags {settings.tag('exempt')}=true   # or {settings.tag('snooze-until')}=YYYY-MM-DD"
+    )

@@ -1,0 +1,55 @@
+"""Wiring: settings + clients + action log + outbox, built once and handed to the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+
+from reaper.actionlog import ActionLog
+from reaper.clients import Clients, default_region
+from reaper.errors import ConfigError
+from reaper.outbox import DirectSlack, NoOutbox, Outbox, QueueOutbox
+from reaper.settings import Settings
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    home_region: str
+    session: boto3.session.Session | None = None
+    log: ActionLog | None = None
+    outbox: Outbox = field(default_factory=NoOutbox)
+    _clients: dict[str, Clients] = field(default_factory=dict)
+
+    def clients(self, region: str | None = None) -> Clients:
+        region = region or self.home_region
+        if region not in self._clients:
+            self._clients[region] = Clients(region, self.session)
+        return self._clients[region]
+
+    @property
+    def regions(self) -> tuple[str, ...]:
+        return self.settings.regions or (self.home_region,)
+
+    @classmethod
+    def build(cls, settings: Settings, session: boto3.session.Session | None = None, region: str | None = None) -> Runtime:
+        home = region or (settings.regions[0] if settings.regions else None) or default_region(session)
+        if not home:
+            raise ConfigError("no AWS region: set AWS_REGION or pass --region")
+        rt = cls(settings=settings, home_region=home, session=session)
+        if settings.table:
+            rt.log = ActionLog(rt.clients()("dynamodb"), settings.table)
+        if settings.queue_url:
+            rt.outbox = QueueOutbox(rt.clients()("sqs"), settings.queue_url)
+        elif settings.slack_webhook_url:
+            rt.outbox = DirectSlack(settings.slack_webhook_url)
+        elif settings.slack_secret_arn:
+            rt.outbox = DirectSlack(read_secret(rt.clients()("secretsmanager"), settings.slack_secret_arn))
+        return rt
+
+
+def read_secret(secretsmanager: Any, secret_id: str) -> str:
+    value: str = secretsmanager.get_secret_value(SecretId=secret_id).get("SecretString", "")
+    return value.strip()

@@ -1,0 +1,212 @@
+"""Configuration, validated once (at cold start or CLI start) from the environment.
+
+Every value has the default the stack ships with; the template sets them from its parameters.
+Logic never reads os.environ: it is handed a Settings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from datetime import time
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reaper.errors import ConfigError
+from reaper.model import Mode
+
+KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2")
+DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+
+def _csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return tuple(v.strip().lower() for v in value.split(",") if v.strip())
+    return value
+
+
+class OffHours(BaseModel):
+    """Working hours; outside them, off-hours policy (when enabled) stops dev resources."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = False
+    timezone: str = "UTC"
+    start: time = time(8, 0)
+    end: time = time(19, 0)
+    days: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri")
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown timezone {v!r}") from exc
+        return v
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _hhmm(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            m = _TIME.match(v.strip())
+            if not m:
+                raise ValueError(f"{v!r} is not HH:MM")
+            return time(int(m.group(1)), int(m.group(2)))
+        return v
+
+    @field_validator("days", mode="before")
+    @classmethod
+    def _days(cls, v: Any) -> Any:
+        days = _csv(v)
+        if isinstance(days, tuple) and len(days) == 1 and "-" in days[0]:
+            first, last = days[0].split("-", 1)
+            if first in DAY_NAMES and last in DAY_NAMES:
+                i, j = DAY_NAMES.index(first), DAY_NAMES.index(last)
+                return DAY_NAMES[i : j + 1] if i <= j else DAY_NAMES[i:] + DAY_NAMES[: j + 1]
+        for d in days:
+            if d not in DAY_NAMES:
+                raise ValueError(f"unknown day {d!r} (use mon..sun, or a range like mon-fri)")
+        return days
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mode: Mode = Mode.DRY_RUN
+    kind_modes: dict[str, Mode] = Field(default_factory=dict)
+    grace_minutes: int = Field(default=60, ge=0)
+    kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
+    idle_minutes: dict[str, int] = Field(
+        default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60}
+    )
+    tag_prefix: str = "reaper:"
+    production_stages: tuple[str, ...] = ("prod", "production")
+    dev_stages: tuple[str, ...] = ("dev", "test", "sandbox", "staging")
+    off_hours: OffHours = Field(default_factory=OffHours)
+    regions: tuple[str, ...] = ()
+    table: str | None = None
+    queue_url: str | None = None
+    slack_webhook_url: str | None = None
+    slack_secret_arn: str | None = None
+    agent_lifecycle_config: str = "mlreaper-activity-agent"
+    attach_agent: bool = False
+    # training-job ceilings (issue 4 fills in their use)
+    max_hours: float = Field(default=24.0, gt=0)
+    max_usd: float = Field(default=500.0, gt=0)
+
+    @field_validator("production_stages", "dev_stages", "regions", mode="before")
+    @classmethod
+    def _lists(cls, v: Any) -> Any:
+        return _csv(v)
+
+    @field_validator("tag_prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        v = v.strip()
+        if not v or len(v) > 64:
+            raise ValueError("tag prefix must be 1..64 characters")
+        return v
+
+    @model_validator(mode="after")
+    def _kinds_known(self) -> Settings:
+        for name in (*self.kind_modes, *self.kind_grace_minutes, *self.idle_minutes):
+            if name not in KINDS:
+                raise ValueError(f"unknown kind {name!r} (kinds: {', '.join(KINDS)})")
+        for name, minutes in self.idle_minutes.items():
+            if minutes < 5:
+                raise ValueError(f"idle minutes for {name} must be >= 5")
+        return self
+
+    def mode_for(self, kind: str) -> Mode:
+        return self.kind_modes.get(kind, self.mode)
+
+    def grace_for(self, kind: str) -> int:
+        return self.kind_grace_minutes.get(kind, self.grace_minutes)
+
+    def idle_for(self, kind: str) -> int:
+        return self.idle_minutes.get(kind, 60)
+
+    def tag(self, name: str) -> str:
+        """The full tag key for a reaper tag name, e.g. tag('exempt') -> 'reaper:exempt'."""
+        return f"{self.tag_prefix}{name}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read REAPER_* variables. Raises ConfigError with one readable line."""
+        env = os.environ if env is None else env
+        raw: dict[str, Any] = {}
+        simple = {
+            "REAPER_MODE": "mode",
+            "REAPER_GRACE_MINUTES": "grace_minutes",
+            "REAPER_TAG_PREFIX": "tag_prefix",
+            "REAPER_PRODUCTION_STAGES": "production_stages",
+            "REAPER_DEV_STAGES": "dev_stages",
+            "REAPER_REGIONS": "regions",
+            "REAPER_TABLE": "table",
+            "REAPER_QUEUE_URL": "queue_url",
+            "REAPER_SLACK_WEBHOOK_URL": "slack_webhook_url",
+            "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
+            "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
+            "REAPER_ATTACH_AGENT": "attach_agent",
+            "REAPER_MAX_HOURS": "max_hours",
+            "REAPER_MAX_USD": "max_usd",
+        }
+        for var, name in simple.items():
+            value = env.get(var, "").strip()
+            if value:
+                raw[name] = value.lower() if name == "mode" else value
+        kind_modes = _pairs(env.get("REAPER_KIND_MODES", ""), "REAPER_KIND_MODES")
+        if kind_modes:
+            raw["kind_modes"] = {k: v.lower() for k, v in kind_modes.items()}
+        idle = dict(cls.model_fields["idle_minutes"].default_factory())  # type: ignore[misc,call-arg]
+        for kind in KINDS:
+            var = "REAPER_IDLE_MINUTES_" + kind.upper().replace("-", "_")
+            if env.get(var, "").strip():
+                idle[kind] = env[var].strip()  # type: ignore[assignment]
+        raw["idle_minutes"] = idle
+        grace = dict(cls.model_fields["kind_grace_minutes"].default_factory())  # type: ignore[misc,call-arg]
+        grace.update(_pairs(env.get("REAPER_KIND_GRACE_MINUTES", ""), "REAPER_KIND_GRACE_MINUTES"))
+        raw["kind_grace_minutes"] = grace
+        off = {
+            "enabled": env.get("REAPER_OFF_HOURS", "").strip().lower() in ("1", "true", "yes", "on"),
+        }
+        for var, name in (
+            ("REAPER_TIMEZONE", "timezone"),
+            ("REAPER_WORK_START", "start"),
+            ("REAPER_WORK_END", "end"),
+            ("REAPER_WORK_DAYS", "days"),
+        ):
+            if env.get(var, "").strip():
+                off[name] = env[var].strip()
+        raw["off_hours"] = off
+        return cls.validated(raw)
+
+    @classmethod
+    def validated(cls, raw: dict[str, Any]) -> Settings:
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "settings"
+            raise ConfigError(f"bad configuration: {where}: {first['msg']}") from None
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with changes, validated like the original (CLI flags use this)."""
+        return self.validated({**self.model_dump(), **changes})
+
+
+def _pairs(text: str, var: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        if "=" not in item:
+            raise ConfigError(f"bad configuration: {var}: expected kind=value pairs, got {item!r}")
+        key, value = item.split("=", 1)
+        pairs[key.strip().lower()] = value.strip()
+    return pairs
