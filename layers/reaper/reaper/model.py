@@ -10,7 +10,7 @@ from typing import Any
 HOURS_PER_MONTH = 730.0
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     ACT = "act"
     WARN = "warn"
     KEEP = "keep"
@@ -18,7 +18,7 @@ class Verdict(str, enum.Enum):
     ERROR = "error"
 
 
-class Mode(str, enum.Enum):
+class Mode(enum.StrEnum):
     DRY_RUN = "dry-run"
     ENFORCE = "enforce"
 

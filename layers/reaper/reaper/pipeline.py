@@ -175,8 +175,9 @@ def _short(exc: Exception) -> str:
 def payload(outcome: Outcome, kind: Kind | None = None) -> dict[str, Any]:
     data = outcome.to_json()
     data["type"] = "verdict"
-    if kind is not None and outcome.decision.action in kind.actions:
-        data["past"] = kind.actions[outcome.decision.action].past
+    action = outcome.decision.action
+    if kind is not None and action is not None and action in kind.actions:
+        data["past"] = kind.actions[action].past
     return data
 
 

@@ -172,7 +172,7 @@ class Settings(BaseModel):
         grace = dict(cls.model_fields["kind_grace_minutes"].default_factory())  # type: ignore[misc,call-arg]
         grace.update(_pairs(env.get("REAPER_KIND_GRACE_MINUTES", ""), "REAPER_KIND_GRACE_MINUTES"))
         raw["kind_grace_minutes"] = grace
-        off = {
+        off: dict[str, Any] = {
             "enabled": env.get("REAPER_OFF_HOURS", "").strip().lower() in ("1", "true", "yes", "on"),
         }
         for var, name in (

@@ -83,7 +83,7 @@ def render(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 def _render_notice(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     title = p.get("title") or "mlreaper notice"
     body = p.get("text") or ""
-    blocks = [
+    blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": f":information_source: *{title}*\n{body}"}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": f"Owner: {mention(p.get('owner'))} · {p.get('region')} · account {p.get('account')}"}]},
     ]

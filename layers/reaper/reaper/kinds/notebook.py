@@ -75,6 +75,12 @@ class NotebookKind(Kind):
         ),
     }
 
+    @staticmethod
+    def event_route(rt: Any, ev: Any, now: datetime) -> dict[str, Any] | None:
+        from reaper.kinds.notebook_admission import route
+
+        return route(rt, ev, now)
+
     def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
         tags = tags_by_arn(clients, list(self.tag_resource_types))
         out: list[Resource] = []

@@ -1,0 +1,57 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+SAMVENV := .venv-sam
+PY := $(VENV)/bin/python
+SAM := $(SAMVENV)/bin/sam
+export SAM_CLI_TELEMETRY := 0
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: demo test unit integration lint typecheck sam-validate sam-build bench clean venv
+
+$(VENV)/.ready: requirements-dev.txt layers/reaper/requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install -q --no-deps -e .
+	@touch $@
+
+$(SAMVENV)/.ready: requirements-sam.txt
+	$(PYTHON) -m venv $(SAMVENV)
+	$(SAMVENV)/bin/pip install -q --upgrade pip
+	$(SAMVENV)/bin/pip install -q -r requirements-sam.txt
+	@touch $@
+
+venv: $(VENV)/.ready
+
+demo: $(VENV)/.ready
+	$(VENV)/bin/reaper demo
+
+lint: $(VENV)/.ready
+	$(VENV)/bin/ruff check layers functions devkit tests bench scripts agent
+
+typecheck: $(VENV)/.ready
+	$(VENV)/bin/mypy layers/reaper/reaper
+
+unit: $(VENV)/.ready
+	$(VENV)/bin/pytest tests/unit
+
+integration: $(VENV)/.ready
+	$(VENV)/bin/pytest tests/integration
+
+sam-validate: $(SAMVENV)/.ready
+	$(SAM) validate --lint --region us-east-1
+
+sam-build: $(SAMVENV)/.ready
+	$(SAM) build --parallel --build-dir .aws-sam/build
+
+test: $(VENV)/.ready $(SAMVENV)/.ready lint typecheck
+	$(VENV)/bin/pytest tests
+	$(MAKE) sam-validate sam-build
+
+bench: $(VENV)/.ready
+	$(PY) bench/sweep_bench.py
+
+clean:
+	rm -rf $(VENV) $(SAMVENV) .aws-sam

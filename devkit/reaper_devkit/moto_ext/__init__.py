@@ -1,0 +1,19 @@
+"""moto extensions: the one place where moto is taught what these tests need and it lacks.
+
+Each submodule patches one moto backend, small and documented, and works in-process and in
+server mode (ThreadedMotoServer shares the backends). `apply()` is idempotent.
+"""
+
+from __future__ import annotations
+
+_applied = False
+
+
+def apply() -> None:
+    global _applied
+    if _applied:
+        return
+    from reaper_devkit.moto_ext import cloudwatch_index
+
+    cloudwatch_index.apply()
+    _applied = True

@@ -1,0 +1,53 @@
+"""Seeding helpers shared by tests, the demo and the benchmark."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+ROLE = "arn:aws:iam::123456789012:role/mlreaper-demo"
+
+
+def aligned(now: datetime, minutes: int = 5) -> datetime:
+    return now.replace(minute=now.minute - now.minute % minutes, second=0, microsecond=0)
+
+
+def put_series(
+    cloudwatch: Any,
+    namespace: str,
+    metric: str,
+    dimensions: dict[str, str],
+    points: Iterable[tuple[datetime, float]],
+) -> None:
+    """Put datapoints, 1000 per call (the API's limit)."""
+    data = [
+        {"MetricName": metric, "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()], "Timestamp": ts, "Value": value}
+        for ts, value in points
+    ]
+    for i in range(0, len(data), 1000):
+        cloudwatch.put_metric_data(Namespace=namespace, MetricData=data[i : i + 1000])
+
+
+def activity(cloudwatch: Any, notebook: str, now: datetime, values: Sequence[float | None]) -> None:
+    """NotebookActivity for the last len(values) 5-minute periods, newest first; None = gap."""
+    end = aligned(now)
+    points = [(end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7), v) for k, v in enumerate(values) if v is not None]
+    put_series(cloudwatch, "MLReaper", "NotebookActivity", {"NotebookInstanceName": notebook}, points)
+
+
+def notebook(
+    sagemaker: Any,
+    name: str,
+    tags: dict[str, str] | None = None,
+    agent: bool = True,
+    instance_type: str = "ml.t3.medium",
+    agent_config: str = "mlreaper-activity-agent",
+) -> str:
+    kwargs: dict[str, Any] = {"NotebookInstanceName": name, "InstanceType": instance_type, "RoleArn": ROLE}
+    if agent:
+        kwargs["LifecycleConfigName"] = agent_config
+    if tags:
+        kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    arn: str = sagemaker.create_notebook_instance(**kwargs)["NotebookInstanceArn"]
+    return arn

@@ -1,0 +1,61 @@
+"""What the Lambda functions call: parse the event, run the core, return a summary.
+
+Functions in functions/<name>/app.py stay thin: decorators plus one call into here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from reaper import kinds as kind_registry
+from reaper import pipeline
+from reaper.errors import BadEventError
+from reaper.events import SCHEDULE_SOURCES, SCHEDULED, EventBridgeEvent, parse_eventbridge
+from reaper.model import Outcome, Verdict
+from reaper.observability import MetricUnit, logger, metrics
+from reaper.runtime import Runtime
+from reaper.settings import Settings
+
+# (runtime, event, now) -> summary, for events a kind handles beyond the schedule
+EventRoute = Callable[[Runtime, EventBridgeEvent, datetime], dict[str, Any]]
+
+
+def build_runtime() -> Runtime:
+    """Validated once at cold start: a bad configuration fails the deployment's first call loudly."""
+    return Runtime.build(Settings.from_env())
+
+
+def summarize(event_id: str, outcomes: list[Outcome]) -> dict[str, Any]:
+    counts = {v.value: 0 for v in Verdict}
+    for o in outcomes:
+        counts[o.verdict.value] += 1
+    return {
+        "event_id": event_id,
+        "resources": len(outcomes),
+        "verdicts": counts,
+        "acted": [o.resource.id for o in outcomes if o.executed],
+        "errors": [f"{o.resource.kind} {o.resource.id}: {o.decision.reason}" for o in outcomes if o.verdict is Verdict.ERROR],
+    }
+
+
+def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None) -> dict[str, Any]:
+    """A scheduled sweep of one kind, or an event the kind knows (state change, API call)."""
+    now = now or datetime.now(UTC)
+    ev = parse_eventbridge(event)
+    if ev.detail_type in SCHEDULED and ev.source in SCHEDULE_SOURCES:
+        outcomes = pipeline.sweep(rt, [kind_name], now, event_id=ev.id)
+        summary = summarize(ev.id, outcomes)
+        for verdict, n in summary["verdicts"].items():
+            metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
+        logger.info("sweep done", extra={"kind": kind_name, **summary})
+        return summary
+    kind = kind_registry.get(kind_name)
+    route = getattr(kind, "event_route", None)
+    if route is not None:
+        result: dict[str, Any] | None = route(rt, ev, now)
+        if result is not None:
+            logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
+            return result
+    raise BadEventError(f"{kind_name} function does not handle {ev.detail_type!r} events from {ev.source!r}")

@@ -1,0 +1,201 @@
+"""The notebook function, called with the JSON in events/ against moto."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from reaper.errors import BadEventError
+from reaper_devkit import seed
+from reaper_devkit.calls import recording
+from reaper_devkit.template import function_actions
+from tests.conftest import drain, event, load_function
+
+IDLE = [0] * 36
+ACTIVE = [1, 0, 0] + [0] * 33
+
+
+def status(sm: Any, name: str) -> str:
+    return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
+
+
+def tags(sm: Any, name: str) -> dict[str, str]:
+    arn = sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceArn"]
+    return {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn)["Tags"]}
+
+
+@pytest.fixture
+def fleet(sm: Any, cw: Any) -> dict[str, str]:
+    """One notebook per interesting state; values say what a correct sweep does."""
+    now = datetime.now(UTC)
+    owner = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+    seed.notebook(sm, "idle", owner)
+    seed.activity(cw, "idle", now, IDLE)
+    seed.notebook(sm, "active", owner)
+    seed.activity(cw, "active", now, ACTIVE)
+    seed.notebook(sm, "no-agent", owner, agent=False)
+    seed.notebook(sm, "gap", owner)
+    seed.activity(cw, "gap", now, [0, 0, None, 0] + [0] * 32)
+    seed.notebook(sm, "exempt", {**owner, "reaper:exempt": "true"})
+    seed.activity(cw, "exempt", now, IDLE)
+    later = (now + timedelta(days=2)).strftime("%Y-%m-%d")
+    seed.notebook(sm, "snoozed", {**owner, "reaper:snooze-until": later})
+    seed.activity(cw, "snoozed", now, IDLE)
+    seed.notebook(sm, "snooze-over", {**owner, "reaper:snooze-until": "2020-01-01"})
+    seed.activity(cw, "snooze-over", now, IDLE)
+    seed.notebook(sm, "prod", {"ml:owner": "ops@example.com", "ml:stage": "Prod "})
+    seed.activity(cw, "prod", now, IDLE)
+    seed.notebook(sm, "bad-tag", {**owner, "reaper:idle-minutes": "soon"})
+    seed.activity(cw, "bad-tag", now, IDLE)
+    return {
+        "idle": "act", "active": "keep", "no-agent": "keep", "gap": "keep", "exempt": "exempt",
+        "snoozed": "exempt", "snooze-over": "act", "prod": "exempt", "bad-tag": "exempt",
+    }
+
+
+def test_dry_run_decides_everything_and_changes_nothing(aws, sm, fleet, deployed_env, lambda_context):
+    # Given the deployed defaults (dry-run)
+    app = load_function("notebook")
+    # When the schedule fires
+    with recording() as calls:
+        result = app.handler(event("notebook-schedule.json"), lambda_context)
+    # Then every notebook got its verdict and none was stopped or tagged
+    assert result["resources"] == len(fleet)
+    assert result["acted"] == []
+    for name in fleet:
+        assert status(sm, name) == "InService"
+        assert "reaper:warned-at" not in tags(sm, name)
+    messages = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    by_id = {m["id"]: m for m in messages}
+    assert set(by_id) == {"idle", "snooze-over", "prod", "bad-tag"}  # would-act, notify-only, bad tag
+    assert by_id["idle"]["verdict"] == "act" and by_id["idle"]["executed"] is False
+    assert "production stage" in by_id["prod"]["reason"]
+    assert "reaper:idle-minutes" in by_id["bad-tag"]["reason"]
+    assert calls.actions <= function_actions("NotebookFunction")
+    assert not {a for a in calls.actions if a.startswith("sagemaker:") and not a.startswith(("sagemaker:List", "sagemaker:Describe"))}
+
+
+def test_enforce_warns_first_then_stops_only_the_idle_after_grace(aws, sm, fleet, deployed_env, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
+    app = load_function("notebook")
+    first = app.handler(event("notebook-schedule.json"), lambda_context)
+    assert first["verdicts"]["warn"] == 2 and first["acted"] == []
+    assert "reaper:warned-at" in tags(sm, "idle")
+    assert status(sm, "idle") == "InService"
+    warned = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    assert sorted(m["id"] for m in warned if m["verdict"] == "warn") == ["idle", "snooze-over"]
+
+    # A second sweep inside the grace period says nothing new and changes nothing
+    again = app.handler(event("notebook-schedule.json", id="second"), lambda_context)
+    assert again["acted"] == []
+    assert [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "warn"] == []
+
+    # After the grace period, only the idle dev notebooks are stopped
+    later = datetime.now(UTC) + timedelta(minutes=61)
+    from reaper.handlers import handle_kind_event
+
+    seed.activity(aws.client("cloudwatch"), "idle", later, IDLE)
+    seed.activity(aws.client("cloudwatch"), "snooze-over", later, IDLE)
+    seed.activity(aws.client("cloudwatch"), "active", later, ACTIVE)
+    seed.activity(aws.client("cloudwatch"), "gap", later, [0, None] + [0] * 20)
+    with recording() as calls:
+        done = handle_kind_event(event("notebook-schedule.json", id="third"), "notebook", app.RUNTIME, now=later)
+    assert sorted(done["acted"]) == ["idle", "snooze-over"]
+    for name, expected in fleet.items():
+        assert status(sm, name) == ("Stopped" if expected == "act" else "InService"), name
+    assert "reaper:warned-at" not in tags(sm, "idle")
+    acted = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    stop = next(m for m in acted if m["id"] == "idle")
+    assert stop["executed"] is True and "start-notebook-instance" in stop["undo"]
+    assert calls.actions <= function_actions("NotebookFunction")
+
+
+def test_same_event_three_times_acts_and_posts_once(aws, sm, fleet, deployed_env, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    app = load_function("notebook")
+    results = [app.handler(event("notebook-schedule.json"), lambda_context) for _ in range(3)]
+    assert sorted(results[0]["acted"]) == ["idle", "snooze-over"]
+    assert results[1]["acted"] == [] and results[2]["acted"] == []
+    messages = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    acts = [m for m in messages if m["verdict"] == "act"]
+    assert sorted(m["id"] for m in acts) == ["idle", "snooze-over"]
+
+
+def test_activity_clears_a_warning(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    now = datetime.now(UTC)
+    seed.notebook(sm, "nb", {"ml:owner": "ana@example.com", "reaper:warned-at": (now - timedelta(minutes=30)).isoformat()})
+    seed.activity(cw, "nb", now, ACTIVE)
+    app = load_function("notebook")
+    result = app.handler(event("notebook-schedule.json"), lambda_context)
+    assert result["verdicts"]["keep"] == 1
+    assert "reaper:warned-at" not in tags(sm, "nb")
+
+
+def test_throttled_stop_is_an_error_and_the_sweep_goes_on(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    now = datetime.now(UTC)
+    for name in ("a", "b"):
+        seed.notebook(sm, name, {"ml:owner": "ana@example.com"})
+        seed.activity(cw, name, now, IDLE)
+    app = load_function("notebook")
+    real = app.RUNTIME.clients()("sagemaker")
+    original = real.stop_notebook_instance
+
+    def throttled(**kwargs: Any) -> Any:
+        if kwargs["NotebookInstanceName"] == "a":
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "StopNotebookInstance")
+        return original(**kwargs)
+
+    monkeypatch.setattr(real, "stop_notebook_instance", throttled)
+    result = app.handler(event("notebook-schedule.json"), lambda_context)
+    assert result["acted"] == ["b"]
+    assert result["errors"] and "ThrottlingException" in result["errors"][0]
+    assert status(sm, "a") == "InService" and status(sm, "b") == "Stopped"
+    errors = [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "error"]
+    assert [m["id"] for m in errors] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "not an object",
+        {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
+        {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
+        {"id": "x", "detail-type": "AWS API Call via CloudTrail", "source": "aws.sagemaker", "detail": {"eventName": "DeleteNotebookInstance"}},
+        {"id": "x", "detail-type": "AWS API Call via CloudTrail", "source": "aws.sagemaker", "detail": {"eventName": "StartNotebookInstance", "requestParameters": {}}},
+    ],
+)
+def test_malformed_events_are_refused_and_change_nothing(aws, sm, fleet, deployed_env, lambda_context, monkeypatch, bad):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    app = load_function("notebook")
+    with pytest.raises(BadEventError):
+        app.handler(bad, lambda_context)
+    assert all(status(sm, n) == "InService" for n in fleet)
+    assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
+def test_started_notebook_without_agent_or_tags_tells_once(aws, sm, deployed_env, lambda_context):
+    seed.notebook(sm, "untagged-nb", agent=False)
+    app = load_function("notebook")
+    results = [app.handler(event("notebook-cloudtrail-start.json"), lambda_context) for _ in range(2)]
+    assert results[0]["posted"] is True and results[1]["posted"] is False
+    assert len(results[0]["problems"]) == 3  # agent, ml:owner, ml:stage
+    notices = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    assert len(notices) == 1 and notices[0]["type"] == "notice"
+    assert "update-notebook-instance" in notices[0]["text"]
+
+
+def test_created_notebook_with_everything_says_nothing(aws, sm, deployed_env, lambda_context):
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})
+    app = load_function("notebook")
+    result = app.handler(event("notebook-cloudtrail-create.json"), lambda_context)
+    assert result["problems"] == [] and result["posted"] is False
+    assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
