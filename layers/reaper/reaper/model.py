@@ -57,6 +57,7 @@ class Decision:
     notify: bool = False  # post even though the verdict is not warn/act/error (notify-only)
     skip_grace: bool = False  # harmless actions (attach agent) act without a warning first
     quiet: bool = False  # the owner was told already (a warning still within its grace period)
+    notify_key: str | None = None  # notify-only findings: posted once per key (default: once a day)
     newly_warned: bool = False  # this sweep gives the warning: write reaper:warned-at
     clear_warning: bool = False  # activity since the warning: remove reaper:warned-at
 

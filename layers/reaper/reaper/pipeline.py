@@ -182,7 +182,7 @@ def payload(outcome: Outcome, kind: Kind | None = None) -> dict[str, Any]:
 
 
 def deliver(rt: Runtime, outcomes: list[Outcome], now: datetime, event_id: str) -> None:
-    """Record every warn/act/error (and notify-only finding) in the log, then post each once."""
+    """Record every warn/act/error (and notify-only finding) in the log, then post each, once per decision."""
     to_send: list[tuple[Outcome, dict[str, Any]]] = []
     for o in outcomes:
         if not o.should_notify():
@@ -191,12 +191,12 @@ def deliver(rt: Runtime, outcomes: list[Outcome], now: datetime, event_id: str) 
         body = payload(o, kind)
         if rt.log is not None:
             try:
+                if not _message_claim(rt, o, now, event_id):
+                    continue  # told already: neither logged nor posted again
                 rt.log.record(body, now, event_id)
             except (ClientError, BotoCoreError) as exc:
                 log.error("action log write failed for %s: %s", o.resource.arn, exc)
                 body["reason"] += f" (action log write failed: {_short(exc)})"
-            if not _message_claim(rt, o, now, event_id):
-                continue
         to_send.append((o, body))
     if not to_send:
         return
@@ -213,5 +213,6 @@ def _message_claim(rt: Runtime, o: Outcome, now: datetime, event_id: str) -> boo
     d = o.decision
     if o.mode is Mode.ENFORCE and d.verdict in (Verdict.ACT, Verdict.WARN):
         return True  # the action's claim already made this unique to the event
-    key = f"{o.resource.arn or o.resource.kind + '/' + o.resource.region}|msg|{o.mode.value}|{d.verdict.value}|{d.action}|day:{now:%Y-%m-%d}"
+    token = f"key:{d.notify_key}" if d.notify_key else f"day:{now:%Y-%m-%d}"
+    key = f"{o.resource.arn or o.resource.kind + '/' + o.resource.region}|msg|{o.mode.value}|{d.verdict.value}|{d.action}|{token}"
     return rt.log.claim(key, now)

@@ -32,7 +32,7 @@ def money(value: float | None) -> str:
 
 def headline(p: dict[str, Any]) -> str:
     dry = p.get("mode") == "dry-run"
-    what = f"{p.get('kind')} *{p.get('id')}*"
+    what = f"{p.get('kind')} `{p.get('id')}`"
     verdict, action = p.get("verdict"), p.get("action") or "act on"
     if verdict == "act":
         past = p.get("past") or f"{action}ed"
