@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -36,6 +37,8 @@ def local_account() -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     url = f"http://127.0.0.1:{port}"
+    # moto's backends live in this process and outlive a server: start from an empty account
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).read()
     saved = {k: os.environ.get(k) for k in [*FAKE_ENV, "AWS_ENDPOINT_URL", "AWS_PROFILE"]}
     os.environ.update(FAKE_ENV)
     os.environ["AWS_ENDPOINT_URL"] = url

@@ -6,6 +6,7 @@ functions need nothing special to run against a local moto server.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import boto3
@@ -31,4 +32,5 @@ class Clients:
 
 
 def default_region(session: boto3.session.Session | None = None) -> str | None:
-    return (session or boto3.session.Session()).region_name
+    """The session's region, else AWS_REGION (which Lambda sets and some botocore versions ignore)."""
+    return (session or boto3.session.Session()).region_name or os.environ.get("AWS_REGION") or None
