@@ -15,7 +15,7 @@ def webhook_url() -> str:
     if not SECRET_ARN:
         return ""
     value = str(parameters.get_secret(SECRET_ARN, max_age=300) or "").strip()
-    return value if value.startswith("https://") else ""  # the stack's placeholder means "not configured"
+    return value if value.startswith(("https://", "http://")) else ""  # the stack's placeholder: Slack is off
 
 
 @metrics.log_metrics

@@ -23,7 +23,7 @@ from reaper.timeutil import as_utc, iso
 LOG_TTL = timedelta(days=400)
 CLAIM_TTL = timedelta(days=8)
 
-PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:GetItem")
+PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query")
 
 
 class ActionLog:

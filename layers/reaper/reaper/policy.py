@@ -140,14 +140,16 @@ def screen(view: TagView, settings: Settings, now: datetime) -> Decision | None:
 
 
 def production_guard(decision: Decision, view: TagView, settings: Settings) -> Decision:
-    """Production stages are notify-only: what would be done is said, never done."""
-    if decision.verdict in (Verdict.ACT, Verdict.WARN) and is_production(view, settings):
+    """Production stages are notify-only: what would be done is said (and posted), never done."""
+    if not is_production(view, settings) or decision.verdict is Verdict.ERROR:
+        return decision
+    if decision.verdict in (Verdict.ACT, Verdict.WARN):
         return decision.with_(
             verdict=Verdict.EXEMPT,
             reason=f"production stage {view.stage!r} is notify-only: would {decision.action} — {decision.reason}",
             notify=True,
         )
-    return decision
+    return decision.with_(verdict=Verdict.EXEMPT, reason=f"production stage {view.stage!r}: {decision.reason}", action=None)
 
 
 def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: datetime) -> Decision:
