@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 PERIOD = 300
 JUPYTER = os.environ.get("MLREAPER_JUPYTER_URL", "https://localhost:8443")
@@ -120,7 +120,7 @@ def publish(name, region, value):
 
 
 def main():
-    now = datetime.now(UTC)
+    now = datetime.now(timezone.utc)
     name, region = notebook_identity()
     jupyter = jupyter_active(now)
     if jupyter is None:
