@@ -98,6 +98,11 @@ class Settings(BaseModel):
     # training-job ceilings (issue 4 fills in their use)
     max_hours: float = Field(default=24.0, gt=0)
     max_usd: float = Field(default=500.0, gt=0)
+    ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
+    divergence_points: int = Field(default=5, ge=2)  # consecutive worsening datapoints that count as diverging
+    divergence_ratio: float = Field(default=2.0, gt=1)  # ... ending this far past the metric's best value
+    gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
+    gpu_idle_minutes: int = Field(default=30, ge=10)  # ... over this long
 
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
@@ -155,6 +160,11 @@ class Settings(BaseModel):
             "REAPER_ATTACH_AGENT": "attach_agent",
             "REAPER_MAX_HOURS": "max_hours",
             "REAPER_MAX_USD": "max_usd",
+            "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
+            "REAPER_DIVERGENCE_POINTS": "divergence_points",
+            "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
+            "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
+            "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
         }
         for var, name in simple.items():
             value = env.get(var, "").strip()
