@@ -49,6 +49,7 @@ sam-build: $(SAMVENV)/.ready
 test: $(VENV)/.ready $(SAMVENV)/.ready lint typecheck
 	$(VENV)/bin/pytest tests
 	$(MAKE) sam-validate sam-build
+	$(PY) scripts/smoke_build.py
 
 bench: $(VENV)/.ready
 	$(PY) bench/sweep_bench.py
