@@ -154,3 +154,14 @@ def test_the_installed_command_against_a_moto_server():
     assert before == {"idle": "InService", "busy": "InService"}
     assert act.returncode == 0, act.stderr
     assert after == {"idle": "Stopped", "busy": "InService"}
+
+
+def test_several_regions_in_one_sweep(aws, capsys):
+    now = datetime.now(UTC)
+    for region in ("us-east-1", "us-west-2"):
+        sm, cw = aws.client("sagemaker", region_name=region), aws.client("cloudwatch", region_name=region)
+        seed.notebook(sm, f"idle-{region}", {"ml:owner": "ana@example.com"})
+        seed.activity(cw, f"idle-{region}", now, [0] * 15)
+    assert main(["sweep", "--kind", "notebook", "--region", "us-east-1", "--region", "us-west-2", "--json"]) == 0
+    rows = lines(capsys.readouterr().out)
+    assert {(r["id"], r["region"], r["verdict"]) for r in rows} == {("idle-us-east-1", "us-east-1", "act"), ("idle-us-west-2", "us-west-2", "act")}
