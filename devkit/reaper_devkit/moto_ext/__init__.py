@@ -16,4 +16,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cloudwatch_index
 
     cloudwatch_index.apply()
+    from reaper_devkit.moto_ext import sagemaker_jobs
+
+    sagemaker_jobs.apply()
     _applied = True

@@ -5,8 +5,9 @@ from __future__ import annotations
 from reaper.errors import UsageError
 from reaper.kinds.base import Kind
 from reaper.kinds.notebook import NotebookKind
+from reaper.kinds.training_job import TrainingJobKind
 
-REGISTRY: dict[str, Kind] = {k.name: k for k in (NotebookKind(),)}
+REGISTRY: dict[str, Kind] = {k.name: k for k in (NotebookKind(), TrainingJobKind())}
 
 
 def get(name: str) -> Kind:

@@ -1,0 +1,358 @@
+"""SageMaker jobs as the training-job guard meets them on AWS, which moto 5.2.5 does not model.
+
+What changes (all in moto's backend and response classes, so in-process and server mode alike):
+- Training, processing and tuning jobs start `InProgress` (moto makes them `Completed` at once),
+  with their start time set and no end time. `backdate()` moves a job's start into the past.
+- StopTrainingJob and StopHyperParameterTuningJob exist; stopping (these and StopProcessingJob)
+  moves an `InProgress` job to `Stopping`; the first read after the stop still says `Stopping`,
+  the next says `Stopped` (AWS takes up to two minutes). Stopping a job that is not `InProgress`
+  fails with ValidationException, as on AWS. Stopping a tuning job stops its running training jobs.
+- ListTrainingJobsForHyperParameterTuningJob exists; `add_tuning_training_job()` seeds the
+  training jobs a tuning job "launched" (moto cannot launch them).
+- Processing jobs keep their ProcessingResources and report ProcessingStartTime.
+- Search over TrainingJob returns the real shape (`TrainingJobArn`, no nulls) and pages with
+  MaxResults (default 10, at most 100) and NextToken, as AWS does.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from moto.core.responses import ActionResult, EmptyResult
+from moto.core.utils import utcnow
+from moto.sagemaker import models, responses
+from moto.sagemaker.exceptions import ResourceNotFound, ValidationError
+
+RUNNING = "InProgress"
+_seen_stopping: set[str] = set()  # ARNs whose `Stopping` state has been read once
+
+
+def _utc_naive(value: datetime) -> datetime:
+    """moto keeps naive UTC datetimes."""
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+# -- state transitions ------------------------------------------------------------------------
+_STATUS_ATTR = {
+    models.FakeTrainingJob: "training_job_status",
+    models.FakeProcessingJob: "processing_job_status",
+    models.HyperParameterTuningJob: "hyper_parameter_tuning_job_status",
+}
+
+
+def _status(job: Any) -> str:
+    return str(getattr(job, _STATUS_ATTR[type(job)]))
+
+
+def _set_status(job: Any, status: str) -> None:
+    setattr(job, _STATUS_ATTR[type(job)], status)
+    now = utcnow()
+    job.last_modified_time = now
+    if isinstance(job, models.FakeTrainingJob):
+        job.secondary_status = status if status != RUNNING else "Training"
+        if status in ("Stopped", "Completed", "Failed"):
+            job.training_end_time = now
+    elif isinstance(job, models.FakeProcessingJob):
+        if status in ("Stopped", "Completed", "Failed"):
+            job.processing_end_time = now
+    elif status in ("Stopped", "Completed", "Failed"):
+        job.hyper_parameter_tuning_end_time = now
+
+
+def _read(job: Any) -> Any:
+    """A read of a stopping job: `Stopping` the first time, `Stopped` after."""
+    if _status(job) == "Stopping":
+        if job.arn in _seen_stopping:
+            _seen_stopping.discard(job.arn)
+            _set_status(job, "Stopped")
+        else:
+            _seen_stopping.add(job.arn)
+    return job
+
+
+def _stop(job: Any, what: str) -> None:
+    status = _status(job)
+    if status != RUNNING:
+        raise ValidationError(message=f"The request was rejected because the {what} is in status {status}.")
+    _seen_stopping.discard(job.arn)
+    _set_status(job, "Stopping")
+
+
+# -- job creation: InProgress ---------------------------------------------------------------
+def _patch_creation() -> None:
+    training_init = models.FakeTrainingJob.__init__
+
+    def training(self: Any, *args: Any, **kwargs: Any) -> None:
+        training_init(self, *args, **kwargs)
+        self.training_job_status = RUNNING
+        self.secondary_status = "Training"
+        self.training_end_time = None
+        self.final_metric_data_list = None
+        self.tuning_job_arn = None
+
+    processing_init = models.FakeProcessingJob.__init__
+
+    def processing(self: Any, *args: Any, **kwargs: Any) -> None:
+        processing_init(self, *args, **kwargs)
+        self.processing_job_status = RUNNING
+        self.processing_start_time = self.creation_time
+        self.processing_end_time = None
+        self.processing_resources = None
+
+    tuning_init = models.HyperParameterTuningJob.__init__
+
+    def tuning(self: Any, *args: Any, **kwargs: Any) -> None:
+        tuning_init(self, *args, **kwargs)
+        self.hyper_parameter_tuning_job_status = RUNNING
+        self.hyper_parameter_tuning_end_time = None
+        self.tags = self.tags or []
+        self.training_job_status_counters = {"Completed": 0, "InProgress": 0, "RetryableError": 0, "NonRetryableError": 0, "Stopped": 0}
+        self.objective_status_counters = {"Succeeded": 0, "Pending": 0, "Failed": 0}
+
+    models.FakeTrainingJob.__init__ = training  # type: ignore[method-assign]
+    models.FakeProcessingJob.__init__ = processing  # type: ignore[method-assign]
+    models.HyperParameterTuningJob.__init__ = tuning  # type: ignore[method-assign]
+
+    create_processing = responses.SageMakerResponse.create_processing_job
+
+    def create_processing_job(self: Any) -> ActionResult:
+        result = create_processing(self)
+        job = self.sagemaker_backend.processing_jobs[self._get_param("ProcessingJobName")]
+        job.processing_resources = self._get_param("ProcessingResources")
+        return result
+
+    responses.SageMakerResponse.create_processing_job = create_processing_job  # type: ignore[method-assign]
+
+
+# -- reads see Stopping, then Stopped ---------------------------------------------------------
+def _patch_reads() -> None:
+    backend = models.SageMakerModelBackend
+    describe_training = backend.describe_training_job
+    describe_processing = backend.describe_processing_job
+    list_training = backend.list_training_jobs
+    describe_tuning = backend.describe_hyper_parameter_tuning_job
+
+    def describe_training_job(self: Any, training_job_name: str) -> dict[str, Any]:
+        if training_job_name in self.training_jobs:
+            _read(self.training_jobs[training_job_name])
+        return describe_training(self, training_job_name)
+
+    def describe_processing_job(self: Any, processing_job_name: str) -> dict[str, Any]:
+        if processing_job_name in self.processing_jobs:
+            _read(self.processing_jobs[processing_job_name])
+        return describe_processing(self, processing_job_name)
+
+    def describe_hyper_parameter_tuning_job(self: Any, hyper_parameter_tuning_job_name: str) -> dict[str, Any]:
+        job = self.hyper_parameter_tuning_jobs.get(hyper_parameter_tuning_job_name)
+        if job is not None:
+            _read(job)
+            job.training_job_status_counters = _counters(self, job.arn)
+        out = describe_tuning(self, hyper_parameter_tuning_job_name)
+        return {k: v for k, v in out.items() if v is not None}
+
+    def list_training_jobs(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        for job in list(self.training_jobs.values()):
+            _read(job)
+        return list_training(self, *args, **kwargs)
+
+    backend.describe_training_job = describe_training_job  # type: ignore[method-assign]
+    backend.describe_processing_job = describe_processing_job  # type: ignore[method-assign]
+    backend.describe_hyper_parameter_tuning_job = describe_hyper_parameter_tuning_job  # type: ignore[method-assign]
+    backend.list_training_jobs = list_training_jobs  # type: ignore[method-assign]
+
+
+def _counters(backend: Any, tuning_arn: str) -> dict[str, int]:
+    counts = {"Completed": 0, "InProgress": 0, "RetryableError": 0, "NonRetryableError": 0, "Stopped": 0}
+    for job in backend.training_jobs.values():
+        if getattr(job, "tuning_job_arn", None) == tuning_arn:
+            status = job.training_job_status
+            key = "NonRetryableError" if status == "Failed" else ("Stopped" if status == "Stopping" else status)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+# -- stop calls -------------------------------------------------------------------------------
+def _patch_stops() -> None:
+    backend = models.SageMakerModelBackend
+
+    def stop_training_job(self: Any, training_job_name: str) -> None:
+        job = self.training_jobs.get(training_job_name)
+        if job is None:
+            raise ResourceNotFound(message=f"Could not find training job '{training_job_name}'.")
+        _stop(job, "training job")
+
+    def stop_processing_job(self: Any, processing_job_name: str) -> None:
+        job = self.processing_jobs.get(processing_job_name)
+        if job is None:
+            raise ValidationError(message=f"Could not find processing job '{processing_job_name}'.")
+        _stop(job, "processing job")
+
+    def stop_hyper_parameter_tuning_job(self: Any, hyper_parameter_tuning_job_name: str) -> None:
+        job = self.hyper_parameter_tuning_jobs.get(hyper_parameter_tuning_job_name)
+        if job is None:
+            raise ResourceNotFound(message=f"Could not find hyper parameter tuning job '{hyper_parameter_tuning_job_name}'.")
+        _stop(job, "hyper parameter tuning job")
+        for child in self.training_jobs.values():
+            if getattr(child, "tuning_job_arn", None) == job.arn and child.training_job_status == RUNNING:
+                _stop(child, "training job")
+
+    backend.stop_training_job = stop_training_job  # type: ignore[attr-defined]
+    backend.stop_processing_job = stop_processing_job  # type: ignore[method-assign]
+    backend.stop_hyper_parameter_tuning_job = stop_hyper_parameter_tuning_job  # type: ignore[attr-defined]
+
+    def r_stop_training_job(self: Any) -> EmptyResult:
+        self.sagemaker_backend.stop_training_job(self._get_param("TrainingJobName"))
+        return EmptyResult()
+
+    def r_stop_tuning_job(self: Any) -> EmptyResult:
+        self.sagemaker_backend.stop_hyper_parameter_tuning_job(self._get_param("HyperParameterTuningJobName"))
+        return EmptyResult()
+
+    responses.SageMakerResponse.stop_training_job = r_stop_training_job  # type: ignore[attr-defined]
+    responses.SageMakerResponse.stop_hyper_parameter_tuning_job = r_stop_tuning_job  # type: ignore[attr-defined]
+
+
+# -- ListTrainingJobsForHyperParameterTuningJob -------------------------------------------------
+def _patch_tuning_children() -> None:
+    def list_training_jobs_for_hyper_parameter_tuning_job(self: Any) -> ActionResult:
+        backend = self.sagemaker_backend
+        name = self._get_param("HyperParameterTuningJobName")
+        tuning = backend.hyper_parameter_tuning_jobs.get(name)
+        if tuning is None:
+            raise ResourceNotFound(message=f"Could not find hyper parameter tuning job '{name}'.")
+        status = self._get_param("StatusEquals")
+        children = [_read(j) for j in backend.training_jobs.values() if getattr(j, "tuning_job_arn", None) == tuning.arn]
+        children = [j for j in children if status is None or j.training_job_status == status]
+        summaries = [
+            {
+                k: v
+                for k, v in {
+                    "TrainingJobName": j.training_job_name,
+                    "TrainingJobArn": j.arn,
+                    "TuningJobName": name,
+                    "CreationTime": j.creation_time,
+                    "TrainingStartTime": j.training_start_time,
+                    "TrainingEndTime": j.training_end_time,
+                    "TrainingJobStatus": j.training_job_status,
+                    "TunedHyperParameters": j.hyper_parameters or {},
+                }.items()
+                if v is not None
+            }
+            for j in children
+        ]
+        return ActionResult(_page(summaries, self._get_param("MaxResults"), self._get_param("NextToken"), "TrainingJobSummaries"))
+
+    responses.SageMakerResponse.list_training_jobs_for_hyper_parameter_tuning_job = list_training_jobs_for_hyper_parameter_tuning_job  # type: ignore[attr-defined]
+
+
+def _page(items: list[dict[str, Any]], max_results: Any, token: Any, key: str) -> dict[str, Any]:
+    size = min(int(max_results or 10), 100)
+    start = int(token or 0)
+    page = items[start : start + size]
+    out: dict[str, Any] = {key: page}
+    if start + size < len(items):
+        out["NextToken"] = str(start + size)
+    return out
+
+
+# -- Search over TrainingJob: real shape, real pages ---------------------------------------------
+def _patch_search() -> None:
+    original = responses.SageMakerResponse.search
+
+    def search(self: Any) -> ActionResult:
+        if self._get_param("Resource") != "TrainingJob":
+            return original(self)  # type: ignore[no-any-return]
+        backend = self.sagemaker_backend
+        for job in list(backend.training_jobs.values()):
+            _read(job)
+        found = backend.search(resource="TrainingJob", search_expression=self._get_param("SearchExpression"))
+        shaped = []
+        for result in found["Results"]:
+            job = {k: v for k, v in result["TrainingJob"].items() if v is not None}
+            job["TrainingJobArn"] = job.pop("Arn")
+            shaped.append({"TrainingJob": job})
+        return ActionResult(_page(shaped, self._get_param("MaxResults"), self._get_param("NextToken"), "Results"))
+
+    responses.SageMakerResponse.search = search  # type: ignore[method-assign]
+
+
+# -- seeding helpers (tests, demo, bench) ------------------------------------------------------
+def _backend_for(arn: str) -> Any:
+    parts = arn.split(":")
+    return models.sagemaker_backends[parts[4]][parts[3]]
+
+
+def _job_for(arn: str) -> Any:
+    backend = _backend_for(arn)
+    kind, name = arn.split(":")[5].split("/", 1)
+    table = {
+        "training-job": backend.training_jobs,
+        "processing-job": backend.processing_jobs,
+        "hyper-parameter-tuning-job": backend.hyper_parameter_tuning_jobs,
+    }[kind]
+    return table[name]
+
+
+def backdate(arn: str, started_at: datetime) -> None:
+    """Make a job (any of the three) look as if it started at `started_at`."""
+    job = _job_for(arn)
+    when = _utc_naive(started_at)
+    job.creation_time = when
+    if isinstance(job, models.FakeTrainingJob):
+        job.training_start_time = when
+    elif isinstance(job, models.FakeProcessingJob):
+        job.processing_start_time = when
+
+
+def finish(arn: str, status: str = "Completed", ended_at: datetime | None = None) -> None:
+    """End a job on its own (it completed, failed or was stopped by someone else)."""
+    job = _job_for(arn)
+    _set_status(job, status)
+    if ended_at is not None and isinstance(job, models.FakeTrainingJob):
+        job.training_end_time = _utc_naive(ended_at)
+
+
+def add_tuning_training_job(
+    tuning_arn: str, name: str, started_at: datetime, ended_at: datetime | None = None, status: str | None = None
+) -> str:
+    """A training job launched by the tuning job, with its definition's resources; returns its ARN."""
+    backend = _backend_for(tuning_arn)
+    tuning = _job_for(tuning_arn)
+    definition = tuning.training_job_definition or (tuning.training_job_definitions or [{}])[0]
+    job = backend.create_training_job(
+        training_job_name=name,
+        hyper_parameters=definition.get("StaticHyperParameters") or {},
+        algorithm_specification=dict(definition.get("AlgorithmSpecification") or {"TrainingImage": "img", "TrainingInputMode": "File"}),
+        role_arn=definition.get("RoleArn", ""),
+        input_data_config=definition.get("InputDataConfig") or [],
+        output_data_config=definition.get("OutputDataConfig") or {"S3OutputPath": "s3://bucket/out"},
+        resource_config=definition.get("ResourceConfig") or {},
+        vpc_config={},
+        stopping_condition=definition.get("StoppingCondition") or {},
+        tags=list(tuning.tags or []),
+        enable_network_isolation=False,
+        enable_inter_container_traffic_encryption=False,
+        enable_managed_spot_training=bool(definition.get("EnableManagedSpotTraining")),
+        checkpoint_config={},
+        debug_hook_config={},
+        debug_rule_configurations=[],
+        tensor_board_output_config={},
+        experiment_config={},
+    )
+    job.tuning_job_arn = tuning.arn
+    backdate(job.arn, started_at)
+    if ended_at is not None or status not in (None, RUNNING):
+        finish(job.arn, status or "Completed", ended_at)
+    return str(job.arn)
+
+
+def apply() -> None:
+    if getattr(models.SageMakerModelBackend, "_reaper_jobs", False):
+        return
+    _patch_creation()
+    _patch_reads()
+    _patch_stops()
+    _patch_tuning_children()
+    _patch_search()
+    models.SageMakerModelBackend._reaper_jobs = True  # type: ignore[attr-defined]

@@ -1,0 +1,15 @@
+"""Training-job function: scheduled sweeps (ceilings, divergence, GPU advice) every 5 minutes,
+and SageMaker Training Job State Change events (checks at submission, final cost record)."""
+
+from typing import Any
+
+from reaper.handlers import build_runtime, handle_kind_event
+from reaper.observability import logger, metrics
+
+RUNTIME = build_runtime()
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_kind_event(event, "training-job", RUNTIME)

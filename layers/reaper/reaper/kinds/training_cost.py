@@ -1,0 +1,101 @@
+"""What a job has cost so far, from list prices: time since it started x instances x hourly price.
+
+Pure functions. An unknown price is never guessed: the estimate is None and callers say the
+cost ceiling cannot be judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from reaper import pricing
+from reaper.timeutil import as_utc
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The instances one job runs on and their hourly list price together (None: some type has no price)."""
+
+    instance_type: str | None  # "ml.p3.2xlarge", or "ml.p3.2xlarge+ml.c5.xlarge" for heterogeneous clusters
+    count: int
+    hourly_usd: float | None
+    unpriced: tuple[str, ...] = ()
+    lower_bound: bool = False  # several instance configs could be used: the cheapest is assumed
+
+
+@dataclass(frozen=True)
+class Span:
+    """One job's run (a tuning job has one per training job it launched)."""
+
+    start: datetime | None  # None: not started yet, nothing billed
+    end: datetime | None  # None: still running
+    hourly_usd: float | None
+
+
+def cluster(region: str, config: Mapping[str, Any] | None) -> Cluster:
+    """From a ResourceConfig (InstanceType/InstanceCount or InstanceGroups) or a processing ClusterConfig."""
+    config = config or {}
+    groups = config.get("InstanceGroups") or []
+    if groups:
+        parts = [(g.get("InstanceType"), int(g.get("InstanceCount") or 0)) for g in groups]
+    else:
+        parts = [(config.get("InstanceType"), int(config.get("InstanceCount") or 1))]
+    return _priced(region, parts)
+
+
+def tuning_cluster(region: str, definition: Mapping[str, Any] | None) -> Cluster:
+    """A tuning job's training-job definition: ResourceConfig, or HyperParameterTuningResourceConfig."""
+    definition = definition or {}
+    if definition.get("ResourceConfig"):
+        return cluster(region, definition["ResourceConfig"])
+    tuning = definition.get("HyperParameterTuningResourceConfig") or {}
+    options = tuning.get("InstanceConfigs") or []
+    if not options:
+        return cluster(region, tuning)
+    priced = [_priced(region, [(o.get("InstanceType"), int(o.get("InstanceCount") or 1))]) for o in options]
+    known = [c for c in priced if c.hourly_usd is not None]
+    if len(known) != len(priced):
+        return Cluster(None, 0, None, unpriced=tuple(t for c in priced for t in c.unpriced))
+    cheapest = min(known, key=lambda c: c.hourly_usd or 0.0)
+    return Cluster(cheapest.instance_type, cheapest.count, cheapest.hourly_usd, lower_bound=len(known) > 1)
+
+
+def _priced(region: str, parts: Iterable[tuple[str | None, int]]) -> Cluster:
+    total = 0.0
+    count = 0
+    types: list[str] = []
+    unpriced: list[str] = []
+    for itype, n in parts:
+        count += n
+        if itype:
+            types.append(itype)
+        price = pricing.hourly(pricing.TRAINING, region, itype, n)
+        if price is None:
+            unpriced.append(itype or "unknown instance type")
+        else:
+            total += price
+    label = "+".join(dict.fromkeys(types)) or None
+    return Cluster(label, count, None if unpriced else round(total, 4), unpriced=tuple(unpriced))
+
+
+def hours(start: datetime | None, end: datetime | None, now: datetime) -> float:
+    if start is None:
+        return 0.0
+    stop = as_utc(end) if end is not None else as_utc(now)
+    return max(0.0, (stop - as_utc(start)).total_seconds() / 3600.0)
+
+
+def estimate(spans: Iterable[Span], now: datetime) -> float | None:
+    """Dollars so far; None when any span that ran has no price."""
+    total = 0.0
+    for span in spans:
+        h = hours(span.start, span.end, now)
+        if h == 0:
+            continue
+        if span.hourly_usd is None:
+            return None
+        total += h * span.hourly_usd
+    return round(total, 2)

@@ -1,0 +1,168 @@
+"""Finding the running jobs: training, processing and hyperparameter tuning jobs `InProgress`.
+
+Training jobs: SageMaker Search (100 a page) returns each running job whole — instance type and
+count, start time, spot flag and tags — so there is no describe or tag call per job. (Listing
+tags for every training job the account ever ran, as the tagging API would, grows without end.)
+
+Processing and tuning jobs have no batch read: their list calls give no instance type, so each
+running one is described (running ones are few). Their tags come from the tagging API by ARN,
+100 a call. A tuning job's cost is the sum of its training jobs, listed 100 a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from reaper.clients import Clients
+from reaper.kinds.training_cost import Span, cluster, tuning_cluster
+from reaper.model import Resource
+
+RUNNING = "InProgress"
+SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
+PAGE = 100
+
+
+def training_jobs(clients: Clients, kind: str) -> list[Resource]:
+    out: list[Resource] = []
+    paginator = clients("sagemaker").get_paginator("search")
+    pages = paginator.paginate(Resource="TrainingJob", SearchExpression=SEARCH_RUNNING, PaginationConfig={"PageSize": PAGE})
+    for page in pages:
+        for item in page.get("Results", []):
+            job = item.get("TrainingJob") or {}
+            if job.get("TrainingJobStatus") != RUNNING or not job.get("TrainingJobName"):
+                continue  # the search index lags a little: trust only what it says is running
+            out.append(_training(job, clients.region, kind))
+    return out
+
+
+def _training(job: dict[str, Any], region: str, kind: str) -> Resource:
+    c = cluster(region, job.get("ResourceConfig"))
+    start = job.get("TrainingStartTime")
+    return Resource(
+        kind=kind,
+        id=job["TrainingJobName"],
+        arn=job.get("TrainingJobArn", ""),
+        region=region,
+        state=job["TrainingJobStatus"],
+        tags={t["Key"]: t["Value"] for t in job.get("Tags", []) or []},
+        instance_type=c.instance_type,
+        instance_count=c.count,
+        hourly_usd=c.hourly_usd,
+        created_at=job.get("CreationTime"),
+        changed_at=job.get("LastModifiedTime"),
+        attrs={
+            "job_type": "training",
+            "started_at": start,
+            "spans": [Span(start, None, c.hourly_usd)],
+            "cluster": c,
+            "spot": bool(job.get("EnableManagedSpotTraining")),
+            "secondary_status": job.get("SecondaryStatus"),
+            "max_runtime_s": (job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+            "checkpoint_s3": (job.get("CheckpointConfig") or {}).get("S3Uri"),
+            "tuning_job_arn": job.get("TuningJobArn"),
+        },
+    )
+
+
+def other_jobs(clients: Clients, kind: str) -> list[Resource]:
+    """Running processing and tuning jobs, described one by one, their tags read together."""
+    sm = clients("sagemaker")
+    processing = [sm.describe_processing_job(ProcessingJobName=n) for n in _running(sm, "list_processing_jobs", "ProcessingJob")]
+    tuning = [
+        sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=n)
+        for n in _running(sm, "list_hyper_parameter_tuning_jobs", "HyperParameterTuningJob")
+    ]
+    tags = tags_for(clients, [d["ProcessingJobArn"] for d in processing] + [d["HyperParameterTuningJobArn"] for d in tuning])
+    return [_processing(d, tags.get(d["ProcessingJobArn"], {}), clients.region, kind) for d in processing] + [
+        _tuning(sm, d, tags.get(d["HyperParameterTuningJobArn"], {}), clients.region, kind) for d in tuning
+    ]
+
+
+def _running(sm: Any, operation: str, prefix: str) -> list[str]:
+    names: list[str] = []
+    for page in sm.get_paginator(operation).paginate(StatusEquals=RUNNING, PaginationConfig={"PageSize": PAGE}):
+        for s in page.get(f"{prefix}Summaries", []):
+            if s.get(f"{prefix}Status") == RUNNING:
+                names.append(s[f"{prefix}Name"])
+    return names
+
+
+def _processing(d: dict[str, Any], tags: dict[str, str], region: str, kind: str) -> Resource:
+    c = cluster(region, (d.get("ProcessingResources") or {}).get("ClusterConfig"))
+    start = d.get("ProcessingStartTime")
+    return Resource(
+        kind=kind,
+        id=d["ProcessingJobName"],
+        arn=d["ProcessingJobArn"],
+        region=region,
+        state=d.get("ProcessingJobStatus", "Unknown"),
+        tags=tags,
+        instance_type=c.instance_type,
+        instance_count=c.count,
+        hourly_usd=c.hourly_usd,
+        created_at=d.get("CreationTime"),
+        changed_at=d.get("LastModifiedTime"),
+        attrs={
+            "job_type": "processing",
+            "started_at": start,
+            "spans": [Span(start, None, c.hourly_usd)],
+            "cluster": c,
+            "spot": False,
+            "max_runtime_s": (d.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+        },
+    )
+
+
+def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, kind: str) -> Resource:
+    name = d["HyperParameterTuningJobName"]
+    definitions = {x.get("DefinitionName"): x for x in d.get("TrainingJobDefinitions") or []}
+    default: dict[str, Any] = d.get("TrainingJobDefinition") or next(iter(definitions.values()), {})
+    clusters = {key: tuning_cluster(region, x) for key, x in definitions.items()}
+    main = tuning_cluster(region, default)
+    spans: list[Span] = []
+    running = 0
+    children = sm.get_paginator("list_training_jobs_for_hyper_parameter_tuning_job")
+    for page in children.paginate(HyperParameterTuningJobName=name, PaginationConfig={"PageSize": PAGE}):
+        for s in page.get("TrainingJobSummaries", []):
+            c = clusters.get(s.get("TrainingJobDefinitionName"), main)
+            spans.append(Span(s.get("TrainingStartTime"), s.get("TrainingEndTime"), c.hourly_usd))
+            running += s.get("TrainingJobStatus") == RUNNING
+    spot = bool(default.get("EnableManagedSpotTraining")) or any(x.get("EnableManagedSpotTraining") for x in definitions.values())
+    hourly = None if main.hourly_usd is None else round(main.hourly_usd * running, 4)
+    created = d.get("CreationTime")
+    return Resource(
+        kind=kind,
+        id=name,
+        arn=d["HyperParameterTuningJobArn"],
+        region=region,
+        state=d.get("HyperParameterTuningJobStatus", "Unknown"),
+        tags=tags,
+        instance_type=main.instance_type,
+        instance_count=main.count * max(running, 1),
+        hourly_usd=hourly,
+        created_at=created,
+        changed_at=d.get("LastModifiedTime"),
+        attrs={
+            "job_type": "tuning",
+            "started_at": created,  # the tuning job's runtime counts from its creation
+            "spans": spans,
+            "cluster": main,
+            "spot": spot,
+            "training_jobs": len(spans),
+            "training_jobs_running": running,
+        },
+    )
+
+
+def tags_for(clients: Clients, arns: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Tags of the given resources, 100 ARNs a call (GetResources takes no page size with an ARN list)."""
+    arns = list(arns)
+    out: dict[str, dict[str, str]] = {}
+    tagging = clients("resourcegroupstaggingapi")
+    for i in range(0, len(arns), PAGE):
+        response = tagging.get_resources(ResourceARNList=arns[i : i + PAGE])
+        for item in response.get("ResourceTagMappingList", []):
+            out[item["ResourceARN"]] = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
+    return out
+

@@ -1,0 +1,189 @@
+"""SageMaker Training Job State Change events.
+
+- InProgress: check at once that the job carries ml:owner, ml:project, ml:stage and a ceiling of
+  its own (a reaper:max-hours or reaper:max-usd tag, or MaxRuntimeInSeconds under the stack's
+  runtime ceiling), and tell the owner what is missing. SageMaker sends InProgress again on every
+  secondary-status change (Starting, Downloading, Training…) and may send an event twice, so the
+  notice is claimed once per job, not per event.
+- Completed / Failed / Stopped: record the job's final cost estimate in the action log, once.
+
+The job is read back (DescribeTrainingJob and ListTags, which are consistent at once, unlike the
+search index) rather than trusted from the event body.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reaper.errors import BadEventError
+from reaper.events import EventBridgeEvent
+from reaper.kinds.training_cost import cluster, hours
+from reaper.notices import post_notice
+from reaper.policy import read_tags
+from reaper.runtime import Runtime
+from reaper.timeutil import human_duration
+
+DETAIL_TYPE = "SageMaker Training Job State Change"
+ENDED = ("Completed", "Failed", "Stopped")
+KNOWN = ("InProgress", "Stopping", *ENDED)
+
+
+class TrainingStateDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    TrainingJobName: str = Field(min_length=1, max_length=63)
+    TrainingJobStatus: str
+
+
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
+    if ev.detail_type != DETAIL_TYPE or ev.source != "aws.sagemaker":
+        return None
+    try:
+        detail = TrainingStateDetail.model_validate(ev.detail)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadEventError(f"not a training job state change: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if detail.TrainingJobStatus not in KNOWN:
+        raise BadEventError(f"unknown TrainingJobStatus {detail.TrainingJobStatus!r}")
+    region = ev.region or rt.home_region
+    name = detail.TrainingJobName
+    if detail.TrainingJobStatus == "InProgress":
+        return submission_check(rt, ev, region, name, now)
+    if detail.TrainingJobStatus in ENDED:
+        return final_cost(rt, ev, region, name, now)
+    return {"event_id": ev.id, "checked": None, "skipped": f"{name} is {detail.TrainingJobStatus}"}
+
+
+def _read(rt: Runtime, region: str, name: str) -> tuple[dict[str, Any], dict[str, str]] | None:
+    sm = rt.clients(region)("sagemaker")
+    try:
+        desc: dict[str, Any] = sm.describe_training_job(TrainingJobName=name)
+    except ClientError as exc:
+        if "Could not find" in str(exc) or exc.response.get("Error", {}).get("Code") in ("ResourceNotFound", "ResourceNotFoundException"):
+            return None
+        raise
+    tags: dict[str, str] = {}
+    request: dict[str, Any] = {"ResourceArn": desc["TrainingJobArn"]}
+    while True:
+        page = sm.list_tags(**request)
+        tags.update({t["Key"]: t["Value"] for t in page.get("Tags", [])})
+        if not page.get("NextToken"):
+            break
+        request["NextToken"] = page["NextToken"]
+    return desc, tags
+
+
+def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: datetime) -> dict[str, Any]:
+    read = _read(rt, region, name)
+    if read is None:
+        return {"event_id": ev.id, "checked": name, "problems": [], "posted": False, "skipped": "the job is gone"}
+    desc, tags = read
+    problems = problems_of(rt, desc, tags, region)
+    result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
+    if not problems:
+        return result
+    arn = desc["TrainingJobArn"]
+    view = read_tags(tags, rt.settings)
+    if rt.log is not None and not rt.log.claim(f"training-submitted|{arn}", now):
+        result["skipped"] = "the owner was told already"
+        return result
+    notice = {
+        "kind": "training-job",
+        "id": name,
+        "arn": arn,
+        "region": region,
+        "account": ev.account or arn.split(":")[4],
+        "owner": view.owner,
+        "title": f"Training job {name} started without what the reaper needs",
+        "text": "\n".join(f"• {p}" for p in problems),
+    }
+    result["posted"] = post_notice(rt, notice, now, ev.id)
+    return result
+
+
+def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region: str) -> list[str]:
+    settings = rt.settings
+    arn = desc["TrainingJobArn"]
+    view = read_tags(tags, settings)
+    problems = list(view.problems)
+    present = {k.strip().lower(): v.strip() for k, v in tags.items()}
+    for key in ("ml:owner", "ml:project", "ml:stage"):
+        if not present.get(key):
+            problems.append(f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`")
+    if view.exempt:
+        return problems
+    max_runtime = (desc.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
+    own_runtime = max_runtime is not None and max_runtime < settings.max_hours * 3600
+    if view.max_hours is None and view.max_usd is None and not own_runtime:
+        c = cluster(region, desc.get("ResourceConfig"))
+        if c.hourly_usd:
+            reach = f"; at ${c.hourly_usd:,.2f}/h list price it reaches ${settings.max_usd:,.0f} after {human_duration(settings.max_usd / c.hourly_usd * 60)}"
+        else:
+            reach = f"; no list price for {c.instance_type or 'its instance type'} here, so only the runtime ceiling can be judged"
+        problems.append(
+            f"no ceiling of its own (a {settings.tag('max-hours')} or {settings.tag('max-usd')} tag, or MaxRuntimeInSeconds under "
+            f"{settings.max_hours:g} h): the stack default applies — stopped after {settings.max_hours:g} h or "
+            f"about ${settings.max_usd:,.0f}, whichever comes first{reach}"
+        )
+    return problems
+
+
+def final_cost(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: datetime) -> dict[str, Any]:
+    read = _read(rt, region, name)
+    if read is None:
+        return {"event_id": ev.id, "checked": name, "recorded": False, "skipped": "the job is gone"}
+    desc, tags = read
+    record = cost_record(desc, tags, region, rt, now)
+    result: dict[str, Any] = {"event_id": ev.id, "checked": name, "estimated_usd": record["estimated_usd"], "recorded": False}
+    if rt.log is None:
+        result["skipped"] = "no action log configured"
+        return result
+    if not rt.log.claim(f"training-final-cost|{desc['TrainingJobArn']}|{record['status']}", now):
+        result["skipped"] = "recorded already"
+        return result
+    rt.log.record(record, now, ev.id)
+    result["recorded"] = True
+    return result
+
+
+def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Runtime, now: datetime) -> dict[str, Any]:
+    view = read_tags(tags, rt.settings)
+    c = cluster(region, desc.get("ResourceConfig"))
+    status = desc.get("TrainingJobStatus", "Unknown")
+    billable = desc.get("BillableTimeInSeconds")
+    if billable is not None:
+        ran = float(billable) / 3600.0
+        basis = "billable time"
+    else:
+        ran = hours(desc.get("TrainingStartTime"), desc.get("TrainingEndTime") or now, now)
+        basis = "wall time"
+    spot = bool(desc.get("EnableManagedSpotTraining"))
+    usd = None if c.hourly_usd is None else round(ran * c.hourly_usd, 2)
+    if usd is None:
+        reason = f"{status} after {human_duration(ran * 60)}; cost not estimated: no list price for {', '.join(c.unpriced) or 'its instance type'} in {region}"
+    else:
+        bound = " (managed spot billed on wall time: an upper bound)" if spot and billable is None else ""
+        reason = f"{status} after {human_duration(ran * 60)} of {basis}: estimated ${usd:,.2f} ({c.count} x {c.instance_type} at ${c.hourly_usd:,.2f}/h list price){bound}"
+    return {
+        "type": "cost",
+        "kind": "training-job",
+        "id": desc["TrainingJobName"],
+        "arn": desc["TrainingJobArn"],
+        "region": region,
+        "account": desc["TrainingJobArn"].split(":")[4],
+        "status": status,
+        "action": "final-cost",
+        "hours": round(ran, 3),
+        "estimated_usd": usd,
+        "hourly_usd": c.hourly_usd,
+        "instance_type": c.instance_type,
+        "instance_count": c.count,
+        "upper_bound": spot and billable is None,
+        "owner": view.owner,
+        "project": view.project,
+        "reason": reason,
+    }

@@ -1,0 +1,187 @@
+"""The training-job guard's decision for one running job. Pure: (job, evidence, tags, settings, now).
+
+Stop (verdict act, action stop) when a job is past its runtime or cost ceiling, or, for a
+training job, when it diverged (a metric or a nan/inf loss in its log). Otherwise keep, with a
+notify-only message when something is worth telling: a ceiling passed its warning share (80 %
+by default), a cost ceiling set by tag that cannot be judged, GPUs starved of data. Each such
+message is posted once per set of findings (notify_key), so each finding is told once and is
+repeated only as context when a new one joins it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from reaper.kinds.divergence import MAX, MIN, Finding, direction_of, diverged
+from reaper.kinds.training_cost import Cluster, Span, estimate, hours
+from reaper.kinds.training_gpu import idle_gpus
+from reaper.kinds.training_signals import TrainingSignal
+from reaper.model import Decision, Resource, Verdict
+from reaper.policy import TagView
+from reaper.settings import Settings
+from reaper.timeutil import human_duration, iso
+
+WHAT = {"training": "training job", "processing": "processing job", "tuning": "tuning job"}
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    hours: float
+    max_hours: float
+    hours_source: str
+    usd: float | None
+    max_usd: float
+    usd_source: str
+    usd_tagged: bool
+
+
+def ceilings(resource: Resource, view: TagView, settings: Settings, now: datetime) -> Ceilings:
+    spans: list[Span] = resource.attrs.get("spans", [])
+    started = resource.attrs.get("started_at")
+    return Ceilings(
+        hours=hours(started, None, now),
+        max_hours=view.max_hours or settings.max_hours,
+        hours_source=f"tag {settings.tag('max-hours')}" if view.max_hours else "the stack default",
+        usd=estimate(spans, now),
+        max_usd=view.max_usd or settings.max_usd,
+        usd_source=f"tag {settings.tag('max-usd')}" if view.max_usd else "the stack default",
+        usd_tagged=view.max_usd is not None,
+    )
+
+
+def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    job_type = resource.attrs.get("job_type", "training")
+    what = WHAT.get(job_type, "job")
+    if resource.state != "InProgress":
+        return Decision(Verdict.KEEP, f"{what} not running ({resource.state})")
+    c = ceilings(resource, view, settings, now)
+    cl: Cluster | None = resource.attrs.get("cluster")
+    spot = bool(resource.attrs.get("spot"))
+    evidence: dict[str, Any] = {
+        "job_type": job_type,
+        "elapsed_hours": round(c.hours, 2),
+        "max_hours": c.max_hours,
+        "estimated_usd": c.usd,
+        "max_usd": c.max_usd,
+        "estimate_is_upper_bound": spot,
+        "instance_type": resource.instance_type,
+        "instance_count": resource.instance_count,
+    }
+    if job_type == "tuning":
+        evidence["training_jobs"] = resource.attrs.get("training_jobs", 0)
+    stop: list[str] = []
+    notes: list[tuple[str, str]] = []
+    share = settings.ceiling_warn_percent / 100.0
+
+    if c.hours >= c.max_hours:
+        stop.append(f"ran {human_duration(c.hours * 60)}, past its {c.max_hours:g} h runtime ceiling ({c.hours_source})")
+    elif c.hours >= share * c.max_hours:
+        notes.append(
+            ("ceiling-80:hours", f"at {100 * c.hours / c.max_hours:.0f}% of its {c.max_hours:g} h runtime ceiling after "
+             f"{human_duration(c.hours * 60)}: it will be stopped at {c.max_hours:g} h unless {settings.tag('max-hours')} is raised")
+        )  # fmt: skip
+    if c.usd is not None:
+        basis = _basis(resource, cl, spot)
+        if c.usd >= c.max_usd:
+            stop.append(f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})")
+        elif c.usd >= share * c.max_usd:
+            notes.append(
+                ("ceiling-80:usd", f"estimated cost ${c.usd:,.2f} is {100 * c.usd / c.max_usd:.0f}% of its ${c.max_usd:,.2f} cost ceiling "
+                 f"({basis}): it will be stopped at ${c.max_usd:,.2f} unless {settings.tag('max-usd')} is raised")
+            )  # fmt: skip
+    else:
+        unpriced = ", ".join(cl.unpriced) if cl and cl.unpriced else "its instance type"
+        evidence["unpriced"] = unpriced
+        if c.usd_tagged:
+            notes.append(
+                ("no-price", f"its cost ceiling ({settings.tag('max-usd')}={c.max_usd:g}) cannot be judged: no list price for "
+                 f"{unpriced} in {resource.region} (the runtime ceiling still holds)")
+            )  # fmt: skip
+
+    summary = ""
+    if job_type == "training":
+        diverged_texts, summary, div_evidence = divergence(signal, view, settings)
+        evidence.update(div_evidence)
+        stop.extend(diverged_texts)
+        advice = idle_gpus(
+            signal.gpu if signal else {}, resource.instance_type, signal.window_end or now if signal else now,
+            settings.gpu_idle_minutes, settings.gpu_idle_percent,
+        )  # fmt: skip
+        if advice is not None and not stop:
+            evidence["gpu"] = {"mean_percent": round(advice.mean, 1), "highest_percent": round(advice.highest, 1), "hosts": advice.hosts}
+            notes.append(("gpu-idle", advice.text(settings.gpu_idle_percent)))
+
+    if stop:
+        return Decision(Verdict.ACT, "; ".join(stop), action="stop", evidence=evidence)
+    if notes:
+        notes.sort()
+        return Decision(
+            Verdict.KEEP,
+            "; ".join(text for _, text in notes),
+            evidence=evidence,
+            notify=True,
+            notify_key="+".join(key for key, _ in notes),
+        )
+    return Decision(Verdict.KEEP, _within(c, summary), evidence=evidence)
+
+
+def _basis(resource: Resource, cl: Cluster | None, spot: bool) -> str:
+    if resource.attrs.get("job_type") == "tuning":
+        text = f"{resource.attrs.get('training_jobs', 0)} training jobs on {cl.instance_type if cl else '?'}"
+    else:
+        per_hour = f"${cl.hourly_usd:,.2f}/h" if cl and cl.hourly_usd is not None else "?"
+        text = f"{resource.instance_count} x {resource.instance_type} at {per_hour} list price"
+    if cl is not None and cl.lower_bound:
+        text += ", the cheapest of its instance configs: a lower bound"
+    if spot:
+        text += "; managed spot: this on-demand estimate is an upper bound"
+    return text
+
+
+def _within(c: Ceilings, summary: str) -> str:
+    cost = f"est. ${c.usd:,.2f} of ${c.max_usd:,.2f}" if c.usd is not None else "cost not judged (no list price)"
+    text = f"within its ceilings: {human_duration(c.hours * 60)} of {c.max_hours:g} h, {cost}"
+    return f"{text}; {summary}" if summary else text
+
+
+def divergence(signal: TrainingSignal | None, view: TagView, settings: Settings) -> tuple[list[str], str, dict[str, Any]]:
+    """(reasons to stop, a one-line summary when healthy, evidence)."""
+    evidence: dict[str, Any] = {}
+    stop: list[str] = []
+    if signal is None:
+        return stop, "no training metrics read", evidence
+    if signal.nan_lines:
+        hit = signal.nan_lines[0]
+        evidence["nan_lines"] = [{"stream": h.stream, "at": iso(h.at), "text": h.excerpt} for h in signal.nan_lines]
+        stop.append(f"nan/inf loss in its log: {hit.excerpt!r} (stream {hit.stream}, {iso(hit.at)})")
+    if signal.metrics_error:
+        return stop, f"training metrics unreadable ({signal.metrics_error}): divergence not judged", evidence
+    watched: list[tuple[str, str]]
+    if view.watch_metric:
+        name, direction = view.watch_metric
+        watched = [(m, direction) for m in signal.metrics if m.lower() == name.lower()]
+        if not watched:
+            return stop, f"watched metric {name} not reported yet", evidence
+    else:
+        watched = [(m, d) for m in signal.metrics if (d := direction_of(m)) is not None]
+    findings: list[Finding] = []
+    for metric, direction in sorted(watched):
+        values = [v for _, v in signal.metrics.get(metric, [])]
+        f = diverged(metric, values, direction, settings.divergence_points, settings.divergence_ratio)
+        if f is not None:
+            findings.append(f)
+    if findings:
+        evidence["diverged"] = [
+            {"metric": f.metric, "direction": f.direction, "run": f.run, "last": f.last, "best": f.best} for f in findings
+        ]
+        stop.extend(f.text() for f in findings)
+    if not watched:
+        summary = "no loss or accuracy metric in CloudWatch: divergence not judged"
+    else:
+        ways = {MIN: "falling", MAX: "rising"}
+        summary = "no divergence in " + ", ".join(f"{m} ({ways[d]})" for m, d in sorted(watched))
+    if signal.logs_error:
+        summary += f"; log not fully read ({signal.logs_error})"
+    return stop, summary, evidence

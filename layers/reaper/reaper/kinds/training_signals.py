@@ -1,0 +1,162 @@
+"""Evidence about running training jobs, read for all of them at once, never one call per job.
+
+- Training metric names: ListMetrics on /aws/sagemaker/TrainingJobs with a TrainingJobName
+  dimension filter, recently active (3 h); 500 metrics a page, whatever the number of jobs.
+- GPU hosts: ListMetrics for GPUUtilization (dimension Host = JOB/algo-N), likewise.
+- Values: GetMetricData, 500 queries a call (reaper.metrics.fetch).
+- Logs: one FilterLogEvents over the log group /aws/sagemaker/TrainingJobs for the last 30
+  minutes, narrowed by a filter pattern to lines that mention loss with nan or inf, at most
+  MAX_LOG_PAGES pages. Each event is given to its job by its stream name (`JOB/algo-…`), so the
+  answer is right whether or not the service honours a stream-name prefix (moto does not).
+  0 log calls per job; at most MAX_LOG_PAGES per sweep.
+
+A read that fails leaves that evidence unknown (said in the verdict); the ceilings, which need
+none of it, still hold.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from reaper.clients import Clients
+from reaper.kinds.divergence import direction_of, nan_loss
+from reaper.metrics import MetricQuery, Series, fetch
+from reaper.model import Resource
+from reaper.policy import read_tags
+from reaper.settings import Settings
+from reaper.timeutil import as_utc
+
+log = logging.getLogger("reaper")
+
+NAMESPACE = "/aws/sagemaker/TrainingJobs"
+LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+METRIC_LOOKBACK = timedelta(hours=3)
+RECENTLY_ACTIVE = "PT3H"
+METRIC_PERIOD = 60
+GPU_PERIOD = 300
+LOG_LOOKBACK = timedelta(minutes=30)
+MAX_LOG_PAGES = 5
+HITS_KEPT = 3
+# CloudWatch Logs regex pattern (case-sensitive, no groups): loss ... nan, or loss ... inf
+LOG_FILTER = "%[Ll][Oo][Ss][Ss].*[Nn][Aa][Nn]|[Ll][Oo][Ss][Ss].*[Ii][Nn][Ff]%"
+
+
+@dataclass(frozen=True)
+class LogHit:
+    stream: str
+    at: datetime
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class TrainingSignal:
+    metrics: Mapping[str, Series] = field(default_factory=dict)  # metric name -> 1-minute averages
+    gpu: Mapping[str, Series] = field(default_factory=dict)  # host -> 5-minute averages, as published
+    nan_lines: tuple[LogHit, ...] = ()
+    window_end: datetime | None = None
+    metrics_error: str | None = None  # the metric read failed: divergence and GPU use unknown
+    logs_error: str | None = None  # the log scan failed or was cut short: "no nan seen" is not conclusive
+
+
+def align(now: datetime) -> datetime:
+    now = as_utc(now)
+    return now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
+
+
+def read(clients: Clients, resources: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, TrainingSignal]:
+    running = [r for r in resources if r.attrs.get("job_type") == "training" and r.state == "InProgress"]
+    if not running:
+        return {}
+    names = {r.id for r in running}
+    end = align(now)
+    metric_error: str | None = None
+    series: dict[str, Series] = {}
+    try:
+        queries = _queries(clients("cloudwatch"), running, settings)
+        series = fetch(clients("cloudwatch"), queries, end - METRIC_LOOKBACK, end)
+    except (ClientError, BotoCoreError) as exc:
+        metric_error = _short(exc)
+        log.warning("training metrics unreadable: %s", metric_error)
+    hits, logs_error = _scan_logs(clients("logs"), names, now)
+    out: dict[str, TrainingSignal] = {}
+    for r in running:
+        metrics: dict[str, Series] = {}
+        gpu: dict[str, Series] = {}
+        for key, points in series.items():
+            job, what, name = key.split("\t", 2)
+            if job != r.id:
+                continue
+            (gpu if what == "gpu" else metrics)[name] = points
+        out[r.id] = TrainingSignal(metrics, gpu, tuple(hits.get(r.id, ())), end, metric_error, logs_error)
+    return out
+
+
+def _queries(cloudwatch: Any, running: list[Resource], settings: Settings) -> list[MetricQuery]:
+    names = {r.id for r in running}
+    watched = {r.id: read_tags(r.tags, settings).watch_metric for r in running}
+    queries: list[MetricQuery] = []
+    paginator = cloudwatch.get_paginator("list_metrics")
+    for page in paginator.paginate(Namespace=NAMESPACE, Dimensions=[{"Name": "TrainingJobName"}], RecentlyActive=RECENTLY_ACTIVE):
+        for m in page.get("Metrics", []):
+            dims = tuple((d["Name"], d["Value"]) for d in m.get("Dimensions", []))
+            job = dict(dims).get("TrainingJobName")
+            if job not in names:
+                continue
+            watch = watched.get(job)
+            wanted = m["MetricName"].lower() == watch[0].lower() if watch else direction_of(m["MetricName"]) is not None
+            if wanted:
+                queries.append(MetricQuery(f"{job}\tmetric\t{m['MetricName']}", NAMESPACE, m["MetricName"], dims, "Average", METRIC_PERIOD))
+    for page in paginator.paginate(Namespace=NAMESPACE, MetricName="GPUUtilization", RecentlyActive=RECENTLY_ACTIVE):
+        for m in page.get("Metrics", []):
+            dims = tuple((d["Name"], d["Value"]) for d in m.get("Dimensions", []))
+            host = dict(dims).get("Host", "")
+            job = host.split("/", 1)[0]
+            if job in names and "/" in host:
+                queries.append(MetricQuery(f"{job}\tgpu\t{host}", NAMESPACE, "GPUUtilization", dims, "Average", GPU_PERIOD))
+    return queries
+
+
+def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, list[LogHit]], str | None]:
+    hits: dict[str, list[LogHit]] = {}
+    request: dict[str, Any] = {
+        "logGroupName": LOG_GROUP,
+        "startTime": int((as_utc(now) - LOG_LOOKBACK).timestamp() * 1000),
+        "endTime": int(as_utc(now).timestamp() * 1000),
+        "filterPattern": LOG_FILTER,
+    }
+    try:
+        for _ in range(MAX_LOG_PAGES):
+            page = logs.filter_log_events(**request)
+            for event in page.get("events", []):
+                stream = event.get("logStreamName", "")
+                job = stream.split("/", 1)[0]
+                if job not in names or "/" not in stream or len(hits.get(job, ())) >= HITS_KEPT:
+                    continue
+                excerpt = nan_loss(event.get("message", ""))
+                if excerpt:
+                    at = datetime.fromtimestamp(event.get("timestamp", 0) / 1000, tz=UTC)
+                    hits.setdefault(job, []).append(LogHit(stream, at, excerpt))
+            token = page.get("nextToken")
+            if not token:
+                return hits, None
+            request["nextToken"] = token
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return hits, None  # no training job has logged yet in this region
+        return hits, _short(exc)
+    except BotoCoreError as exc:
+        return hits, str(exc)
+    return hits, f"log scan stopped after {MAX_LOG_PAGES} pages"
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        return f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip()
+    return str(exc)
