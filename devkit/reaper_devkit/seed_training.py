@@ -121,9 +121,10 @@ def metric(cloudwatch: Any, job: str, now: datetime, values: Sequence[float], na
 
 
 def gpu(cloudwatch: Any, job: str, now: datetime, percent: float, minutes: int = 45, host: int = 1) -> None:
-    """GPUUtilization of one host (as SageMaker publishes it: per instance, x the number of GPUs), every minute."""
+    """GPUUtilization of one host (as SageMaker publishes it: per instance, x the number of GPUs), every
+    minute for the last `minutes` and the current 5 minutes (so a sweep just past a 5-minute mark sees it all)."""
     end = aligned(now)
-    points = [(end - timedelta(minutes=k + 1) + timedelta(seconds=20), percent + (k % 3) - 1) for k in range(minutes)]
+    points = [(end - timedelta(minutes=k + 1) + timedelta(seconds=20), percent + (k % 3) - 1) for k in range(-5, minutes)]
     put_series(cloudwatch, NAMESPACE, "GPUUtilization", {"Host": f"{job}/algo-{host}"}, points)
 
 
