@@ -19,4 +19,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import sagemaker_jobs
 
     sagemaker_jobs.apply()
+    from reaper_devkit.moto_ext import fsx
+
+    fsx.apply()
     _applied = True

@@ -103,6 +103,12 @@ class Settings(BaseModel):
     divergence_ratio: float = Field(default=2.0, gt=1)  # ... ending this far past the metric's best value
     gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
     gpu_idle_minutes: int = Field(default=30, ge=10)  # ... over this long
+    # FSx for Lustre (issue 5): how far back training jobs count as using a file system, when an
+    # unfinished backup or export is reported as stuck, and the one-off check the job-ended event arranges
+    fsx_job_lookback_days: int = Field(default=14, ge=1)
+    fsx_stuck_hours: float = Field(default=24.0, gt=0)
+    fsx_check_function_arn: str | None = None
+    fsx_check_role_arn: str | None = None
 
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
@@ -163,6 +169,10 @@ class Settings(BaseModel):
             "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
             "REAPER_DIVERGENCE_POINTS": "divergence_points",
             "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
+            "REAPER_FSX_JOB_LOOKBACK_DAYS": "fsx_job_lookback_days",
+            "REAPER_FSX_STUCK_HOURS": "fsx_stuck_hours",
+            "REAPER_FSX_CHECK_FUNCTION_ARN": "fsx_check_function_arn",
+            "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
             "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
             "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
         }

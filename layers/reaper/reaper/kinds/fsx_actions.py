@@ -1,0 +1,218 @@
+"""What the FSx kind does: phase 1 (start a backup or an export), phase 2 (delete once it is
+confirmed), and the deletion with no copy that only `reaper:disposable=true` allows.
+
+Where the state between the phases lives, and why there:
+  * on the file system, as a tag (`reaper:backup-id` / `reaper:export-task`): durable, visible in
+    the console and to `aws fsx describe-file-systems`, read by the next sweep with no extra call,
+    and gone with the file system;
+  * in the action log, as the restore record (`ActionLog.put_restore`): written in phase 1 and again
+    just before the delete, so `reaper restore fs-…` works even if someone deletes the file
+    system between the phases, and after the reaper deletes it;
+  * on the backup or task itself (`reaper:source-fs`, and the configuration on a backup), so the
+    copy can be traced to its file system from the FSx console alone.
+Phase 2 re-reads the backup or task right before deleting: anything but confirmed refuses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.kinds.base import ActContext
+from reaper.kinds.fsx_artifacts import backups, tasks
+from reaper.kinds.fsx_model import EXPORT_TAG, PHASE_TAGS, SOURCE_TAG, Protection
+from reaper.model import Decision, Resource
+from reaper.timeutil import iso
+
+MAX_TAGS = 50
+RESTORABLE_LUSTRE = (
+    "DeploymentType",
+    "PerUnitStorageThroughput",
+    "WeeklyMaintenanceStartTime",
+    "DailyAutomaticBackupStartTime",
+    "AutomaticBackupRetentionDays",
+    "CopyTagsToBackups",
+    "DriveCacheType",
+    "DataCompressionType",
+    "LogConfiguration",
+    "RootSquashConfiguration",
+    "MetadataConfiguration",
+    "EfaEnabled",
+    "ThroughputCapacity",
+    "DataReadCacheConfiguration",
+)
+
+BACKUP_PERMISSIONS = ("fsx:CreateBackup", "fsx:TagResource", "ec2:DescribeNetworkInterfaces")
+EXPORT_PERMISSIONS = ("fsx:CreateDataRepositoryTask", "fsx:TagResource", "ec2:DescribeNetworkInterfaces")
+DELETE_PERMISSIONS = ("fsx:DeleteFileSystem", "fsx:DescribeBackups", "fsx:DescribeDataRepositoryTasks", "ec2:DescribeNetworkInterfaces")
+DISCARD_PERMISSIONS = ("fsx:DeleteFileSystem", "ec2:DescribeNetworkInterfaces")
+
+
+def refuse(operation: str, message: str) -> ClientError:
+    """A refusal at the last moment, shaped like an AWS error so the pipeline reports it as one."""
+    return ClientError({"Error": {"Code": "ReaperRefused", "Message": message}}, operation)
+
+
+def token(ctx: ActContext, resource: Resource, action: str) -> str:
+    """The same event acting on the same file system asks AWS for the same thing (idempotent)."""
+    return hashlib.sha256(f"{ctx.event_id}|{resource.id}|{action}".encode()).hexdigest()[:40]
+
+
+def security_groups(ctx: ActContext, resource: Resource) -> list[str]:
+    """DescribeFileSystems does not say them: they are on the file system's network interfaces."""
+    enis = resource.attrs.get("network_interface_ids") or []
+    if not enis:
+        return []
+    found = ctx.clients("ec2").describe_network_interfaces(NetworkInterfaceIds=enis[:1]).get("NetworkInterfaces", [])
+    return sorted({g["GroupId"] for eni in found for g in eni.get("Groups", [])})
+
+
+def kept_tags(tags: dict[str, str], prefix: str) -> dict[str, str]:
+    """The owner's tags, without AWS's own (which cannot be set) and the reaper's phase state."""
+    phase = {(prefix + t).lower() for t in PHASE_TAGS}
+    return {k: v for k, v in tags.items() if not k.lower().startswith("aws:") and k.lower() not in phase}
+
+
+def configuration(resource: Resource, groups: list[str]) -> dict[str, Any]:
+    a = resource.attrs
+    lustre = {k: v for k, v in (a.get("lustre") or {}).items() if k in RESTORABLE_LUSTRE}
+    return {
+        "FileSystemType": "LUSTRE",
+        "DeploymentType": a.get("deployment"),
+        "StorageCapacity": a.get("capacity_gib"),
+        "StorageType": a.get("storage_type"),
+        "PerUnitStorageThroughput": a.get("per_unit_throughput"),
+        "SubnetIds": a.get("subnet_ids") or [],
+        "SecurityGroupIds": groups,
+        "VpcId": a.get("vpc_id"),
+        "KmsKeyId": a.get("kms_key_id"),
+        "FileSystemTypeVersion": a.get("file_system_type_version"),
+        "LustreConfiguration": lustre,
+    }
+
+
+def restore_record(ctx: ActContext, resource: Resource, method: str, status: str, **more: Any) -> dict[str, Any]:
+    p: Protection = resource.attrs["protection"]
+    return {
+        "kind": "fsx",
+        "id": resource.id,
+        "arn": resource.arn,
+        "region": resource.region,
+        "account": resource.account,
+        "method": method,
+        "status": status,
+        "coverage": p.coverage,
+        "repositories": [
+            {"file_system_path": r.file_system_path, "data_repository_path": r.data_repository_path, "association_id": r.association_id}
+            for r in p.repositories
+        ],
+        "config": configuration(resource, security_groups(ctx, resource)),
+        "tags": kept_tags(resource.tags, ctx.settings.tag_prefix),
+        "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * 730, 2),
+        "recorded_at": iso(ctx.now),
+        "event_id": ctx.event_id,
+        **more,
+    }
+
+
+def _backup_tags(ctx: ActContext, resource: Resource, record: dict[str, Any]) -> list[dict[str, str]]:
+    cfg = record["config"]
+    ours = {
+        ctx.settings.tag(SOURCE_TAG): resource.id,
+        ctx.settings.tag("source-deployment"): str(cfg.get("DeploymentType") or ""),
+        ctx.settings.tag("source-capacity-gib"): str(cfg.get("StorageCapacity") or ""),
+        ctx.settings.tag("source-throughput"): str(cfg.get("PerUnitStorageThroughput") or ""),
+        ctx.settings.tag("source-subnets"): ",".join(cfg.get("SubnetIds") or [])[:256],
+        ctx.settings.tag("source-security-groups"): ",".join(cfg.get("SecurityGroupIds") or [])[:256],
+    }
+    ours = {k: v for k, v in ours.items() if v}
+    copied = [(k, v) for k, v in record["tags"].items() if k not in ours][: MAX_TAGS - len(ours)]
+    return [{"Key": k, "Value": v} for k, v in [*ours.items(), *copied]]
+
+
+# -- phase 1 -------------------------------------------------------------------------------
+
+
+def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    record = restore_record(ctx, resource, "backup", "backing-up")
+    fsx = ctx.clients("fsx")
+    backup = fsx.create_backup(FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "backup"), Tags=_backup_tags(ctx, resource, record))[
+        "Backup"
+    ]
+    backup_id = backup["BackupId"]
+    fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag("backup-id"), "Value": backup_id}])
+    if ctx.log is not None:
+        ctx.log.put_restore("fsx", resource.id, {**record, "backup_id": backup_id}, ctx.now)
+    return (
+        f"backup {backup_id} started ({backup.get('Lifecycle', 'CREATING')}) in {resource.region}; {resource.id} is deleted at a later "
+        f"sweep once the backup is AVAILABLE and only if it stays unused — then `reaper restore {resource.id}` brings it back"
+    )
+
+
+def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    p: Protection = resource.attrs["protection"]
+    report = p.report_path
+    if not report:
+        raise refuse("CreateDataRepositoryTask", "no linked S3 path to export to: nothing started")
+    record = restore_record(ctx, resource, "export", "exporting")
+    fsx = ctx.clients("fsx")
+    task = fsx.create_data_repository_task(
+        Type="EXPORT_TO_REPOSITORY",
+        FileSystemId=resource.id,
+        Report={"Enabled": True, "Path": report, "Format": "REPORT_CSV_20191124", "Scope": "FAILED_FILES_ONLY"},
+        ClientRequestToken=token(ctx, resource, "export"),
+        Tags=[{"Key": ctx.settings.tag(SOURCE_TAG), "Value": resource.id}],
+    )["DataRepositoryTask"]
+    task_id = task["TaskId"]
+    fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(EXPORT_TAG), "Value": task_id}])
+    if ctx.log is not None:
+        ctx.log.put_restore("fsx", resource.id, {**record, "export_task_id": task_id}, ctx.now)
+    return (
+        f"export {task_id} to {p.where()} started ({task.get('Lifecycle', 'PENDING')}); {resource.id} is deleted at a later sweep once it "
+        f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}"
+    )
+
+
+# -- phase 2 -------------------------------------------------------------------------------
+
+
+def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """Delete, having re-read the backup or export a moment ago: it must still be confirmed."""
+    fsx = ctx.clients("fsx")
+    backup_id = decision.evidence.get("backup_id")
+    task_id = decision.evidence.get("export_task_id")
+    if backup_id:
+        art = backups(fsx, [backup_id])[backup_id]
+        if not art.done:
+            raise refuse("DeleteFileSystem", f"backup {backup_id} is {art.lifecycle} now, not AVAILABLE: nothing deleted")
+        method, where = "backup", f"backup {backup_id} (AVAILABLE, {resource.region})"
+    elif task_id:
+        art = tasks(fsx, [task_id])[task_id]
+        if not art.done:
+            raise refuse("DeleteFileSystem", f"export {task_id} is {art.lifecycle} with {art.failed_files} failed files now: nothing deleted")
+        method, where = "export", f"{resource.attrs['protection'].where()} (export {task_id} SUCCEEDED)"
+    else:
+        raise refuse("DeleteFileSystem", "no confirmed backup or export recorded on the file system: nothing deleted")
+    assert ctx.log is not None  # the action declares needs_log; the pipeline refuses without one
+    record = restore_record(ctx, resource, method, "deleted", backup_id=backup_id, export_task_id=task_id, deleted_at=iso(ctx.now))
+    ctx.log.put_restore("fsx", resource.id, record, ctx.now)
+    fsx.delete_file_system(FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "delete"), LustreConfiguration={"SkipFinalBackup": True})
+    again = (
+        f"`reaper restore {resource.id}` makes a new file system from it with the same type, capacity, throughput, network and tags"
+        if method == "backup"
+        else f"`reaper restore {resource.id}` says where the data is"
+    )
+    return f"deleted; its data is in {where} — {again}"
+
+
+def discard(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """Delete with no copy: only for a file system that cannot be backed up and is tagged disposable."""
+    if ctx.log is not None:
+        record = restore_record(ctx, resource, "none", "deleted", data_gone=True, deleted_at=iso(ctx.now))
+        ctx.log.put_restore("fsx", resource.id, record, ctx.now)
+    ctx.clients("fsx").delete_file_system(
+        FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "discard"), LustreConfiguration={"SkipFinalBackup": True}
+    )
+    return f"deleted with no backup ({ctx.settings.tag('disposable')}=true): its data is gone and cannot be restored"

@@ -1,0 +1,83 @@
+"""Read the backups and export tasks phase 1 started: 50 ids per call (the APIs' limit).
+
+AWS fails the whole call when one id is unknown (someone deleted that backup): then that batch
+is read one id at a time, and the unknown one is reported as gone, not as an error of the sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.kinds.fsx_model import Artifact
+from reaper.timeutil import as_utc
+
+BATCH = 50
+NOT_FOUND = ("BackupNotFound", "DataRepositoryTaskNotFound")
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _batched(ids: list[str], call: Any, key: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(ids), BATCH):
+        batch = ids[i : i + BATCH]
+        try:
+            items = call(batch)
+        except ClientError as exc:
+            if _code(exc) not in NOT_FOUND:
+                raise
+            items = []
+            for one in batch:
+                try:
+                    items.extend(call([one]))
+                except ClientError as inner:
+                    if _code(inner) not in NOT_FOUND:
+                        raise
+        out.update({item[key]: item for item in items})
+    return out
+
+
+def backups(fsx: Any, ids: Iterable[str]) -> dict[str, Artifact]:
+    wanted = sorted(set(ids))
+    found = _batched(wanted, lambda batch: fsx.describe_backups(BackupIds=batch).get("Backups", []), "BackupId")
+    return {i: backup_artifact(found[i]) if i in found else Artifact("backup", i, found=False, lifecycle="DELETED") for i in wanted}
+
+
+def tasks(fsx: Any, ids: Iterable[str]) -> dict[str, Artifact]:
+    wanted = sorted(set(ids))
+    found = _batched(wanted, lambda batch: fsx.describe_data_repository_tasks(TaskIds=batch).get("DataRepositoryTasks", []), "TaskId")
+    return {i: task_artifact(found[i]) if i in found else Artifact("export", i, found=False, lifecycle="DELETED") for i in wanted}
+
+
+def backup_artifact(b: dict[str, Any]) -> Artifact:
+    created = b.get("CreationTime")
+    return Artifact(
+        "backup",
+        b["BackupId"],
+        lifecycle=b.get("Lifecycle", "UNKNOWN"),
+        started_at=as_utc(created) if created else None,
+        progress=b.get("ProgressPercent"),
+        failure=(b.get("FailureDetails") or {}).get("Message"),
+    )
+
+
+def task_artifact(t: dict[str, Any]) -> Artifact:
+    status = t.get("Status") or {}
+    started = t.get("StartTime") or t.get("CreationTime")
+    report = t.get("Report") or {}
+    return Artifact(
+        "export",
+        t["TaskId"],
+        lifecycle=t.get("Lifecycle", "UNKNOWN"),
+        started_at=as_utc(t["CreationTime"]) if t.get("CreationTime") else (as_utc(started) if started else None),
+        ended_at=as_utc(t["EndTime"]) if t.get("EndTime") else None,
+        failure=(t.get("FailureDetails") or {}).get("Message"),
+        failed_files=int(status.get("FailedCount") or 0),
+        total_files=int(status.get("TotalCount") or 0),
+        report_path=report.get("Path") if report.get("Enabled") else None,
+    )

@@ -1,0 +1,164 @@
+"""Events the FSx function takes besides its schedule.
+
+* `SageMaker Training Job State Change` to Completed, Failed or Stopped: look at once at the file
+  systems the job read (its InputDataConfig is in the event), and arrange a one-off check for
+  when their idle window ends — an EventBridge Scheduler `at(...)` schedule that invokes this
+  function and deletes itself after it ran. No process waits in between.
+* `FSx Idle Window Check` (source `mlreaper`): that one-off check.
+
+A check is the ordinary pipeline on just those file systems: same rules, grace, claims and
+messages, so a re-delivered event acts and posts once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from reaper import pipeline
+from reaper.errors import BadEventError
+from reaper.events import EventBridgeEvent
+from reaper.kinds.fsx_jobs import lustre_inputs
+from reaper.kinds.fsx_rules import idle_window
+from reaper.model import Outcome
+from reaper.policy import read_tags
+from reaper.runtime import Runtime
+from reaper.timeutil import as_utc, iso
+
+JOB_STATE_CHANGE = "SageMaker Training Job State Change"
+IDLE_CHECK = "FSx Idle Window Check"
+ENDED = ("Completed", "Failed", "Stopped")
+FS_ID = re.compile(r"^fs-[0-9a-f]{8,}$")
+CHECK_MARGIN = timedelta(minutes=10)  # past the window's end, so CloudWatch has the last periods
+
+
+class JobStateDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    TrainingJobName: str = Field(min_length=1)
+    TrainingJobStatus: str = Field(min_length=1)
+    InputDataConfig: list[dict[str, Any]] | None = None
+    TrainingEndTime: datetime | None = None
+    LastModifiedTime: datetime | None = None
+
+
+class IdleCheckDetail(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_system_ids: list[str] = Field(min_length=1, max_length=50)
+    region: str | None = None
+
+    @field_validator("file_system_ids")
+    @classmethod
+    def _ids(cls, v: list[str]) -> list[str]:
+        for fs_id in v:
+            if not FS_ID.match(fs_id):
+                raise ValueError(f"{fs_id!r} is not a file system id")
+        return v
+
+
+def _parse(model: type[BaseModel], detail: dict[str, Any], what: str) -> Any:
+    try:
+        return model.model_validate(detail)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadEventError(f"not a {what} event: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
+    if ev.source == "aws.sagemaker" and ev.detail_type == JOB_STATE_CHANGE:
+        return job_state_changed(rt, ev, now)
+    if ev.source == "mlreaper" and ev.detail_type == IDLE_CHECK:
+        detail: IdleCheckDetail = _parse(IdleCheckDetail, ev.detail, IDLE_CHECK)
+        region = detail.region or ev.region or rt.home_region
+        outcomes = check(rt, region, detail.file_system_ids, now, ev.id)
+        return {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
+    return None
+
+
+def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    detail: JobStateDetail = _parse(JobStateDetail, ev.detail, JOB_STATE_CHANGE)
+    result: dict[str, Any] = {"event_id": ev.id, "job": detail.TrainingJobName, "checked": [], "scheduled": {}}
+    if detail.TrainingJobStatus not in ENDED:
+        return {**result, "skipped": f"status {detail.TrainingJobStatus}: only ended jobs are looked at"}
+    region = ev.region or rt.home_region
+    inputs = detail.InputDataConfig
+    if inputs is None:  # a trimmed event: ask SageMaker what the job read
+        inputs = rt.clients(region)("sagemaker").describe_training_job(TrainingJobName=detail.TrainingJobName).get("InputDataConfig")
+    fs_ids = list(lustre_inputs(inputs))
+    if not fs_ids:
+        return {**result, "skipped": "the job read no FSx for Lustre file system"}
+    ended = as_utc(detail.TrainingEndTime or detail.LastModifiedTime or now)
+    outcomes = check(rt, region, fs_ids, now, ev.id)
+    result.update({"checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)})
+    for o in (o for o in outcomes if o.resource.id in fs_ids):
+        window = idle_window(read_tags(o.resource.tags, rt.settings), rt.settings)
+        result["scheduled"][o.resource.id] = arrange_check(rt, region, o.resource.id, ended + timedelta(minutes=window) + CHECK_MARGIN, now)
+    missing = sorted(set(fs_ids) - {o.resource.id for o in outcomes})
+    if missing:
+        result["gone"] = missing  # deleted already, or not Lustre: nothing to look at
+    return result
+
+
+def check(rt: Runtime, region: str, fs_ids: list[str], now: datetime, event_id: str) -> list[Outcome]:
+    """The pipeline, on these file systems only: decide, act (in enforce), record, notify."""
+    from reaper.kinds.fsx import FsxKind
+
+    kind = FsxKind(only=frozenset(fs_ids))
+    outcomes = pipeline.sweep_kind(rt, kind, region, now, event_id, lambda _msg: None)
+    pipeline.deliver(rt, outcomes, now, event_id)
+    return outcomes
+
+
+def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: datetime) -> str:
+    """A one-off EventBridge Scheduler schedule that invokes this function at `due` for `fs_id`."""
+    s = rt.settings
+    if due <= now:
+        return "not needed: the idle window has ended already"
+    if not (s.fsx_check_function_arn and s.fsx_check_role_arn):
+        return "not arranged: REAPER_FSX_CHECK_FUNCTION_ARN / REAPER_FSX_CHECK_ROLE_ARN are not set (the scheduled sweep will see it)"
+    name = f"mlreaper-fsx-{fs_id}-{due:%Y%m%d%H%M}"
+    payload = {
+        "version": "0",
+        "id": name,
+        "detail-type": IDLE_CHECK,
+        "source": "mlreaper",
+        "account": "",
+        "time": iso(due),
+        "region": region,
+        "resources": [],
+        "detail": {"file_system_ids": [fs_id], "region": region},
+    }
+    try:
+        rt.clients()("scheduler").create_schedule(
+            Name=name,
+            GroupName=s.schedule_group,
+            ScheduleExpression=f"at({due:%Y-%m-%dT%H:%M:%S})",
+            ScheduleExpressionTimezone="UTC",
+            FlexibleTimeWindow={"Mode": "OFF"},
+            Target={"Arn": s.fsx_check_function_arn, "RoleArn": s.fsx_check_role_arn, "Input": json.dumps(payload)},
+            ActionAfterCompletion="DELETE",
+            Description=f"mlreaper: is {fs_id} finished now that its idle window has ended?",
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ConflictException":
+            return f"arranged already for {iso(due)} ({name})"
+        raise
+    return f"check at {iso(due)} ({name})"
+
+
+def _verdicts(outcomes: list[Outcome]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.verdict.value] = counts.get(o.verdict.value, 0) + 1
+    return {
+        "verdicts": counts,
+        "acted": [o.resource.id for o in outcomes if o.executed],
+        "reasons": {o.resource.id: o.decision.reason for o in outcomes},
+        "errors": [f"{o.resource.kind} {o.resource.id}: {o.decision.reason}" for o in outcomes if o.verdict.value == "error"],
+    }

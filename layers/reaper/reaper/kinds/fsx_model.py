@@ -1,0 +1,142 @@
+"""Plain data for the FSx for Lustre kind: how a file system's data can be kept, the training jobs
+that use it, its I/O, and the backup or export that stands between the two phases of a delete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from reaper.metrics import Series
+
+Method = Literal["backup", "export", "none"]
+Coverage = Literal["full", "partial", "none"]
+
+BACKUP_TAG = "backup-id"  # on the file system, under the tag prefix: the backup phase 1 started
+EXPORT_TAG = "export-task"  # ... or the export task it started
+SOURCE_TAG = "source-fs"  # on the backup or task: the file system it keeps
+PHASE_TAGS = (BACKUP_TAG, EXPORT_TAG, "warned-at")  # the reaper's own state: never copied to a restored file system
+RUNNING_JOB = ("InProgress", "Stopping")
+
+
+@dataclass(frozen=True)
+class Repository:
+    """Where an export writes: a file system path linked to an S3 path."""
+
+    file_system_path: str
+    data_repository_path: str
+    association_id: str | None = None  # None: the file system's own link (ImportPath/ExportPath)
+
+
+@dataclass(frozen=True)
+class Protection:
+    """How the data of a file system can be had back after it is deleted."""
+
+    method: Method
+    coverage: Coverage = "none"
+    repositories: tuple[Repository, ...] = ()
+    why: str = ""
+
+    @property
+    def report_path(self) -> str | None:
+        roots = [r for r in self.repositories if r.file_system_path == "/"]
+        chosen = roots[0] if roots else (self.repositories[0] if self.repositories else None)
+        return chosen.data_repository_path if chosen else None
+
+    def where(self) -> str:
+        return ", ".join(f"{r.file_system_path} → {r.data_repository_path}" for r in self.repositories) or "nowhere"
+
+
+@dataclass(frozen=True)
+class JobRef:
+    name: str
+    status: str
+    ended_at: datetime | None  # None while it runs
+
+    @property
+    def running(self) -> bool:
+        return self.status in RUNNING_JOB
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """The backup or export task phase 1 started, as AWS reports it now."""
+
+    kind: Literal["backup", "export"]
+    id: str
+    found: bool = True
+    lifecycle: str = "UNKNOWN"
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    progress: int | None = None
+    failure: str | None = None
+    failed_files: int = 0
+    total_files: int = 0
+    report_path: str | None = None
+
+    @property
+    def done(self) -> bool:
+        """Confirmed: the data can be had back from it."""
+        if self.kind == "backup":
+            return self.found and self.lifecycle == "AVAILABLE"
+        return self.found and self.lifecycle == "SUCCEEDED" and self.failed_files == 0
+
+    @property
+    def running(self) -> bool:
+        if self.kind == "backup":
+            return self.lifecycle in ("CREATING", "PENDING", "TRANSFERRING", "COPYING")
+        return self.lifecycle in ("PENDING", "EXECUTING", "CANCELING")
+
+
+@dataclass(frozen=True)
+class FsxSignal:
+    jobs: tuple[JobRef, ...] = ()
+    jobs_lookback_days: int = 14
+    io: dict[str, Series] | None = None  # metric name -> (period start, sum); None = not read
+    period: int = 300
+    window_end: datetime | None = None
+    artifact: Artifact | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def phase_of(tags: dict[str, str], prefix: str) -> tuple[str, str] | None:
+    """('backup', id) or ('export', id) from the file system's phase tags, if phase 1 ran."""
+    by_key = {k.strip().lower(): v.strip() for k, v in tags.items()}
+    backup = by_key.get((prefix + BACKUP_TAG).lower())
+    if backup:
+        return ("backup", backup)
+    task = by_key.get((prefix + EXPORT_TAG).lower())
+    if task:
+        return ("export", task)
+    return None
+
+
+def protection(deployment: str, lustre: dict[str, Any], associations: list[dict[str, Any]]) -> Protection:
+    """Backup for persistent file systems; export for those linked to S3; else nothing.
+
+    AWS backs up persistent Lustre file systems unless they are linked to S3 the old way
+    (ImportPath/ExportPath); scratch ones cannot be backed up at all. An export keeps only what is
+    under a linked path, so it covers the whole file system only when "/" is linked.
+    """
+    legacy = lustre.get("DataRepositoryConfiguration") or {}
+    if deployment.startswith("PERSISTENT") and not legacy:
+        return Protection("backup", "full", why=f"{deployment} file systems can be backed up")
+    if legacy:
+        state = legacy.get("Lifecycle", "UNKNOWN")
+        export_path = legacy.get("ExportPath")
+        if state == "AVAILABLE" and export_path:
+            return Protection("export", "full", (Repository("/", export_path),), why=f"linked to {export_path}")
+        return Protection("none", why=f"its S3 link is {state}{'' if export_path else ' with no export path'}: an export would not run")
+    usable = [a for a in associations if a.get("Lifecycle") == "AVAILABLE" and str(a.get("DataRepositoryPath", "")).startswith("s3://")]
+    broken = [a for a in associations if a not in usable]
+    if usable:
+        repos = tuple(Repository(a.get("FileSystemPath") or "/", a["DataRepositoryPath"], a.get("AssociationId")) for a in usable)
+        coverage: Coverage = "full" if any(r.file_system_path == "/" for r in repos) else "partial"
+        why = "linked to S3 at /" if coverage == "full" else f"only {', '.join(r.file_system_path for r in repos)} linked to S3"
+        return Protection("export", coverage, repos, why=why)
+    if broken:
+        states = ", ".join(f"{a.get('AssociationId')} is {a.get('Lifecycle')}" for a in broken)
+        return Protection("none", why=f"its data repository association is not usable ({states}): an export would not run")
+    what = "scratch file system" if deployment.startswith("SCRATCH") else f"{deployment or 'unknown'} file system"
+    return Protection("none", why=f"a {what} with no data repository: it cannot be backed up or exported")

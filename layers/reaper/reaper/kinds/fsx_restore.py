@@ -1,0 +1,167 @@
+"""`reaper restore fs-…`: bring back an FSx for Lustre file system the reaper deleted.
+
+It reads the restore record the reaper kept in the action log. From a backup, it creates a new
+file system with the same deployment type, capacity, throughput, Lustre settings, subnets,
+security groups and tags (plus `reaper:restored-from`). For an exported scratch file system there
+is nothing to create from: it says where the data is in S3 and how to link a new file system to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.errors import RestoreError
+from reaper.kinds.fsx_model import PHASE_TAGS
+from reaper.restore import RESTORERS, Restorer, Say, register
+from reaper.runtime import Runtime
+from reaper.timeutil import iso
+
+FS_ID = re.compile(r"^fs-[0-9a-f]{8,}$")
+RESTORE_PERMISSIONS = (
+    "fsx:DescribeFileSystems",
+    "fsx:DescribeBackups",
+    "fsx:DescribeDataRepositoryTasks",
+    "fsx:CreateFileSystemFromBackup",
+    "fsx:TagResource",
+)
+
+
+def claims(name: str) -> bool:
+    return bool(FS_ID.match(name.strip()))
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _lifecycle(fsx: Any, fs_id: str) -> str | None:
+    try:
+        found = fsx.describe_file_systems(FileSystemIds=[fs_id]).get("FileSystems", [])
+    except ClientError as exc:
+        if _code(exc) == "FileSystemNotFound":
+            return None
+        raise
+    return str(found[0].get("Lifecycle", "UNKNOWN")) if found else None
+
+
+def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
+    name = name.strip()
+    assert rt.log is not None  # reaper.restore.restore refuses without the action log
+    record = rt.log.latest_restore("fsx", name)
+    if record is None:
+        raise RestoreError(f"no restore record for {name}: the reaper never backed it up, exported or deleted it")
+    fsx = rt.clients(record.get("region") or rt.home_region)("fsx")
+    if record.get("restored_as"):
+        state = _lifecycle(fsx, record["restored_as"])
+        if state is not None:
+            return f"{name} was restored already, as {record['restored_as']} ({state}) on {record.get('restored_at', '?')}"
+    state = _lifecycle(fsx, name)
+    if state is not None and state != "DELETING":
+        kept = f"; its {record['method']} {record.get('backup_id') or record.get('export_task_id') or ''} is kept".rstrip()
+        raise RestoreError(f"{name} still exists ({state}): nothing to restore{kept}")
+    method = record.get("method")
+    if method == "none":
+        raise RestoreError(f"{name} was deleted with no backup because it was tagged disposable: its data is gone, nothing can restore it")
+    if method == "export":
+        return _where_exported(fsx, name, record)
+    if method == "backup" and record.get("backup_id"):
+        return _from_backup(rt, fsx, name, record, now, say)
+    raise RestoreError(f"the restore record for {name} names no backup or export (method {method!r})")
+
+
+def _from_backup(rt: Runtime, fsx: Any, name: str, record: dict[str, Any], now: datetime, say: Say) -> str:
+    backup_id = record["backup_id"]
+    try:
+        backup = fsx.describe_backups(BackupIds=[backup_id])["Backups"][0]
+    except ClientError as exc:
+        if _code(exc) == "BackupNotFound":
+            raise RestoreError(f"backup {backup_id} of {name} no longer exists (someone deleted it): nothing to restore from") from None
+        raise
+    if backup.get("Lifecycle") != "AVAILABLE":
+        progress = f" ({backup['ProgressPercent']}%)" if backup.get("ProgressPercent") is not None else ""
+        raise RestoreError(f"backup {backup_id} of {name} is {backup.get('Lifecycle')}{progress}: restore it once it is AVAILABLE")
+    cfg = record.get("config") or {}
+    prefix = rt.settings.tag_prefix.lower()
+    phase = {prefix + t for t in PHASE_TAGS}
+    tags = {k: v for k, v in (record.get("tags") or {}).items() if k.lower() not in phase and not k.lower().startswith("aws:")}
+    tags[rt.settings.tag("restored-from")] = name
+    lustre = dict(cfg.get("LustreConfiguration") or {})
+    for key in ("DeploymentType", "PerUnitStorageThroughput"):
+        if cfg.get(key) is not None:
+            lustre[key] = cfg[key]
+    params: dict[str, Any] = {
+        "BackupId": backup_id,
+        "ClientRequestToken": hashlib.sha256(f"restore|{name}|{backup_id}|{record.get('recorded_at')}".encode()).hexdigest()[:40],
+        "SubnetIds": cfg.get("SubnetIds") or (backup.get("FileSystem") or {}).get("SubnetIds") or [],
+        "Tags": [{"Key": k, "Value": v} for k, v in list(tags.items())[:50]],
+        "LustreConfiguration": lustre,
+    }
+    for key in ("SecurityGroupIds", "StorageType", "KmsKeyId", "FileSystemTypeVersion"):
+        if cfg.get(key):
+            params[key] = cfg[key]
+    if not params["SubnetIds"]:
+        raise RestoreError(f"the restore record for {name} has no subnet to create the file system in")
+    say(f"creating a file system from {backup_id} in {', '.join(params['SubnetIds'])}")
+    created = fsx.create_file_system_from_backup(**params)["FileSystem"]
+    new_id = created["FileSystemId"]
+    assert rt.log is not None
+    rt.log.put_restore("fsx", name, {**record, "status": "restored", "restored_as": new_id, "restored_at": iso(now)}, now)
+    got = created.get("StorageCapacity")
+    size = f"{got:,} GiB" if got == cfg.get("StorageCapacity") else f"{got} GiB (the original had {cfg.get('StorageCapacity')} GiB)"
+    throughput = f", {cfg['PerUnitStorageThroughput']} MB/s/TiB" if cfg.get("PerUnitStorageThroughput") else ""
+    groups = ", ".join(cfg.get("SecurityGroupIds") or []) or "the VPC's default (none were recorded)"
+    return (
+        f"{name} restored as {new_id} from {backup_id}: {lustre.get('DeploymentType')}, {size}{throughput}; subnets "
+        f"{', '.join(params['SubnetIds'])}; security groups {groups}; {len(params['Tags'])} tags. It is {created.get('Lifecycle', 'CREATING')} "
+        f"now (usually AVAILABLE within 30 min); mount it by its new DNS name {created.get('DNSName', '?')}. It is reaped again "
+        f"like any other if it sits idle: tag {rt.settings.tag('snooze-until')}=YYYY-MM-DD to keep it a while"
+    )
+
+
+def _where_exported(fsx: Any, name: str, record: dict[str, Any]) -> str:
+    repos = record.get("repositories") or []
+    cfg = record.get("config") or {}
+    where = "; ".join(f"{r['file_system_path']} → {r['data_repository_path']}" for r in repos) or "(no path recorded)"
+    task_id = record.get("export_task_id")
+    caveat = ""
+    if record.get("status") != "deleted" and task_id:
+        try:
+            task = fsx.describe_data_repository_tasks(TaskIds=[task_id])["DataRepositoryTasks"][0]
+            failed = int((task.get("Status") or {}).get("FailedCount") or 0)
+            if task.get("Lifecycle") != "SUCCEEDED" or failed:
+                caveat = f" CAUTION: {name} was deleted by someone else while export {task_id} was {task.get('Lifecycle')} ({failed} failed files): S3 may not hold everything."
+        except ClientError as exc:
+            if _code(exc) != "DataRepositoryTaskNotFound":
+                raise
+            caveat = f" CAUTION: export {task_id} can no longer be read: S3 may not hold everything."
+    partial = " Files outside these paths were not exported (it was tagged disposable) and are gone." if record.get("coverage") == "partial" else ""
+    subnets = ",".join(cfg.get("SubnetIds") or []) or "SUBNET"
+    groups = ",".join(cfg.get("SecurityGroupIds") or []) or "SG"
+    first = repos[0] if repos else {"data_repository_path": "s3://BUCKET/PREFIX", "file_system_path": "/"}
+    if first.get("association_id"):
+        link = (
+            f"aws fsx create-file-system --file-system-type LUSTRE --storage-capacity {cfg.get('StorageCapacity') or 1200} "
+            f"--subnet-ids {subnets} --security-group-ids {groups} --lustre-configuration DeploymentType={cfg.get('DeploymentType') or 'SCRATCH_2'}\n"
+            f"  aws fsx create-data-repository-association --file-system-id NEW_FS_ID --file-system-path {first['file_system_path']} "
+            f"--data-repository-path {first['data_repository_path']} --batch-import-meta-data-on-create"
+        )
+    else:
+        link = (
+            f"aws fsx create-file-system --file-system-type LUSTRE --storage-capacity {cfg.get('StorageCapacity') or 1200} "
+            f"--subnet-ids {subnets} --security-group-ids {groups} "
+            f"--lustre-configuration DeploymentType={cfg.get('DeploymentType') or 'SCRATCH_2'},ImportPath={first['data_repository_path']}"
+        )
+    return (
+        f"{name} was a {cfg.get('DeploymentType') or 'scratch'} file system ({cfg.get('StorageCapacity') or '?'} GiB); scratch file systems "
+        f"cannot be backed up, so its data was exported to S3 by {task_id or 'an export task'} before it was deleted: {where}.{partial}{caveat}\n"
+        f"To work on it again, create a file system linked to that path:\n  {link}"
+    )
+
+
+if not any(r.kind == "fsx" for r in RESTORERS):
+    register(Restorer(kind="fsx", claims=claims, run=run))

@@ -1,0 +1,229 @@
+"""The FSx for Lustre decision, pure: (file system, signal, tags, settings, now) -> Decision.
+
+Finished = available, in scope, no training job running on it, the last one ended at least the
+idle window ago, and zero client I/O in every period of the window. A finished file system is
+deleted in two phases, one sweep apart at least:
+  phase 1  back it up (persistent) or export it to its S3 repository (linked scratch);
+  phase 2  delete it, only once that backup is AVAILABLE / that export SUCCEEDED with no failed
+           file, and only if nothing used it since phase 1 began.
+Anything else keeps it, with the reason; a failed or stuck backup or export is an error, said once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper.kinds.fsx_io import describe_totals, judge
+from reaper.kinds.fsx_model import Artifact, FsxSignal, JobRef, Protection
+from reaper.model import HOURS_PER_MONTH, Decision, Resource, Verdict
+from reaper.policy import TagView, is_dev
+from reaper.settings import Settings
+from reaper.timeutil import human_duration, iso
+
+KIND = "fsx"
+
+
+def idle_window(view: TagView, settings: Settings) -> int:
+    return view.idle_minutes or settings.idle_for(KIND)
+
+
+def monthly(resource: Resource) -> str:
+    return "cost unknown" if resource.hourly_usd is None else f"${resource.hourly_usd * HOURS_PER_MONTH:,.0f}/month"
+
+
+def _window_text(minutes: int) -> str:
+    return human_duration(timedelta(minutes=minutes))
+
+
+def _label(art: Artifact | None, phase: tuple[str, str] | None) -> str:
+    if art is not None:
+        return f"{'backup' if art.kind == 'backup' else 'export task'} {art.id}"
+    if phase is not None:
+        return f"{'backup' if phase[0] == 'backup' else 'export task'} {phase[1]}"
+    return ""
+
+
+def decide(resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
+    a = resource.attrs
+    sig: FsxSignal = signal if isinstance(signal, FsxSignal) else FsxSignal()
+    phase: tuple[str, str] | None = a.get("phase")
+    art = sig.artifact
+    window = idle_window(view, settings)
+    evidence: dict[str, Any] = {
+        "deployment": a.get("deployment"),
+        "capacity_gib": a.get("capacity_gib"),
+        "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
+        "idle_window_minutes": window,
+        "protection": a["protection"].method,
+        "data_kept_in": a["protection"].where() if a["protection"].method == "export" else None,
+    }
+    if phase:
+        evidence.update({"phase": phase[0], f"{'backup_id' if phase[0] == 'backup' else 'export_task_id'}": phase[1]})
+        if art is not None:
+            evidence["phase_lifecycle"] = art.lifecycle
+    kept = f"; {_label(art, phase)} is kept and nothing is deleted" if phase else ""
+
+    def keep(reason: str, **more: Any) -> Decision:
+        return Decision(Verdict.KEEP, reason + kept, evidence={**evidence, **more})
+
+    if resource.state != "AVAILABLE":
+        return keep(f"{resource.state}: only AVAILABLE file systems are candidates")
+    jobs = sig.jobs
+    if not is_dev(view, settings) and not jobs:
+        stage = f"ml:stage is {view.stage!r}" if view.stage else "no ml:stage tag"
+        return keep(
+            f"not an ML dev file system ({stage}, and no SageMaker training job used it in the last "
+            f"{sig.jobs_lookback_days} d): never touched"
+        )
+    running = [j for j in jobs if j.running]
+    if running:
+        names = ", ".join(f"{j.name} ({j.status})" for j in running[:3]) + (f" and {len(running) - 3} more" if len(running) > 3 else "")
+        return keep(f"in use by training job {names}", jobs_running=[j.name for j in running])
+    last = _last_job(jobs)
+    if last is not None and last.ended_at is not None and now - last.ended_at < timedelta(minutes=window):
+        return keep(
+            f"training job {last.name} ended {human_duration(now - last.ended_at)} ago, within the idle window ({_window_text(window)})",
+            last_job=last.name,
+            last_job_ended=iso(last.ended_at),
+        )
+    if resource.created_at is not None and now - resource.created_at < timedelta(minutes=window):
+        return keep(f"created {human_duration(now - resource.created_at)} ago, within the idle window ({_window_text(window)})")
+    if sig.io is None or sig.window_end is None:
+        return keep("no AWS/FSx I/O data was read: unknown is not idle")
+    excuse = (art.started_at, art.ended_at or now) if art is not None and art.kind == "export" and art.started_at else None
+    io = judge(sig.io, sig.window_end, window, sig.period, excuse)
+    evidence.update({"periods": io.periods, "missing_periods": io.missing, "io_totals": io.totals})
+    if io.last_active is not None:
+        ago = human_duration(now - io.last_active) if now > io.last_active else "0 m"
+        return keep(f"in use: I/O {ago} ago ({describe_totals(io.totals)} in the last {_window_text(window)})", last_io=iso(io.last_active))
+    if io.missing:
+        what = "no AWS/FSx I/O data" if io.missing == io.periods else f"AWS/FSx I/O data missing for {io.missing} of {io.periods} periods"
+        return keep(f"{what} in the last {_window_text(window)}: unknown is not idle")
+
+    since_job = (
+        f"last training job {last.name} ended {human_duration(now - last.ended_at)} ago"
+        if last is not None and last.ended_at is not None
+        else f"no training job used it in the last {sig.jobs_lookback_days} d"
+    )
+    finished = f"finished: {since_job}, no I/O for {_window_text(window)} ({a.get('deployment')}, {a.get('capacity_gib') or '?'} GiB, {monthly(resource)})"
+    if last is not None and last.ended_at is not None:
+        evidence.update({"last_job": last.name, "last_job_ended": iso(last.ended_at)})
+    proof_start = sig.window_end - timedelta(minutes=window)
+    return _phases(resource, view, settings, now, evidence, finished, phase, art, proof_start)
+
+
+def _last_job(jobs: tuple[JobRef, ...]) -> JobRef | None:
+    ended = [j for j in jobs if j.ended_at is not None]
+    return max(ended, key=lambda j: j.ended_at or datetime.min) if ended else None
+
+
+def _phases(
+    resource: Resource,
+    view: TagView,
+    settings: Settings,
+    now: datetime,
+    evidence: dict[str, Any],
+    finished: str,
+    phase: tuple[str, str] | None,
+    art: Artifact | None,
+    proof_start: datetime,
+) -> Decision:
+    restore = f"reaper restore {resource.id}"
+    if phase is None:
+        return _phase_one(resource, view, settings, evidence, finished, "")
+    label = _label(art, phase)
+    if art is None or not art.found or art.lifecycle == "DELETED":
+        return _phase_one(resource, view, settings, evidence, finished, f"{label} no longer exists, so a new one is needed; ")
+    fresh = art.started_at is not None and art.started_at >= proof_start
+    if art.done:
+        if not fresh:
+            when = iso(art.started_at) if art.started_at else "an unknown time"
+            return _phase_one(resource, view, settings, evidence, finished, f"{label} (from {when}) is older than the idle proof; ")
+        where = f"backup {art.id} is AVAILABLE" if art.kind == "backup" else f"export {art.id} SUCCEEDED ({art.total_files} files, none failed)"
+        return Decision(
+            Verdict.ACT,
+            f"{finished}; {where}, so it is deleted — {restore}",
+            action="delete",
+            evidence=evidence,
+            skip_grace=True,  # the owner was warned before phase 1, and it stayed unused since
+        )
+    age = now - art.started_at if art.started_at else timedelta(0)
+    if art.running:
+        if age > timedelta(hours=settings.fsx_stuck_hours):
+            return Decision(
+                Verdict.ERROR,
+                f"{finished}; but {label} is still {art.lifecycle} after {human_duration(age)}: nothing is deleted, and the reaper "
+                f"starts no other. Look at it in the FSx console; remove tag {settings.tag(_phase_tag(art))} to start over",
+                action="delete",
+                evidence=evidence,
+                notify_key=f"stuck:{art.id}",
+            )
+        progress = f" {art.progress}%" if art.progress is not None else ""
+        return Decision(
+            Verdict.KEEP,
+            f"in progress: {label} {art.lifecycle}{progress} since {iso(art.started_at) if art.started_at else '?'}; "
+            f"deleted at a later sweep once it is {'AVAILABLE' if art.kind == 'backup' else 'SUCCEEDED'} ({finished})",
+            evidence={**evidence, "in_progress": True},
+        )
+    if art.kind == "export" and art.lifecycle == "SUCCEEDED":
+        problem = f"{art.failed_files} of {art.total_files} files failed to export (report under {art.report_path or 'the repository'})"
+    else:
+        problem = f"{art.lifecycle}{': ' + art.failure if art.failure else ''}"
+    return Decision(
+        Verdict.ERROR,
+        f"{label} {problem}: nothing is deleted and the reaper will not retry on its own. Remove tag "
+        f"{settings.tag(_phase_tag(art))} to try again, or tag {settings.tag('exempt')}=true to keep it ({finished})",
+        action="delete",
+        evidence=evidence,
+        notify_key=f"failed:{art.id}",
+    )
+
+
+def _phase_tag(art: Artifact) -> str:
+    return "backup-id" if art.kind == "backup" else "export-task"
+
+
+def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: dict[str, Any], finished: str, note: str) -> Decision:
+    p: Protection = resource.attrs["protection"]
+    restore = f"reaper restore {resource.id}"
+    disposable = settings.tag("disposable") + "=true"
+    if p.method == "backup":
+        return Decision(
+            Verdict.ACT,
+            f"{finished}; {note}it is backed up first and deleted at a later sweep once the backup is AVAILABLE — {restore}",
+            action="backup",
+            evidence=evidence,
+        )
+    if p.method == "export" and p.coverage == "full":
+        return Decision(
+            Verdict.ACT,
+            f"{finished}; {note}its data is exported to {p.where()} first and it is deleted at a later sweep once the export "
+            f"SUCCEEDED with no failed file",
+            action="export",
+            evidence=evidence,
+        )
+    if p.method == "export" and view.disposable:
+        return Decision(
+            Verdict.ACT,
+            f"{finished}; {note}{p.where()} is exported first, then it is deleted; files outside the linked paths are not "
+            f"exported and will be GONE (tagged {disposable})",
+            action="export",
+            evidence={**evidence, "data_outside_links_lost": True},
+        )
+    if p.method == "none" and view.disposable:
+        return Decision(
+            Verdict.ACT,
+            f"{finished}; {p.why}, and it is tagged {disposable}: it is deleted with no backup and its data is GONE for good",
+            action="discard",
+            evidence={**evidence, "data_lost": True},
+        )
+    why = p.why if p.method == "none" else f"{p.why}: an export would leave the rest behind"
+    return Decision(
+        Verdict.KEEP,
+        f"{finished}; but {why}, so the reaper will not delete it. To let it delete the file system WITH ITS DATA "
+        f"(gone for good{', except what is under the linked paths' if p.method == 'export' else ''}), tag {disposable}",
+        evidence={**evidence, "refused": True},
+        notify=True,
+        notify_key=f"unprotected:{p.method}:{p.coverage}",
+    )
