@@ -19,6 +19,10 @@ def apply() -> None:
     from reaper_devkit.moto_ext import sagemaker_jobs
 
     sagemaker_jobs.apply()
+    from reaper_devkit.moto_ext import autoscaling_sagemaker, sagemaker_inference
+
+    sagemaker_inference.apply()
+    autoscaling_sagemaker.apply()
     from reaper_devkit.moto_ext import fsx
 
     fsx.apply()
