@@ -98,6 +98,13 @@ class Settings(BaseModel):
     # training-job ceilings (issue 4 fills in their use)
     max_hours: float = Field(default=24.0, gt=0)
     max_usd: float = Field(default=500.0, gt=0)
+    # endpoints (issue 3): off-hours restore at the start of working hours, and how long
+    # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
+    endpoint_off_hours_restore: bool = False
+    restore_function_arn: str | None = None
+    scheduler_role_arn: str | None = None
+    schedule_group: str = "default"
+    restore_wait_minutes: int = Field(default=30, ge=0)
     ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
     divergence_points: int = Field(default=5, ge=2)  # consecutive worsening datapoints that count as diverging
     divergence_ratio: float = Field(default=2.0, gt=1)  # ... ending this far past the metric's best value
@@ -133,6 +140,15 @@ class Settings(BaseModel):
                 raise ValueError(f"idle minutes for {name} must be >= 5")
         return self
 
+    @model_validator(mode="after")
+    def _endpoint_wake_wired(self) -> Settings:
+        if self.endpoint_off_hours_restore and not (self.restore_function_arn and self.scheduler_role_arn):
+            raise ValueError(
+                "REAPER_ENDPOINT_OFF_HOURS_RESTORE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN "
+                "(the schedule invokes the restore function with that role)"
+            )
+        return self
+
     def mode_for(self, kind: str) -> Mode:
         return self.kind_modes.get(kind, self.mode)
 
@@ -166,6 +182,11 @@ class Settings(BaseModel):
             "REAPER_ATTACH_AGENT": "attach_agent",
             "REAPER_MAX_HOURS": "max_hours",
             "REAPER_MAX_USD": "max_usd",
+            "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
+            "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
+            "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
+            "REAPER_SCHEDULE_GROUP": "schedule_group",
+            "REAPER_RESTORE_WAIT_MINUTES": "restore_wait_minutes",
             "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
             "REAPER_DIVERGENCE_POINTS": "divergence_points",
             "REAPER_DIVERGENCE_RATIO": "divergence_ratio",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from reaper.errors import UsageError
 from reaper.kinds.base import Kind
+from reaper.kinds.endpoint import EndpointKind
 from reaper.kinds.fsx import FsxKind
 from reaper.kinds.notebook import NotebookKind
 from reaper.kinds.training_job import TrainingJobKind
 
-REGISTRY: dict[str, Kind] = {k.name: k for k in (NotebookKind(), TrainingJobKind(), FsxKind())}
+REGISTRY: dict[str, Kind] = {k.name: k for k in (NotebookKind(), EndpointKind(), TrainingJobKind(), FsxKind())}
 
 
 def get(name: str) -> Kind:

@@ -1,0 +1,14 @@
+"""Endpoint function: scheduled sweeps, and SageMaker Endpoint State Change events."""
+
+from typing import Any
+
+from reaper.handlers import build_runtime, handle_kind_event
+from reaper.observability import logger, metrics
+
+RUNTIME = build_runtime()
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_kind_event(event, "endpoint", RUNTIME)

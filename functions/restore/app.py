@@ -1,0 +1,18 @@
+"""Restore function: does what `reaper restore NAME` does, for {"name": "..."}.
+
+Invoked by the off-hours schedules (start of working hours) and, later, by the Slack button.
+"""
+
+from typing import Any
+
+from reaper.handlers import build_runtime
+from reaper.observability import logger, metrics
+from reaper.restore_request import handle_restore_request
+
+RUNTIME = build_runtime()
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_restore_request(event, RUNTIME)

@@ -1,0 +1,227 @@
+"""To zero, by endpoint type. Each action re-reads what it changes, records how to undo it, then acts.
+
+  delete          classic endpoints. Refused (verdict `error`) unless the action log can keep
+                  the restore record and the config and every model it names still exist;
+                  the record (name, config, tags, autoscaling) is written before the delete.
+  scale-to-zero   inference-component endpoints: every component to 0 copies (autoscaling
+                  minimums to 0 first, so they do not scale back); asynchronous endpoints: the
+                  autoscaling minimum to 0, a wake-on-backlog policy if none is there, 0 instances.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reaper.kinds import endpoint_autoscaling as autoscaling
+from reaper.kinds import endpoint_wake as wake
+from reaper.kinds.base import ActContext, Action
+from reaper.kinds.endpoint_facts import (
+    ASYNC,
+    CLASSIC,
+    COMPONENT_DIMENSION,
+    COMPONENTS,
+    IN_SERVICE,
+    VARIANT_DIMENSION,
+    EndpointDetails,
+    Refused,
+    component_resource_id,
+    variant_resource_id,
+)
+from reaper.kinds.endpoint_read import DetailReader
+from reaper.model import Decision, Resource
+from reaper.timeutil import iso
+
+KIND = "endpoint"
+
+DELETE_PERMISSIONS = (
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:DescribeEndpointConfig",
+    "sagemaker:DescribeModel",
+    "sagemaker:ListTags",
+    "sagemaker:DeleteEndpoint",
+    *autoscaling.READ_PERMISSIONS,
+    "application-autoscaling:DeregisterScalableTarget",
+    *wake.PERMISSIONS,
+)
+ZERO_PERMISSIONS = (
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:ListInferenceComponents",
+    "sagemaker:DescribeInferenceComponent",
+    "sagemaker:UpdateInferenceComponentRuntimeConfig",
+    "sagemaker:UpdateEndpointWeightsAndCapacities",
+    *autoscaling.READ_PERMISSIONS,
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:PutScalingPolicy",
+    "cloudwatch:DescribeAlarmsForMetric",
+    "cloudwatch:PutMetricAlarm",
+    *wake.PERMISSIONS,
+)
+
+
+def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision) -> dict[str, Any]:
+    return {
+        "kind": KIND,
+        "type": kind_of,
+        "name": r.id,
+        "arn": r.arn,
+        "region": r.region,
+        "account": r.account,
+        "owner": next((v for k, v in r.tags.items() if k.strip().lower() == "ml:owner"), None),
+        "instance_type": r.instance_type,
+        "instance_count": r.instance_count,
+        "hourly_usd": r.hourly_usd,
+        "reason": decision.reason,
+        "reaped_at": iso(ctx.now),
+        "event_id": ctx.event_id,
+        "status": "reaped",
+    }
+
+
+def _schedule(ctx: ActContext, r: Resource, d: Decision, record: dict[str, Any]) -> str:
+    """Before going to zero: the schedule that brings it back at the start of working hours."""
+    if not wake.wanted(ctx, d):
+        return ""
+    if ctx.log is None:
+        return "; not scheduled to come back: no action log to keep the restore record in"
+    name, at = wake.schedule_restore(ctx, r)
+    record.update(wake_at=at.isoformat(), schedule=name)
+    return "; " + wake.describe(name, at)
+
+
+# -- classic: delete after the restore record ------------------------------------------------
+
+
+def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    if ctx.log is None:
+        raise Refused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
+    sm = ctx.clients("sagemaker")
+    desc = sm.describe_endpoint(EndpointName=r.id)
+    config_name = desc["EndpointConfigName"]
+    reader = DetailReader(ctx.clients)
+    config = reader.config(config_name)
+    if config is None:
+        raise Refused("DeleteEndpoint", f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+    variants = config.get("ProductionVariants", [])
+    if config.get("AsyncInferenceConfig") or any(not v.get("ModelName") for v in variants):
+        raise Refused("DeleteEndpoint", f"its configuration {config_name} is no longer a classic real-time one; nothing was deleted")
+    models = sorted({v["ModelName"] for v in variants})
+    missing = [m for m in models if not reader.model_exists(m)]
+    if missing:
+        raise Refused("DeleteEndpoint", f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+    resource_ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
+    scaling = autoscaling.capture(ctx.clients("application-autoscaling"), ctx.clients("cloudwatch"), resource_ids, VARIANT_DIMENSION)
+    warned = ctx.settings.tag("warned-at").lower()
+    tags = [t for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn) for t in page.get("Tags", []) if t["Key"].strip().lower() != warned]
+    record = {
+        **_base_record(ctx, r, CLASSIC, d),
+        "config_name": config_name,
+        "models": models,
+        "variants": [{"name": v["VariantName"], "instance_type": v.get("InstanceType"), "count": v.get("InitialInstanceCount")} for v in variants],
+        "tags": tags,
+        "autoscaling": scaling,
+    }
+    comeback = _schedule(ctx, r, d, record)
+    ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    sm.delete_endpoint(EndpointName=r.id)
+    note = ""
+    if scaling:
+        aas = ctx.clients("application-autoscaling")
+        for t in scaling:
+            autoscaling.deregister(aas, t["resource_id"], t["dimension"])
+        note = f"; autoscaling recorded and deregistered ({len(scaling)} target{'s' if len(scaling) > 1 else ''})"
+    return f"deleted; config {config_name} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record written{note}{comeback}"
+
+
+# -- inference components: copies to 0 --------------------------------------------------------
+
+
+def zero_components(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    sm = ctx.clients("sagemaker")
+    names = [
+        ic["InferenceComponentName"]
+        for page in sm.get_paginator("list_inference_components").paginate(EndpointNameEquals=r.id)
+        for ic in page.get("InferenceComponents", [])
+    ]
+    components = DetailReader(ctx.clients).components(names)
+    if not components or all(c.copies == 0 for c in components):
+        raise Refused("UpdateInferenceComponentRuntimeConfig", "no inference component has copies any more; nothing to do")
+    aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
+    scaling = autoscaling.capture(aas, cw, [component_resource_id(c.name) for c in components], COMPONENT_DIMENSION)
+    record = {
+        **_base_record(ctx, r, COMPONENTS, d),
+        "components": [{"name": c.name, "variant": c.variant, "copies": c.copies} for c in components],
+        "autoscaling": scaling,
+    }
+    comeback = _schedule(ctx, r, d, record)
+    if ctx.log is not None:
+        ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    for t in scaling:
+        if t["min"] > 0:  # else autoscaling would put the copies straight back
+            autoscaling.set_minimum(aas, t["resource_id"], COMPONENT_DIMENSION, 0, t["max"])
+    for c in components:
+        if c.copies > 0:
+            sm.update_inference_component_runtime_config(InferenceComponentName=c.name, DesiredRuntimeConfig={"CopyCount": 0})
+    was = ", ".join(f"{c.name} (was {c.copies})" for c in components)
+    minimums = "; autoscaling minimums set to 0" if any(t["min"] > 0 for t in scaling) else ""
+    return f"copies set to 0: {was}; managed instance scaling releases the instances{minimums}{comeback}"
+
+
+# -- asynchronous: minimum 0, woken by backlog --------------------------------------------------
+
+
+def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    sm, aas, cw = ctx.clients("sagemaker"), ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
+    desc = sm.describe_endpoint(EndpointName=r.id)
+    variants = desc.get("ProductionVariants", [])
+    found = autoscaling.targets(aas, [variant_resource_id(r.id, v["VariantName"]) for v in variants], VARIANT_DIMENSION)
+    wake_there = autoscaling.has_wake_policy(cw, r.id)
+    record = {
+        **_base_record(ctx, r, ASYNC, d),
+        "variants": [
+            {
+                "name": v["VariantName"],
+                "desired": int(v.get("DesiredInstanceCount") or v.get("CurrentInstanceCount") or 1),
+                "target": _target(found.get(variant_resource_id(r.id, v["VariantName"]))),
+            }
+            for v in variants
+        ],
+        "wake_added": not wake_there,
+    }
+    comeback = _schedule(ctx, r, d, record)
+    if ctx.log is not None:
+        ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    for v in record["variants"]:
+        rid = variant_resource_id(r.id, v["name"])
+        maximum = v["target"]["max"] if v["target"] else max(v["desired"], 1)
+        autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, 0, maximum)
+    if not wake_there and variants:
+        autoscaling.add_wake_policy(aas, cw, r.id, variant_resource_id(r.id, variants[0]["VariantName"]))
+    sm.update_endpoint_weights_and_capacities(
+        EndpointName=r.id, DesiredWeightsAndCapacities=[{"VariantName": v["name"], "DesiredInstanceCount": 0} for v in record["variants"]]
+    )
+    was = ", ".join(
+        f"{v['name']} (min was {v['target']['min']})" if v["target"] else f"{v['name']} (had no autoscaling; registered 0-{max(v['desired'], 1)})"
+        for v in record["variants"]
+    )
+    policy = "wake-on-backlog policy added" if not wake_there else "its wake-on-backlog policy was already there"
+    return f"autoscaling minimum 0 on {was}, 0 instances; {policy}{comeback}"
+
+
+def _target(t: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if t is None else {"min": t["MinCapacity"], "max": t["MaxCapacity"]}
+
+
+def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    details: EndpointDetails | None = r.attrs.get("details")
+    kind_of = details.type if details else d.evidence.get("type")
+    if kind_of == COMPONENTS:
+        return zero_components(ctx, r, d)
+    if kind_of == ASYNC:
+        return zero_async(ctx, r, d)
+    raise Refused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
+
+
+ACTIONS: dict[str, Action] = {
+    "delete": Action("delete", "deleted", DELETE_PERMISSIONS, frozenset({IN_SERVICE}), delete_classic, needs_log=True),
+    "scale-to-zero": Action("scale-to-zero", "scaled to zero", ZERO_PERMISSIONS, frozenset({IN_SERVICE}), scale_to_zero),
+}

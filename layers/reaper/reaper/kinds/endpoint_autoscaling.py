@@ -1,0 +1,222 @@
+"""Application Auto Scaling for endpoints: what to record before going to zero, and how to put it back.
+
+A scalable target is recorded with its capacities and policies; a step-scaling policy also with
+the CloudWatch alarms that invoke it, because a new policy gets a new ARN and those alarms must
+be pointed at it again. Target-tracking alarms belong to AWS and come back with their policy.
+Every write here is idempotent: RegisterScalableTarget and PutScalingPolicy update in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.kinds.endpoint_facts import NAMESPACE, VARIANT_DIMENSION, WAKE_POLICY
+
+SERVICE = "sagemaker"
+ALARM_FIELDS = (
+    "AlarmName",
+    "AlarmDescription",
+    "ActionsEnabled",
+    "OKActions",
+    "AlarmActions",
+    "InsufficientDataActions",
+    "MetricName",
+    "Namespace",
+    "Statistic",
+    "ExtendedStatistic",
+    "Dimensions",
+    "Period",
+    "Unit",
+    "EvaluationPeriods",
+    "DatapointsToAlarm",
+    "Threshold",
+    "ComparisonOperator",
+    "TreatMissingData",
+    "EvaluateLowSampleCountPercentile",
+    "Metrics",
+    "ThresholdMetricId",
+)
+
+READ_PERMISSIONS = (
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:DescribeScalingPolicies",
+    "cloudwatch:DescribeAlarms",
+)
+REAPPLY_PERMISSIONS = (
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:PutScalingPolicy",
+    "cloudwatch:PutMetricAlarm",
+)
+
+
+def targets(aas: Any, resource_ids: list[str], dimension: str) -> dict[str, dict[str, Any]]:
+    """{resource id: scalable target} for the ids that have one (50 ids a call, the API's limit)."""
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(resource_ids), 50):
+        paginator = aas.get_paginator("describe_scalable_targets")
+        for page in paginator.paginate(ServiceNamespace=SERVICE, ResourceIds=resource_ids[i : i + 50], ScalableDimension=dimension):
+            for t in page.get("ScalableTargets", []):
+                out[t["ResourceId"]] = t
+    return out
+
+
+def policies(aas: Any, resource_id: str, dimension: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    paginator = aas.get_paginator("describe_scaling_policies")
+    for page in paginator.paginate(ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=dimension):
+        out.extend(page.get("ScalingPolicies", []))
+    return out
+
+
+def capture(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str) -> list[dict[str, Any]]:
+    """Everything needed to register these targets again exactly as they are now."""
+    found = targets(aas, resource_ids, dimension)
+    out: list[dict[str, Any]] = []
+    for rid in resource_ids:
+        t = found.get(rid)
+        if t is None:
+            continue
+        out.append(
+            {
+                "resource_id": rid,
+                "dimension": dimension,
+                "min": t["MinCapacity"],
+                "max": t["MaxCapacity"],
+                "suspended": t.get("SuspendedState"),
+                "policies": [_policy_record(cloudwatch, p) for p in policies(aas, rid, dimension)],
+            }
+        )
+    return out
+
+
+def _policy_record(cloudwatch: Any, p: dict[str, Any]) -> dict[str, Any]:
+    step = p.get("PolicyType") == "StepScaling"
+    record: dict[str, Any] = {
+        "name": p["PolicyName"],
+        "type": p["PolicyType"],
+        "arn": p.get("PolicyARN"),
+        "config": p.get("StepScalingPolicyConfiguration") if step else p.get("TargetTrackingScalingPolicyConfiguration"),
+        "alarms": [],
+    }
+    names = [a["AlarmName"] for a in p.get("Alarms", [])]
+    if step and names:
+        found = cloudwatch.describe_alarms(AlarmNames=names).get("MetricAlarms", [])
+        record["alarms"] = [{k: a[k] for k in ALARM_FIELDS if a.get(k) not in (None, [], "")} for a in found]
+    return record
+
+
+def reapply(aas: Any, cloudwatch: Any, recorded: list[dict[str, Any]]) -> list[str]:
+    """Register each target and put each policy back; point step-scaling alarms at the new policies."""
+    done: list[str] = []
+    for t in recorded:
+        kwargs: dict[str, Any] = {
+            "ServiceNamespace": SERVICE,
+            "ResourceId": t["resource_id"],
+            "ScalableDimension": t["dimension"],
+            "MinCapacity": t["min"],
+            "MaxCapacity": t["max"],
+        }
+        if t.get("suspended"):
+            kwargs["SuspendedState"] = t["suspended"]
+        aas.register_scalable_target(**kwargs)
+        for p in t.get("policies", []):
+            key = "StepScalingPolicyConfiguration" if p["type"] == "StepScaling" else "TargetTrackingScalingPolicyConfiguration"
+            new_arn = aas.put_scaling_policy(
+                PolicyName=p["name"],
+                ServiceNamespace=SERVICE,
+                ResourceId=t["resource_id"],
+                ScalableDimension=t["dimension"],
+                PolicyType=p["type"],
+                **{key: p["config"]},
+            )["PolicyARN"]
+            for alarm in p.get("alarms", []):
+                cloudwatch.put_metric_alarm(**_repointed(alarm, p.get("arn"), new_arn))
+        names = ", ".join(p["name"] for p in t.get("policies", [])) or "no policies"
+        done.append(f"{t['resource_id']} min {t['min']} max {t['max']} ({names})")
+    return done
+
+
+def _repointed(alarm: dict[str, Any], old_arn: str | None, new_arn: str) -> dict[str, Any]:
+    out = dict(alarm)
+    for key in ("AlarmActions", "OKActions", "InsufficientDataActions"):
+        if key in out:
+            out[key] = [new_arn if a == old_arn else a for a in out[key]]
+    return out
+
+
+def set_minimum(aas: Any, resource_id: str, dimension: str, minimum: int, maximum: int) -> None:
+    aas.register_scalable_target(
+        ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=dimension, MinCapacity=minimum, MaxCapacity=maximum
+    )
+
+
+def deregister(aas: Any, resource_id: str, dimension: str) -> None:
+    """Deregistering deletes the target's policies too. A target already gone is fine."""
+    try:
+        aas.deregister_scalable_target(ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=dimension)
+    except ClientError as exc:
+        if "No scalable target" not in str(exc) and exc.response.get("Error", {}).get("Code") != "ObjectNotFoundException":
+            raise
+
+
+# -- async endpoints: the policy that wakes a scaled-to-zero endpoint when requests queue ------
+
+
+def wake_alarm_name(endpoint: str) -> str:
+    return f"mlreaper-wake-{endpoint}"[:255]
+
+
+def has_wake_policy(cloudwatch: Any, endpoint: str) -> bool:
+    """An alarm on HasBacklogWithoutCapacity for this endpoint that invokes a scaling policy."""
+    alarms = cloudwatch.describe_alarms_for_metric(
+        MetricName="HasBacklogWithoutCapacity", Namespace=NAMESPACE, Dimensions=[{"Name": "EndpointName", "Value": endpoint}]
+    ).get("MetricAlarms", [])
+    for a in alarms:
+        dims = {d["Name"]: d["Value"] for d in a.get("Dimensions", [])}
+        if dims.get("EndpointName") == endpoint and any(":scalingPolicy:" in x for x in a.get("AlarmActions", [])):
+            return True
+    return False
+
+
+def add_wake_policy(aas: Any, cloudwatch: Any, endpoint: str, resource_id: str) -> str:
+    """A step-scaling policy (+1 instance) and an alarm on HasBacklogWithoutCapacity >= 1 that invokes it."""
+    arn: str = aas.put_scaling_policy(
+        PolicyName=WAKE_POLICY,
+        ServiceNamespace=SERVICE,
+        ResourceId=resource_id,
+        ScalableDimension=VARIANT_DIMENSION,
+        PolicyType="StepScaling",
+        StepScalingPolicyConfiguration={
+            "AdjustmentType": "ChangeInCapacity",
+            "MetricAggregationType": "Average",
+            "Cooldown": 300,
+            "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
+        },
+    )["PolicyARN"]
+    cloudwatch.put_metric_alarm(
+        AlarmName=wake_alarm_name(endpoint),
+        AlarmDescription=f"mlreaper: wakes {endpoint} (scaled to zero while idle) when requests queue",
+        MetricName="HasBacklogWithoutCapacity",
+        Namespace=NAMESPACE,
+        Statistic="Average",
+        Dimensions=[{"Name": "EndpointName", "Value": endpoint}],
+        Period=60,
+        EvaluationPeriods=2,
+        DatapointsToAlarm=2,
+        Threshold=1,
+        ComparisonOperator="GreaterThanOrEqualToThreshold",
+        TreatMissingData="missing",
+        AlarmActions=[arn],
+    )
+    return arn
+
+
+def remove_wake_policy(aas: Any, cloudwatch: Any, endpoint: str, resource_id: str) -> None:
+    try:
+        aas.delete_scaling_policy(PolicyName=WAKE_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION)
+    except ClientError as exc:
+        if "No scaling policy" not in str(exc) and exc.response.get("Error", {}).get("Code") != "ObjectNotFoundException":
+            raise
+    cloudwatch.delete_alarms(AlarmNames=[wake_alarm_name(endpoint)])

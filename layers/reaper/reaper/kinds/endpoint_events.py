@@ -1,0 +1,125 @@
+"""SageMaker Endpoint State Change events, for the endpoint function.
+
+* A restore in progress (a classic endpoint the restore function recreated and left Creating)
+  is followed: on InService its autoscaling goes back and the owner is told; on Failed, why.
+* A new or updated endpoint (Creating / Updating) in a dev stage, or with no stage, and no
+  `ml:owner` is reported at once: otherwise nobody hears before it is taken to zero.
+Each is done and posted once per event, however often the event is delivered.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reaper.errors import BadEventError
+from reaper.events import EventBridgeEvent
+from reaper.kinds.endpoint_facts import CLASSIC
+from reaper.kinds.endpoint_read import is_missing
+from reaper.kinds.endpoint_restore import KIND, _failed, finish_classic
+from reaper.notices import post_notice
+from reaper.policy import is_dev, read_tags
+from reaper.runtime import Runtime
+
+DETAIL_TYPE = "SageMaker Endpoint State Change"
+
+
+class EndpointStateDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    EndpointName: str = Field(min_length=1)
+    EndpointStatus: str = Field(min_length=1)
+    EndpointArn: str = ""
+    EndpointConfigName: str = ""
+    Tags: dict[str, str] | list[dict[str, str]] = Field(default_factory=dict)
+
+
+def status_of(value: str) -> str:
+    """Events say IN_SERVICE, the API says InService: compare them as INSERVICE."""
+    return value.replace("_", "").replace(" ", "").upper()
+
+
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
+    if ev.detail_type != DETAIL_TYPE or ev.source != "aws.sagemaker":
+        return None
+    try:
+        detail = EndpointStateDetail.model_validate(ev.detail)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadEventError(f"not an endpoint state change: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    status = status_of(detail.EndpointStatus)
+    region = ev.region or rt.home_region
+    result: dict[str, Any] = {"event_id": ev.id, "endpoint": detail.EndpointName, "status": detail.EndpointStatus}
+    if rt.log is not None:
+        record = rt.log.latest_restore(KIND, detail.EndpointName)
+        if record and record.get("type") == CLASSIC and record.get("status") == "restoring" and record.get("region", region) == region:
+            return {**result, **_follow_restore(rt, record, status, now, ev)}
+    if status in ("CREATING", "UPDATING"):
+        return {**result, **_owner_check(rt, region, detail, ev, now)}
+    return {**result, "checked": None}
+
+
+def _follow_restore(rt: Runtime, record: dict[str, Any], status: str, now: datetime, ev: EventBridgeEvent) -> dict[str, Any]:
+    assert rt.log is not None
+    clients = rt.clients(record.get("region") or rt.home_region)
+    started = record.get("restore_started_at") or record.get("reaped_at")
+    if status == "INSERVICE":
+        if not rt.log.claim(f"endpoint-restore-finish|{record['name']}|{started}", now):
+            return {"restore": "already finished by an earlier delivery"}
+        return {"restore": "finished", "result": finish_classic(rt, clients, record, now)}
+    if status == "FAILED":
+        if not rt.log.claim(f"endpoint-restore-failed|{record['name']}|{started}", now):
+            return {"restore": "failure already reported"}
+        return {"restore": "failed", "result": str(_failed(rt, clients("sagemaker"), record, now))}
+    return {"restore": "in progress"}
+
+
+def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    sm = rt.clients(region)("sagemaker")
+    name = detail.EndpointName
+    arn = detail.EndpointArn or next((r for r in ev.resources if ":endpoint/" in r), "")
+    tags = _event_tags(detail.Tags)
+    try:
+        if not arn:
+            arn = sm.describe_endpoint(EndpointName=name)["EndpointArn"]
+        tags = {t["Key"]: t["Value"] for page in sm.get_paginator("list_tags").paginate(ResourceArn=arn) for t in page.get("Tags", [])}
+    except ClientError as exc:
+        if not is_missing(exc):
+            raise
+        return {"checked": name, "problems": [], "posted": False, "skipped": "deleted since"}
+    view = read_tags(tags, rt.settings)
+    problems: list[str] = []
+    if view.owner is None and (view.stage is None or is_dev(view, rt.settings)):
+        problems.append(
+            "no `ml:owner` tag: nobody can be told before the reaper takes it to zero. "
+            f"`aws sagemaker add-tags --resource-arn {arn} --tags Key=ml:owner,Value=you@example.com`"
+        )
+    if view.stage is None:
+        problems.append(
+            "no `ml:stage` tag: only dev-stage endpoints are taken to zero when idle, so this one would stay up, and bill, however idle. "
+            f"`aws sagemaker add-tags --resource-arn {arn} --tags Key=ml:stage,Value=dev`"
+        )
+    result: dict[str, Any] = {"checked": name, "problems": problems, "posted": False}
+    if problems:
+        what = "created" if status_of(detail.EndpointStatus) == "CREATING" else "updated"
+        notice = {
+            "kind": KIND,
+            "id": name,
+            "arn": arn,
+            "region": region,
+            "account": ev.account or (arn.split(":")[4] if arn.count(":") > 4 else ""),
+            "owner": view.owner,
+            "title": f"Endpoint {name} was {what} without what the reaper needs",
+            "text": "\n".join(f"• {p}" for p in problems),
+        }
+        result["posted"] = post_notice(rt, notice, now, ev.id)
+    return result
+
+
+def _event_tags(tags: dict[str, str] | list[dict[str, str]]) -> dict[str, str]:
+    if isinstance(tags, dict):
+        return dict(tags)
+    return {t.get("Key", ""): t.get("Value", "") for t in tags}

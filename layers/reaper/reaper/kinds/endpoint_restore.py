@@ -1,0 +1,327 @@
+"""`reaper restore NAME` for endpoints: back with the same name, config, tags and autoscaling.
+
+Reads the latest restore record from the action log and puts back what it says:
+  classic               CreateEndpoint (same name, config, tags); autoscaling is registered again
+                        once it is InService (here, or by the endpoint function on the state-change
+                        event when the restore function started it and returned at once).
+  inference-components  the copy counts and autoscaling minimums as they were.
+  async                 the autoscaling minimum and instance count as they were; the wake policy the
+                        reaper added is removed.
+Safe to run twice: what is already back is left alone. Anything it needs that someone deleted
+meanwhile (config, model, component) stops it with a RestoreError that says what and what to do.
+Progress is reported while the endpoint is Creating, for up to REAPER_RESTORE_WAIT_MINUTES.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.clients import Clients
+from reaper.errors import ReaperError, RestoreError
+from reaper.kinds import endpoint_autoscaling as autoscaling
+from reaper.kinds.endpoint_facts import (
+    ASYNC,
+    CLASSIC,
+    COMPONENTS,
+    IN_SERVICE,
+    VARIANT_DIMENSION,
+    comeback_note,
+    variant_resource_id,
+)
+from reaper.kinds.endpoint_read import is_missing
+from reaper.notices import post_notice
+from reaper.restore import RESTORERS, Restorer, Say, register
+from reaper.runtime import Runtime
+from reaper.timeutil import human_duration, iso, parse_instant
+
+KIND = "endpoint"
+POLL_SECONDS = 15
+TRANSITIONAL = ("Creating", "Updating", "SystemUpdating", "RollingBack")
+ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+FSX_ID = re.compile(r"^fs-[0-9a-f]{8,}$")
+
+FINISH_PERMISSIONS = ("sagemaker:DescribeEndpoint", *autoscaling.REAPPLY_PERMISSIONS)
+EVENT_PERMISSIONS = (*FINISH_PERMISSIONS, "sagemaker:ListTags")
+RESTORE_PERMISSIONS = (
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:DescribeEndpointConfig",
+    "sagemaker:DescribeModel",
+    "sagemaker:CreateEndpoint",
+    "sagemaker:AddTags",  # CreateEndpoint with tags
+    "sagemaker:DescribeInferenceComponent",
+    "sagemaker:UpdateInferenceComponentRuntimeConfig",
+    "sagemaker:UpdateEndpointWeightsAndCapacities",
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:PutScalingPolicy",
+    "application-autoscaling:DeregisterScalableTarget",
+    "application-autoscaling:DeleteScalingPolicy",
+    "cloudwatch:PutMetricAlarm",
+    "cloudwatch:DeleteAlarms",
+)
+
+sleep: Callable[[float], None] = time.sleep  # tests replace it; the polling itself is counted, not timed
+
+
+class RestoreFailed(ReaperError):
+    """The endpoint was recreated but did not come back (Failed); exit status 1."""
+
+
+def restore_command(name: str, table: str | None = None) -> str:
+    return f"reaper restore {name}" + (f" --table {table}" if table else "")
+
+
+def claims(name: str) -> bool:
+    return bool(ENDPOINT_NAME.match(name)) and not FSX_ID.match(name)
+
+
+def restore_endpoint(rt: Runtime, name: str, now: datetime, say: Say) -> str:
+    if rt.log is None:
+        raise RestoreError("restore needs the action log, where restore records are kept: set REAPER_TABLE or pass --table")
+    record = rt.log.latest_restore(KIND, name)
+    if record is None:
+        raise RestoreError(f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)")
+    clients = rt.clients(record.get("region") or rt.home_region)
+    kind_of = record.get("type")
+    if kind_of == CLASSIC:
+        return _classic(rt, clients, record, now, say)
+    if kind_of == COMPONENTS:
+        return _components(rt, clients, record, now, say)
+    if kind_of == ASYNC:
+        return _async(rt, clients, record, now, say)
+    raise RestoreError(f"the restore record for {name} has an unknown type {kind_of!r}")
+
+
+# -- classic -----------------------------------------------------------------------------------
+
+
+def _classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime, say: Say) -> str:
+    sm, name, config = clients("sagemaker"), record["name"], record["config_name"]
+    desc = _describe(sm, name)
+    if desc is None:
+        _check_recreatable(sm, record)
+        kwargs: dict[str, Any] = {"EndpointName": name, "EndpointConfigName": config}
+        if record.get("tags"):
+            kwargs["Tags"] = record["tags"]
+        sm.create_endpoint(**kwargs)
+        record = _mark(rt, record, now, "restoring", restore_started_at=iso(now))
+        _notice(rt, record, now, "started", f"Restoring endpoint {name}", f"Recreating it from config {config} with its {len(record.get('tags') or [])} tags; {comeback_note(_types(record))}.")
+        say(f"creating endpoint {name} from config {config}")
+        status = "Creating"
+    else:
+        status = desc["EndpointStatus"]
+        if desc.get("EndpointConfigName") != config:
+            return f"endpoint {name} exists again with config {desc.get('EndpointConfigName')} (the record has {config}): left as it is"
+        if status == IN_SERVICE and record.get("status") == "restored":
+            return f"endpoint {name} is already back (restored {record.get('restored_at')}) and InService: nothing to do"
+        if status == "Deleting":
+            raise RestoreError(f"endpoint {name} is still being deleted; run `{restore_command(name)}` again when it is gone")
+        say(f"endpoint {name} is already {status}")
+    status = _follow(sm, name, status, rt.settings.restore_wait_minutes, say)
+    if status == IN_SERVICE:
+        return finish_classic(rt, clients, record, now)
+    if status == "Failed":
+        raise _failed(rt, sm, record, now)
+    return (
+        f"endpoint {name} is {status}: the endpoint function puts its autoscaling back and posts when it is InService "
+        f"(or run `{restore_command(name)}` again to follow it)"
+    )
+
+
+def finish_classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime) -> str:
+    """The endpoint is InService again: register its autoscaling as it was, and say so."""
+    done = autoscaling.reapply(clients("application-autoscaling"), clients("cloudwatch"), record.get("autoscaling") or [])
+    record = _mark(rt, record, now, "restored", restored_at=iso(now))
+    scaling = "autoscaling: " + "; ".join(done) if done else "no autoscaling to put back"
+    text = f"InService with config {record['config_name']}, its {len(record.get('tags') or [])} tags, {scaling}."
+    _notice(rt, record, now, "done", f"Endpoint {record['name']} is back", text)
+    return f"restored endpoint {record['name']}: {text}"
+
+
+def _check_recreatable(sm: Any, record: dict[str, Any]) -> None:
+    name, config = record["name"], record["config_name"]
+    try:
+        sm.describe_endpoint_config(EndpointConfigName=config)
+    except ClientError as exc:
+        if not is_missing(exc):
+            raise
+        variants = ", ".join(f"{v['name']}: {v.get('instance_type')} × {v.get('count')}" for v in record.get("variants", []))
+        raise RestoreError(
+            f"cannot restore endpoint {name}: its endpoint configuration {config} was deleted after the reaper took it to zero. "
+            f"Recreate {config} (variants {variants or '?'}; models {', '.join(record.get('models', [])) or '?'}) "
+            f"and run `{restore_command(name)}` again"
+        ) from None
+    missing = []
+    for model in record.get("models", []):
+        try:
+            sm.describe_model(ModelName=model)
+        except ClientError as exc:
+            if not is_missing(exc):
+                raise
+            missing.append(model)
+    if missing:
+        raise RestoreError(
+            f"cannot restore endpoint {name}: model {', '.join(missing)} (named by config {config}) was deleted after the reaper "
+            f"took it to zero. Recreate the model and run `{restore_command(name)}` again"
+        )
+
+
+def _failed(rt: Runtime, sm: Any, record: dict[str, Any], now: datetime) -> RestoreFailed:
+    desc = _describe(sm, record["name"]) or {}
+    why = desc.get("FailureReason") or "no reason given"
+    record = _mark(rt, record, now, "failed", failure=why)
+    text = (
+        f"It was recreated from config {record['config_name']} but is Failed: {why}. The config and models are kept; "
+        f"delete the failed endpoint and run `{restore_command(record['name'])}` again."
+    )
+    _notice(rt, record, now, "failed", f"Endpoint {record['name']} did not come back", text)
+    return RestoreFailed(f"endpoint {record['name']} did not come back: {why}")
+
+
+# -- inference components ------------------------------------------------------------------------
+
+
+def _components(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime, say: Say) -> str:
+    sm, name = clients("sagemaker"), record["name"]
+    if _describe(sm, name) is None:
+        raise RestoreError(f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components with it")
+    current: dict[str, int] = {}
+    missing: list[str] = []
+    for c in record.get("components", []):
+        try:
+            ic = sm.describe_inference_component(InferenceComponentName=c["name"])
+        except ClientError as exc:
+            if not is_missing(exc):
+                raise
+            missing.append(c["name"])
+            continue
+        current[c["name"]] = int((ic.get("RuntimeConfig") or {}).get("DesiredCopyCount") or 0)
+    if missing:
+        raise RestoreError(f"cannot restore endpoint {name}: inference component {', '.join(missing)} was deleted after its copies went to zero; nothing was changed")
+    todo = [c for c in record.get("components", []) if current[c["name"]] != c["copies"]]
+    if not todo and record.get("status") == "restored":
+        return f"endpoint {name} is already back (restored {record.get('restored_at')}): every component has its copies"
+    aas = clients("application-autoscaling")
+    for t in record.get("autoscaling") or []:
+        autoscaling.set_minimum(aas, t["resource_id"], t["dimension"], t["min"], t["max"])
+    for c in todo:
+        sm.update_inference_component_runtime_config(InferenceComponentName=c["name"], DesiredRuntimeConfig={"CopyCount": c["copies"]})
+        say(f"{c['name']}: {current[c['name']]} → {c['copies']} copies")
+    copies = ", ".join(f"{c['name']} × {c['copies']}" for c in record.get("components", []))
+    record = _mark(rt, record, now, "restored", restored_at=iso(now))
+    text = f"copies back: {copies}; autoscaling minimums as they were. {_sentence(comeback_note(_types(record)))}."
+    _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
+    return f"restored endpoint {name}: {text}"
+
+
+# -- asynchronous ------------------------------------------------------------------------------------
+
+
+def _async(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime, say: Say) -> str:
+    sm, name = clients("sagemaker"), record["name"]
+    desc = _describe(sm, name)
+    if desc is None:
+        raise RestoreError(f"cannot restore endpoint {name}: it was deleted after it was scaled to zero")
+    status = _follow(sm, name, desc["EndpointStatus"], rt.settings.restore_wait_minutes, say)
+    if status != IN_SERVICE:
+        raise RestoreError(f"endpoint {name} is {status}; run `{restore_command(name)}` again when it is InService")
+    desired = {v["VariantName"]: int(v.get("DesiredInstanceCount") or 0) for v in (_describe(sm, name) or {}).get("ProductionVariants", [])}
+    variants = record.get("variants", [])
+    if record.get("status") == "restored" and all(desired.get(v["name"], 0) >= v["desired"] for v in variants):
+        return f"endpoint {name} is already back (restored {record.get('restored_at')}): nothing to do"
+    aas, cw = clients("application-autoscaling"), clients("cloudwatch")
+    if record.get("wake_added") and variants:
+        autoscaling.remove_wake_policy(aas, cw, name, variant_resource_id(name, variants[0]["name"]))
+    for v in variants:
+        rid = variant_resource_id(name, v["name"])
+        if v.get("target"):
+            autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, v["target"]["min"], v["target"]["max"])
+        else:
+            autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's
+    changes = [{"VariantName": v["name"], "DesiredInstanceCount": v["desired"]} for v in variants if desired.get(v["name"], 0) < v["desired"]]
+    if changes:
+        sm.update_endpoint_weights_and_capacities(EndpointName=name, DesiredWeightsAndCapacities=changes)
+        say(f"{name}: instances back to " + ", ".join(f"{c['VariantName']} × {c['DesiredInstanceCount']}" for c in changes))
+    record = _mark(rt, record, now, "restored", restored_at=iso(now))
+    text = f"instances and autoscaling minimum as they were; the reaper's wake policy removed. {_sentence(comeback_note(_types(record)))}."
+    _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
+    _follow(sm, name, "Updating" if changes else IN_SERVICE, rt.settings.restore_wait_minutes, say)
+    return f"restored endpoint {name}: {text}"
+
+
+# -- shared --------------------------------------------------------------------------------------------
+
+
+def _describe(sm: Any, name: str) -> dict[str, Any] | None:
+    try:
+        desc: dict[str, Any] = sm.describe_endpoint(EndpointName=name)
+    except ClientError as exc:
+        if is_missing(exc):
+            return None
+        raise
+    return desc
+
+
+def _follow(sm: Any, name: str, status: str, wait_minutes: int, say: Say) -> str:
+    """Poll while the endpoint is in a transitional status, saying how it goes; return the last status."""
+    polls = math.ceil(wait_minutes * 60 / POLL_SECONDS)
+    n = 0
+    while status in TRANSITIONAL and n < polls:
+        sleep(POLL_SECONDS)
+        n += 1
+        desc = _describe(sm, name)
+        if desc is None:
+            raise RestoreFailed(f"endpoint {name} was deleted while it was {status}")
+        status = desc["EndpointStatus"]
+        waited = n * POLL_SECONDS
+        say(f"{name}: {status} after {waited} s" if waited < 60 else f"{name}: {status} after {human_duration(timedelta(seconds=waited))}")
+    return status
+
+
+def _mark(rt: Runtime, record: dict[str, Any], now: datetime, status: str, **extra: Any) -> dict[str, Any]:
+    """A new version of the record; always after the last one, so it is the one read next."""
+    assert rt.log is not None
+    last = parse_instant(str(record.get("updated_at") or record.get("reaped_at") or iso(now)))
+    at = max(now, last + timedelta(seconds=1))
+    updated = {**record, **extra, "status": status, "updated_at": iso(at)}
+    rt.log.put_restore(KIND, record["name"], updated, at)
+    return updated
+
+
+def _notice(rt: Runtime, record: dict[str, Any], now: datetime, phase: str, title: str, text: str) -> None:
+    notice = {
+        "kind": KIND,
+        "id": record["name"],
+        "arn": record.get("arn"),
+        "region": record.get("region"),
+        "account": record.get("account"),
+        "owner": record.get("owner"),
+        "title": title,
+        "text": text,
+    }
+    post_notice(rt, notice, now, f"restore-{phase}-{record.get('reaped_at')}")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _types(record: dict[str, Any]) -> list[str]:
+    types = [v.get("instance_type") for v in record.get("variants", []) if isinstance(v, dict) and v.get("instance_type")]
+    if not types and record.get("instance_type"):
+        types = [t.strip() for t in str(record["instance_type"]).split("+")]
+    return [t for t in types if t]
+
+
+def _run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
+    return restore_endpoint(rt, name, now, say)
+
+
+if not any(r.kind == KIND for r in RESTORERS):
+    register(Restorer(kind=KIND, claims=claims, run=_run))

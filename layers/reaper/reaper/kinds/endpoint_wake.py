@@ -1,0 +1,80 @@
+"""Off-hours: bring endpoints back at the start of working hours, with no process left running.
+
+An EventBridge Scheduler one-off schedule per restore, `at(<local start>)` in the working-hours
+timezone, invokes the restore function with {"name": ...} and deletes itself afterwards.
+The schedule is made before the endpoint goes to zero, so a failure leaves the endpoint as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from botocore.exceptions import ClientError
+
+from reaper.kinds.base import ActContext
+from reaper.kinds.endpoint_facts import Refused
+from reaper.model import Decision, Resource
+from reaper.settings import DAY_NAMES, Settings
+
+PERMISSIONS = ("scheduler:CreateSchedule", "iam:PassRole")  # PassRole: the role the schedule invokes with
+
+
+def next_work_start(settings: Settings, now: datetime) -> datetime | None:
+    """The next start of working hours after `now`, in the working-hours timezone."""
+    oh = settings.off_hours
+    tz = ZoneInfo(oh.timezone)
+    local = now.astimezone(tz)
+    for add in range(8):
+        day = (local + timedelta(days=add)).date()
+        if DAY_NAMES[day.weekday()] not in oh.days:
+            continue
+        start = datetime.combine(day, oh.start, tzinfo=tz)
+        if start > local:
+            return start
+    return None
+
+
+def schedule_name(endpoint: str, at: datetime) -> str:
+    """Unique per endpoint and time, within the 64 characters Scheduler allows."""
+    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:6]
+    return f"mlr-wake-{endpoint[:35]}-{digest}-{at:%Y%m%d%H%M}"
+
+
+def wanted(ctx: ActContext, decision: Decision) -> bool:
+    return decision.evidence.get("policy") == "off-hours" and ctx.settings.endpoint_off_hours_restore
+
+
+def schedule_restore(ctx: ActContext, resource: Resource) -> tuple[str, datetime]:
+    """Create the schedule (idempotent: a duplicate delivery finds it made). Returns (name, local time)."""
+    settings = ctx.settings
+    at = next_work_start(settings, ctx.now)
+    if at is None:
+        raise Refused("CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at")
+    name = schedule_name(resource.id, at)
+    try:
+        ctx.clients("scheduler").create_schedule(
+            Name=name,
+            GroupName=settings.schedule_group,
+            Description=f"mlreaper: restore endpoint {resource.id} at the start of working hours",
+            ScheduleExpression=f"at({at:%Y-%m-%dT%H:%M:%S})",
+            ScheduleExpressionTimezone=settings.off_hours.timezone,
+            FlexibleTimeWindow={"Mode": "OFF"},
+            ActionAfterCompletion="DELETE",
+            Target={
+                "Arn": settings.restore_function_arn,
+                "RoleArn": settings.scheduler_role_arn,
+                "Input": json.dumps({"name": resource.id, "reason": "start of working hours"}),
+                "RetryPolicy": {"MaximumRetryAttempts": 10, "MaximumEventAgeInSeconds": 3600},
+            },
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ConflictException":
+            raise
+    return name, at
+
+
+def describe(name: str, at: datetime) -> str:
+    return f"back at {at:%a %Y-%m-%d %H:%M} {at.tzinfo} (schedule {name})"
