@@ -10,6 +10,8 @@ What is patched (each mirrors the real API's shapes; nothing here is used by the
   managed instance scaling allows a minimum of 0 (the documented condition for scale to
   zero); when every component on such a variant is at 0, the variant reports 0 instances,
   and the first copy back brings its instances back.
+* Tag calls on the ARN of a deleted resource answer ValidationException, as AWS does (moto
+  failed with an AttributeError).
 * Endpoint configurations for inference components: variants without ModelName are
   accepted (moto required one), ExecutionRoleArn is kept, and ManagedInstanceScaling and
   AsyncInferenceConfig show in DescribeEndpoint as they do in AWS.
@@ -28,7 +30,7 @@ backend directly, so they need the server in the same process.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -215,7 +217,10 @@ def _patch_backend(backend_cls: Any) -> None:
     def _get_resource_from_arn(self: Any, arn: str) -> Any:
         if ":inference-component/" in arn:
             return _component(self, arn.rsplit("/", 1)[-1])
-        return original_from_arn(self, arn)
+        found = original_from_arn(self, arn)
+        if found is None:  # moto went on to fail with AttributeError on tags of a deleted resource
+            raise ValidationError(message=f"Could not find resource '{arn}'.")
+        return found
 
     backend_cls._get_resource_from_arn = _get_resource_from_arn
 
@@ -351,8 +356,13 @@ def script_status(name: str, statuses: list[str], region: str = "us-east-1", acc
 def set_times(name: str, created: datetime, modified: datetime | None = None, region: str = "us-east-1", account: str = DEFAULT_ACCOUNT_ID) -> None:
     """Age an endpoint: moto stamps endpoints with the wall clock when they are created."""
     endpoint = _backend(region, account).endpoints[name]
-    endpoint.creation_time = created
-    endpoint.last_modified_time = modified or created
+    endpoint.creation_time = _naive_utc(created)
+    endpoint.last_modified_time = _naive_utc(modified or created)
+
+
+def _naive_utc(value: datetime) -> datetime:
+    """moto keeps naive UTC times (its utcnow), and sorts endpoints by them."""
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
 def set_status(name: str, status: str, region: str = "us-east-1", account: str = DEFAULT_ACCOUNT_ID) -> None:

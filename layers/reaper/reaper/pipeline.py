@@ -124,7 +124,7 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> None:
         except (ClientError, BotoCoreError) as exc:
             _fail(outcome, f"{d.action} failed: {_short(exc)}")
             return
-        if warned_key in r.tags or d.evidence.get("warned_at"):
+        if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
             try:
                 remove_tags(ctx.clients, r.arn, [warned_key])
             except (ClientError, BotoCoreError) as exc:

@@ -42,6 +42,7 @@ class Action:
     valid_origin_states: frozenset[str]
     run: ActionRun
     needs_log: bool = False  # cannot be undone without a restore record in the action log
+    removes_resource: bool = False  # the resource is gone afterwards: its tags went with it
 
 
 class Kind(ABC):

@@ -222,6 +222,6 @@ def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
 
 
 ACTIONS: dict[str, Action] = {
-    "delete": Action("delete", "deleted", DELETE_PERMISSIONS, frozenset({IN_SERVICE}), delete_classic, needs_log=True),
+    "delete": Action("delete", "deleted", DELETE_PERMISSIONS, frozenset({IN_SERVICE}), delete_classic, needs_log=True, removes_resource=True),
     "scale-to-zero": Action("scale-to-zero", "scaled to zero", ZERO_PERMISSIONS, frozenset({IN_SERVICE}), scale_to_zero),
 }
