@@ -16,9 +16,10 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cloudwatch_index
 
     cloudwatch_index.apply()
-    from reaper_devkit.moto_ext import sagemaker_jobs
+    from reaper_devkit.moto_ext import cloudwatch_list, sagemaker_jobs
 
     sagemaker_jobs.apply()
+    cloudwatch_list.apply()
     from reaper_devkit.moto_ext import autoscaling_sagemaker, sagemaker_inference
 
     sagemaker_inference.apply()
