@@ -22,20 +22,27 @@ from reaper.policy import TagView
 from reaper.settings import Settings
 
 NOT_FOUND = ("ResourceNotFound", "ResourceNotFoundException")
-
-
-def _describe(sm: Any, resource: Resource) -> dict[str, Any]:
-    job_type = resource.attrs.get("job_type", "training")
-    if job_type == "processing":
-        out: dict[str, Any] = sm.describe_processing_job(ProcessingJobName=resource.id)
-    elif job_type == "tuning":
-        out = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
-    else:
-        out = sm.describe_training_job(TrainingJobName=resource.id)
-    return out
-
-
 STATUS_FIELD = {"training": "TrainingJobStatus", "processing": "ProcessingJobStatus", "tuning": "HyperParameterTuningJobStatus"}
+
+
+def job_state(clients: Clients, resource: Resource) -> str | None:
+    """The job's status now, read with its own describe call (None when it is gone)."""
+    sm = clients("sagemaker")
+    job_type = resource.attrs.get("job_type", "training")
+    try:
+        if job_type == "processing":
+            desc = sm.describe_processing_job(ProcessingJobName=resource.id)
+        elif job_type == "tuning":
+            desc = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
+        else:
+            desc = sm.describe_training_job(TrainingJobName=resource.id)
+    except ClientError as exc:
+        err = exc.response.get("Error", {})
+        if err.get("Code") in NOT_FOUND or "Could not find" in str(err.get("Message", "")):
+            return None
+        raise
+    state: str = desc.get(STATUS_FIELD.get(job_type, "TrainingJobStatus"), "Unknown")
+    return state
 
 
 def _stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
@@ -53,7 +60,7 @@ def _stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None
         # The job may have ended between the state check and the stop: say so in the error.
         code = exc.response.get("Error", {}).get("Code")
         if code == "ValidationException":
-            state = TrainingJobKind().current_state(ctx.clients, resource)
+            state = job_state(ctx.clients, resource)
             if state not in (None, "InProgress"):
                 raise ClientError(
                     {"Error": {"Code": "JobAlreadyEnded", "Message": f"the job ended on its own ({state}) just before the stop: nothing stopped"}},
@@ -109,15 +116,7 @@ class TrainingJobKind(Kind):
         return training_rules.decide(resource, sig, view, settings, now)
 
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
-        try:
-            desc = _describe(clients("sagemaker"), resource)
-        except ClientError as exc:
-            err = exc.response.get("Error", {})
-            if err.get("Code") in NOT_FOUND or "Could not find" in str(err.get("Message", "")):
-                return None
-            raise
-        state: str = desc.get(STATUS_FIELD[resource.attrs.get("job_type", "training")], "Unknown")
-        return state
+        return job_state(clients, resource)
 
     def undo_hint(self, resource: Resource, action: str | None) -> str | None:
         if action != "stop":
