@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,6 +13,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reaper.cli import main
+from reaper_devkit.local_aws import local_account, session
+from reaper_devkit.slack_receiver import SlackReceiver
 from tests.integration import training_fleet as fleet
 
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
@@ -79,3 +84,25 @@ def test_a_bad_threshold_is_a_configuration_error(sm, capsys, monkeypatch):
     monkeypatch.setenv("REAPER_DIVERGENCE_RATIO", "0.5")
     assert main(["sweep", "--kind", "training-job", "--json"]) == 2
     assert "divergence_ratio" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_installed_command_against_a_seeded_moto_server_stops_and_advises():
+    # Given a seeded local moto server and a local Slack webhook (what `make demo` uses)
+    with local_account(), SlackReceiver() as slack:
+        s = session()
+        fleet.seed(s, datetime.now(UTC))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")} | {"REAPER_SLACK_WEBHOOK_URL": slack.url}
+        cmd = [sys.executable, "-m", "reaper", "sweep", "--kind", "training-job", "--mode", "enforce", "--grace-minutes", "0", "--json"]
+        # When the real process sweeps in enforce with no grace
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        after = fleet.statuses(s.client("sagemaker"))
+    # Then exactly the jobs past a ceiling and the diverged ones are stopping, and Slack heard of each
+    assert done.returncode == 0, done.stderr
+    assert sorted(k for k, r in rows(done.stdout).items() if r["executed"]) == fleet.STOPPED
+    assert sorted(k for k, v in after.items() if v == "Stopping") == sorted([*fleet.STOPPED, "hpo-003"])
+    assert all(after[k] == "InProgress" for k in fleet.RUNNING_AFTER)
+    posted = " ".join(json.dumps(m) for m in slack.messages)
+    assert all(f"`{k}`" in posted for k in fleet.STOPPED)
+    advisory = [m for m in slack.messages if "gpu-starved" in json.dumps(m)]
+    assert len(advisory) == 1 and "data loader" in json.dumps(advisory[0])
