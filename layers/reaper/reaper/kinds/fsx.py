@@ -65,8 +65,8 @@ class FsxKind(Kind):
     actions: Mapping[str, Action] = {
         "backup": Action("backup", "began backing up", BACKUP_PERMISSIONS, AVAILABLE, start_backup, needs_log=True),
         "export": Action("export", "began exporting to S3", EXPORT_PERMISSIONS, AVAILABLE, start_export, needs_log=True),
-        "delete": Action("delete", "deleted", DELETE_PERMISSIONS, AVAILABLE, delete_confirmed, needs_log=True),
-        "discard": Action("discard", "deleted, data and all,", DISCARD_PERMISSIONS, AVAILABLE, discard),
+        "delete": Action("delete", "deleted", DELETE_PERMISSIONS, AVAILABLE, delete_confirmed, needs_log=True, removes_resource=True),
+        "discard": Action("discard", "deleted, data and all,", DISCARD_PERMISSIONS, AVAILABLE, discard, removes_resource=True),
     }
 
     def __init__(self, only: frozenset[str] | None = None) -> None:
