@@ -47,7 +47,7 @@ def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None)
     try:
         result = restore.restore(rt, request.name.strip(), now, progress.append)
     except ReaperError as exc:
-        logger.error("restore did not go ahead", extra={"name": request.name, "error": str(exc)})
+        logger.error("restore did not go ahead", extra={"restore_name": request.name, "error": str(exc)})
         if isinstance(exc, RestoreError):
             notice = {
                 "kind": "restore",
@@ -58,5 +58,5 @@ def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None)
             }
             post_notice(rt, notice, now, f"restore-refused-{request.name}-{now:%Y%m%dT%H%M}")
         return {"name": request.name, "ok": False, "error": str(exc), "progress": progress}
-    logger.info("restore", extra={"name": request.name, "result": result})
+    logger.info("restore", extra={"restore_name": request.name, "result": result})
     return {"name": request.name, "ok": True, "result": result, "progress": progress}

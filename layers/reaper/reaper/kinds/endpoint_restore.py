@@ -123,7 +123,7 @@ def _classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetim
         if status == "Deleting":
             raise RestoreError(f"endpoint {name} is still being deleted; run `{restore_command(name)}` again when it is gone")
         say(f"endpoint {name} is already {status}")
-    status = _follow(sm, name, status, rt.settings.restore_wait_minutes, say)
+    status = _follow(sm, name, rt.settings.restore_wait_minutes, say)
     if status == IN_SERVICE:
         return finish_classic(rt, clients, record, now)
     if status == "Failed":
@@ -228,7 +228,7 @@ def _async(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime,
     desc = _describe(sm, name)
     if desc is None:
         raise RestoreError(f"cannot restore endpoint {name}: it was deleted after it was scaled to zero")
-    status = _follow(sm, name, desc["EndpointStatus"], rt.settings.restore_wait_minutes, say)
+    status = _follow(sm, name, rt.settings.restore_wait_minutes, say)
     if status != IN_SERVICE:
         raise RestoreError(f"endpoint {name} is {status}; run `{restore_command(name)}` again when it is InService")
     desired = {v["VariantName"]: int(v.get("DesiredInstanceCount") or 0) for v in (_describe(sm, name) or {}).get("ProductionVariants", [])}
@@ -251,7 +251,8 @@ def _async(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime,
     record = _mark(rt, record, now, "restored", restored_at=iso(now))
     text = f"instances and autoscaling minimum as they were; the reaper's wake policy removed. {_sentence(comeback_note(_types(record)))}."
     _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
-    _follow(sm, name, "Updating" if changes else IN_SERVICE, rt.settings.restore_wait_minutes, say)
+    if changes:
+        _follow(sm, name, rt.settings.restore_wait_minutes, say)
     return f"restored endpoint {name}: {text}"
 
 
@@ -268,20 +269,22 @@ def _describe(sm: Any, name: str) -> dict[str, Any] | None:
     return desc
 
 
-def _follow(sm: Any, name: str, status: str, wait_minutes: int, say: Say) -> str:
-    """Poll while the endpoint is in a transitional status, saying how it goes; return the last status."""
+def _follow(sm: Any, name: str, wait_minutes: int, say: Say) -> str:
+    """Read the status; while it is transitional, poll (up to the wait) saying how it goes. Returns the last status."""
     polls = math.ceil(wait_minutes * 60 / POLL_SECONDS)
     n = 0
-    while status in TRANSITIONAL and n < polls:
-        sleep(POLL_SECONDS)
-        n += 1
+    while True:
         desc = _describe(sm, name)
         if desc is None:
-            raise RestoreFailed(f"endpoint {name} was deleted while it was {status}")
-        status = desc["EndpointStatus"]
-        waited = n * POLL_SECONDS
-        say(f"{name}: {status} after {waited} s" if waited < 60 else f"{name}: {status} after {human_duration(timedelta(seconds=waited))}")
-    return status
+            raise RestoreFailed(f"endpoint {name} was deleted while it was being restored")
+        status: str = desc["EndpointStatus"]
+        if n:
+            waited = n * POLL_SECONDS
+            say(f"{name}: {status} after {waited} s" if waited < 60 else f"{name}: {status} after {human_duration(timedelta(seconds=waited))}")
+        if status not in TRANSITIONAL or n >= polls:
+            return status
+        sleep(POLL_SECONDS)
+        n += 1
 
 
 def _mark(rt: Runtime, record: dict[str, Any], now: datetime, status: str, **extra: Any) -> dict[str, Any]:

@@ -1,0 +1,240 @@
+"""`reaper restore NAME` and the restore function, for every endpoint type, against moto."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from reaper.actionlog import ActionLog
+from reaper.cli import main
+from reaper.errors import BadEventError
+from reaper.kinds import endpoint_restore
+from reaper_devkit import seed_endpoint as se
+from reaper_devkit.calls import recording
+from reaper_devkit.moto_ext.sagemaker_inference import script_status
+from reaper_devkit.template import function_actions
+from tests.conftest import TABLE, drain, event, load_function
+
+DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "llm"}
+SWEEP = ["sweep", "--kind", "endpoint", "--mode", "enforce", "--grace-minutes", "0", "--json"]
+
+
+@pytest.fixture
+def aas(aws):
+    return aws.client("application-autoscaling")
+
+
+@pytest.fixture
+def env(table, queue, monkeypatch) -> dict[str, str]:
+    monkeypatch.setenv("REAPER_TABLE", table)
+    monkeypatch.setenv("REAPER_QUEUE_URL", queue)
+    monkeypatch.setattr(endpoint_restore, "sleep", lambda _s: None)  # polls are counted, not waited
+    return {"table": table, "queue": queue}
+
+
+def step_scaling(aws: Any, endpoint: str) -> str:
+    """A step-scaling policy and the alarm that invokes it, on the endpoint's variant."""
+    aas, cw = aws.client("application-autoscaling"), aws.client("cloudwatch")
+    arn: str = aas.put_scaling_policy(
+        PolicyName=f"{endpoint}-step",
+        ServiceNamespace="sagemaker",
+        ResourceId=f"endpoint/{endpoint}/variant/AllTraffic",
+        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
+        PolicyType="StepScaling",
+        StepScalingPolicyConfiguration={"AdjustmentType": "ChangeInCapacity", "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}]},
+    )["PolicyARN"]
+    cw.put_metric_alarm(
+        AlarmName=f"{endpoint}-latency-high",
+        MetricName="ModelLatency",
+        Namespace="AWS/SageMaker",
+        Statistic="Average",
+        Dimensions=[{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": "AllTraffic"}],
+        Period=60,
+        EvaluationPeriods=3,
+        Threshold=500000,
+        ComparisonOperator="GreaterThanThreshold",
+        AlarmActions=[arn],
+    )
+    return arn
+
+
+@pytest.fixture
+def reaped(aws, sm, aas, env, capsys) -> dict[str, Any]:
+    """llm-dev (classic, GPU, autoscaling with target tracking and step scaling) taken to zero by the CLI."""
+    now = datetime.now(UTC)
+    se.classic(sm, "llm-dev", DEV, instance_type="ml.g4dn.xlarge", count=2)
+    se.age("llm-dev", now, 300)
+    se.autoscale(aas, "llm-dev", minimum=2, maximum=6)
+    old_step = step_scaling(aws, "llm-dev")
+    assert main(SWEEP) == 0
+    rows = {json.loads(line)["id"]: json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert rows["llm-dev"]["executed"] is True and "llm-dev" not in {e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]}
+    drain(aws, env["queue"])
+    return {"old_step_arn": old_step}
+
+
+def test_restore_brings_a_deleted_endpoint_back_as_it_was(aws, sm, aas, reaped, env, capsys):
+    # Given llm-dev was deleted by the reaper
+    # When `reaper restore llm-dev` runs
+    with recording() as calls:
+        code = main(["restore", "llm-dev"])
+    out = capsys.readouterr()
+    # Then it is back under the same name, with the same config and tags
+    assert code == 0 and "restored endpoint llm-dev" in out.out
+    desc = sm.describe_endpoint(EndpointName="llm-dev")
+    assert desc["EndpointStatus"] == "InService" and desc["EndpointConfigName"] == "llm-dev-config"
+    assert {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=desc["EndpointArn"])["Tags"]} == DEV
+    # And its autoscaling: the target, both policies, and the alarm pointed at the new step policy
+    target = aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/llm-dev/variant/AllTraffic"])["ScalableTargets"]
+    assert [(t["MinCapacity"], t["MaxCapacity"]) for t in target] == [(2, 6)]
+    policies = {p["PolicyName"]: p for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker", ResourceId="endpoint/llm-dev/variant/AllTraffic")["ScalingPolicies"]}
+    assert set(policies) == {"llm-dev-invocations", "llm-dev-step"}
+    assert policies["llm-dev-invocations"]["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] == 70.0
+    alarm = aws.client("cloudwatch").describe_alarms(AlarmNames=["llm-dev-latency-high"])["MetricAlarms"][0]
+    assert alarm["AlarmActions"] == [policies["llm-dev-step"]["PolicyARN"]]
+    # And the owner is told twice: restoring, then back
+    notices = [m for m in drain(aws, env["queue"]) if m["type"] == "notice"]
+    assert [n["title"] for n in notices] == ["Restoring endpoint llm-dev", "Endpoint llm-dev is back"]
+    assert "GPU" in notices[0]["text"] and notices[0]["owner"] == "ana@example.com"
+    assert calls.actions <= function_actions("RestoreFunction")
+
+
+def test_restore_twice_is_safe(aws, sm, reaped, env, capsys):
+    assert main(["restore", "llm-dev"]) == 0
+    capsys.readouterr()
+    drain(aws, env["queue"])
+    # When it runs again, Then nothing is created twice and it says so
+    assert main(["restore", "llm-dev"]) == 0
+    out = capsys.readouterr().out
+    assert "already back" in out and "nothing to do" in out
+    assert [e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]] == ["llm-dev"]
+    assert drain(aws, env["queue"]) == []
+
+
+def test_restore_reports_progress_while_creating(aws, sm, reaped, env, capsys):
+    # Given AWS takes two polls to bring it InService
+    script_status("llm-dev", ["Creating", "Creating", "Creating", "InService"])
+    assert main(["restore", "llm-dev"]) == 0
+    err = capsys.readouterr().err
+    assert "creating endpoint llm-dev from config llm-dev-config" in err
+    assert "llm-dev: Creating after 15 s" in err and "llm-dev: InService after 30 s" in err
+
+
+def test_restore_that_fails_in_aws_says_why_and_exits_1(aws, sm, reaped, env, capsys):
+    script_status("llm-dev", ["Creating", "Failed"])
+    assert main(["restore", "llm-dev"]) == 1
+    assert "did not come back" in capsys.readouterr().err
+    record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("endpoint", "llm-dev")
+    assert record is not None and record["status"] == "failed" and "ping health check" in record["failure"]
+    assert any(n.get("title") == "Endpoint llm-dev did not come back" for n in drain(aws, env["queue"]))
+
+
+@pytest.mark.parametrize(
+    ("delete", "says"),
+    [
+        (lambda sm: sm.delete_endpoint_config(EndpointConfigName="llm-dev-config"), "endpoint configuration llm-dev-config was deleted"),
+        (lambda sm: sm.delete_model(ModelName="llm-dev-model-alltraffic"), "model llm-dev-model-alltraffic"),
+    ],
+)
+def test_restore_says_clearly_what_someone_deleted_meanwhile(aws, sm, reaped, env, capsys, delete, says):
+    # Given the config (or model) was deleted after the endpoint went to zero
+    delete(sm)
+    # When restoring, Then exit 2 with what is missing and what to do; nothing is created
+    assert main(["restore", "llm-dev"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "reaper restore llm-dev" in err
+    assert sm.list_endpoints()["Endpoints"] == []
+
+
+def test_restore_without_a_record_or_without_a_log_is_refused(aws, sm, env, capsys, monkeypatch):
+    assert main(["restore", "never-reaped"]) == 2
+    assert "no restore record for endpoint 'never-reaped'" in capsys.readouterr().err
+    monkeypatch.delenv("REAPER_TABLE")
+    assert main(["restore", "never-reaped"]) == 2
+    assert "needs the action log" in capsys.readouterr().err
+
+
+def test_components_come_back_with_their_copies_and_autoscaling(aws, sm, aas, env, capsys):
+    # Given an idle component endpoint whose component autoscales with a minimum of 1
+    now = datetime.now(UTC)
+    se.components(sm, "ic-dev", {"ic-a": 2, "ic-b": 1}, DEV)
+    se.age("ic-dev", now, 300)
+    aas.register_scalable_target(
+        ServiceNamespace="sagemaker", ResourceId="inference-component/ic-a", ScalableDimension="sagemaker:inference-component:DesiredCopyCount", MinCapacity=1, MaxCapacity=4
+    )
+    assert main(SWEEP) == 0
+    copies = lambda n: sm.describe_inference_component(InferenceComponentName=n)["RuntimeConfig"]["DesiredCopyCount"]  # noqa: E731
+    minimum = lambda: aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["inference-component/ic-a"])["ScalableTargets"][0]["MinCapacity"]  # noqa: E731
+    assert (copies("ic-a"), copies("ic-b"), minimum()) == (0, 0, 0)
+    assert sm.describe_endpoint(EndpointName="ic-dev")["ProductionVariants"][0]["CurrentInstanceCount"] == 0
+    capsys.readouterr()
+    # When restored, Then copies and the minimum are as they were, and the instances come back
+    with recording() as calls:
+        assert main(["restore", "ic-dev"]) == 0
+    assert (copies("ic-a"), copies("ic-b"), minimum()) == (2, 1, 1)
+    assert sm.describe_endpoint(EndpointName="ic-dev")["ProductionVariants"][0]["CurrentInstanceCount"] == 1
+    assert "ic-a × 2, ic-b × 1" in capsys.readouterr().out
+    assert calls.actions <= function_actions("RestoreFunction")
+    # And again: nothing to do
+    assert main(["restore", "ic-dev"]) == 0 and "already back" in capsys.readouterr().out
+
+
+def test_a_deleted_component_stops_the_restore_with_its_name(aws, sm, env, capsys):
+    se.components(sm, "ic-dev", {"ic-a": 2}, DEV)
+    se.age("ic-dev", datetime.now(UTC), 300)
+    assert main(SWEEP) == 0
+    sm.delete_inference_component(InferenceComponentName="ic-a")
+    capsys.readouterr()
+    assert main(["restore", "ic-dev"]) == 2
+    assert "inference component ic-a was deleted" in capsys.readouterr().err
+
+
+def test_async_comes_back_without_the_reapers_wake_policy(aws, sm, aas, env, capsys):
+    # Given an idle async endpoint with no autoscaling of its own
+    se.asynchronous(sm, "async-dev", DEV, count=2)
+    se.age("async-dev", datetime.now(UTC), 300)
+    assert main(SWEEP) == 0
+    rid = "endpoint/async-dev/variant/AllTraffic"
+    assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"][0]["MinCapacity"] == 0
+    assert sm.describe_endpoint(EndpointName="async-dev")["ProductionVariants"][0]["CurrentInstanceCount"] == 0
+    capsys.readouterr()
+    # When restored, Then its 2 instances are back, and what the reaper added is gone
+    assert main(["restore", "async-dev"]) == 0
+    assert sm.describe_endpoint(EndpointName="async-dev")["ProductionVariants"][0]["CurrentInstanceCount"] == 2
+    assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"] == []
+    assert aws.client("cloudwatch").describe_alarms(AlarmNames=["mlreaper-wake-async-dev"])["MetricAlarms"] == []
+
+
+def test_restore_function_does_what_the_command_does(aws, sm, reaped, env, lambda_context, monkeypatch):
+    # Given the restore function as deployed (it does not wait for InService)
+    monkeypatch.setenv("REAPER_RESTORE_WAIT_MINUTES", "0")
+    script_status("llm-dev", ["Creating", "Creating"])
+    app = load_function("restore")
+    # When invoked with the request the Slack button (and the schedule) send
+    with recording() as calls:
+        result = app.handler(event("restore-request.json"), lambda_context)
+    # Then the endpoint is being recreated; the endpoint function finishes it on the state change
+    assert result["ok"] is True and "is Creating" in result["result"]
+    assert sm.describe_endpoint(EndpointName="llm-dev")["EndpointConfigName"] == "llm-dev-config"
+    record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("endpoint", "llm-dev")
+    assert record is not None and record["status"] == "restoring"
+    assert calls.actions <= function_actions("RestoreFunction")
+
+
+def test_restore_function_answers_a_restore_that_cannot_go_ahead_and_tells_someone(aws, sm, env, lambda_context):
+    app = load_function("restore")
+    result = app.handler({"name": "no-such-endpoint"}, lambda_context)
+    assert result["ok"] is False and "no restore record" in result["error"]
+    notices = drain(aws, env["queue"])
+    assert [n["title"] for n in notices] == ["Could not restore no-such-endpoint"]
+
+
+@pytest.mark.parametrize("bad", ["llm-dev", {}, {"name": ""}, {"name": 7}, ["llm-dev"]])
+def test_restore_function_refuses_malformed_requests(aws, sm, env, lambda_context, bad):
+    app = load_function("restore")
+    with pytest.raises(BadEventError):
+        app.handler(bad, lambda_context)
+    assert drain(aws, env["queue"]) == []
