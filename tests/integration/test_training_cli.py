@@ -39,7 +39,7 @@ def test_enforce_with_grace_zero_stops_exactly_the_jobs_past_a_ceiling_and_the_d
     assert all(set(r) >= REQUIRED for r in out.values())
     assert sorted(k for k, r in out.items() if r["executed"]) == fleet.STOPPED
     assert {k: r["verdict"] for k, r in out.items()} == {k: v for k, v in jobs.items() if k in out}
-    assert out["costly"]["hourly_usd"] == 7.65 and out["costly"]["evidence"]["estimated_usd"] == 53.55
+    assert out["costly"]["hourly_usd"] == 7.65 and out["costly"]["evidence"]["estimated_usd"] == pytest.approx(53.55, abs=0.05)
     assert out["gpu-starved"]["verdict"] == "keep" and "data loader" in out["gpu-starved"]["reason"]
     assert out["prod"]["verdict"] == "exempt" and "would stop" in out["prod"]["reason"]
     states = fleet.statuses(sm)

@@ -70,7 +70,8 @@ def test_enforce_stops_exactly_the_jobs_past_a_ceiling_and_the_diverged(aws, sm,
     assert "SIGTERM" in stop["detail"] and "cannot be resumed" in stop["undo"]
     assert "loss=nan" in messages["nan-log"]["reason"]
     assert "accuracy fell 5 points" in messages["acc-down"]["reason"]
-    assert "upper bound" not in messages["costly"]["reason"] and "$53.55" in messages["costly"]["reason"]
+    assert "upper bound" not in messages["costly"]["reason"] and "is past its $50.00 cost ceiling" in messages["costly"]["reason"]
+    assert messages["costly"]["evidence"]["estimated_usd"] == pytest.approx(53.55, abs=0.05)  # 7 h x 2 x $3.825, and the seconds since seeding
     # And the GPU-starved job got its advisory, the near-ceiling job its warning, as notify-only keeps
     assert messages["gpu-starved"]["verdict"] == "keep" and "data loader" in messages["gpu-starved"]["reason"]
     assert messages["near-ceiling"]["verdict"] == "keep" and "at 83% of its 24 h runtime ceiling" in messages["near-ceiling"]["reason"]
