@@ -109,8 +109,8 @@ def training_job(
     status: str = "Completed",
     tags: dict[str, str] | None = None,
 ) -> str:
-    """A training job reading the file systems through FileSystemDataSource: running
-    (`ended_hours_ago` None) or ended `ended_hours_ago` before `now`. Returns its ARN."""
+    """A training job reading the file systems through FileSystemDataSource (S3 only when none):
+    running (`ended_hours_ago` None) or ended `ended_hours_ago` before `now`. Returns its ARN."""
     channels = [
         {
             "ChannelName": f"fsx{i}",
@@ -124,7 +124,7 @@ def training_job(
             },
         }
         for i, fs_id in enumerate(fs_ids)
-    ]
+    ] or [{"ChannelName": "train", "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": f"s3://ml-datasets/{name}/"}}}]
     kwargs: dict[str, Any] = {
         "TrainingJobName": name,
         "AlgorithmSpecification": {"TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest", "TrainingInputMode": "File"},

@@ -331,3 +331,30 @@ def test_a_disposable_scratch_file_system_is_warned_then_deleted_and_the_message
     assert gone["past"] == "deleted, data and all," and gone["detail"].endswith("its data is gone and cannot be restored")
     assert gone["undo"].startswith("none:")
     assert fs_id not in by_name(fsx) and fsx.describe_backups()["Backups"] == []
+
+
+def test_training_jobs_are_described_as_few_times_as_the_answer_needs(aws, fsx, sm, deployed_env):
+    # Given two dev file systems and three jobs: running, ended 3 h ago, ended 2 days ago
+    now = datetime.now(UTC)
+    subnet, group = sf.network(aws.client("ec2"))
+    a = sf.file_system(fsx, subnet, group, tags=sf.DEV, created_at=now - timedelta(days=5))
+    b = sf.file_system(fsx, subnet, group, tags=sf.DEV, created_at=now - timedelta(days=5))
+    sf.training_job(sm, "running", [a], now, started_hours_ago=1)
+    sf.training_job(sm, "recent", [b], now, started_hours_ago=5, ended_hours_ago=3)
+    sf.training_job(sm, "old", [a, b], now, started_hours_ago=50, ended_hours_ago=48)
+    sf.training_job(sm, "before-the-file-systems", [], now, started_hours_ago=24 * 6, ended_hours_ago=24 * 6 - 2)
+    app = load_function("fsx")
+    # When every file system is dev-tagged, only jobs inside the idle window (or running) matter
+    with recording() as calls:
+        sweep(app, now, "s1")
+    assert calls.calls["sagemaker:DescribeTrainingJob"] == 2 and calls.calls["sagemaker:ListTrainingJobs"] == 1
+    # When an untagged one exists, jobs of the lookback are read too, to find the ones jobs use
+    sf.file_system(fsx, subnet, group, tags={"team": "nlp"}, created_at=now - timedelta(days=5))
+    fsx_jobs._inputs.clear()
+    with recording() as calls:
+        sweep(app, now, "s2")
+    assert calls.calls["sagemaker:DescribeTrainingJob"] == 3  # never the job created before every file system
+    # And a warm function describes no job twice: their inputs never change
+    with recording() as calls:
+        sweep(app, now, "s3")
+    assert calls.calls["sagemaker:DescribeTrainingJob"] == 0

@@ -64,7 +64,7 @@ class FsxKind(Kind):
     )
     actions: Mapping[str, Action] = {
         "backup": Action("backup", "began backing up", BACKUP_PERMISSIONS, AVAILABLE, start_backup, needs_log=True),
-        "export": Action("export", "began exporting to S3", EXPORT_PERMISSIONS, AVAILABLE, start_export, needs_log=True),
+        "export": Action("export", "began exporting", EXPORT_PERMISSIONS, AVAILABLE, start_export, needs_log=True),
         "delete": Action("delete", "deleted", DELETE_PERMISSIONS, AVAILABLE, delete_confirmed, needs_log=True, removes_resource=True),
         "discard": Action("discard", "deleted, data and all,", DISCARD_PERMISSIONS, AVAILABLE, discard, removes_resource=True),
     }
@@ -139,7 +139,11 @@ class FsxKind(Kind):
         if not available:
             return {}
         views = {r.id: read_tags(r.tags, settings) for r in available}
-        lookback_days = max(settings.fsx_job_lookback_days, max(idle_window(v, settings) for v in views.values()) / 1440)
+        longest_window_days = max(idle_window(v, settings) for v in views.values()) / 1440
+        # Jobs older than the idle window matter only to bring an untagged file system into scope:
+        # when every file system is dev-tagged, jobs that ended before the window need no describe.
+        all_dev = all(is_dev(v, settings) for v in views.values())
+        lookback_days = longest_window_days if all_dev else max(settings.fsx_job_lookback_days, longest_window_days)
         oldest = min((r.created_at for r in available if r.created_at), default=now - timedelta(days=lookback_days))
         jobs = scan(clients("sagemaker"), oldest - timedelta(minutes=5), now - timedelta(days=lookback_days)).refs
         candidates = [r for r in available if _candidate(r, views[r.id], settings, jobs.get(r.id, []))]
@@ -154,7 +158,7 @@ class FsxKind(Kind):
             phase = r.attrs.get("phase")
             out[r.id] = FsxSignal(
                 jobs=tuple(jobs.get(r.id, [])),
-                jobs_lookback_days=int(lookback_days),
+                jobs_lookback_days=lookback_days,
                 io=io.get(r.id),
                 period=period,
                 window_end=end,

@@ -4,7 +4,7 @@ that use it, its I/O, and the backup or export that stands between the two phase
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -92,12 +92,11 @@ class Artifact:
 @dataclass(frozen=True)
 class FsxSignal:
     jobs: tuple[JobRef, ...] = ()
-    jobs_lookback_days: int = 14
+    jobs_lookback_days: float = 14  # how far back training jobs were read
     io: dict[str, Series] | None = None  # metric name -> (period start, sum); None = not read
     period: int = 300
     window_end: datetime | None = None
     artifact: Artifact | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def phase_of(tags: dict[str, str], prefix: str) -> tuple[str, str] | None:

@@ -36,6 +36,10 @@ def _window_text(minutes: int) -> str:
     return human_duration(timedelta(minutes=minutes))
 
 
+def _days(days: float) -> str:
+    return f"{days:g} d" if days == int(days) else human_duration(timedelta(days=days))
+
+
 def _label(art: Artifact | None, phase: tuple[str, str] | None) -> str:
     if art is not None:
         return f"{'backup' if art.kind == 'backup' else 'export task'} {art.id}"
@@ -74,7 +78,7 @@ def decide(resource: Resource, signal: Any, view: TagView, settings: Settings, n
         stage = f"ml:stage is {view.stage!r}" if view.stage else "no ml:stage tag"
         return keep(
             f"not an ML dev file system ({stage}, and no SageMaker training job used it in the last "
-            f"{sig.jobs_lookback_days} d): never touched"
+            f"{_days(sig.jobs_lookback_days)}): never touched"
         )
     running = [j for j in jobs if j.running]
     if running:
@@ -104,7 +108,7 @@ def decide(resource: Resource, signal: Any, view: TagView, settings: Settings, n
     since_job = (
         f"last training job {last.name} ended {human_duration(now - last.ended_at)} ago"
         if last is not None and last.ended_at is not None
-        else f"no training job used it in the last {sig.jobs_lookback_days} d"
+        else f"no training job used it in the last {_days(sig.jobs_lookback_days)}"
     )
     finished = f"finished: {since_job}, no I/O for {_window_text(window)} ({a.get('deployment')}, {a.get('capacity_gib') or '?'} GiB, {monthly(resource)})"
     if last is not None and last.ended_at is not None:
