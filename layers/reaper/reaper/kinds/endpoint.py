@@ -129,7 +129,7 @@ class EndpointKind(Kind):
             sig = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
             if _may_act(r, sig, settings, now):
                 try:
-                    details = reader.details(r)
+                    details = reader.details(r, check_models=is_dev(read_tags(r.tags, settings), settings))
                 except (ClientError, BotoCoreError) as exc:
                     sig = EndpointSignal(start=start, end=end, traffic=sig.traffic, problem=_short(exc))
                 else:
@@ -205,7 +205,7 @@ class EndpointKind(Kind):
                 notify=True,
                 notify_key=f"idle-not-dev:{iso(since) if since else '-'}",
             )
-        return _by_type(r, details, reason, evidence, prod, settings)
+        return _by_type(r, details, reason, evidence, prod)
 
     # -- act ------------------------------------------------------------------------------
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
@@ -241,7 +241,7 @@ class EndpointKind(Kind):
         return "\n".join(lines)
 
 
-def _by_type(r: Resource, details: EndpointDetails, reason: str, evidence: dict[str, Any], prod: bool, settings: Settings) -> Decision:
+def _by_type(r: Resource, details: EndpointDetails, reason: str, evidence: dict[str, Any], prod: bool) -> Decision:
     if details.type == SERVERLESS:
         return Decision(Verdict.KEEP, "serverless: it already scales to zero and bills nothing while idle", evidence=evidence)
     if details.type == COMPONENTS:
@@ -283,8 +283,7 @@ def _by_type(r: Resource, details: EndpointDetails, reason: str, evidence: dict[
             action="delete",
             evidence={**evidence, "cannot_recreate": problem},
         )
-    note = "" if settings.table else " (enforce refuses without an action log to keep the restore record in)"
-    return Decision(Verdict.ACT, f"{reason}; config {details.config_name} and its models are kept{note}", action="delete", evidence=evidence)
+    return Decision(Verdict.ACT, f"{reason}; config {details.config_name} and its models are kept", action="delete", evidence=evidence)
 
 
 def _variant(summary: dict[str, Any]) -> dict[str, Any]:

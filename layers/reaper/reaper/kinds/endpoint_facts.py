@@ -4,8 +4,8 @@ Endpoint types, and why each needs its own signal and its own way to zero:
   classic               a model on each production variant. Invocations (EndpointName, VariantName).
                         Can only be deleted: the reaper keeps a restore record first.
   inference-components  models hosted as components on the variants. Invocations per component
-                        (InferenceComponentName), which AWS publishes without EndpointName; the
-                        variant series are read too, in case both exist. Copies go to 0.
+                        (InferenceComponentName): AWS publishes these endpoints' invocations without
+                        EndpointName. Copies go to 0.
   async                 AsyncInferenceConfig. Publishes no Invocations at all: InvocationsProcessed
                         (EndpointName, VariantName) and ApproximateBacklogSize (EndpointName).
                         The autoscaling minimum goes to 0, with a policy that wakes it on backlog.

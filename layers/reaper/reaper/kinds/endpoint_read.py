@@ -72,16 +72,15 @@ def variant_summaries(clients: Clients, endpoint: dict[str, Any]) -> list[dict[s
 
 
 def traffic_queries(r: Resource) -> list[MetricQuery]:
-    """Invocations, summed over every variant and every component of the endpoint."""
-    queries = [
+    """Invocations, summed over every variant of the endpoint, or over every component of an
+    endpoint that hosts components (AWS publishes those per component, without EndpointName)."""
+    components = r.attrs.get("components", [])
+    if components:
+        return [MetricQuery(r.id, NAMESPACE, "Invocations", (("InferenceComponentName", c),), stat="Sum", period=300) for c in components]
+    return [
         MetricQuery(r.id, NAMESPACE, "Invocations", (("EndpointName", r.id), ("VariantName", v["name"])), stat="Sum", period=300)
         for v in r.attrs.get("variants", [])
     ]
-    queries += [
-        MetricQuery(r.id, NAMESPACE, "Invocations", (("InferenceComponentName", c),), stat="Sum", period=300)
-        for c in r.attrs.get("components", [])
-    ]
-    return queries
 
 
 def async_queries(r: Resource) -> list[MetricQuery]:
@@ -135,7 +134,8 @@ class DetailReader:
             out.append(Component(name=name, variant=ic.get("VariantName", ""), copies=int(copies or 0)))
         return tuple(out)
 
-    def details(self, r: Resource) -> EndpointDetails:
+    def details(self, r: Resource, check_models: bool = True) -> EndpointDetails:
+        """Type, variants and components; whether the models exist only where a delete may follow."""
         config_name = str(r.attrs.get("config") or "")
         config = self.config(config_name) if config_name else None
         specs = tuple(_spec(v) for v in (config or {}).get("ProductionVariants", []))
@@ -149,7 +149,7 @@ class DetailReader:
         else:
             kind = CLASSIC
         missing: tuple[str, ...] = ()
-        if kind == CLASSIC and config is not None:
+        if kind == CLASSIC and config is not None and check_models:
             missing = tuple(sorted({s.model for s in specs if s.model and not self.model_exists(s.model)}))
         components = self.components(component_names) if kind == COMPONENTS else ()
         return EndpointDetails(
