@@ -23,7 +23,10 @@ def signal(values: list[float | None], now: datetime = NOW) -> ActivitySignal:
     return ActivitySignal(sorted((end - timedelta(minutes=5 * (k + 1)), v) for k, v in enumerate(values) if v is not None), end)
 
 
-def decide(resource: Resource, sig: ActivitySignal | None, settings: Settings = Settings(), now: datetime = NOW):
+DEFAULTS = Settings()
+
+
+def decide(resource: Resource, sig: ActivitySignal | None, settings: Settings = DEFAULTS, now: datetime = NOW):
     return KIND.decide(resource, sig, read_tags(resource.tags, settings), settings, now)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import given, settings as hsettings
+from hypothesis import given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from reaper.kinds.notebook import ActivitySignal, NotebookKind
