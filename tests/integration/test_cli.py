@@ -165,3 +165,13 @@ def test_several_regions_in_one_sweep(aws, capsys):
     assert main(["sweep", "--kind", "notebook", "--region", "us-east-1", "--region", "us-west-2", "--json"]) == 0
     rows = lines(capsys.readouterr().out)
     assert {(r["id"], r["region"], r["verdict"]) for r in rows} == {("idle-us-east-1", "us-east-1", "act"), ("idle-us-west-2", "us-west-2", "act")}
+
+
+def test_log_lines_for_verdicts_and_notices():
+    from reaper.cli import format_log_line
+
+    act = {"logged_at": "2026-12-02T10:00:00Z", "verdict": "act", "action": "stop", "executed": False, "kind": "notebook", "id": "nb", "region": "us-east-1", "reason": "idle"}
+    assert "would stop" in format_log_line(act) and "notebook nb (us-east-1) — idle" in format_log_line(act)
+    notice = {"type": "notice", "logged_at": "2026-12-02T10:00:00Z", "kind": "endpoint", "id": "ep", "region": "us-east-1", "title": "Restored", "text": "ep is InService"}
+    line = format_log_line(notice)
+    assert "notice" in line and "Restored: ep is InService" in line and "None" not in line

@@ -192,9 +192,18 @@ def _log(args: argparse.Namespace, now: datetime) -> int:
         print(f"no actions logged since {since:%Y-%m-%d %H:%M} UTC")
         return 0
     for e in entries:
-        verb = e.get("action") or "-"
-        if e.get("verdict") == "act" and not e.get("executed"):
-            verb = f"would {verb}"
-        at = str(e.get("logged_at") or "")
-        print(f"{at:20} {e.get('verdict', '?'):6} {verb:18} {e.get('kind')} {e.get('id')} ({e.get('region')}) — {e.get('reason')}")
+        print(format_log_line(e))
     return 0
+
+
+def format_log_line(e: dict[str, object]) -> str:
+    at = str(e.get("logged_at") or "")
+    where = f"{e.get('kind')} {e.get('id')} ({e.get('region')})"
+    if e.get("type") == "notice":
+        body = str(e.get("title") or "")
+        text = str(e.get("text") or "").replace("\n", " ")
+        return f"{at:20} {'notice':6} {'-':18} {where} — {body}{': ' + text if text else ''}"
+    verb = str(e.get("action") or "-")
+    if e.get("verdict") == "act" and not e.get("executed"):
+        verb = f"would {verb}"
+    return f"{at:20} {str(e.get('verdict', '?')):6} {verb:18} {where} — {e.get('reason')}"
