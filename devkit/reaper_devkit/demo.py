@@ -100,7 +100,7 @@ def run_demo(keep: bool = False) -> int:
                     show_slack(slack_hook.messages, mark)
 
         step("5. One Slack message in full (Block Kit)")
-        acted = [m for m in slack_hook.messages if "Stopped" in m.get("text", "") or "stopped" in m.get("text", "")]
+        acted = [m for m in slack_hook.messages if m.get("text", "").startswith("Stopped notebook")]
         sample = (acted or slack_hook.messages or [{}])[0]
         for block in sample.get("blocks", []):
             text = block.get("text", {}).get("text") if "text" in block else None

@@ -175,3 +175,10 @@ def test_log_lines_for_verdicts_and_notices():
     notice = {"type": "notice", "logged_at": "2026-12-02T10:00:00Z", "kind": "endpoint", "id": "ep", "region": "us-east-1", "title": "Restored", "text": "ep is InService"}
     line = format_log_line(notice)
     assert "notice" in line and "Restored: ep is InService" in line and "None" not in line
+
+
+def test_log_line_for_a_cost_record():
+    from reaper.cli import format_log_line
+
+    line = format_log_line({"type": "cost", "logged_at": "t", "action": "final-cost", "kind": "training-job", "id": "j", "region": "r", "reason": "est. $5"})
+    assert line.split()[1] == "cost" and "est. $5" in line

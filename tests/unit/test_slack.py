@@ -77,3 +77,15 @@ def test_a_non_sqs_event_is_refused():
 
     with pytest.raises(BadEventError):
         handle_queue_batch({"detail": {}}, lambda: "")
+
+
+def test_a_job_message_shows_its_spend_not_a_monthly_saving():
+    p = {**payload(), "kind": "training-job", "evidence": {"estimated_usd": 113.34, "estimate_is_upper_bound": True}}
+    flat = json.dumps(slack.render(p)[1])
+    assert "$113.34 spent so far" in flat and "upper bound" in flat and "/month" not in flat
+
+
+def test_an_advisory_says_nothing_was_changed():
+    p = {**payload(), "verdict": "keep", "action": None, "executed": False}
+    text, blocks = slack.render(p)
+    assert "nothing was changed" in text and "saves" not in json.dumps(blocks)

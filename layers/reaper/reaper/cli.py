@@ -204,6 +204,8 @@ def format_log_line(e: dict[str, object]) -> str:
         text = str(e.get("text") or "").replace("\n", " ")
         return f"{at:20} {'notice':6} {'-':18} {where} — {body}{': ' + text if text else ''}"
     verb = str(e.get("action") or "-")
+    if e.get("type") not in (None, "verdict") and not e.get("verdict"):
+        return f"{at:20} {str(e.get('type')):6} {verb:18} {where} — {e.get('reason') or e.get('text') or ''}"
     if e.get("verdict") == "act" and not e.get("executed"):
         verb = f"would {verb}"
     return f"{at:20} {str(e.get('verdict', '?')):6} {verb:18} {where} — {e.get('reason')}"

@@ -163,7 +163,7 @@ def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: date
             verdict=Verdict.WARN,
             newly_warned=True,
             evidence={**decision.evidence, "grace_minutes": grace_minutes},
-            reason=f"{decision.reason}; will {decision.action} in {grace_minutes} min unless it is used",
+            reason=f"{decision.reason}; will {decision.action} in {grace_minutes} min unless that changes",
         )
     due = view.warned_at + timedelta(minutes=grace_minutes)
     if now >= due:

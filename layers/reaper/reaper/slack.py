@@ -12,7 +12,7 @@ from typing import Any
 
 SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
 
-VERDICT_ICON = {"act": ":octagonal_sign:", "warn": ":hourglass_flowing_sand:", "error": ":x:", "exempt": ":shield:", "keep": ":white_check_mark:"}
+VERDICT_ICON = {"act": ":octagonal_sign:", "warn": ":hourglass_flowing_sand:", "error": ":x:", "exempt": ":shield:", "keep": ":information_source:"}
 
 
 class SlackPostError(Exception):
@@ -38,12 +38,24 @@ def headline(p: dict[str, Any]) -> str:
         past = p.get("past") or f"{action}ed"
         return f"Would {action} {what}" if dry or not p.get("executed") else f"{past.capitalize()} {what}"
     if verdict == "warn":
-        return f"Will {action} {what} after the grace period unless it is used"
+        return f"Will {action} {what} when the grace period ends, unless that changes"
     if verdict == "error":
         return f"Could not {action} {what}"
     if verdict == "exempt":
         return f"Left alone (notify only): {what}"
-    return f"{what}: {verdict}"
+    return f"Heads-up on {what} (nothing was changed)"
+
+
+def cost_line(p: dict[str, Any]) -> str:
+    """What it costs; what acting saves. A job's saving is its spend so far, not a month of it."""
+    evidence = p.get("evidence") or {}
+    hourly = f"*Cost:* {money(p.get('hourly_usd'))}/h"
+    if evidence.get("estimated_usd") is not None:
+        bound = " (an upper bound: managed spot)" if evidence.get("estimate_is_upper_bound") else ""
+        return f"{hourly} · about {money(evidence['estimated_usd'])} spent so far{bound}"
+    if p.get("verdict") in ("act", "warn", "error"):
+        return f"{hourly} · saves up to {money(p.get('monthly_usd'))}/month"
+    return f"{hourly} · {money(p.get('monthly_usd'))}/month while it runs"
 
 
 def render(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
@@ -62,7 +74,7 @@ def render(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         reason += f"\n*Error:* {p['error']}"
     if p.get("detail"):
         reason += f"\n*Done:* {p['detail']}"
-    cost = f"*Cost:* {money(p.get('hourly_usd'))}/h · saves up to {money(p.get('monthly_usd'))}/month"
+    cost = cost_line(p)
     fields = [
         {"type": "mrkdwn", "text": f"*Owner:* {mention(p.get('owner'))}"},
         {"type": "mrkdwn", "text": f"*Project:* {p.get('project') or '—'} · *Stage:* {p.get('stage') or '—'}"},
