@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,22 +32,27 @@ class CloudTrailDetail(BaseModel):
     requestParameters: dict[str, Any] | None = None
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_model(model: type[M], data: Any, what: str, where: str = "") -> M:
+    """Validate `data` as `model`; the first problem becomes one readable BadEventError."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(map(str, first["loc"]))
+        raise BadEventError(f"not {what}: {where}{loc or 'event'}: {first['msg']}") from None
+
+
 def parse_eventbridge(event: Any) -> EventBridgeEvent:
     if not isinstance(event, dict):
         raise BadEventError(f"expected a JSON object, got {type(event).__name__}")
-    try:
-        return EventBridgeEvent.model_validate(event)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadEventError(f"not an EventBridge event: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return parse_model(EventBridgeEvent, event, "an EventBridge event")
 
 
 def parse_cloudtrail(event: EventBridgeEvent) -> CloudTrailDetail:
-    try:
-        return CloudTrailDetail.model_validate(event.detail)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadEventError(f"not a CloudTrail API call event: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return parse_model(CloudTrailDetail, event.detail, "a CloudTrail API call event", "detail.")
 
 
 SCHEDULED = ("Scheduled Event",)

@@ -11,13 +11,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from reaper import (
     kinds,  # noqa: F401  (kinds register their restorers on import)
     restore,
 )
 from reaper.errors import BadEventError, ReaperError, RestoreError
+from reaper.events import parse_model
 from reaper.notices import post_notice
 from reaper.observability import logger
 from reaper.runtime import Runtime
@@ -33,11 +34,7 @@ class RestoreRequest(BaseModel):
 def parse_restore_request(event: Any) -> RestoreRequest:
     if not isinstance(event, dict):
         raise BadEventError(f"expected a JSON object like {{\"name\": \"my-endpoint\"}}, got {type(event).__name__}")
-    try:
-        return RestoreRequest.model_validate(event)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadEventError(f"not a restore request: {'.'.join(map(str, first['loc'])) or 'event'}: {first['msg']}") from None
+    return parse_model(RestoreRequest, event, "a restore request")
 
 
 def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None) -> dict[str, Any]:

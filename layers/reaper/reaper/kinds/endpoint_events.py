@@ -13,10 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from reaper.errors import BadEventError
-from reaper.events import EventBridgeEvent
+from reaper.events import EventBridgeEvent, parse_model
 from reaper.kinds.endpoint_facts import CLASSIC
 from reaper.kinds.endpoint_read import is_missing
 from reaper.kinds.endpoint_restore import KIND, _failed, finish_classic
@@ -45,11 +44,7 @@ def status_of(value: str) -> str:
 def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
     if ev.detail_type != DETAIL_TYPE or ev.source != "aws.sagemaker":
         return None
-    try:
-        detail = EndpointStateDetail.model_validate(ev.detail)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadEventError(f"not an endpoint state change: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    detail = parse_model(EndpointStateDetail, ev.detail, "an endpoint state change", "detail.")
     status = status_of(detail.EndpointStatus)
     region = ev.region or rt.home_region
     result: dict[str, Any] = {"event_id": ev.id, "endpoint": detail.EndpointName, "status": detail.EndpointStatus}

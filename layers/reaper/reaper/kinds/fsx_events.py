@@ -18,11 +18,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reaper import pipeline
-from reaper.errors import BadEventError
-from reaper.events import EventBridgeEvent
+from reaper.events import EventBridgeEvent, M, parse_model
 from reaper.kinds.fsx_jobs import lustre_inputs
 from reaper.kinds.fsx_rules import idle_window
 from reaper.model import Outcome
@@ -62,12 +61,8 @@ class IdleCheckDetail(BaseModel):
         return v
 
 
-def _parse(model: type[BaseModel], detail: dict[str, Any], what: str) -> Any:
-    try:
-        return model.model_validate(detail)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadEventError(f"not a {what} event: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+def _parse(model: type[M], detail: dict[str, Any], what: str) -> M:
+    return parse_model(model, detail, f"a {what} event", "detail.")
 
 
 def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:

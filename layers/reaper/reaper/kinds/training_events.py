@@ -17,10 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from reaper.errors import BadEventError
-from reaper.events import EventBridgeEvent
+from reaper.events import EventBridgeEvent, parse_model
 from reaper.kinds.training_cost import cluster, hours
 from reaper.notices import post_notice
 from reaper.policy import read_tags
@@ -42,11 +42,7 @@ class TrainingStateDetail(BaseModel):
 def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
     if ev.detail_type != DETAIL_TYPE or ev.source != "aws.sagemaker":
         return None
-    try:
-        detail = TrainingStateDetail.model_validate(ev.detail)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadEventError(f"not a training job state change: detail.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    detail = parse_model(TrainingStateDetail, ev.detail, "a training job state change", "detail.")
     if detail.TrainingJobStatus not in KNOWN:
         raise BadEventError(f"unknown TrainingJobStatus {detail.TrainingJobStatus!r}")
     region = ev.region or rt.home_region
