@@ -5,7 +5,7 @@ from typing import Any
 from reaper.handlers import build_runtime, handle_kind_event
 from reaper.observability import logger, metrics
 
-RUNTIME = build_runtime()
+RUNTIME = build_runtime("fsx")
 
 
 @metrics.log_metrics

@@ -9,7 +9,7 @@ from reaper.handlers import build_runtime
 from reaper.observability import logger, metrics
 from reaper.restore_request import handle_restore_request
 
-RUNTIME = build_runtime()
+RUNTIME = build_runtime("endpoint", "fsx")  # the kinds that can restore
 
 
 @metrics.log_metrics

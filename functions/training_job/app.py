@@ -6,7 +6,7 @@ from typing import Any
 from reaper.handlers import build_runtime, handle_kind_event
 from reaper.observability import logger, metrics
 
-RUNTIME = build_runtime()
+RUNTIME = build_runtime("training-job")
 
 
 @metrics.log_metrics

@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "log":
         return _log(args, now)
     if args.command == "restore":
-        from reaper import restore as restore_mod  # kinds register their restorers on import
+        from reaper import restore as restore_mod
         rt = Runtime.build(_settings(args))
         result = restore_mod.restore(rt, args.name, now, _progress)
         print(result)

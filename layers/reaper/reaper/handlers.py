@@ -22,8 +22,13 @@ from reaper.settings import Settings
 EventRoute = Callable[[Runtime, EventBridgeEvent, datetime], dict[str, Any]]
 
 
-def build_runtime() -> Runtime:
-    """Validated once at cold start: a bad configuration fails the deployment's first call loudly."""
+def build_runtime(*kind_names: str) -> Runtime:
+    """Validated once at cold start: a bad configuration fails the deployment's first call loudly.
+
+    The named kinds are imported now, in the init phase, rather than on the first event.
+    """
+    for name in kind_names:
+        kind_registry.get(name)
     return Runtime.build(Settings.from_env())
 
 

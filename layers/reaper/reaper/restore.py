@@ -29,8 +29,11 @@ def register(restorer: Restorer) -> None:
 def restore(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     if rt.log is None:
         raise RestoreError("restore needs the action log, where restore records are kept: set REAPER_TABLE or pass --table")
+    from reaper import kinds  # each kind registers its restorer when its module is imported
+
+    kinds.all_kinds()
     for restorer in RESTORERS:
         if restorer.claims(name):
             return restorer.run(rt, name, now, say)
-    kinds = ", ".join(r.kind for r in RESTORERS) or "none yet"
-    raise RestoreError(f"nothing restorable is called {name!r} (restorable kinds: {kinds})")
+    restorable = ", ".join(r.kind for r in RESTORERS) or "none yet"
+    raise RestoreError(f"nothing restorable is called {name!r} (restorable kinds: {restorable})")

@@ -13,10 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reaper import (
-    kinds,  # noqa: F401  (kinds register their restorers on import)
-    restore,
-)
+from reaper import restore
 from reaper.errors import BadEventError, ReaperError, RestoreError
 from reaper.events import parse_model
 from reaper.notices import post_notice
