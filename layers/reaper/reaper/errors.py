@@ -19,3 +19,13 @@ class BadEventError(ReaperError):
 
 class RestoreError(ReaperError):
     """A restore that cannot go ahead; the message says what is missing."""
+
+
+class ActionRefused(ReaperError):
+    """An action that will not go ahead, decided at the last moment (the pipeline makes it an
+    `error` verdict, reported like a failed call, and the sweep goes on). Nothing was changed."""
+
+    def __init__(self, operation: str, reason: str) -> None:
+        super().__init__(reason)
+        self.operation = operation
+        self.reason = reason

@@ -13,6 +13,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reaper import kinds as kind_registry
+from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Kind
 from reaper.model import Decision, Mode, Outcome, Resource, Verdict
 from reaper.policy import TagView, apply_grace, exempt_hint, production_guard, read_tags, screen
@@ -121,6 +122,9 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> None:
                 return
             outcome.detail = action.run(ctx, r, d)
             outcome.executed = True
+        except ActionRefused as exc:
+            _fail(outcome, f"refused to {d.action}: {exc.reason}")
+            return
         except (ClientError, BotoCoreError) as exc:
             _fail(outcome, f"{d.action} failed: {_short(exc)}")
             return

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from reaper.errors import ActionRefused
 from reaper.metrics import Series
 from reaper.timeutil import as_utc, human_duration
 
@@ -38,12 +37,7 @@ IN_SERVICE = "InService"
 ACCELERATED = ("ml.g", "ml.p", "ml.inf", "ml.trn", "ml.dl")
 
 
-class Refused(ClientError):
-    """An action that will not go ahead, and why. A ClientError, so the pipeline reports it as an
-    `error` like any failed call ("delete failed: Refused: …") and the sweep goes on."""
-
-    def __init__(self, operation: str, reason: str) -> None:
-        super().__init__({"Error": {"Code": "Refused", "Message": reason}}, operation)
+Refused = ActionRefused  # the endpoint actions' name for the core's refusal
 
 
 @dataclass(frozen=True)

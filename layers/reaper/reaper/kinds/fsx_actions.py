@@ -18,8 +18,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext
 from reaper.kinds.fsx_artifacts import backups, tasks
 from reaper.kinds.fsx_model import EXPORT_TAG, PHASE_TAGS, SOURCE_TAG, Protection
@@ -50,9 +49,9 @@ DELETE_PERMISSIONS = ("fsx:DeleteFileSystem", "fsx:DescribeBackups", "fsx:Descri
 DISCARD_PERMISSIONS = ("fsx:DeleteFileSystem", "ec2:DescribeNetworkInterfaces")
 
 
-def refuse(operation: str, message: str) -> ClientError:
-    """A refusal at the last moment, shaped like an AWS error so the pipeline reports it as one."""
-    return ClientError({"Error": {"Code": "ReaperRefused", "Message": message}}, operation)
+def refuse(operation: str, message: str) -> ActionRefused:
+    """A refusal at the last moment: the pipeline reports it as an `error`; nothing was changed."""
+    return ActionRefused(operation, message)
 
 
 def token(ctx: ActContext, resource: Resource, action: str) -> str:
