@@ -55,6 +55,9 @@ def show_slack(messages: list[dict[str, Any]], since: int) -> None:
 
 
 def run_demo(keep: bool = False) -> int:
+    from reaper.observability import logger
+
+    logger.setLevel("WARNING")  # the functions' JSON log lines would bury the story on a terminal
     started = time.monotonic()
     now = datetime.now(UTC)
     with local_account() as url, SlackReceiver() as slack_hook:

@@ -57,13 +57,13 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
 def after_sweep(rt: Runtime, session: boto3.session.Session, now: datetime, say: Callable[[str], None]) -> None:
     sm = session.client("sagemaker")
     for name in ("resnet-runaway", "bert-diverged"):
-        first = sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
-        second = sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
-        say(f"{name}: {first} -> {second} (SageMaker gave the script SIGTERM and 120 s to checkpoint)")
+        status = sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
+        say(f"{name}: {status} (StopTrainingJob gives the script SIGTERM and 120 s to save a checkpoint)")
     desc = sm.describe_training_job(TrainingJobName="resnet-runaway")
     ended = _state_change(desc, "Stopped", now)
     result = handle_kind_event(ended, KIND, rt, now=now + timedelta(minutes=2))
-    say(f"'Stopped' state change for resnet-runaway: final cost recorded in the log = {result.get('recorded')} (${result.get('estimated_usd')})")
+    recorded = "recorded in the log" if result.get("recorded") else "NOT recorded"
+    say(f"the 'Stopped' state change for resnet-runaway: final cost ${result.get('estimated_usd')} {recorded}")
     st.training_job(sm, "yolo-untagged", now, hours_ago=0, instance_type="ml.p3.2xlarge", max_runtime_s=5 * 86400)
     new = sm.describe_training_job(TrainingJobName="yolo-untagged")
     result = handle_kind_event(_state_change(new, "InProgress", now), KIND, rt, now=now + timedelta(minutes=3))
