@@ -25,6 +25,7 @@ os.environ.update(
 
 import boto3  # noqa: E402
 import pytest  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
 from reaper.actionlog import create_table  # noqa: E402
@@ -115,3 +116,17 @@ class LambdaContext:
 @pytest.fixture
 def lambda_context() -> LambdaContext:
     return LambdaContext()
+
+
+def throttle(monkeypatch: pytest.MonkeyPatch, client: Any, method: str, when: dict[str, Any] | None = None) -> None:
+    """Make `client.method` answer ThrottlingException (for calls whose parameters include `when`;
+    every call when it is None), after botocore's own retries would have given up."""
+    original = getattr(client, method)
+    operation = client.meta.method_to_api_mapping.get(method, method)
+
+    def throttled(**kwargs: Any) -> Any:
+        if when is None or all(kwargs.get(k) == v for k, v in when.items()):
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, operation)
+        return original(**kwargs)
+
+    monkeypatch.setattr(client, method, throttled)

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from reaper import kinds, pipeline
 from reaper.actionlog import ActionLog
@@ -18,7 +17,7 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import set_status
 from reaper_devkit.template import function_actions
-from tests.conftest import TABLE, drain, event, load_function
+from tests.conftest import TABLE, drain, event, load_function, throttle
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 MUTATING = ("Delete", "Update", "Create", "Register", "Deregister", "Put", "Add")
@@ -179,14 +178,7 @@ def test_throttled_delete_is_an_error_and_the_sweep_goes_on(aws, sm, deployed_en
         se.age(name, now, 300)
     app = load_function("endpoint")
     client = app.RUNTIME.clients()("sagemaker")
-    original = client.delete_endpoint
-
-    def throttled(**kwargs: Any) -> Any:
-        if kwargs["EndpointName"] == "a":
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "DeleteEndpoint")
-        return original(**kwargs)
-
-    monkeypatch.setattr(client, "delete_endpoint", throttled)
+    throttle(monkeypatch, client, "delete_endpoint", {"EndpointName": "a"})
     # When the sweep runs
     result = app.handler(event("endpoint-schedule.json"), lambda_context)
     # Then a is an error, still there; b is deleted
@@ -203,14 +195,7 @@ def test_throttled_config_read_is_an_error_for_that_endpoint_only(aws, sm, deplo
         se.age(name, now, 300)
     app = load_function("endpoint")
     client = app.RUNTIME.clients()("sagemaker")
-    original = client.describe_endpoint_config
-
-    def throttled(**kwargs: Any) -> Any:
-        if kwargs["EndpointConfigName"] == "a-config":
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "DescribeEndpointConfig")
-        return original(**kwargs)
-
-    monkeypatch.setattr(client, "describe_endpoint_config", throttled)
+    throttle(monkeypatch, client, "describe_endpoint_config", {"EndpointConfigName": "a-config"})
     result = app.handler(event("endpoint-schedule.json"), lambda_context)
     assert result["verdicts"]["error"] == 1 and result["verdicts"]["act"] == 1
     assert "ThrottlingException" in result["errors"][0] and result["errors"][0].startswith("endpoint a:")

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from reaper.actionlog import ActionLog
 from reaper.errors import BadEventError
@@ -17,7 +16,7 @@ from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext
 from reaper_devkit.template import function_actions
-from tests.conftest import drain, event, load_function
+from tests.conftest import drain, event, load_function, throttle
 from tests.integration.fsx_fleet import DELETED_IN_THE_END, EXPECTED, NOTIFY_IN_DRY_RUN, by_name, seed
 
 SCHEDULE = "fsx-schedule.json"
@@ -271,14 +270,7 @@ def test_throttled_backup_is_an_error_and_the_sweep_goes_on(aws, fsx, enforce, m
     b = one_persistent(aws, now, {**sf.DEV, "Name": "b"})
     app = load_function("fsx")
     client = app.RUNTIME.clients()("fsx")
-    original = client.create_backup
-
-    def throttled(**kwargs: Any) -> Any:
-        if kwargs["FileSystemId"] == a:
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "CreateBackup")
-        return original(**kwargs)
-
-    monkeypatch.setattr(client, "create_backup", throttled)
+    throttle(monkeypatch, client, "create_backup", {"FileSystemId": a})
     result = sweep(app, now, "s1")
     assert result["acted"] == [b] and "ThrottlingException" in result["errors"][0]
     assert [bk["FileSystem"]["FileSystemId"] for bk in fsx.describe_backups()["Backups"]] == [b]

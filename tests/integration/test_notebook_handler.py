@@ -6,13 +6,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from reaper.errors import BadEventError
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
-from tests.conftest import drain, event, load_function
+from tests.conftest import drain, event, load_function, throttle
 
 IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
@@ -146,14 +145,7 @@ def test_throttled_stop_is_an_error_and_the_sweep_goes_on(aws, sm, cw, deployed_
         seed.activity(cw, name, now, IDLE)
     app = load_function("notebook")
     real = app.RUNTIME.clients()("sagemaker")
-    original = real.stop_notebook_instance
-
-    def throttled(**kwargs: Any) -> Any:
-        if kwargs["NotebookInstanceName"] == "a":
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "StopNotebookInstance")
-        return original(**kwargs)
-
-    monkeypatch.setattr(real, "stop_notebook_instance", throttled)
+    throttle(monkeypatch, real, "stop_notebook_instance", {"NotebookInstanceName": "a"})
     result = app.handler(event("notebook-schedule.json"), lambda_context)
     assert result["acted"] == ["b"]
     assert result["errors"] and "ThrottlingException" in result["errors"][0]

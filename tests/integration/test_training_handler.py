@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from reaper.errors import BadEventError
 from reaper.handlers import handle_kind_event
@@ -14,7 +13,7 @@ from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.template import function_actions
-from tests.conftest import drain, event, load_function
+from tests.conftest import drain, event, load_function, throttle
 from tests.integration import training_fleet as fleet
 
 SCHEDULE = "training-job-schedule.json"
@@ -151,14 +150,7 @@ def test_a_job_that_ends_in_the_instant_before_the_stop_is_reported_clearly(aws,
 def test_a_throttled_stop_is_an_error_and_the_sweep_goes_on(aws, sm, jobs, enforce, lambda_context, monkeypatch):
     app = load_function("training_job")
     client = app.RUNTIME.clients()("sagemaker")
-    original = client.stop_training_job
-
-    def throttled(**kwargs: Any) -> Any:
-        if kwargs["TrainingJobName"] == "runaway":
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "StopTrainingJob")
-        return original(**kwargs)
-
-    monkeypatch.setattr(client, "stop_training_job", throttled)
+    throttle(monkeypatch, client, "stop_training_job", {"TrainingJobName": "runaway"})
     result = app.handler(event(SCHEDULE), lambda_context)
     assert sorted(result["acted"]) == sorted(set(fleet.STOPPED) - {"runaway"})
     assert len(result["errors"]) == 1 and "runaway" in result["errors"][0] and "ThrottlingException" in result["errors"][0]
@@ -170,11 +162,7 @@ def test_a_throttled_stop_is_an_error_and_the_sweep_goes_on(aws, sm, jobs, enfor
 def test_unreadable_metrics_leave_divergence_unjudged_but_ceilings_enforced(aws, sm, jobs, enforce, lambda_context, monkeypatch):
     app = load_function("training_job")
     cloudwatch = app.RUNTIME.clients()("cloudwatch")
-
-    def throttled(**kwargs: Any) -> Any:
-        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GetMetricData")
-
-    monkeypatch.setattr(cloudwatch, "get_metric_data", throttled)
+    throttle(monkeypatch, cloudwatch, "get_metric_data")
     result = app.handler(event(SCHEDULE), lambda_context)
     # Then the ceilings still stop, the log still counts, and metric-based divergence is not guessed
     assert sorted(result["acted"]) == ["costly", "hpo", "nan-log", "proc-runaway", "runaway"]
