@@ -169,13 +169,18 @@ def test_same_event_three_times_acts_and_posts_once(aws, sm, fleet, deployed_env
     assert sorted(m["id"] for m in acts) == ["async-idle", "ic-idle", "idle-gpu"]
 
 
-def test_throttled_delete_is_an_error_and_the_sweep_goes_on(aws, sm, deployed_env, lambda_context, monkeypatch):
-    # Given two idle classic endpoints, and DeleteEndpoint throttled for one of them
-    enforce(monkeypatch)
+@pytest.fixture
+def two_idle_classics(sm: Any, deployed_env: dict[str, str]) -> None:
+    """Idle dev classic endpoints a and b, in service for 5 hours."""
     now = datetime.now(UTC)
     for name in ("a", "b"):
         se.classic(sm, name, DEV, instance_type="ml.m5.large")
         se.age(name, now, 300)
+
+
+def test_throttled_delete_is_an_error_and_the_sweep_goes_on(aws, sm, deployed_env, lambda_context, monkeypatch, two_idle_classics):
+    # Given two idle classic endpoints, and DeleteEndpoint throttled for one of them
+    enforce(monkeypatch)
     app = load_function("endpoint")
     client = app.RUNTIME.clients()("sagemaker")
     throttle(monkeypatch, client, "delete_endpoint", {"EndpointName": "a"})
@@ -188,11 +193,7 @@ def test_throttled_delete_is_an_error_and_the_sweep_goes_on(aws, sm, deployed_en
     assert [m["id"] for m in errors] == ["a"]
 
 
-def test_throttled_config_read_is_an_error_for_that_endpoint_only(aws, sm, deployed_env, lambda_context, monkeypatch):
-    now = datetime.now(UTC)
-    for name in ("a", "b"):
-        se.classic(sm, name, DEV, instance_type="ml.m5.large")
-        se.age(name, now, 300)
+def test_throttled_config_read_is_an_error_for_that_endpoint_only(aws, sm, deployed_env, lambda_context, monkeypatch, two_idle_classics):
     app = load_function("endpoint")
     client = app.RUNTIME.clients()("sagemaker")
     throttle(monkeypatch, client, "describe_endpoint_config", {"EndpointConfigName": "a-config"})
