@@ -78,12 +78,10 @@ def test_log_shows_what_a_sweep_recorded(sm, notebooks, table, capsys, monkeypat
 def test_an_error_verdict_exits_1_and_still_prints_every_resource(sm, notebooks, capsys, monkeypatch):
     from botocore.exceptions import ClientError
 
-    from reaper.kinds.notebook import NotebookKind
-
-    def refuse(self, clients, resource):
+    def refuse(clients, resource):
         raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "DescribeNotebookInstance")
 
-    monkeypatch.setattr(NotebookKind, "current_state", refuse)
+    monkeypatch.setattr("reaper.kinds.notebook.actions.current_state", refuse)
     assert main(["sweep", "--kind", "notebook", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 1
     rows = {r["id"]: r for r in lines(capsys.readouterr().out)}
     assert len(rows) == 3 and rows["idle"]["verdict"] == "error" and "AccessDenied" in rows["idle"]["reason"]
@@ -126,7 +124,7 @@ def test_discovery_failure_is_an_error_not_silence(aws, capsys, monkeypatch):
         raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GetResources")
 
     monkeypatch.setattr(tagging, "tags_by_arn", broken)
-    monkeypatch.setattr("reaper.kinds.notebook.tags_by_arn", broken)
+    monkeypatch.setattr("reaper.kinds.notebook.discover.tags_by_arn", broken)
     assert main(["sweep", "--kind", "notebook", "--json"]) == 1
     (row,) = lines(capsys.readouterr().out)
     assert row["verdict"] == "error" and "ThrottlingException" in row["reason"]

@@ -244,7 +244,7 @@ def kept_reason(app: Any, at: datetime, fs_id: str) -> str:
     from reaper import pipeline
 
     outcomes = pipeline.sweep(app.RUNTIME, ["fsx"], at, event_id="look")
-    return next(o.decision.reason for o in outcomes if o.resource.id == fs_id)
+    return next(o.reason for o in outcomes if o.resource.id == fs_id)
 
 
 def test_deleted_by_someone_between_the_phases_is_no_error_and_can_still_be_restored(aws, fsx, enforce):

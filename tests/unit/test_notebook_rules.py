@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reaper.kinds.notebook import ActivitySignal, NotebookKind
+from reaper import kinds
+from reaper.kinds.notebook.model import ActivitySignal, NotebookFacts
 from reaper.model import Resource, Verdict
 from reaper.policy import read_tags
 from reaper.settings import OffHours, Settings
 from reaper_devkit.seed import aligned
 
-KIND = NotebookKind()
+KIND = kinds.get("notebook")
 NOW = datetime(2026, 12, 2, 14, 7, tzinfo=UTC)  # a Wednesday
 
 
 def nb(tags: dict[str, str] | None = None, state: str = "InService", lifecycle: str | None = "mlreaper-activity-agent") -> Resource:
-    return Resource("notebook", "nb", "arn:aws:sagemaker:us-east-1:1:notebook-instance/nb", "us-east-1", state, tags or {}, attrs={"lifecycle_config": lifecycle})
+    return Resource("notebook", "nb", "arn:aws:sagemaker:us-east-1:1:notebook-instance/nb", "us-east-1", state, tags or {}, facts=NotebookFacts(lifecycle))
 
 
 def signal(values: list[float | None], now: datetime = NOW) -> ActivitySignal:

@@ -9,13 +9,14 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from reaper.kinds.notebook import ActivitySignal, NotebookKind
+from reaper import kinds
+from reaper.kinds.notebook.model import ActivitySignal, NotebookFacts
 from reaper.model import Mode, Resource, Verdict
 from reaper.pipeline import decide
 from reaper.settings import OffHours, Settings
 from reaper_devkit.seed import aligned
 
-KIND = NotebookKind()
+KIND = kinds.get("notebook")
 
 nows = st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC))
 series_values = st.lists(st.one_of(st.none(), st.sampled_from([0.0, 1.0])), min_size=0, max_size=60)
@@ -33,7 +34,7 @@ settings_strategy = st.builds(
 def _resource(tags: dict[str, str], state: str, agent: bool) -> Resource:
     return Resource(
         kind="notebook", id="nb", arn="arn:aws:sagemaker:us-east-1:123456789012:notebook-instance/nb", region="us-east-1",
-        state=state, tags=tags, attrs={"lifecycle_config": "mlreaper-activity-agent" if agent else None},
+        state=state, tags=tags, facts=NotebookFacts("mlreaper-activity-agent" if agent else None),
     )
 
 

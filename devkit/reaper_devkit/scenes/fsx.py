@@ -54,7 +54,7 @@ def after_sweep(rt: Runtime, session: boto3.session.Session, now: datetime, say:
     say(f"AWS finishes the backup and the export ({', '.join(settled)}); the next sweep is phase 2:")
     for o in pipeline.sweep(rt, [KIND], now, event_id="demo-fsx-phase-2"):
         if o.executed or o.verdict.value == "error":
-            say(f"{o.resource.id}: {o.verdict.value} {o.decision.action} — {o.detail or o.decision.reason}")
+            say(f"{o.resource.id}: {o.verdict.value} {o.decision.action} — {o.detail or o.reason}")
     fs_id = _seeded.get("llm-pretrain-cache")
     if fs_id:
         say(f"$ reaper restore {fs_id}")

@@ -159,7 +159,7 @@ def format_table(outcomes: list[Outcome]) -> str:
         if o.verdict is Verdict.ACT and not o.executed:
             verb = f"would {verb}" if o.mode is Mode.DRY_RUN else verb
         price = "?" if r.hourly_usd is None else f"{r.hourly_usd:.2f}"
-        rows.append((r.kind, r.region, r.id, o.verdict.value, verb, price, o.decision.reason))
+        rows.append((r.kind, r.region, r.id, o.verdict.value, verb, price, o.reason))
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
     total = sum(o.resource.hourly_usd or 0 for o in outcomes if o.verdict in (Verdict.ACT, Verdict.WARN))

@@ -5,22 +5,17 @@ Functions in functions/<name>/app.py stay thin: decorators plus one call into he
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from reaper import kinds as kind_registry
 from reaper import pipeline
 from reaper.errors import BadEventError
-from reaper.events import SCHEDULE_SOURCES, SCHEDULED, EventBridgeEvent, parse_eventbridge
+from reaper.events import SCHEDULE_SOURCES, SCHEDULED, parse_eventbridge
 from reaper.model import Outcome, Verdict
 from reaper.observability import MetricUnit, logger, metrics
 from reaper.runtime import Runtime
 from reaper.settings import Settings
-
-# (runtime, event, now) -> summary, for events a kind handles beyond the schedule
-EventRoute = Callable[[Runtime, EventBridgeEvent, datetime], dict[str, Any]]
-
 
 def build_runtime(*kind_names: str) -> Runtime:
     """Validated once at cold start: a bad configuration fails the deployment's first call loudly.
@@ -41,7 +36,7 @@ def summarize(event_id: str, outcomes: list[Outcome]) -> dict[str, Any]:
         "resources": len(outcomes),
         "verdicts": counts,
         "acted": [o.resource.id for o in outcomes if o.executed],
-        "errors": [f"{o.resource.kind} {o.resource.id}: {o.decision.reason}" for o in outcomes if o.verdict is Verdict.ERROR],
+        "errors": [f"{o.resource.kind} {o.resource.id}: {o.reason}" for o in outcomes if o.verdict is Verdict.ERROR],
     }
 
 
@@ -56,11 +51,9 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
             metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
         logger.info("sweep done", extra={"kind": kind_name, **summary})
         return summary
-    kind = kind_registry.get(kind_name)
-    route = getattr(kind, "event_route", None)
-    if route is not None:
-        result: dict[str, Any] | None = route(rt, ev, now)
-        if result is not None:
-            logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
-            return result
+    handler = kind_registry.get(kind_name).event_handler(ev.source, ev.detail_type)
+    if handler is not None:
+        result = handler(rt, ev, now)
+        logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
+        return result
     raise BadEventError(f"{kind_name} function does not handle {ev.detail_type!r} events from {ev.source!r}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
+
+F = TypeVar("F")
 
 HOURS_PER_MONTH = 730.0
 
@@ -38,7 +40,14 @@ class Resource:
     hourly_usd: float | None = None
     created_at: datetime | None = None
     changed_at: datetime | None = None  # last state change, where the API says
-    attrs: dict[str, Any] = field(default_factory=dict)  # kind-specific facts
+    facts: Any = None  # the kind's typed facts (a frozen dataclass in kinds/<kind>/model.py)
+    attrs: dict[str, Any] = field(default_factory=dict)  # TODO(layout): replaced by facts, kind by kind
+
+    def facts_as(self, cls: type[F]) -> F:
+        """This resource's facts, checked to be of the kind's type."""
+        if not isinstance(self.facts, cls):
+            raise TypeError(f"{self.kind} {self.id}: facts are {type(self.facts).__name__}, not {cls.__name__}")
+        return self.facts
 
     @property
     def account(self) -> str:
@@ -66,26 +75,94 @@ class Decision:
         return Decision(**data)
 
 
+class ResultCode(enum.StrEnum):
+    """What became of a decision when the pipeline tried to carry it out."""
+
+    DONE = "done"  # the action ran
+    WARNED = "warned"  # the warning was recorded (reaper:warned-at written)
+    GONE = "gone"  # the resource went away before the action
+    STATE_CHANGED = "state-changed"  # no longer in a state the action may start from
+    PROTECTED = "protected"  # a protective tag appeared after discovery
+    DUPLICATE = "duplicate"  # another delivery or sweep has it already
+    NOT_REACHED = "not-reached"  # the sweep ran out of time before this resource
+    REFUSED = "refused"  # refused at the last moment (no action log, a check failed): error
+    FAILED = "failed"  # the AWS call failed: error
+
+
+# what each code makes of the verdict the rule gave (None: the rule's verdict stands)
+_RESULT_VERDICT: dict[ResultCode, Verdict | None] = {
+    ResultCode.DONE: None,
+    ResultCode.WARNED: None,
+    ResultCode.GONE: Verdict.KEEP,
+    ResultCode.STATE_CHANGED: Verdict.KEEP,
+    ResultCode.PROTECTED: Verdict.EXEMPT,
+    ResultCode.DUPLICATE: Verdict.KEEP,
+    ResultCode.NOT_REACHED: Verdict.KEEP,
+    ResultCode.REFUSED: Verdict.ERROR,
+    ResultCode.FAILED: Verdict.ERROR,
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    """What the action did, apart from what the rule decided. `message` says why it did not act."""
+
+    code: ResultCode
+    executed: bool = False
+    detail: str | None = None  # what the action did, e.g. "backup backup-0123 created"
+    message: str | None = None
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return _RESULT_VERDICT[self.code]
+
+    @property
+    def is_error(self) -> bool:
+        return self.verdict is Verdict.ERROR
+
+    @property
+    def silent(self) -> bool:
+        """Nothing to tell the owner: someone else acted, or the resource changed under us."""
+        return self.code in (ResultCode.GONE, ResultCode.STATE_CHANGED, ResultCode.PROTECTED, ResultCode.DUPLICATE, ResultCode.NOT_REACHED)
+
+
 @dataclass
 class Outcome:
-    """The record of one resource in one sweep: printed, logged and posted."""
+    """One resource in one sweep: what the rule decided and what the action did; printed, logged, posted."""
 
     resource: Resource
-    decision: Decision
+    decision: Decision  # the rule's, as decided: never overwritten
     mode: Mode
-    executed: bool = False
-    error: str | None = None
+    result: Result | None = None  # None: nothing was tried (keep, exempt, dry-run)
     owner: str | None = None
     project: str | None = None
     stage: str | None = None
     undo: str | None = None
     opt_out: str | None = None
-    detail: str | None = None  # what the action did, e.g. "backup backup-0123 created"
     posted: bool = False
 
     @property
     def verdict(self) -> Verdict:
-        return self.decision.verdict
+        override = self.result.verdict if self.result else None
+        return override or self.decision.verdict
+
+    @property
+    def reason(self) -> str:
+        if self.result is not None and self.result.message:
+            return self.result.message
+        return self.decision.reason
+
+    @property
+    def executed(self) -> bool:
+        return self.result is not None and self.result.executed
+
+    @property
+    def error(self) -> str | None:
+        return self.result.message if self.result is not None and self.result.is_error else None
+
+    @property
+    def detail(self) -> str | None:
+        return self.result.detail if self.result is not None else None
 
     @property
     def monthly_usd(self) -> float | None:
@@ -93,12 +170,17 @@ class Outcome:
         return None if hourly is None else round(hourly * HOURS_PER_MONTH, 2)
 
     def should_notify(self) -> bool:
+        if self.result is not None and self.result.silent:
+            return False
+        if self.result is not None and self.result.is_error:
+            return True
         if self.decision.quiet:
             return False
-        return self.decision.verdict in (Verdict.ACT, Verdict.WARN, Verdict.ERROR) or self.decision.notify
+        return self.verdict in (Verdict.ACT, Verdict.WARN, Verdict.ERROR) or self.decision.notify
 
     def to_json(self) -> dict[str, Any]:
         r = self.resource
+        d = self.decision
         return {
             "kind": r.kind,
             "id": r.id,
@@ -106,9 +188,9 @@ class Outcome:
             "region": r.region,
             "account": r.account,
             "state": r.state,
-            "verdict": self.decision.verdict.value,
-            "action": self.decision.action,
-            "reason": self.decision.reason,
+            "verdict": self.verdict.value,
+            "action": d.action,
+            "reason": self.reason,
             "executed": self.executed,
             "mode": self.mode.value,
             "hourly_usd": r.hourly_usd,
@@ -122,7 +204,9 @@ class Outcome:
             "detail": self.detail,
             "undo": self.undo,
             "opt_out": self.opt_out,
-            "evidence": _jsonable(self.decision.evidence),
+            "decision": {"verdict": d.verdict.value, "action": d.action, "reason": d.reason},
+            "result": None if self.result is None else {"code": self.result.code.value, "executed": self.result.executed},
+            "evidence": _jsonable(d.evidence),
         }
 
 

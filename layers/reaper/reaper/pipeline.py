@@ -10,12 +10,11 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from reaper import kinds as kind_registry
+from reaper.aws import AwsError, short
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Kind
-from reaper.model import Decision, Mode, Outcome, Resource, Verdict
+from reaper.model import Decision, Mode, Outcome, Resource, Result, ResultCode, Verdict
 from reaper.policy import TagView, apply_grace, exempt_hint, production_guard, read_tags, screen
 from reaper.runtime import Runtime
 from reaper.settings import Settings
@@ -53,11 +52,12 @@ def sweep_kind(rt: Runtime, kind: Kind, region: str, now: datetime, event_id: st
         resources = kind.discover(clients, settings, now)
         say(f"{kind.name} {region}: {len(resources)} found, reading signals")
         signals = kind.signals(clients, resources, settings, now)
-    except (ClientError, BotoCoreError) as exc:
+    except AwsError as exc:
         # Not silent: one error outcome stands for the whole kind in this region.
         gone = Resource(kind=kind.name, id="*", arn="", region=region, state="unknown")
-        reason = f"could not list or read {kind.name} resources in {region}: {_short(exc)}"
-        return [Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep"), settings.mode_for(kind.name), error=_short(exc))]
+        reason = f"could not list or read {kind.name} resources in {region}: {short(exc)}"
+        failed = Result(ResultCode.FAILED, message=reason)
+        return [Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep"), settings.mode_for(kind.name), result=failed)]
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id)
     outcomes = [process(kind, r, signals.get(r.id), ctx) for r in resources]
     counts: dict[str, int] = {}
@@ -95,58 +95,52 @@ def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Out
         opt_out=exempt_hint(resource.arn, settings),
     )
     if outcome.mode is Mode.ENFORCE:
-        enforce(kind, outcome, ctx)
+        outcome.result = enforce(kind, outcome, ctx)
     return outcome
 
 
-def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> None:
+def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
+    """Carry out the decision; what happened is a Result, the decision stays as the rule made it."""
     d, r = outcome.decision, outcome.resource
     warned_key = ctx.settings.tag("warned-at")
     if d.verdict is Verdict.ACT and d.action:
         action = kind.actions[d.action]
         if action.needs_log and ctx.log is None:
-            _fail(outcome, f"refused to {d.action}: no action log to keep the restore record in (set REAPER_TABLE)")
-            return
+            return _refused(d, "no action log to keep the restore record in (set REAPER_TABLE)")
         if not _claim(ctx, outcome):
-            _duplicate(outcome)
-            return
+            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
         try:
             state = kind.current_state(ctx.clients, r)
             if state is None:
-                outcome.decision = d.with_(verdict=Verdict.KEEP, reason=f"gone before the action could run ({d.reason})", quiet=True)
-                return
+                return Result(ResultCode.GONE, message=f"gone before the action could run ({d.reason})")
             if state not in action.valid_origin_states:
-                outcome.decision = d.with_(
-                    verdict=Verdict.KEEP, reason=f"now {state}, not {'/'.join(sorted(action.valid_origin_states))}: nothing done", quiet=True
-                )
-                return
-            outcome.detail = action.run(ctx, r, d)
-            outcome.executed = True
+                allowed = "/".join(sorted(action.valid_origin_states))
+                return Result(ResultCode.STATE_CHANGED, message=f"now {state}, not {allowed}: nothing done")
+            detail = action.runner()(ctx, r, d)
         except ActionRefused as exc:
-            _fail(outcome, f"refused to {d.action}: {exc.reason}")
-            return
-        except (ClientError, BotoCoreError) as exc:
-            _fail(outcome, f"{d.action} failed: {_short(exc)}")
-            return
+            return _refused(d, exc.reason)
+        except AwsError as exc:
+            return Result(ResultCode.FAILED, message=f"{d.action} failed: {short(exc)}")
         if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
             try:
                 remove_tags(ctx.clients, r.arn, [warned_key])
-            except (ClientError, BotoCoreError) as exc:
-                outcome.detail = f"{outcome.detail or ''} (could not remove {warned_key}: {_short(exc)})".strip()
-    elif d.verdict is Verdict.WARN and d.newly_warned:
+            except AwsError as exc:
+                detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
+        return Result(ResultCode.DONE, executed=True, detail=detail)
+    if d.verdict is Verdict.WARN and d.newly_warned:
         if not _claim(ctx, outcome):
-            _duplicate(outcome)
-            return
+            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
         try:
             write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
-            outcome.executed = False
-        except (ClientError, BotoCoreError) as exc:
-            _fail(outcome, f"could not write {warned_key}, so no warning was recorded: {_short(exc)}")
-    elif d.clear_warning:
+        except AwsError as exc:
+            return Result(ResultCode.FAILED, message=f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
+        return Result(ResultCode.WARNED)
+    if d.clear_warning:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
-        except (ClientError, BotoCoreError) as exc:
-            outcome.detail = f"could not remove {warned_key}: {_short(exc)}"
+        except AwsError as exc:
+            return Result(ResultCode.DONE, detail=f"could not remove {warned_key}: {short(exc)}")
+    return None
 
 
 def _claim(ctx: ActContext, outcome: Outcome) -> bool:
@@ -157,23 +151,8 @@ def _claim(ctx: ActContext, outcome: Outcome) -> bool:
     return ctx.log.claim(f"{outcome.resource.arn}|{d.verdict.value}|{d.action}|event:{ctx.event_id}", ctx.now)
 
 
-def _duplicate(outcome: Outcome) -> None:
-    outcome.decision = outcome.decision.with_(
-        verdict=Verdict.KEEP, reason="already handled by an earlier delivery of this event", quiet=True
-    )
-
-
-def _fail(outcome: Outcome, message: str) -> None:
-    outcome.decision = outcome.decision.with_(verdict=Verdict.ERROR, reason=message)
-    outcome.error = message
-    outcome.executed = False
-
-
-def _short(exc: Exception) -> str:
-    if isinstance(exc, ClientError):
-        err = exc.response.get("Error", {})
-        return f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip()
-    return str(exc)
+def _refused(d: Decision, why: str) -> Result:
+    return Result(ResultCode.REFUSED, message=f"refused to {d.action}: {why}")
 
 
 def payload(outcome: Outcome, kind: Kind | None = None) -> dict[str, Any]:
@@ -198,9 +177,9 @@ def deliver(rt: Runtime, outcomes: list[Outcome], now: datetime, event_id: str) 
                 if not _message_claim(rt, o, now, event_id):
                     continue  # told already: neither logged nor posted again
                 rt.log.record(body, now, event_id)
-            except (ClientError, BotoCoreError) as exc:
+            except AwsError as exc:
                 log.error("action log write failed for %s: %s", o.resource.arn, exc)
-                body["reason"] += f" (action log write failed: {_short(exc)})"
+                body["reason"] += f" (action log write failed: {short(exc)})"
         to_send.append((o, body))
     if not to_send:
         return

@@ -1,7 +1,7 @@
-"""The registry of kinds. Adding a kind: one module here, its template statements, an event, tests.
+"""The registry of kinds: one package each, `reaper/kinds/<kind>/`, whose `__init__.py` declares it.
 
-Kinds are imported on first use: a function that sweeps one kind does not pay, at cold start,
-for importing the others.
+Adding a kind: its package, its template statements, an event fixture and its tests. A kind's parts
+are imported on first use: a function that sweeps one kind does not pay, at cold start, for the others.
 """
 
 from __future__ import annotations
@@ -10,42 +10,47 @@ import importlib
 from collections.abc import Iterator, Mapping
 
 from reaper.errors import UsageError
-from reaper.kinds.base import Kind
+from reaper.kinds.base import Kind, KindDeclaration
 
-KIND_CLASSES: dict[str, str] = {
-    "notebook": "reaper.kinds.notebook:NotebookKind",
-    "endpoint": "reaper.kinds.endpoint:EndpointKind",
-    "training-job": "reaper.kinds.training_job:TrainingJobKind",
-    "fsx": "reaper.kinds.fsx:FsxKind",
+KIND_PACKAGES: dict[str, str] = {
+    "notebook": "reaper.kinds.notebook",
+    "endpoint": "reaper.kinds.endpoint",
+    "training-job": "reaper.kinds.training_job",
+    "fsx": "reaper.kinds.fsx",
 }
 _loaded: dict[str, Kind] = {}
 
 
+def declaration(name: str) -> KindDeclaration:
+    decl: KindDeclaration = importlib.import_module(KIND_PACKAGES[name]).DECLARATION
+    if decl.name != name:
+        raise RuntimeError(f"{KIND_PACKAGES[name]} declares kind {decl.name!r}, registered as {name!r}")
+    return decl
+
+
 class _Registry(Mapping[str, Kind]):
-    """{name: Kind}, importing each kind's module when it is first asked for."""
+    """{name: Kind}, reading each kind's declaration when it is first asked for."""
 
     def __getitem__(self, name: str) -> Kind:
         if name not in _loaded:
-            module_name, class_name = KIND_CLASSES[name].split(":")
-            _loaded[name] = getattr(importlib.import_module(module_name), class_name)()
+            _loaded[name] = Kind(declaration(name))
         return _loaded[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(KIND_CLASSES)
+        return iter(KIND_PACKAGES)
 
     def __len__(self) -> int:
-        return len(KIND_CLASSES)
+        return len(KIND_PACKAGES)
 
 
 REGISTRY: Mapping[str, Kind] = _Registry()
 
 
 def get(name: str) -> Kind:
-    if name not in KIND_CLASSES:
-        raise UsageError(f"unknown kind {name!r} (available: {', '.join(sorted(KIND_CLASSES))})")
+    if name not in KIND_PACKAGES:
+        raise UsageError(f"unknown kind {name!r} (available: {', '.join(sorted(KIND_PACKAGES))})")
     return REGISTRY[name]
 
 
 def all_kinds() -> list[Kind]:
-    """Every kind, imported (restore needs them all: each registers its restorer on import)."""
-    return [REGISTRY[name] for name in KIND_CLASSES]
+    return [REGISTRY[name] for name in KIND_PACKAGES]

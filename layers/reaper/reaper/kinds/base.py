@@ -1,12 +1,17 @@
-"""What a kind declares: how to list its resources, the signals it reads, how it decides
-(a pure function), and its actions with their IAM permissions and valid origin states.
+"""What a kind declares, as data: how to list its resources, the signals it reads, how it decides
+(a pure function), its actions with their IAM permissions and valid origin states, the events it
+takes and how to undo what it did.
 
-A kind is one module; the pipeline and the IAM test read these declarations.
+A kind is one package, `reaper/kinds/<kind>/`. Its `__init__.py` holds only a `DECLARATION`; the
+parts it names (`"reaper.kinds.endpoint.rules:decide"`) are imported when first used, so loading
+a kind's declaration costs nothing at cold start. The pipeline, the handlers, `reaper restore` and
+the IAM test read declarations; nothing is registered by import and nothing is found by duck typing.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +24,17 @@ from reaper.settings import Settings
 
 if TYPE_CHECKING:
     from reaper.actionlog import ActionLog
+    from reaper.events import EventBridgeEvent
+    from reaper.restore import Say
+    from reaper.runtime import Runtime
+
+# "package.module:attribute", imported on first use
+Ref = str
+
+
+def resolve(ref: Ref) -> Any:
+    module_name, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 @dataclass
@@ -40,41 +56,140 @@ class Action:
     past: str  # "stopped"
     permissions: tuple[str, ...]
     valid_origin_states: frozenset[str]
-    run: ActionRun
+    run: Ref  # -> ActionRun
     needs_log: bool = False  # cannot be undone without a restore record in the action log
     removes_resource: bool = False  # the resource is gone afterwards: its tags went with it
 
+    def runner(self) -> ActionRun:
+        fn: ActionRun = resolve(self.run)
+        return fn
 
-class Kind(ABC):
+
+# (runtime, event, now) -> summary of what the event did
+EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class EventRoute:
+    """EventBridge events a kind's function takes besides its schedule."""
+
+    source: str
+    detail_types: tuple[str, ...]
+    handler: Ref  # -> EventHandler
+
+    def matches(self, source: str, detail_type: str) -> bool:
+        return source == self.source and detail_type in self.detail_types
+
+
+# (runtime, name, now, say) -> the final one-line result
+RestoreRun = Callable[["Runtime", str, datetime, "Say"], str]
+
+
+@dataclass(frozen=True)
+class Restorer:
+    """How `reaper restore NAME` brings back what this kind deleted."""
+
+    name_pattern: str  # a regular expression: does NAME look like one of this kind's resources
+    run: Ref  # -> RestoreRun
+    permissions: tuple[str, ...]  # what the restore function needs for this kind
+
+    def claims(self, name: str) -> bool:
+        return re.fullmatch(self.name_pattern, name.strip()) is not None
+
+
+@dataclass(frozen=True)
+class KindDeclaration:
     name: str
-    tag_resource_types: tuple[str, ...]
-    read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
+    tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'
     tag_service: str  # the service whose tag calls write reaper:warned-at
+    read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
     actions: Mapping[str, Action]
+    discover: Ref  # (clients, settings, now) -> list[Resource]: every candidate, tags attached, bulk reads
+    signals: Ref  # (clients, resources, settings, now) -> {id: signal}: evidence read in batches
+    decide: Ref  # (resource, signal, view, settings, now) -> Decision: pure
+    current_state: Ref  # (clients, resource) -> state now, None when gone; read just before acting
+    undo_hint: Ref | None = None  # (resource, action) -> a command that undoes it
+    events: tuple[EventRoute, ...] = ()
+    event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
+    restorer: Restorer | None = None
+    doc: str = ""  # one line for `--help` and the README
 
-    @abstractmethod
+
+class Kind:
+    """A declaration with its parts imported on first use: what the pipeline calls."""
+
+    def __init__(self, declaration: KindDeclaration) -> None:
+        self.declaration = declaration
+
+    @property
+    def name(self) -> str:
+        return self.declaration.name
+
+    @property
+    def actions(self) -> Mapping[str, Action]:
+        return self.declaration.actions
+
+    @property
+    def tag_resource_types(self) -> tuple[str, ...]:
+        return self.declaration.tag_resource_types
+
+    def _part(self, ref: Ref) -> Any:
+        return resolve(ref)  # a dict lookup once imported; not cached, so tests can patch a part
+
     def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-        """Every candidate resource in the region, tags attached (bulk reads only)."""
+        found: list[Resource] = self._part(self.declaration.discover)(clients, settings, now)
+        return found
 
-    @abstractmethod
     def signals(self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, Any]:
-        """The evidence per resource id, read in batches."""
+        read: Mapping[str, Any] = self._part(self.declaration.signals)(clients, resources, settings, now)
+        return read
 
-    @abstractmethod
     def decide(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
-        """Pure: verdict, action and reason from what discovery and signals found."""
+        decision: Decision = self._part(self.declaration.decide)(resource, signal, view, settings, now)
+        return decision
 
-    @abstractmethod
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
-        """The resource's state right now (None when it is gone); read just before acting."""
+        state: str | None = self._part(self.declaration.current_state)(clients, resource)
+        return state
 
     def undo_hint(self, resource: Resource, action: str | None) -> str | None:
+        if self.declaration.undo_hint is None:
+            return None
+        hint: str | None = self._part(self.declaration.undo_hint)(resource, action)
+        return hint
+
+    def event_handler(self, source: str, detail_type: str) -> EventHandler | None:
+        for route in self.declaration.events:
+            if route.matches(source, detail_type):
+                handler: EventHandler = self._part(route.handler)
+                return handler
         return None
 
     def permissions(self) -> set[str]:
+        """Everything the kind's sweep function calls: reads, tags, actions and event handling."""
         from reaper.tagging import TAG_WRITE_PERMISSIONS
 
-        perms = set(self.read_permissions) | {"tag:GetResources"} | set(TAG_WRITE_PERMISSIONS[self.tag_service])
-        for action in self.actions.values():
+        d = self.declaration
+        perms = set(d.read_permissions) | {"tag:GetResources"} | set(TAG_WRITE_PERMISSIONS[d.tag_service])
+        perms |= set(d.event_permissions)
+        for action in d.actions.values():
             perms |= set(action.permissions)
         return perms
+
+    def restore_permissions(self) -> set[str]:
+        return set(self.declaration.restorer.permissions) if self.declaration.restorer else set()
+
+
+__all__ = [
+    "ActContext",
+    "Action",
+    "ActionRun",
+    "EventHandler",
+    "EventRoute",
+    "Kind",
+    "KindDeclaration",
+    "Ref",
+    "Restorer",
+    "RestoreRun",
+    "resolve",
+]

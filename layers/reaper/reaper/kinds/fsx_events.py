@@ -154,6 +154,6 @@ def _verdicts(outcomes: list[Outcome]) -> dict[str, Any]:
     return {
         "verdicts": counts,
         "acted": [o.resource.id for o in outcomes if o.executed],
-        "reasons": {o.resource.id: o.decision.reason for o in outcomes},
-        "errors": [f"{o.resource.kind} {o.resource.id}: {o.decision.reason}" for o in outcomes if o.verdict.value == "error"],
+        "reasons": {o.resource.id: o.reason for o in outcomes},
+        "errors": [f"{o.resource.kind} {o.resource.id}: {o.reason}" for o in outcomes if o.verdict.value == "error"],
     }

@@ -20,9 +20,7 @@ from reaper.runtime import Runtime
 WATCHED_CALLS = ("CreateNotebookInstance", "StartNotebookInstance")
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
-    if ev.detail_type != "AWS API Call via CloudTrail" or ev.source != "aws.sagemaker":
-        return None
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
     detail = parse_cloudtrail(ev)
     if detail.eventName not in WATCHED_CALLS:
         raise BadEventError(f"notebook function does not handle CloudTrail {detail.eventName!r} calls")

@@ -1,0 +1,41 @@
+"""SageMaker notebook instances: stopped when the activity agent reports them idle.
+
+Signal: MLReaper/NotebookActivity (1 = something active in the 5-minute period, 0 = nothing),
+published by the agent the stack ships as a lifecycle configuration. Idle means every period
+of the idle window reported 0; a gap anywhere in the window is unknown, and unknown is keep.
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, EventRoute, KindDeclaration
+
+_P = "reaper.kinds.notebook"
+
+DECLARATION = KindDeclaration(
+    name="notebook",
+    doc="SageMaker notebook instances: stopped when idle",
+    tag_resource_types=("sagemaker:notebook-instance",),
+    tag_service="sagemaker",
+    read_permissions=(
+        "sagemaker:ListNotebookInstances",
+        "sagemaker:DescribeNotebookInstance",
+        "sagemaker:ListTags",
+        "cloudwatch:GetMetricData",
+    ),
+    actions={
+        "stop": Action("stop", "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"),
+        "attach-agent": Action(
+            "attach-agent",
+            "attached the activity agent to",
+            ("sagemaker:UpdateNotebookInstance",),
+            frozenset({"Stopped"}),
+            f"{_P}.actions:attach_agent",
+        ),
+    },
+    discover=f"{_P}.discover:discover",
+    signals=f"{_P}.signals:signals",
+    decide=f"{_P}.rules:decide",
+    current_state=f"{_P}.actions:current_state",
+    undo_hint=f"{_P}.actions:undo_hint",
+    events=(EventRoute("aws.sagemaker", ("AWS API Call via CloudTrail",), f"{_P}.events:route"),),
+)

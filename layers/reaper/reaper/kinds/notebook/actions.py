@@ -1,0 +1,46 @@
+"""What the notebook kind does (stop; attach the agent), its state check just before, and undo."""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from reaper.clients import Clients
+from reaper.kinds.base import ActContext
+from reaper.model import Decision, Resource
+
+
+def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    ctx.clients("sagemaker").stop_notebook_instance(NotebookInstanceName=resource.id)
+    return "stopping; the notebook's ML storage volume is kept"
+
+
+def attach_agent(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    ctx.clients("sagemaker").update_notebook_instance(
+        NotebookInstanceName=resource.id, LifecycleConfigName=ctx.settings.agent_lifecycle_config
+    )
+    return f"lifecycle configuration {ctx.settings.agent_lifecycle_config} attached; it reports from the next start"
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    try:
+        desc = clients("sagemaker").describe_notebook_instance(NotebookInstanceName=resource.id)
+    except ClientError as exc:
+        if "RecordNotFound" in str(exc) or exc.response.get("Error", {}).get("Code") == "ResourceNotFound":
+            return None
+        raise
+    state: str = desc.get("NotebookInstanceStatus", "Unknown")
+    return state
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action == "stop":
+        return (
+            f"aws sagemaker start-notebook-instance --notebook-instance-name {resource.id} --region {resource.region}"
+            "   # the ML storage volume and its files are kept"
+        )
+    if action == "attach-agent":
+        return (
+            f"aws sagemaker update-notebook-instance --notebook-instance-name {resource.id} "
+            f"--disassociate-lifecycle-config --region {resource.region}"
+        )
+    return None

@@ -1,0 +1,32 @@
+"""Plain data for the notebook kind: what discovery knows of a notebook, and its activity signal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from reaper.metrics import Series
+from reaper.timeutil import as_utc
+
+KIND = "notebook"
+NAMESPACE = "MLReaper"
+METRIC = "NotebookActivity"
+PERIOD = timedelta(minutes=5)
+LOOKBACK_MINUTES = 180  # read at least this much history, to say how long a notebook has been idle
+
+
+@dataclass(frozen=True)
+class NotebookFacts:
+    lifecycle_config: str | None  # the lifecycle configuration attached (the agent's, or another, or none)
+
+
+@dataclass(frozen=True)
+class ActivitySignal:
+    series: Series  # (period start, 0 or 1), oldest first
+    window_end: datetime  # end of the last complete 5-minute period
+
+
+def align(now: datetime) -> datetime:
+    """The start of the 5-minute period `now` falls in."""
+    now = as_utc(now)
+    return now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)

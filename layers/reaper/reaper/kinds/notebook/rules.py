@@ -1,0 +1,70 @@
+"""The notebook decision, pure: (notebook, activity, tags, settings, now) -> Decision."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
+from reaper.model import Decision, Resource, Verdict
+from reaper.policy import TagView, in_working_hours, is_dev
+from reaper.settings import Settings
+from reaper.timeutil import human_duration
+
+
+def idle_window(view: TagView, settings: Settings) -> int:
+    return view.idle_minutes or settings.idle_for(KIND)
+
+
+def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    facts = resource.facts_as(NotebookFacts)
+    has_agent = facts.lifecycle_config == settings.agent_lifecycle_config
+    if resource.state != "InService":
+        if resource.state == "Stopped" and settings.attach_agent and not facts.lifecycle_config:
+            return Decision(
+                Verdict.ACT,
+                "stopped notebook without the activity agent: attaching it so idleness can be seen after the next start",
+                action="attach-agent",
+                skip_grace=True,
+            )
+        return Decision(Verdict.KEEP, f"not running ({resource.state})")
+
+    if settings.off_hours.enabled and not in_working_hours(settings, now) and (view.stage is None or is_dev(view, settings)):
+        oh = settings.off_hours
+        return Decision(
+            Verdict.ACT,
+            f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})",
+            action="stop",
+            evidence={"policy": "off-hours"},
+        )
+
+    window = idle_window(view, settings)
+    points = signal.series if signal else []
+    if not points and not has_agent:
+        return Decision(
+            Verdict.KEEP,
+            f"no activity agent: no {NAMESPACE}/{METRIC} data and lifecycle configuration is "
+            f"{facts.lifecycle_config or 'none'} (attach {settings.agent_lifecycle_config} to let the reaper see idleness)",
+            evidence={"agent": False},
+        )
+    window_end = signal.window_end if signal else align(now)
+    needed = math.ceil(window / 5)
+    slots = [window_end - PERIOD * (k + 1) for k in range(needed)]
+    by_slot = {align(ts): v for ts, v in points}
+    missing = [s for s in slots if s not in by_slot]
+    active = [ts for ts, v in points if v > 0]
+    last_active = max(active) + PERIOD if active else None
+    evidence: dict[str, Any] = {"idle_window_minutes": window, "periods": needed, "missing_periods": len(missing)}
+    if last_active is not None and last_active > window_end - timedelta(minutes=window):
+        ago = human_duration(now - last_active) if now > last_active else "0 m"
+        return Decision(Verdict.KEEP, f"active {ago} ago (idle window {window} min)", evidence={**evidence, "last_active": last_active})
+    if missing:
+        what = "no activity data" if len(missing) == needed else f"gap in activity data ({len(missing)} of {needed} periods missing)"
+        return Decision(Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence=evidence)
+    if last_active is not None:
+        idle_for = f"no activity for {human_duration(now - last_active)}"
+    else:
+        first = points[0][0] if points else window_end
+        idle_for = f"no activity for at least {human_duration(now - first)}"
+    return Decision(Verdict.ACT, idle_for, action="stop", evidence={**evidence, "last_active": last_active})
