@@ -11,4 +11,4 @@ RUNTIME = build_runtime("endpoint")
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return handle_kind_event(event, "endpoint", RUNTIME)
+    return handle_kind_event(event, "endpoint", RUNTIME, context=context)

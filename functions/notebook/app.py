@@ -11,4 +11,4 @@ RUNTIME = build_runtime("notebook")
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return handle_kind_event(event, "notebook", RUNTIME)
+    return handle_kind_event(event, "notebook", RUNTIME, context=context)

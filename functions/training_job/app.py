@@ -12,4 +12,4 @@ RUNTIME = build_runtime("training-job")
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return handle_kind_event(event, "training-job", RUNTIME)
+    return handle_kind_event(event, "training-job", RUNTIME, context=context)

@@ -4,7 +4,12 @@ Keys (all strings):
   log entries      pk = LOG#YYYY-MM-DD          sk = <iso time>#<kind>#<id>#<event>
   claims           pk = CLAIM#<sha256 of key>   sk = -          (conditional put; expires in 8 days)
   restore records  pk = RESTORE#<kind>#<id>     sk = <iso time>
-A claim is how a duplicated delivery acts and posts once: the first writer wins.
+  leases           pk = LEASE#<sha256 of arn>   sk = -          (conditional put; held for minutes)
+  unposted         pk = UNPOSTED                sk = <iso time>#<kind>#<id>#<event>
+A claim is how a duplicated delivery acts and posts once: the first writer wins. A lease is how two
+sweeps running at once (the schedule and a CLI, say) never warn or act on one resource twice. An
+unposted item is a message recorded but not yet handed to the queue: it is deleted once queued,
+and the next sweep posts what a sweep that died left behind.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from reaper.timeutil import as_utc, iso
 LOG_TTL = timedelta(days=400)
 CLAIM_TTL = timedelta(days=8)
 
-PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query")
+LEASE_TTL = timedelta(minutes=15)  # longer than any function runs (the Lambda limit is 15 minutes)
+UNPOSTED_AFTER = timedelta(minutes=15)  # older than this, an unposted message's sweep is over
+
+PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
 
 
 class ActionLog:
@@ -52,6 +60,67 @@ class ActionLog:
                 return False
             raise
         return True
+
+    def lease(self, arn: str, holder: str, now: datetime) -> bool:
+        """Hold `arn` for LEASE_TTL: True when free (or held by `holder`), False when another sweep has it."""
+        digest = hashlib.sha256(arn.encode()).hexdigest()
+        now = as_utc(now)
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "pk": {"S": f"LEASE#{digest}"},
+                    "sk": {"S": "-"},
+                    "arn": {"S": arn[:1024]},
+                    "holder": {"S": holder[:256]},
+                    "until": {"N": str(int((now + LEASE_TTL).timestamp()))},
+                    "expires_at": {"N": str(int((now + LEASE_TTL + timedelta(days=1)).timestamp()))},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR #until < :now OR holder = :holder",
+                ExpressionAttributeNames={"#until": "until"},
+                ExpressionAttributeValues={":now": {"N": str(int(now.timestamp()))}, ":holder": {"S": holder[:256]}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    # -- unposted messages --------------------------------------------------------------
+    def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
+        """Keep a message until it is queued; returns its sort key (to drop it once queued)."""
+        now = as_utc(now)
+        sk = f"{iso(now)}#{body.get('kind')}#{body.get('id')}#{event_id[:36]}"
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                "pk": {"S": "UNPOSTED"},
+                "sk": {"S": sk},
+                "body": {"S": json.dumps(body, default=str)},
+                "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
+            },
+        )
+        return sk
+
+    def drop_unposted(self, sort_keys: list[str]) -> None:
+        for i in range(0, len(sort_keys), 25):
+            request = {self.table: [{"DeleteRequest": {"Key": {"pk": {"S": "UNPOSTED"}, "sk": {"S": sk}}}} for sk in sort_keys[i : i + 25]]}
+            for _ in range(5):  # BatchWriteItem hands back what it did not do
+                left = self.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+                if not left:
+                    break
+                request = left
+
+    def unposted(self, now: datetime, limit: int = 200) -> list[tuple[str, dict[str, Any]]]:
+        """Messages a finished sweep recorded and never queued (older than UNPOSTED_AFTER), oldest first."""
+        before = iso(as_utc(now) - UNPOSTED_AFTER)
+        page = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND sk < :before",
+            ExpressionAttributeValues={":pk": {"S": "UNPOSTED"}, ":before": {"S": before}},
+            Limit=limit,
+        )
+        return [(item["sk"]["S"], json.loads(item["body"]["S"])) for item in page.get("Items", [])]
 
     # -- log ---------------------------------------------------------------------------
     def record(self, entry: dict[str, Any], now: datetime, event_id: str) -> None:

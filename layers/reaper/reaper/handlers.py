@@ -10,12 +10,14 @@ from typing import Any
 
 from reaper import kinds as kind_registry
 from reaper import pipeline
+from reaper.deadline import Deadline
 from reaper.errors import BadEventError
 from reaper.events import SCHEDULE_SOURCES, SCHEDULED, parse_eventbridge
 from reaper.model import Outcome, Verdict
 from reaper.observability import MetricUnit, logger, metrics
 from reaper.runtime import Runtime
 from reaper.settings import Settings
+
 
 def build_runtime(*kind_names: str) -> Runtime:
     """Validated once at cold start: a bad configuration fails the deployment's first call loudly.
@@ -40,12 +42,15 @@ def summarize(event_id: str, outcomes: list[Outcome]) -> dict[str, Any]:
     }
 
 
-def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None) -> dict[str, Any]:
-    """A scheduled sweep of one kind, or an event the kind knows (state change, API call)."""
+def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None, context: Any = None) -> dict[str, Any]:
+    """A scheduled sweep of one kind, or an event the kind knows (state change, API call).
+
+    With the Lambda context, the sweep knows its deadline and starts no change in its last seconds.
+    """
     now = now or datetime.now(UTC)
     ev = parse_eventbridge(event)
     if ev.detail_type in SCHEDULED and ev.source in SCHEDULE_SOURCES:
-        outcomes = pipeline.sweep(rt, [kind_name], now, event_id=ev.id)
+        outcomes = pipeline.sweep(rt, [kind_name], now, event_id=ev.id, deadline=Deadline.from_lambda(context))
         summary = summarize(ev.id, outcomes)
         for verdict, n in summary["verdicts"].items():
             metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)

@@ -10,18 +10,19 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from reaper import slack
+from reaper.aws import AwsError, short
 
 SQS_PERMISSIONS = ("sqs:SendMessage",)
 
 
 class Outbox(Protocol):
-    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
-        """Deliver or queue; returns one problem line per payload that could not be handed on."""
+    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+        """Deliver or queue; returns {index: problem} for each payload that could not be handed on."""
 
 
 class NoOutbox:
-    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
-        return []
+    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+        return {}
 
 
 class QueueOutbox:
@@ -30,15 +31,21 @@ class QueueOutbox:
     def __init__(self, sqs: Any, queue_url: str) -> None:
         self.sqs, self.queue_url = sqs, queue_url
 
-    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
-        problems: list[str] = []
+    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+        problems: dict[int, str] = {}
         for i in range(0, len(payloads), 10):
             batch = payloads[i : i + 10]
             entries = [{"Id": str(n), "MessageBody": json.dumps(p, default=str)} for n, p in enumerate(batch)]
-            response = self.sqs.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            try:
+                response = self.sqs.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            except AwsError as exc:
+                for n, p in enumerate(batch):
+                    problems[i + n] = f"queueing the message for {p.get('kind')} {p.get('id')} failed: {short(exc)}"
+                continue
             for failed in response.get("Failed", []):
-                p = batch[int(failed["Id"])]
-                problems.append(f"queueing the message for {p.get('kind')} {p.get('id')} failed: {failed.get('Message')}")
+                n = int(failed["Id"])
+                p = batch[n]
+                problems[i + n] = f"queueing the message for {p.get('kind')} {p.get('id')} failed: {failed.get('Message')}"
         return problems
 
 
@@ -48,13 +55,13 @@ class DirectSlack:
     def __init__(self, webhook_url: str) -> None:
         self.webhook_url = webhook_url
 
-    def send(self, payloads: Sequence[dict[str, Any]]) -> list[str]:
-        problems: list[str] = []
-        for p in payloads:
+    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+        problems: dict[int, str] = {}
+        for n, p in enumerate(payloads):
             try:
                 slack.post(self.webhook_url, p)
             except slack.SlackPostError as exc:
                 line = f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc} (the action log keeps the record)"
-                problems.append(line)
+                problems[n] = line
                 print(line, file=sys.stderr)
         return problems

@@ -17,6 +17,39 @@ from reaper.timeutil import iso, parse_instant
 TRUE_VALUES = ("true",)
 FALSE_VALUES = ("false",)
 
+# Keys under the prefix that users set, and the ones the reaper writes itself. Any other key under
+# the prefix is a typo (`reaper:exmept`), and a typo must not silently lose its protection.
+USER_KEYS = (
+    "exempt",
+    "snooze-until",
+    "idle-minutes",
+    "max-hours",
+    "max-usd",
+    "watch-metric",
+    "disposable",
+    "kill-after",
+    "budget-usd",
+    "early-stop",
+)
+REAPER_KEYS = (
+    "warned-at",
+    "backup-id",
+    "export-task",
+    "source-fs",
+    "restored-from",
+    "source-capacity-gib",
+    "source-deployment",
+    "source-security-groups",
+    "source-subnets",
+    "source-throughput",
+)
+STAGE, OWNER, PROJECT = "ml:stage", "ml:owner", "ml:project"
+
+# Sane bounds (the contract): anything outside cannot be what was meant, so it is unreadable.
+IDLE_MINUTES = (5, 10_080)  # five minutes to a week
+MAX_HOURS = 8_760.0  # a year
+MAX_USD = 1_000_000.0
+
 
 @dataclass(frozen=True)
 class TagView:
@@ -29,6 +62,9 @@ class TagView:
     max_usd: float | None = None
     watch_metric: tuple[str, str] | None = None  # (metric name, "min" | "max")
     disposable: bool = False
+    kill_after: datetime | None = None
+    budget_usd: float | None = None
+    early_stop: str | None = None
     warned_at: datetime | None = None
     stage: str | None = None
     owner: str | None = None
@@ -37,21 +73,39 @@ class TagView:
 
 
 def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
-    """Read the contract's tags. Keys match case-insensitively; values are trimmed."""
-    by_key = {k.strip().lower(): v.strip() for k, v in tags.items()}
+    """Read the contract's tags. Keys match case-insensitively; values are trimmed.
+
+    Never raises, whatever the tags hold: what cannot be read is a problem, and a resource with a
+    problem is exempt (see `screen`).
+    """
     prefix = settings.tag_prefix.lower()
     problems: list[str] = []
+    by_key: dict[str, str] = {}
+    for key, value in tags.items():
+        k, v = str(key).strip().lower(), str(value).strip()
+        if k in by_key and by_key[k] != v and (k.startswith(prefix) or k in (STAGE, OWNER, PROJECT)):
+            problems.append(f"tags {key!r} and another key differing only in case have different values ({by_key[k]!r}, {v!r})")
+        by_key.setdefault(k, v)
+    known = {prefix + name for name in USER_KEYS + REAPER_KEYS}
+    for k in sorted(by_key):
+        if k.startswith(prefix) and k not in known:
+            problems.append(f"tag {k!r} is not a reaper tag (a typo? known: {', '.join(settings.tag(n) for n in USER_KEYS)})")
 
     def raw(name: str, with_prefix: bool = True) -> str | None:
         key = (prefix + name) if with_prefix else name
-        return by_key.get(key)
+        value = by_key.get(key)
+        if value is not None and value == "" and with_prefix:
+            problems.append(f"tag {settings.tag(name)} has no value")
+            return None
+        return value
 
     def bad(name: str, value: str, expected: str) -> None:
-        problems.append(f"tag {settings.tag(name)}={value!r} cannot be read ({expected})")
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        problems.append(f"tag {settings.tag(name)}={shown!r} cannot be read ({expected})")
 
     def flag(name: str) -> bool:
         value = raw(name)
-        if value is None or value == "":
+        if value is None:
             return False
         if value.lower() in TRUE_VALUES:
             return True
@@ -60,28 +114,29 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         bad(name, value, "true or false expected")
         return False
 
-    def number(name: str, *, integer: bool, minimum: float, strict: bool) -> float | None:
+    def number(name: str, *, integer: bool, low: float, high: float, strict: bool) -> float | None:
         value = raw(name)
-        if value is None or value == "":
+        if value is None:
             return None
+        n: float | None
         try:
             n = int(value) if integer else float(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             n = None
-        if n is None or not math.isfinite(n) or n < minimum or (strict and n <= minimum):
+        if n is None or not math.isfinite(n) or n < low or (strict and n <= low) or n > high:
             what = "an integer" if integer else "a number"
-            bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-            bad(name, value, f"{what} {bound} expected")
+            lower = f"> {low:g}" if strict else f"from {low:g}"
+            bad(name, value, f"{what} {lower} to {high:,g} expected")
             return None
         return n
 
     def instant(name: str) -> datetime | None:
         value = raw(name)
-        if value is None or value == "":
+        if value is None:
             return None
         try:
             return parse_instant(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             bad(name, value, "an ISO 8601 date or date-time expected, e.g. 2026-12-31 or 2026-12-31T18:00Z")
             return None
 
@@ -94,19 +149,27 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         else:
             bad("watch-metric", watch_raw, "NAME:min or NAME:max expected")
 
-    idle = number("idle-minutes", integer=True, minimum=5, strict=False)
+    early_stop = raw("early-stop")
+    if early_stop is not None and early_stop.lower() != "median":
+        bad("early-stop", early_stop, "median expected")
+        early_stop = None
+
+    idle = number("idle-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
     view = TagView(
         exempt=flag("exempt"),
         snooze_until=instant("snooze-until"),
         idle_minutes=None if idle is None else int(idle),
-        max_hours=number("max-hours", integer=False, minimum=0, strict=True),
-        max_usd=number("max-usd", integer=False, minimum=0, strict=True),
+        max_hours=number("max-hours", integer=False, low=0, high=MAX_HOURS, strict=True),
+        max_usd=number("max-usd", integer=False, low=0, high=MAX_USD, strict=True),
         watch_metric=watch,
         disposable=flag("disposable"),
+        kill_after=instant("kill-after"),
+        budget_usd=number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
+        early_stop=early_stop.lower() if early_stop else None,
         warned_at=instant("warned-at"),
-        stage=(raw("ml:stage", with_prefix=False) or None),
-        owner=(raw("ml:owner", with_prefix=False) or None),
-        project=(raw("ml:project", with_prefix=False) or None),
+        stage=(raw(STAGE, with_prefix=False) or None),
+        owner=(raw(OWNER, with_prefix=False) or None),
+        project=(raw(PROJECT, with_prefix=False) or None),
     )
     return view if not problems else _with_problems(view, problems)
 

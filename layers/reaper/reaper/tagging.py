@@ -19,6 +19,28 @@ def tags_by_arn(clients: Clients, resource_types: list[str]) -> dict[str, dict[s
     return out
 
 
+def current_tags(clients: Clients, arn: str) -> dict[str, str]:
+    """The resource's tags now, from its own service (strongly consistent, unlike the tagging API).
+
+    Read just before a change, for the few resources a sweep is about to change.
+    """
+    service = service_of(arn)
+    pairs: list[dict[str, str]] = []
+    if service == "sagemaker":
+        for page in clients("sagemaker").get_paginator("list_tags").paginate(ResourceArn=arn):
+            pairs.extend(page.get("Tags", []))
+    elif service == "fsx":
+        for page in clients("fsx").get_paginator("list_tags_for_resource").paginate(ResourceARN=arn):
+            pairs.extend(page.get("Tags", []))
+    elif service == "ec2":
+        instance_id = arn.rsplit("/", 1)[-1]
+        for page in clients("ec2").get_paginator("describe_tags").paginate(Filters=[{"Name": "resource-id", "Values": [instance_id]}]):
+            pairs.extend(page.get("Tags", []))
+    else:
+        raise ValueError(f"no tag reader for {arn}")
+    return {t["Key"]: t.get("Value", "") for t in pairs}
+
+
 def service_of(arn: str) -> str:
     parts = arn.split(":")
     return parts[2] if len(parts) > 2 else ""
@@ -47,6 +69,12 @@ def remove_tags(clients: Clients, arn: str, keys: list[str]) -> None:
     else:
         raise ValueError(f"no tag writer for {arn}")
 
+
+TAG_READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "sagemaker": ("sagemaker:ListTags",),
+    "fsx": ("fsx:ListTagsForResource",),
+    "ec2": ("ec2:DescribeTags",),
+}
 
 TAG_WRITE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "sagemaker": ("sagemaker:AddTags", "sagemaker:DeleteTags"),

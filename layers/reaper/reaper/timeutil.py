@@ -16,7 +16,8 @@ def parse_instant(text: str) -> datetime:
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     value = datetime.fromisoformat(text)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    # normalised to UTC here, so a date at the edge of the calendar fails now, not in a comparison later
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def as_utc(value: datetime) -> datetime:

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reaper.clients import Clients
+from reaper.deadline import Deadline
 from reaper.model import Decision, Resource
 from reaper.policy import TagView
 from reaper.settings import Settings
@@ -44,6 +45,7 @@ class ActContext:
     now: datetime
     log: ActionLog | None
     event_id: str
+    deadline: Deadline = Deadline(None)
 
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"
@@ -167,10 +169,11 @@ class Kind:
 
     def permissions(self) -> set[str]:
         """Everything the kind's sweep function calls: reads, tags, actions and event handling."""
-        from reaper.tagging import TAG_WRITE_PERMISSIONS
+        from reaper.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
 
         d = self.declaration
         perms = set(d.read_permissions) | {"tag:GetResources"} | set(TAG_WRITE_PERMISSIONS[d.tag_service])
+        perms |= set(TAG_READ_PERMISSIONS[d.tag_service])  # protection re-read just before a change
         perms |= set(d.event_permissions)
         for action in d.actions.values():
             perms |= set(action.permissions)

@@ -1,0 +1,160 @@
+"""Record and notify as the sweep goes: each outcome's log record is written right after its action,
+and its message handed to the outbox in batches of ten.
+
+Until a message is queued it is also kept in the action log as *unposted*; once queued it is
+dropped from there. A sweep that dies (timeout, crash) leaves its unposted messages behind and
+the next sweep posts them: an executed action reaches Slack at the latest through the next sweep.
+A log or queue failure is that resource's `error`; the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from reaper import kinds as kind_registry
+from reaper.aws import AwsError, short
+from reaper.model import Mode, Outcome, Result, ResultCode, Verdict
+from reaper.runtime import Runtime
+
+log = logging.getLogger("reaper")
+
+BATCH = 10  # SQS SendMessageBatch takes ten
+
+
+def payload(outcome: Outcome) -> dict[str, Any]:
+    data = outcome.to_json()
+    data["type"] = "verdict"
+    action = outcome.decision.action
+    kind = kind_registry.REGISTRY.get(outcome.resource.kind) if outcome.resource.kind in kind_registry.KIND_PACKAGES else None
+    if kind is not None and action is not None and action in kind.actions:
+        data["past"] = kind.actions[action].past
+    return data
+
+
+@dataclass
+class _Pending:
+    outcome: Outcome | None
+    body: dict[str, Any]
+    unposted_key: str | None
+
+
+@dataclass
+class Courier:
+    rt: Runtime
+    now: datetime
+    event_id: str
+    pending: list[_Pending] = field(default_factory=list)
+
+    def take(self, outcome: Outcome) -> None:
+        """Record this outcome now (if it is worth telling) and queue its message soon."""
+        if not outcome.should_notify():
+            return
+        body = payload(outcome)
+        key: str | None = None
+        log_ = self.rt.log
+        if log_ is not None:
+            try:
+                if not self._message_claim(outcome):
+                    return  # told already: neither logged nor posted again
+                log_.record(body, self.now, self.event_id)
+                key = log_.put_unposted(body, self.now, self.event_id)
+            except AwsError as exc:
+                log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
+                self._fail(outcome, f"the action log could not be written ({short(exc)})")
+                body = payload(outcome)
+        self.pending.append(_Pending(outcome, body, key))
+        if len(self.pending) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
+            self._send(batch)
+
+    def replay_unposted(self) -> int:
+        """Post what an earlier sweep recorded and never queued. Returns how many were queued."""
+        if self.rt.log is None:
+            return 0
+        try:
+            left = self.rt.log.unposted(self.now)
+        except AwsError as exc:
+            log.error("could not read unposted messages: %s", short(exc))
+            return 0
+        for key, body in left:
+            body = {**body, "reason": f"{body.get('reason', '')} (posted late: the sweep that did this stopped first)"}
+            self.pending.append(_Pending(None, body, key))
+        self.flush()
+        return len(left)
+
+    def report_not_reached(self, outcomes: list[Outcome]) -> None:
+        """One message for everything the sweep had no time for, never one per resource."""
+        missed = [o for o in outcomes if o.result is not None and o.result.code is ResultCode.NOT_REACHED]
+        if not missed:
+            return
+        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed})
+        body = {
+            "type": "notice",
+            "kind": missed[0].resource.kind,
+            "id": "*",
+            "arn": "",
+            "region": missed[0].resource.region,
+            "title": f"Sweep ran out of time: {len(missed)} resource(s) not reached",
+            "text": f"Not reached this time: {len(missed)} in {', '.join(kinds)}. Nothing was changed on them; the next sweep decides again.",
+        }
+        key: str | None = None
+        if self.rt.log is not None:
+            try:
+                self.rt.log.record(body, self.now, self.event_id)
+                key = self.rt.log.put_unposted(body, self.now, self.event_id)
+            except AwsError as exc:
+                log.error("action log write failed for the not-reached notice: %s", short(exc))
+        self.pending.append(_Pending(None, body, key))
+
+    # -- internals -----------------------------------------------------------------------
+    def _send(self, batch: list[_Pending]) -> None:
+        try:
+            problems = self.rt.outbox.send([p.body for p in batch])
+        except Exception as exc:  # the queue itself failed (throttled, gone): every message in the batch
+            problems = {i: f"queueing failed: {short(exc)}" for i in range(len(batch))}
+        sent = [p for i, p in enumerate(batch) if i not in problems]
+        for i, problem in problems.items():
+            log.error(problem)
+            outcome = batch[i].outcome
+            if outcome is not None:
+                kept = " (kept in the action log; the next sweep posts it)" if batch[i].unposted_key else ""
+                self._fail(outcome, f"its message could not be queued: {problem}{kept}")
+        for p in sent:
+            if p.outcome is not None:
+                p.outcome.posted = True
+        keys = [p.unposted_key for p in sent if p.unposted_key]
+        if keys and self.rt.log is not None:
+            try:
+                self.rt.log.drop_unposted(keys)
+            except AwsError as exc:  # they would be posted twice: say so, but nothing is lost
+                log.error("could not mark %d message(s) as posted: %s", len(keys), short(exc))
+
+    def _message_claim(self, o: Outcome) -> bool:
+        """Enforce act/warn messages were claimed with the action; the rest once a day per finding."""
+        assert self.rt.log is not None
+        d = o.decision
+        if o.mode is Mode.ENFORCE and d.verdict in (Verdict.ACT, Verdict.WARN) and o.result is not None:
+            return True  # the action's claim already made this unique to the event
+        token = f"key:{d.notify_key}" if d.notify_key else f"day:{self.now:%Y-%m-%d}"
+        verdict = o.verdict.value
+        key = f"{o.resource.arn or o.resource.kind + '/' + o.resource.region}|msg|{o.mode.value}|{verdict}|{d.action}|{token}"
+        return self.rt.log.claim(key, self.now)
+
+    @staticmethod
+    def _fail(outcome: Outcome, why: str) -> None:
+        """The record or the message failed: that resource's error, keeping what the action did."""
+        before = outcome.result
+        message = f"{outcome.reason}; but {why}"
+        outcome.result = Result(
+            ResultCode.FAILED,
+            executed=before.executed if before else False,
+            detail=before.detail if before else None,
+            message=message,
+        )
