@@ -1,0 +1,250 @@
+"""Attacks on the safety promises, through the real handler against moto (issue: safety under races,
+faults and bad tags). Each test reproduces a failure a hostile review found and shows it fixed.
+
+The pipeline is kind-agnostic; notebooks are the fastest kind to seed, so they carry the core cases.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from reaper import pipeline
+from reaper.actionlog import ActionLog
+from reaper.deadline import Deadline
+from reaper.handlers import handle_kind_event
+from reaper_devkit import seed
+from tests.conftest import drain, event, load_function
+
+IDLE = [0] * 36
+OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+
+
+def status(sm: Any, name: str) -> str:
+    return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
+
+
+def arn(sm: Any, name: str) -> str:
+    return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceArn"])
+
+
+def tags(sm: Any, name: str) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn(sm, name))["Tags"]}
+
+
+def idle_notebooks(sm: Any, cw: Any, names: list[str], now: datetime, extra: dict[str, dict[str, str]] | None = None) -> None:
+    for name in names:
+        seed.notebook(sm, name, {**OWNER, **(extra or {}).get(name, {})})
+        seed.activity(cw, name, now, IDLE)
+
+
+def log_entries(aws: Any, table: str, now: datetime) -> list[dict[str, Any]]:
+    return list(ActionLog(aws.client("dynamodb"), table).entries(now - timedelta(days=1), now + timedelta(days=1)))
+
+
+@pytest.fixture
+def enforce(monkeypatch: pytest.MonkeyPatch, deployed_env: dict[str, str]) -> dict[str, str]:
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    return deployed_env
+
+
+# -- races: protection set after discovery ------------------------------------------------------
+PROTECTIONS = {
+    "exempt": {"reaper:exempt": "true"},
+    "exempt-any-case": {"Reaper:Exempt": " TRUE "},
+    "production": {"ml:stage": "prod"},
+    "snoozed": {"reaper:snooze-until": "2099-01-01"},
+    "typo": {"reaper:exmept": "true"},
+    "blank": {"reaper:exempt": ""},
+}
+
+
+@pytest.mark.parametrize("grace", [0, 60], ids=["act", "warn"])
+@pytest.mark.parametrize("protection", sorted(PROTECTIONS))
+def test_a_protective_tag_added_after_discovery_wins(aws, sm, cw, enforce, lambda_context, monkeypatch, protection, grace):
+    # Given two idle notebooks; one gets a protective tag after the signals were read, before the action
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
+    now = datetime.now(UTC)
+    idle_notebooks(sm, cw, ["late-tag", "plain"], now)
+    from reaper.kinds.notebook import signals as notebook_signals
+
+    real = notebook_signals.signals
+
+    def signals_then_tag(clients: Any, resources: Any, settings: Any, at: datetime) -> Any:
+        read = real(clients, resources, settings, at)
+        sm.add_tags(ResourceArn=arn(sm, "late-tag"), Tags=[{"Key": k, "Value": v} for k, v in PROTECTIONS[protection].items()])
+        return read
+
+    monkeypatch.setattr(notebook_signals, "signals", signals_then_tag)
+    app = load_function("notebook")
+    # When the sweep runs
+    result = app.handler(event("notebook-schedule.json"), lambda_context)
+    # Then the late-tagged notebook is untouched (not stopped, no warning tag) and reported exempt
+    assert status(sm, "late-tag") == "InService"
+    assert "reaper:warned-at" not in tags(sm, "late-tag")
+    assert result["verdicts"]["exempt"] == 1
+    # and the rest of the sweep went on
+    if grace == 0:
+        assert result["acted"] == ["plain"] and status(sm, "plain") == "Stopped"
+    else:
+        assert "reaper:warned-at" in tags(sm, "plain")
+
+
+# -- bad tags: exempt, named, and the rest of the sweep acts -------------------------------------
+BAD_TAGS = {
+    "blank-exempt": {"reaper:exempt": ""},
+    "blank-snooze": {"reaper:snooze-until": ""},
+    "typo": {"reaper:exmept": "true"},
+    "case-conflict": {"reaper:exempt": "true", "REAPER:EXEMPT": "false"},
+    "huge-idle": {"reaper:idle-minutes": "999999999999"},
+    "big-idle": {"reaper:idle-minutes": "10000000"},
+    "long-number": {"reaper:idle-minutes": "9" * 5000},
+    "calendar-edge": {"reaper:snooze-until": "9999-12-31T23:59:59-14:00"},
+    "nan": {"reaper:idle-minutes": "nan"},
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_TAGS))
+def test_an_unreadable_tag_exempts_its_resource_and_the_sweep_goes_on(aws, sm, cw, enforce, lambda_context, bad):
+    now = datetime.now(UTC)
+    idle_notebooks(sm, cw, ["bad", "plain"], now, {"bad": BAD_TAGS[bad]})
+    app = load_function("notebook")
+    result = app.handler(event("notebook-schedule.json"), lambda_context)
+    assert status(sm, "bad") == "InService"
+    assert result["acted"] == ["plain"] and status(sm, "plain") == "Stopped"
+    messages = {m["id"]: m for m in drain(aws, enforce["REAPER_QUEUE_URL"])}
+    assert messages["bad"]["verdict"] == "exempt"
+    key = next(iter(BAD_TAGS[bad])).lower()
+    assert key in messages["bad"]["reason"].lower()  # the message names the tag to fix
+
+
+# -- a crash right after actions: logged at once, posted by the next sweep -----------------------
+class Killed(BaseException):
+    """What a Lambda timeout looks like from inside: nothing after it runs."""
+
+
+def test_a_sweep_killed_after_the_third_stop_has_logged_all_three_and_the_next_sweep_posts_them(
+    aws, sm, cw, enforce, lambda_context, monkeypatch
+):
+    now = datetime.now(UTC)
+    names = [f"nb-{i}" for i in range(5)]
+    idle_notebooks(sm, cw, names, now)
+    from reaper.kinds.notebook import actions
+
+    real_stop = actions.stop
+    stops: list[str] = []
+
+    def stop_then_die(ctx: Any, resource: Any, decision: Any) -> Any:
+        if len(stops) == 3:
+            raise Killed()
+        stops.append(resource.id)
+        return real_stop(ctx, resource, decision)
+
+    monkeypatch.setattr(actions, "stop", stop_then_die)
+    app = load_function("notebook")
+    with pytest.raises(Killed):
+        app.handler(event("notebook-schedule.json"), lambda_context)
+    # every executed stop is in the action log already
+    logged = {e["id"] for e in log_entries(aws, enforce["REAPER_TABLE"], now) if e.get("executed")}
+    assert logged == set(stops) and len(stops) == 3
+    # the messages of the batch that never reached the queue are posted by the next sweep
+    queued_before = {m["id"] for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("executed")}
+    monkeypatch.setattr(actions, "stop", real_stop)
+    later = now + timedelta(minutes=20)
+    for name in names:
+        seed.activity(cw, name, later, IDLE)
+    handle_kind_event(event("notebook-schedule.json", id="next"), "notebook", app.RUNTIME, now=later)
+    queued_after = {m["id"] for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("executed")}
+    assert set(stops) <= queued_before | queued_after
+
+
+# -- faults: throttling on every dependency -------------------------------------------------------
+def flaky(monkeypatch: pytest.MonkeyPatch, client: Any, rate: float, rng: random.Random) -> None:
+    """Every API method of `client` fails with ThrottlingException `rate` of the time (after retries)."""
+    for method in client.meta.method_to_api_mapping:
+        if method.startswith(("get_paginator", "can_paginate")):
+            continue
+        original = getattr(client, method)
+        operation = client.meta.method_to_api_mapping[method]
+
+        def throttled(*args: Any, _original: Any = original, _operation: str = operation, **kwargs: Any) -> Any:
+            if rng.random() < rate:
+                raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, _operation)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(client, method, throttled)
+
+
+@pytest.mark.parametrize("service", ["sagemaker", "cloudwatch", "dynamodb", "sqs"])
+def test_thirty_percent_throttling_leaves_no_resource_without_a_verdict_and_nothing_executed_unreported(
+    aws, sm, cw, enforce, lambda_context, monkeypatch, service
+):
+    now = datetime.now(UTC)
+    names = [f"nb-{i:02d}" for i in range(12)]
+    idle_notebooks(sm, cw, names, now)
+    app = load_function("notebook")
+    flaky(monkeypatch, app.RUNTIME.clients()(service), 0.3, random.Random(7))
+    outcomes = pipeline.sweep(app.RUNTIME, ["notebook"], now, event_id="flaky")
+    by_id = {o.resource.id: o for o in outcomes}
+    if "*" in by_id:  # discovery itself failed: one error stands for the kind, nothing was changed
+        assert by_id["*"].verdict.value == "error"
+        assert all(status(sm, n) == "InService" for n in names)
+        return
+    assert set(by_id) == set(names)  # every resource has its verdict
+    stopped = {n for n in names if status(sm, n) in ("Stopping", "Stopped")}
+    executed = {o.resource.id for o in outcomes if o.executed}
+    assert stopped == executed  # nothing changed that the sweep does not know it changed
+    logged = {e["id"] for e in log_entries(aws, enforce["REAPER_TABLE"], now)}
+    queued = {m["id"] for m in drain(aws, enforce["REAPER_QUEUE_URL"])}
+    for name in executed:  # each executed action is logged, or its failure to log is an error that was queued
+        o = by_id[name]
+        assert name in logged or (o.verdict.value == "error" and name in queued), name
+
+
+# -- two sweeps at once: one warning per resource -------------------------------------------------
+def test_a_cli_sweep_and_the_scheduled_sweep_at_once_warn_each_resource_once(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
+    now = datetime.now(UTC)
+    names = [f"nb-{i}" for i in range(4)]
+    idle_notebooks(sm, cw, names, now)
+    app = load_function("notebook")
+    from reaper.kinds.notebook import signals as notebook_signals
+
+    real = notebook_signals.signals
+    nested: list[int] = []
+
+    def signals_while_another_sweep_runs(clients: Any, resources: Any, settings: Any, at: datetime) -> Any:
+        read = real(clients, resources, settings, at)
+        if not nested:  # the first sweep has discovered; the second runs whole before it acts
+            nested.append(1)
+            pipeline.sweep(app.RUNTIME, ["notebook"], at, event_id="cli-sweep")
+        return read
+
+    monkeypatch.setattr(notebook_signals, "signals", signals_while_another_sweep_runs)
+    writes: list[str] = []
+    client = app.RUNTIME.clients()("sagemaker")
+    real_add = client.add_tags
+    monkeypatch.setattr(client, "add_tags", lambda **kw: (writes.append(kw["ResourceArn"]), real_add(**kw))[1])
+    app.handler(event("notebook-schedule.json"), lambda_context)
+    warnings = [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "warn"]
+    assert sorted(m["id"] for m in warnings) == names
+    assert len(writes) == len(names)
+
+
+# -- time budget ------------------------------------------------------------------------------------
+def test_a_sweep_near_its_deadline_starts_no_change_and_says_so_once(aws, sm, cw, enforce, lambda_context):
+    now = datetime.now(UTC)
+    names = [f"nb-{i}" for i in range(3)]
+    idle_notebooks(sm, cw, names, now)
+    app = load_function("notebook")
+    outcomes = pipeline.sweep(app.RUNTIME, ["notebook"], now, event_id="late", deadline=Deadline.in_seconds(5))
+    assert all(status(sm, n) == "InService" for n in names)
+    assert {o.result.code.value for o in outcomes if o.result} == {"not-reached"}
+    notices = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("type") == "notice"]
+    assert len(notices) == 1 and "3 resource(s) not reached" in notices[0]["title"]
