@@ -167,37 +167,7 @@ class Settings(BaseModel):
         """Read REAPER_* variables. Raises ConfigError with one readable line."""
         env = os.environ if env is None else env
         raw: dict[str, Any] = {}
-        simple = {
-            "REAPER_MODE": "mode",
-            "REAPER_GRACE_MINUTES": "grace_minutes",
-            "REAPER_TAG_PREFIX": "tag_prefix",
-            "REAPER_PRODUCTION_STAGES": "production_stages",
-            "REAPER_DEV_STAGES": "dev_stages",
-            "REAPER_REGIONS": "regions",
-            "REAPER_TABLE": "table",
-            "REAPER_QUEUE_URL": "queue_url",
-            "REAPER_SLACK_WEBHOOK_URL": "slack_webhook_url",
-            "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
-            "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
-            "REAPER_ATTACH_AGENT": "attach_agent",
-            "REAPER_MAX_HOURS": "max_hours",
-            "REAPER_MAX_USD": "max_usd",
-            "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
-            "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
-            "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
-            "REAPER_SCHEDULE_GROUP": "schedule_group",
-            "REAPER_RESTORE_WAIT_MINUTES": "restore_wait_minutes",
-            "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
-            "REAPER_DIVERGENCE_POINTS": "divergence_points",
-            "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
-            "REAPER_FSX_JOB_LOOKBACK_DAYS": "fsx_job_lookback_days",
-            "REAPER_FSX_STUCK_HOURS": "fsx_stuck_hours",
-            "REAPER_FSX_CHECK_FUNCTION_ARN": "fsx_check_function_arn",
-            "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
-            "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
-            "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
-        }
-        for var, name in simple.items():
+        for var, name in ENV_VARS.items():
             value = env.get(var, "").strip()
             if value:
                 raw[name] = value.lower() if name == "mode" else value
@@ -234,11 +204,47 @@ class Settings(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "settings"
-            raise ConfigError(f"bad configuration: {where}: {first['msg']}") from None
+            var = _VAR_OF.get(where) or (_VAR_OF.get(str(first["loc"][0])) if first["loc"] else None)
+            named = f"{var} ({where})" if var else where
+            got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
+            raise ConfigError(f"bad configuration: {named}: {first['msg']}{got}") from None
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with changes, validated like the original (CLI flags use this)."""
         return self.validated({**self.model_dump(), **changes})
+
+
+# environment variable -> setting (the template sets these; the CLI reads them too)
+ENV_VARS: dict[str, str] = {
+    "REAPER_MODE": "mode",
+    "REAPER_GRACE_MINUTES": "grace_minutes",
+    "REAPER_TAG_PREFIX": "tag_prefix",
+    "REAPER_PRODUCTION_STAGES": "production_stages",
+    "REAPER_DEV_STAGES": "dev_stages",
+    "REAPER_REGIONS": "regions",
+    "REAPER_TABLE": "table",
+    "REAPER_QUEUE_URL": "queue_url",
+    "REAPER_SLACK_WEBHOOK_URL": "slack_webhook_url",
+    "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
+    "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
+    "REAPER_ATTACH_AGENT": "attach_agent",
+    "REAPER_MAX_HOURS": "max_hours",
+    "REAPER_MAX_USD": "max_usd",
+    "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
+    "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
+    "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
+    "REAPER_SCHEDULE_GROUP": "schedule_group",
+    "REAPER_RESTORE_WAIT_MINUTES": "restore_wait_minutes",
+    "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
+    "REAPER_DIVERGENCE_POINTS": "divergence_points",
+    "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
+    "REAPER_FSX_JOB_LOOKBACK_DAYS": "fsx_job_lookback_days",
+    "REAPER_FSX_STUCK_HOURS": "fsx_stuck_hours",
+    "REAPER_FSX_CHECK_FUNCTION_ARN": "fsx_check_function_arn",
+    "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
+    "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
+    "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
+}
 
 
 def _pairs(text: str, var: str) -> dict[str, str]:
@@ -251,3 +257,15 @@ def _pairs(text: str, var: str) -> dict[str, str]:
         key, value = item.split("=", 1)
         pairs[key.strip().lower()] = value.strip()
     return pairs
+
+
+_VAR_OF = {name: var for var, name in ENV_VARS.items()} | {
+    "kind_modes": "REAPER_KIND_MODES",
+    "kind_grace_minutes": "REAPER_KIND_GRACE_MINUTES",
+    "idle_minutes": "REAPER_IDLE_MINUTES_<KIND>",
+    "off_hours": "REAPER_OFF_HOURS",
+    "off_hours.timezone": "REAPER_TIMEZONE",
+    "off_hours.start": "REAPER_WORK_START",
+    "off_hours.end": "REAPER_WORK_END",
+    "off_hours.days": "REAPER_WORK_DAYS",
+}
