@@ -35,6 +35,7 @@ CUT_NOTE = " … _(cut; the full record is in `reaper log`)_"
 
 VERDICT_ICON = {"act": ":octagonal_sign:", "warn": ":hourglass_flowing_sand:", "error": ":x:", "exempt": ":shield:", "keep": ":information_source:"}
 ENTITY_TAIL = re.compile(r"&[a-z]{0,4}$")
+PLAIN_UNSAFE = re.compile(r"[^A-Za-z0-9 ():_.-]")
 
 
 def escape(value: Any) -> str:
@@ -154,7 +155,7 @@ def render_message(p: dict[str, Any]) -> Message:
         f"*Project:* {escape(p.get('project') or '—')} · *Stage:* {escape(p.get('stage') or '—')}",
     ]
     blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=cuts.cut(f"{verb} {kind}", HEADER_TEXT_MAX, "header", note=" …"), emoji=True)),
+        HeaderBlock(text=PlainTextObject(text=cuts.cut(_plain(f"{verb} {kind}"), HEADER_TEXT_MAX, "header", note=" …"), emoji=True)),
         _section(cuts.cut(f"{icon} *{title}*{dry_note}\n{where}", SECTION_TEXT_MAX, "title")),
         _section(cuts.cut(f"*Why:* {reason}", SECTION_TEXT_MAX, "reason")),
         _section(cost_line(p)),
@@ -187,6 +188,12 @@ def _render_notice(p: dict[str, Any]) -> Message:
     ]
     text = cuts.cut(f"{title}: {body}", FALLBACK_TEXT_MAX, "fallback", note=" …")
     return Message(text=text, blocks=_serialise(blocks), cut=tuple(dict.fromkeys(cuts.parts)))
+
+
+def _plain(text: str) -> str:
+    """Header text is plain_text, where entities are not the escape: it keeps only our own
+    vocabulary's characters (verbs and kind names), so no payload value reaches it raw."""
+    return PLAIN_UNSAFE.sub("", text).strip() or "mlreaper"
 
 
 def _section(text: str) -> SectionBlock:
