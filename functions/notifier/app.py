@@ -1,24 +1,38 @@
 """Slack notifier: SQS messages in, Block Kit messages out; failures go back to the queue."""
 
-import os
 from typing import Any
 
 from aws_lambda_powertools.utilities import parameters
 
-from reaper.notifier import handle_queue_batch
+from reaper.actionlog import ActionLog
+from reaper.clients import Clients, default_region
+from reaper.notifier import Notifier
 from reaper.observability import logger, metrics
+from reaper.settings import Settings
+from reaper.webhook import WebhookConfigError, webhook_from_secret
 
-SECRET_ARN = os.environ.get("REAPER_SLACK_SECRET_ARN", "")
+SETTINGS = Settings.from_env()  # validated once, at cold start
+SECRET_ARN = SETTINGS.slack_secret_arn or ""
+LOG = ActionLog(Clients(default_region() or "us-east-1")("dynamodb"), SETTINGS.table) if SETTINGS.table else None
 
 
-def webhook_url() -> str:
+def webhook_url() -> str | None:
+    """The URL from the secret (cached 5 minutes), None when Slack is off."""
     if not SECRET_ARN:
-        return ""
-    value = str(parameters.get_secret(SECRET_ARN, max_age=300) or "").strip()
-    return value if value.startswith(("https://", "http://")) else ""  # the stack's placeholder: Slack is off
+        return None
+    try:
+        value = parameters.get_secret(SECRET_ARN, max_age=300)
+    except Exception as exc:  # noqa: BLE001 - missing secret, no permission: a configuration problem, counted
+        raise WebhookConfigError(f"the Slack secret cannot be read: {type(exc).__name__}") from None
+    if isinstance(value, bytes):  # a SecretBinary
+        value = value.decode("utf-8", errors="replace")
+    return webhook_from_secret(str(value))
+
+
+NOTIFIER = Notifier(webhook=webhook_url, log=LOG)
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return handle_queue_batch(event, webhook_url)
+    return NOTIFIER.handle(event, context)

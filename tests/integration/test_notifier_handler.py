@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
+import pytest
+
+from reaper.notifier import Notifier
+from reaper_devkit import seed_endpoint as se
 from reaper_devkit.slack_receiver import SlackReceiver
-from tests.conftest import event, load_function
+from tests.conftest import drain, event, load_function
+from tests.slack_limits import assert_within_limits
 
 
 def test_notifier_reads_the_webhook_from_the_secret_and_reports_failures(aws, monkeypatch, lambda_context):
@@ -55,3 +61,49 @@ def test_failed_messages_end_in_the_dead_letter_queue(aws, monkeypatch, lambda_c
     # Then the message is in the dead-letter queue, whole
     kept = sqs.receive_message(QueueUrl=dlq).get("Messages", [])
     assert len(kept) == 1 and json.loads(kept[0]["Body"])["id"] == "idle-nb"
+
+
+@pytest.mark.parametrize("stored", ['{{"url": "{url}"}}', '{{"webhook_url": " {url} "}}', " {url}\n"])
+def test_a_json_or_padded_secret_posts(aws, monkeypatch, lambda_context, stored):
+    # Given the secret as the Secrets Manager console stores key/value pairs (or padded)
+    with SlackReceiver() as hook:
+        secret = aws.client("secretsmanager").create_secret(Name="mlreaper-slack", SecretString=stored.format(url=hook.url))["ARN"]
+        monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", secret)
+        app = load_function("notifier")
+        result = app.handler(event("notifier-sqs.json"), lambda_context)
+    # Then the message is posted
+    assert result == {"batchItemFailures": []} and len(hook.messages) == 1
+
+
+def test_an_unusable_secret_keeps_the_messages_and_says_so(aws, monkeypatch, lambda_context, capfd, caplog):
+    secret = aws.client("secretsmanager").create_secret(Name="s", SecretString='{"token": "https://hooks.slack.com/services/T/B/zzTok"}')["ARN"]
+    monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", secret)
+    app = load_function("notifier")
+    result = app.handler(event("notifier-sqs.json"), lambda_context)
+    out = capfd.readouterr().out + caplog.text + "".join(str(r.__dict__) for r in caplog.records)
+    # Then the message goes back to the queue, the metric the alarm watches is published, the log says why
+    assert len(result["batchItemFailures"]) == 1
+    assert '"SlackConfigError"' in out and "without a string 'url' key" in out and "zzTok" not in out
+
+
+def test_a_40_component_endpoints_message_is_within_slacks_limits(aws, sm, deployed_env, lambda_context, monkeypatch):
+    # Given an idle dev endpoint hosting 40 inference components with long names, in enforce
+    now = datetime.now(UTC)
+    se.components(sm, "llm-fleet", {f"llm-adapter-{i:02d}-customer-support-summarise-v{i}": 1 for i in range(40)},
+                  {"ml:owner": "ana@example.com", "ml:stage": "dev"})
+    se.age("llm-fleet", now, 300)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    load_function("endpoint").handler(event("endpoint-schedule.json"), lambda_context)
+    bodies = [json.dumps(m) for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])]
+    assert any("llm-fleet" in b for b in bodies)
+    # When the notifier posts its messages
+    records = {"Records": [{"messageId": f"m{i}", "body": b, "receiptHandle": "r", "attributes": {}, "messageAttributes": {},
+                            "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1"}
+                           for i, b in enumerate(bodies)]}
+    with SlackReceiver() as hook:
+        result = Notifier(webhook=lambda: hook.url, min_interval=0).handle(records)
+    # Then Slack took every one, and each is within Slack's limits
+    assert result == {"batchItemFailures": []} and len(hook.messages) == len(bodies)
+    for message in hook.messages:
+        assert_within_limits(message)

@@ -31,8 +31,10 @@ def test_every_action_declares_permissions_and_origin_states(kind):
         assert action.valid_origin_states, f"{kind}.{action.name} declares no valid origin states"
 
 
-def test_notifier_reads_only_its_secret():
-    assert function_actions("NotifierFunction") == {"secretsmanager:GetSecretValue"}
+def test_notifier_reads_its_secret_and_writes_only_its_post_claims():
+    from reaper import notifier
+
+    assert function_actions("NotifierFunction") == set(notifier.PERMISSIONS)
 
 
 def test_no_function_uses_managed_or_wildcard_policies():

@@ -10,6 +10,9 @@ from reaper import slack
 from reaper.notifier import handle_queue_batch
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import event
+from tests.slack_limits import assert_within_limits, texts
+
+HOSTILE = "<!channel> <https://evil.example|click me> & <@U999999999>"
 
 
 def payload() -> dict:
@@ -53,7 +56,7 @@ def test_slack_outage_hands_every_message_back_to_the_queue():
         hook.fail_with = 503
         batch = event("notifier-sqs.json")
         batch["Records"].append({**batch["Records"][0], "messageId": "second"})
-        result = handle_queue_batch(batch, lambda: hook.url)
+        result = handle_queue_batch(batch, lambda: hook.url, min_interval=0)
     assert [f["itemIdentifier"] for f in result["batchItemFailures"]] == [batch["Records"][0]["messageId"], "second"]
 
 
@@ -89,3 +92,51 @@ def test_an_advisory_says_nothing_was_changed():
     p = {**payload(), "verdict": "keep", "action": None, "executed": False}
     text, blocks = slack.render(p)
     assert "nothing was changed" in text and "saves" not in json.dumps(blocks)
+
+
+def test_every_string_from_a_user_or_aws_is_escaped():
+    # Given a payload whose every user- or AWS-supplied value tries a mention, a link and an entity
+    p = {**payload()}
+    for key in ("id", "region", "account", "reason", "error", "detail", "project", "stage", "undo", "opt_out", "instance_type", "kind"):
+        p[key] = f"{key} {HOSTILE}"
+    p["owner"] = HOSTILE
+    # When it is rendered
+    text, blocks = slack.render(p)
+    # Then no Slack control sequence survives, and each value is shown escaped
+    for t in [text, *texts(blocks)]:
+        assert "<!" not in t and "<http" not in t and "& " not in t and "<@U999" not in t, t
+    flat = json.dumps(blocks)
+    assert "&lt;!channel&gt;" in flat and "&lt;https://evil.example|click me&gt;" in flat and "&amp;" in flat
+    assert_within_limits({"text": text, "blocks": blocks})
+
+
+def test_a_notice_is_escaped_too():
+    text, blocks = slack.render({"type": "notice", "title": HOSTILE, "text": HOSTILE, "owner": HOSTILE, "region": "<r>", "account": "&"})
+    for t in [text, *texts(blocks)]:
+        assert "<!" not in t and "<http" not in t and "<r>" not in t
+
+
+def test_only_a_slack_member_id_becomes_a_mention():
+    assert slack.mention("U024BE7LH") == "<@U024BE7LH>"
+    assert slack.mention("<!here>") == "&lt;!here&gt;"
+
+
+def test_every_text_is_cut_to_slacks_limits_and_says_so():
+    # Given values far over every limit, made of characters that grow when escaped
+    huge = "x<&>" * 4000
+    p = {**payload(), **{k: huge for k in ("id", "reason", "error", "detail", "project", "stage", "undo", "opt_out", "owner", "kind", "action")}}
+    # When rendered
+    message = slack.render_message(p)
+    # Then every block fits (slack-sdk's validators agree), no entity is split, and the cut is announced
+    assert_within_limits({"text": message.text, "blocks": message.blocks})
+    assert {"reason", "undo", "opt_out", "fields", "title", "header"} <= set(message.cut)
+    assert "reaper log" in json.dumps(message.blocks)
+
+
+def test_a_message_within_limits_is_not_cut():
+    assert slack.render_message(payload()).cut == ()
+
+
+def test_a_garbled_cost_is_unknown_not_a_crash():
+    text, blocks = slack.render({**payload(), "hourly_usd": "lots", "monthly_usd": True, "evidence": "not a dict"})
+    assert "unknown/h" in json.dumps(blocks)

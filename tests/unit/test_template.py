@@ -50,3 +50,48 @@ def test_the_notifier_reports_partial_batch_failures_so_nothing_is_lost():
     assert queue_event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     redrive = RESOURCES["NotifyQueue"]["Properties"]["RedrivePolicy"]
     assert "NotifyDeadLetterQueue" in _refs(redrive) and redrive["maxReceiveCount"] >= 3
+
+
+def test_the_notifier_is_paced_for_slack():
+    queue_event = RESOURCES["NotifierFunction"]["Properties"]["Events"]["Queue"]["Properties"]
+    assert queue_event["ScalingConfig"]["MaximumConcurrency"] == 2  # AWS's minimum
+    timeout = RESOURCES["NotifierFunction"]["Properties"]["Timeout"]
+    assert RESOURCES["NotifyQueue"]["Properties"]["VisibilityTimeout"] >= 6 * timeout
+
+
+def _alarm_on(metric: str) -> dict:
+    alarms = [r["Properties"] for r in RESOURCES.values() if r["Type"] == "AWS::CloudWatch::Alarm" and r["Properties"].get("MetricName") == metric]
+    assert len(alarms) == 1, f"no alarm on {metric}"
+    return alarms[0]
+
+
+def test_error_verdicts_and_an_unusable_webhook_secret_raise_alarms():
+    env = T["Globals"]["Function"]["Environment"]["Variables"]
+    for metric in ("Verdict_error", "SlackConfigError"):
+        alarm = _alarm_on(metric)
+        # the namespace and service dimension powertools publishes under (reaper.observability)
+        assert alarm["Namespace"] == env["POWERTOOLS_METRICS_NAMESPACE"]
+        assert alarm["Dimensions"] == [{"Name": "service", "Value": env["POWERTOOLS_SERVICE_NAME"]}]
+        assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+
+
+def test_slack_can_be_skipped_and_the_url_must_look_like_a_webhook():
+    import re
+
+    param = T["Parameters"]["SlackWebhookUrl"]
+    assert param["Default"] == "" and param["NoEcho"] is True
+    pattern = re.compile(param["AllowedPattern"])
+    assert pattern.fullmatch("") and pattern.fullmatch("https://hooks.slack.com/services/T0/B0/abc123")
+    for bad in ("hooks.slack.com/services/T0/B0/x", "http://hooks.slack.com/services/x", " https://hooks.slack.com/services/x",
+                "https://evil.example/hooks.slack.com/x", "https://hooks.slack.com/services/x y"):
+        assert not pattern.fullmatch(bad), bad
+    assert T["Parameters"]["SlackWebhookSecretArn"]["Default"] == ""
+
+
+def test_every_parameter_is_grouped_once_and_labelled():
+    interface = T["Metadata"]["AWS::CloudFormation::Interface"]
+    grouped = [p for g in interface["ParameterGroups"] for p in g["Parameters"]]
+    assert sorted(grouped) == sorted(T["Parameters"]), "each parameter in exactly one group"
+    assert set(interface["ParameterLabels"]) == set(T["Parameters"])
+    assert all(g["Label"]["default"] for g in interface["ParameterGroups"])

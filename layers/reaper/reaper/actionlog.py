@@ -10,6 +10,14 @@ A claim is how a duplicated delivery acts and posts once: the first writer wins.
 sweeps running at once (the schedule and a CLI, say) never warn or act on one resource twice. An
 unposted item is a message recorded but not yet handed to the queue: it is deleted once queued,
 and the next sweep posts what a sweep that died left behind.
+  Slack posts      pk = POST#<sha256 of key>    sk = -          (status sending|sent|unconfirmed; 8 days)
+
+A post claim is taken (status `sending`, with a lease) before the notifier calls Slack, and
+becomes `sent` after Slack's 200, or `unconfirmed` when the request went out and no answer
+came: neither is ever sent again. When Slack refused or could not be reached the claim is
+released, so the queue's retry posts it. When the notifier died mid-post (the function timed
+out) the claim stays `sending` until its lease ends; the queue brings the message back only
+after its visibility timeout (longer than the lease), and that delivery takes the claim over.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -32,6 +41,14 @@ LEASE_TTL = timedelta(minutes=15)  # longer than any function runs (the Lambda l
 UNPOSTED_AFTER = timedelta(minutes=15)  # older than this, an unposted message's sweep is over
 
 PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
+POST_CLAIM_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+
+
+class PostClaim(StrEnum):
+    CLAIMED = "claimed"  # ours: send it
+    SENT = "sent"  # posted before: do not send
+    UNCONFIRMED = "unconfirmed"  # sent before, no answer: do not send
+    BUSY = "busy"  # another delivery is sending it now: try later
 
 
 class ActionLog:
@@ -85,6 +102,69 @@ class ActionLog:
                 return False
             raise
         return True
+
+    # -- Slack post claims ------------------------------------------------------------------
+    def claim_post(self, key: str, now: datetime, lease: timedelta) -> PostClaim:
+        """Claim the right to post `key`: first caller, or the first after a dead sender's lease."""
+        now = as_utc(now)
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    **_post_key(key),
+                    "key": {"S": key[:1024]},
+                    "status": {"S": "sending"},
+                    "at": {"S": iso(now)},
+                    "lease_until": {"N": str(int((now + lease).timestamp()))},
+                    "expires_at": {"N": str(int((now + CLAIM_TTL).timestamp()))},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR (#s = :sending AND lease_until < :now)",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":sending": {"S": "sending"}, ":now": {"N": str(int(now.timestamp()))}},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+            status = exc.response.get("Item", {}).get("status", {}).get("S")
+            if status == "sent":
+                return PostClaim.SENT
+            if status == "unconfirmed":
+                return PostClaim.UNCONFIRMED
+            return PostClaim.BUSY
+        return PostClaim.CLAIMED
+
+    def finish_post(self, key: str, now: datetime, status: PostClaim, cut: tuple[str, ...] = (), record: dict[str, Any] | None = None) -> None:
+        """Mark a claimed post sent (or unconfirmed); a message cut to fit keeps its full record here."""
+        values: dict[str, Any] = {":status": {"S": status.value}, ":at": {"S": iso(now)}}
+        update = "SET #s = :status, finished_at = :at REMOVE lease_until"
+        if cut:
+            values[":cut"] = {"S": ",".join(cut)}
+            values[":record"] = {"S": json.dumps(record or {}, default=str)}
+            update = "SET #s = :status, finished_at = :at, cut_parts = :cut, full_record = :record REMOVE lease_until"
+        self.client.update_item(
+            TableName=self.table,
+            Key=_post_key(key),
+            UpdateExpression=update,
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues=values,
+        )
+
+    def release_post(self, key: str) -> None:
+        """Give a claim back after Slack did not take the message, so the retry may post it."""
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key=_post_key(key),
+                ConditionExpression="#s = :sending",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":sending": {"S": "sending"}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+
+    # -- log ---------------------------------------------------------------------------
 
     # -- unposted messages --------------------------------------------------------------
     def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
@@ -176,6 +256,10 @@ class ActionLog:
         )
         items = page.get("Items", [])
         return json.loads(items[0]["record"]["S"]) if items else None
+
+
+def _post_key(key: str) -> dict[str, Any]:
+    return {"pk": {"S": f"POST#{hashlib.sha256(key.encode()).hexdigest()}"}, "sk": {"S": "-"}}
 
 
 def _json_default(value: Any) -> Any:

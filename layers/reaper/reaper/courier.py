@@ -10,6 +10,7 @@ A log or queue failure is that resource's `error`; the sweep goes on.
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -53,6 +54,7 @@ class Courier:
         if not outcome.should_notify():
             return
         body = payload(outcome)
+        body["message_key"] = uuid.uuid4().hex  # kept with the unposted copy: a replay is posted once
         key: str | None = None
         log_ = self.rt.log
         if log_ is not None:
@@ -64,7 +66,7 @@ class Courier:
             except AwsError as exc:
                 log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
                 self._fail(outcome, f"the action log could not be written ({short(exc)})")
-                body = payload(outcome)
+                body = {**payload(outcome), "message_key": body["message_key"]}
         self.pending.append(_Pending(outcome, body, key))
         if len(self.pending) >= BATCH:
             self.flush()

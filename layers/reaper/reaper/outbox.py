@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from reaper import slack
 from reaper.aws import AwsError, short
+from reaper.webhook import redact
 
 SQS_PERMISSIONS = ("sqs:SendMessage",)
 
@@ -32,9 +34,12 @@ class QueueOutbox:
         self.sqs, self.queue_url = sqs, queue_url
 
     def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+        """Each message gets a `message_key` before it is queued: botocore's retry of a batch whose
+        answer was lost queues it twice under new message ids, and the notifier posts one key once."""
         problems: dict[int, str] = {}
-        for i in range(0, len(payloads), 10):
-            batch = payloads[i : i + 10]
+        keyed = [{**p, "message_key": p.get("message_key") or uuid.uuid4().hex} for p in payloads]
+        for i in range(0, len(keyed), 10):
+            batch = keyed[i : i + 10]
             entries = [{"Id": str(n), "MessageBody": json.dumps(p, default=str)} for n, p in enumerate(batch)]
             try:
                 response = self.sqs.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
@@ -52,16 +57,19 @@ class QueueOutbox:
 class DirectSlack:
     """The CLI's path when only a webhook is set: post now, say on stderr what failed."""
 
-    def __init__(self, webhook_url: str) -> None:
+    def __init__(self, webhook_url: str, policy: slack.PostPolicy | None = None) -> None:
         self.webhook_url = webhook_url
+        self.policy = policy or slack.PostPolicy()
 
     def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
         problems: dict[int, str] = {}
         for n, p in enumerate(payloads):
             try:
-                slack.post(self.webhook_url, p)
+                slack.post(self.webhook_url, p, self.policy)
+            except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
+                print(redact(f"Slack message for {p.get('kind')} {p.get('id')}: {exc}", self.webhook_url), file=sys.stderr)
             except slack.SlackPostError as exc:
-                line = f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc} (the action log keeps the record)"
+                line = redact(f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc} (the action log keeps the record)", self.webhook_url)
                 problems[n] = line
                 print(line, file=sys.stderr)
         return problems

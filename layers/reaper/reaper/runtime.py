@@ -12,6 +12,7 @@ from reaper.clients import Clients, default_region
 from reaper.errors import ConfigError
 from reaper.outbox import DirectSlack, NoOutbox, Outbox, QueueOutbox
 from reaper.settings import Settings
+from reaper.webhook import validated, webhook_from_secret
 
 
 @dataclass
@@ -44,12 +45,15 @@ class Runtime:
         if settings.queue_url:
             rt.outbox = QueueOutbox(rt.clients()("sqs"), settings.queue_url)
         elif settings.slack_webhook_url:
-            rt.outbox = DirectSlack(settings.slack_webhook_url)
+            rt.outbox = DirectSlack(validated(settings.slack_webhook_url))
         elif settings.slack_secret_arn:
-            rt.outbox = DirectSlack(read_secret(rt.clients()("secretsmanager"), settings.slack_secret_arn))
+            url = webhook_from_secret(read_secret(rt.clients()("secretsmanager"), settings.slack_secret_arn))
+            if url:
+                rt.outbox = DirectSlack(url)
         return rt
 
 
 def read_secret(secretsmanager: Any, secret_id: str) -> str:
+    """The secret as stored (a bare URL, JSON with a `url` key, or the stack's placeholder)."""
     value: str = secretsmanager.get_secret_value(SecretId=secret_id).get("SecretString", "")
     return value.strip()

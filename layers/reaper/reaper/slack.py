@@ -1,114 +1,149 @@
-"""Slack Block Kit messages, rendered from the JSON payload the pipeline queues.
+"""Posting to a Slack incoming webhook, with failures sorted by what a retry would do.
 
-A payload is an Outcome's JSON (type "verdict") or a notice (type "notice": a check on a new
-resource). Rendering is pure; posting uses slack-sdk's webhook client and raises on failure
-so that the queue retries and, in the end, the dead-letter queue keeps the message.
+- `SlackRefused` / `SlackUnreachable`: Slack did not take the message (it answered an error,
+  or the request never got through): safe to send again.
+- `SlackRateLimited`: 429 with a `Retry-After` longer than we are willing to wait in the function;
+  the caller holds further posts and lets the queue bring the message back.
+- `SlackUnconfirmed`: the request went out and no answer came (read timeout, connection dropped
+  after sending). Slack may well have posted it, so sending again could double it: the caller
+  records it as unconfirmed and does not repeat it.
+
+A 429 with a short `Retry-After` is waited out here (slack-sdk's RateLimitErrorRetryHandler,
+bounded). slack-sdk's own logger is silenced: on a retry it logs the full URL at INFO, and the
+URL is a credential. Every error text is passed through `webhook.redact`.
 """
 
 from __future__ import annotations
 
-import re
+import http.client
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+from urllib.error import URLError
 
-SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 
-VERDICT_ICON = {"act": ":octagonal_sign:", "warn": ":hourglass_flowing_sand:", "error": ":x:", "exempt": ":shield:", "keep": ":information_source:"}
+from reaper.slack_message import Message, cost_line, escape, headline, mention, money, render, render_message
+from reaper.webhook import redact
+
+__all__ = [
+    "Message", "PostPolicy", "SlackPostError", "SlackRateLimited", "SlackRefused", "SlackUnconfirmed",
+    "SlackUnreachable", "cost_line", "escape", "headline", "mention", "money", "post", "render", "render_message",
+    "send",
+]
+
+Sleep = Callable[[float], None]
+
+# slack-sdk logs the URL (INFO on a retry, DEBUG per request, and errors): it gets a logger that says nothing.
+_SDK_LOGGER = logging.getLogger("reaper.slack.sdk")
+_SDK_LOGGER.setLevel(logging.CRITICAL + 1)
+_SDK_LOGGER.propagate = False
+_SDK_LOGGER.addHandler(logging.NullHandler())
+
+
+@dataclass(frozen=True)
+class PostPolicy:
+    timeout: int = 5  # seconds; Slack answers a webhook in well under one
+    max_wait: float = 5.0  # the longest Retry-After waited out in the function; longer goes back to the queue
+    max_retries: int = 2  # 429s waited out per message
+
+    @property
+    def longest_post(self) -> float:
+        """An upper bound on one post(), for the claim's lease."""
+        return self.timeout * (self.max_retries + 1) + self.max_wait * self.max_retries + 1
 
 
 class SlackPostError(Exception):
-    """Slack did not take the message (status and body in the text)."""
+    """Slack did not take the message; sending it again is safe."""
 
 
-def mention(owner: str | None) -> str:
-    if not owner:
-        return "no `ml:owner` tag"
-    owner = owner.strip()
-    return f"<@{owner}>" if SLACK_ID.match(owner) else owner
+class SlackRefused(SlackPostError):
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"Slack answered {status}: {body[:200]}")
+        self.status = status
 
 
-def money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
+class SlackUnreachable(SlackPostError):
+    """The request did not get through (DNS, connect, TLS)."""
 
 
-def headline(p: dict[str, Any]) -> str:
-    dry = p.get("mode") == "dry-run"
-    what = f"{p.get('kind')} `{p.get('id')}`"
-    verdict, action = p.get("verdict"), p.get("action") or "act on"
-    if verdict == "act":
-        past = p.get("past") or f"{action}ed"
-        return f"Would {action} {what}" if dry or not p.get("executed") else f"{past.capitalize()} {what}"
-    if verdict == "warn":
-        return f"Will {action} {what} when the grace period ends, unless that changes"
-    if verdict == "error":
-        return f"Could not {action} {what}"
-    if verdict == "exempt":
-        return f"Left alone (notify only): {what}"
-    return f"Heads-up on {what} (nothing was changed)"
+class SlackRateLimited(SlackPostError):
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"Slack rate limit: retry after {retry_after:g} s")
+        self.retry_after = retry_after
 
 
-def cost_line(p: dict[str, Any]) -> str:
-    """What it costs; what acting saves. A job's saving is its spend so far, not a month of it."""
-    evidence = p.get("evidence") or {}
-    hourly = f"*Cost:* {money(p.get('hourly_usd'))}/h"
-    if evidence.get("estimated_usd") is not None:
-        bound = " (an upper bound: managed spot)" if evidence.get("estimate_is_upper_bound") else ""
-        return f"{hourly} · about {money(evidence['estimated_usd'])} spent so far{bound}"
-    if p.get("verdict") in ("act", "warn", "error"):
-        return f"{hourly} · saves up to {money(p.get('monthly_usd'))}/month"
-    return f"{hourly} · {money(p.get('monthly_usd'))}/month while it runs"
+class SlackUnconfirmed(Exception):
+    """Sent, and no answer: it may be posted. Not a SlackPostError, so no caller retries it by accident."""
 
 
-def render(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """(fallback text, blocks) for one payload."""
-    if p.get("type") == "notice":
-        return _render_notice(p)
-    icon = VERDICT_ICON.get(str(p.get("verdict")), "")
-    title = headline(p)
-    dry_note = " _(dry-run: nothing was changed)_" if p.get("mode") == "dry-run" else ""
-    where = f"{p.get('kind')} `{p.get('id')}` · {p.get('region')} · account {p.get('account')}"
-    if p.get("instance_type"):
-        count = p.get("instance_count") or 1
-        where += f" · {p.get('instance_type')}" + (f" × {count}" if count != 1 else "")
-    reason = p.get("reason") or ""
-    if p.get("error"):
-        reason += f"\n*Error:* {p['error']}"
-    if p.get("detail"):
-        reason += f"\n*Done:* {p['detail']}"
-    cost = cost_line(p)
-    fields = [
-        {"type": "mrkdwn", "text": f"*Owner:* {mention(p.get('owner'))}"},
-        {"type": "mrkdwn", "text": f"*Project:* {p.get('project') or '—'} · *Stage:* {p.get('stage') or '—'}"},
-    ]
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} *{title}*{dry_note}\n{where}"}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"*Why:* {reason}\n{cost}"}},
-        {"type": "section", "fields": fields},
-    ]
-    if p.get("undo"):
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"*Undo:*\n```{p['undo']}```"}})
-    if p.get("opt_out"):
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"*Opt out:* `{p['opt_out']}`"}]})
-    text = f"{title}: {reason}".replace("*", "")
-    return text, blocks
+def retry_after(headers: Mapping[str, Any]) -> float:
+    """Seconds from a Retry-After header (https://api.slack.com/apis/rate-limits); 1 when absent or odd."""
+    for name, value in headers.items():
+        if name.lower() == "retry-after":
+            raw = value[0] if isinstance(value, (list, tuple)) and value else value
+            try:
+                return max(0.0, float(str(raw).strip()))
+            except ValueError:
+                return 1.0
+    return 1.0
 
 
-def _render_notice(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    title = p.get("title") or "mlreaper notice"
-    body = p.get("text") or ""
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": f":information_source: *{title}*\n{body}"}},
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": f"Owner: {mention(p.get('owner'))} · {p.get('region')} · account {p.get('account')}"}]},
-    ]
-    return f"{title}: {body}", blocks
+class BoundedRetryAfter(RateLimitErrorRetryHandler):
+    """slack-sdk's rate-limit handler, but it waits only up to `max_wait` and through `sleep`
+    (the stock one sleeps whatever Retry-After says, which can outlast the function)."""
+
+    def __init__(self, max_retry_count: int, max_wait: float, sleep: Sleep) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait = max_wait
+        self.sleep = sleep
+
+    def _can_retry(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None, error: Exception | None = None
+    ) -> bool:
+        return response is not None and response.status_code == 429 and retry_after(response.headers) <= self.max_wait
+
+    def prepare_for_next_attempt(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None, error: Exception | None = None
+    ) -> None:
+        assert response is not None
+        state.next_attempt_requested = True
+        self.sleep(retry_after(response.headers))
+        state.increment_current_attempt()
 
 
-def post(webhook_url: str, payload: dict[str, Any]) -> None:
+def send(url: str, message: Message, policy: PostPolicy = PostPolicy(), sleep: Sleep = time.sleep) -> None:
+    """Post one rendered message; raises one of the errors above."""
     from slack_sdk.webhook import WebhookClient
 
-    text, blocks = render(payload)
+    client = WebhookClient(
+        url,
+        timeout=policy.timeout,
+        logger=_SDK_LOGGER,
+        retry_handlers=[BoundedRetryAfter(policy.max_retries, policy.max_wait, sleep)],
+    )
     try:
-        response = WebhookClient(webhook_url, timeout=10).send(text=text, blocks=blocks)
-    except Exception as exc:  # network errors: the caller retries through the queue
-        raise SlackPostError(f"Slack unreachable: {exc}") from exc
+        response = client.send(text=message.text, blocks=message.blocks)
+    except URLError as exc:  # raised while connecting or sending: the request did not arrive whole
+        raise SlackUnreachable(redact(f"Slack unreachable: {exc.reason}", url)) from None
+    except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+        # Sent, then the answer timed out or the connection dropped.
+        raise SlackUnconfirmed(redact(f"no answer from Slack ({type(exc).__name__})", url)) from None
+    except Exception as exc:  # noqa: BLE001 - e.g. SlackRequestError for a URL the SDK refuses
+        raise SlackUnreachable(redact(f"Slack request failed: {type(exc).__name__}: {exc}", url)) from None
+    if response.status_code == 429:
+        raise SlackRateLimited(retry_after(response.headers or {}))
     if response.status_code != 200:
-        raise SlackPostError(f"Slack answered {response.status_code}: {response.body[:200]}")
+        raise SlackRefused(response.status_code, redact(str(response.body or ""), url))
+
+
+def post(url: str, payload: dict[str, Any], policy: PostPolicy = PostPolicy(), sleep: Sleep = time.sleep) -> Message:
+    """Render and post one payload; returns what was posted."""
+    message = render_message(payload)
+    send(url, message, policy, sleep)
+    return message
