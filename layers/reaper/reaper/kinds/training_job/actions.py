@@ -3,7 +3,7 @@ just before, and what the owner can do afterwards.
 
 Stopping a training job gives its script SIGTERM and two minutes to save a checkpoint; a stopped
 job cannot be resumed, so the undo is a new job from the checkpoints it kept.
-https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html
+https://docs.aws.amazon.com/sagemaker/latest/dg/API_StopTrainingJob.html
 """
 
 from __future__ import annotations
