@@ -29,7 +29,6 @@ from reaper.policy import read_tags
 from reaper.runtime import Runtime
 from reaper.timeutil import human_duration
 
-DETAIL_TYPE = "SageMaker Training Job State Change"
 ENDED = ("Completed", "Failed", "Stopped")
 KNOWN = ("InProgress", "Stopping", *ENDED)
 
@@ -42,7 +41,7 @@ class TrainingStateDetail(BaseModel):
 
 
 def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
-    """A training job state change (the declaration routes only DETAIL_TYPE from aws.sagemaker here)."""
+    """A "SageMaker Training Job State Change" from aws.sagemaker: the declaration routes only those here."""
     detail = parse_model(TrainingStateDetail, ev.detail, "a training job state change", "detail.")
     if detail.TrainingJobStatus not in KNOWN:
         raise BadEventError(f"unknown TrainingJobStatus {detail.TrainingJobStatus!r}")
