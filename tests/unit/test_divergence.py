@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reaper.kinds.divergence import MAX, MIN, direction_of, diverged, nan_loss
+from reaper.kinds.training_job.divergence import MAX, MIN, direction_of, diverged, nan_loss
 
 HEALTHY_NOISY_LOSS = [3.1, 2.4, 2.6, 2.1, 2.3, 1.9, 2.0, 1.7, 1.9, 1.6, 1.75, 1.5, 1.62, 1.45, 1.5, 1.4]
 DIVERGED_LOSS = [3.0, 2.0, 1.5, 1.2, 1.0, 1.3, 1.7, 2.2, 3.1, 4.5]  # 5 rises, ends at 4.5x the minimum

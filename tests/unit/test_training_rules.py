@@ -3,17 +3,18 @@ and the shared rules (exempt, snooze, production, bad tags, grace) on top of it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from reaper.kinds.training_cost import Cluster, Span, cluster
-from reaper.kinds.training_job import TrainingJobKind
-from reaper.kinds.training_signals import LogHit, TrainingSignal, align
+from reaper import kinds
+from reaper.kinds.training_job.cost import cluster
+from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Span, TrainingSignal, align
 from reaper.model import Mode, Resource, Verdict
 from reaper.pipeline import decide as pipeline_decide
 from reaper.policy import read_tags
 from reaper.settings import Settings
 
-KIND = TrainingJobKind()
+KIND = kinds.get("training-job")
 NOW = datetime(2026, 12, 2, 14, 7, tzinfo=UTC)
 REGION = "us-east-1"
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
@@ -25,7 +26,7 @@ def job(
     instance_type: str = "ml.p3.2xlarge",
     count: int = 1,
     spot: bool = False,
-    job_type: str = "training",
+    job_type: JobType = "training",
     spans: list[Span] | None = None,
 ) -> Resource:
     c = cluster(REGION, {"InstanceType": instance_type, "InstanceCount": count})
@@ -33,7 +34,7 @@ def job(
     return Resource(
         kind="training-job", id="j", arn=f"arn:aws:sagemaker:{REGION}:123456789012:training-job/j", region=REGION, state="InProgress",
         tags={**DEV, **(tags or {})}, instance_type=c.instance_type, instance_count=c.count, hourly_usd=c.hourly_usd,
-        attrs={"job_type": job_type, "started_at": start, "spans": spans or [Span(start, None, c.hourly_usd)], "cluster": c, "spot": spot},
+        facts=JobFacts(job_type=job_type, started_at=start, spans=tuple(spans or [Span(start, None, c.hourly_usd)]), cluster=c, spot=spot),
     )  # fmt: skip
 
 
@@ -86,8 +87,7 @@ def test_a_max_hours_tag_raises_or_lowers_the_runtime_ceiling():
 
 def test_a_job_not_started_yet_has_run_for_nothing():
     r = job(1)
-    r.attrs["started_at"] = None
-    r.attrs["spans"] = [Span(None, None, r.hourly_usd)]
+    r.facts = replace(r.facts_as(JobFacts), started_at=None, spans=(Span(None, None, r.hourly_usd),))
     d = decide(r, sig())
     assert d.verdict is Verdict.KEEP and "0 m of 24 h" in d.reason and "$0.00" in d.reason
 
@@ -233,7 +233,7 @@ def test_a_tuning_jobs_cost_is_the_sum_of_its_training_jobs():
         Span(NOW - timedelta(hours=2), None, hourly),
     ]
     r = job(5, {"reaper:max-usd": "3"}, instance_type="ml.g4dn.xlarge", job_type="tuning", spans=spans)
-    r.attrs["training_jobs"] = 3
+    r.facts = replace(r.facts_as(JobFacts), training_jobs=3)
     d = decide(r, None)
     assert d.verdict is Verdict.ACT and d.evidence["estimated_usd"] == 3.68
     assert "3 training jobs on ml.g4dn.xlarge" in d.reason

@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from reaper.kinds.divergence import MAX, MIN, Finding, direction_of, diverged
-from reaper.kinds.training_cost import Cluster, Span, estimate, hours
-from reaper.kinds.training_gpu import idle_gpus
-from reaper.kinds.training_signals import TrainingSignal
+from reaper.kinds.training_job.cost import estimate, hours
+from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
+from reaper.kinds.training_job.gpu import idle_gpus
+from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
 from reaper.model import Decision, Resource, Verdict
 from reaper.policy import TagView
 from reaper.settings import Settings
 from reaper.timeutil import human_duration, iso
-
-WHAT = {"training": "training job", "processing": "processing job", "tuning": "tuning job"}
 
 
 @dataclass(frozen=True)
@@ -37,14 +35,12 @@ class Ceilings:
     usd_tagged: bool
 
 
-def ceilings(resource: Resource, view: TagView, settings: Settings, now: datetime) -> Ceilings:
-    spans: list[Span] = resource.attrs.get("spans", [])
-    started = resource.attrs.get("started_at")
+def ceilings(facts: JobFacts, view: TagView, settings: Settings, now: datetime) -> Ceilings:
     return Ceilings(
-        hours=hours(started, None, now),
+        hours=hours(facts.started_at, None, now),
         max_hours=view.max_hours or settings.max_hours,
         hours_source=f"tag {settings.tag('max-hours')}" if view.max_hours else "the stack default",
-        usd=estimate(spans, now),
+        usd=estimate(facts.spans, now),
         max_usd=view.max_usd or settings.max_usd,
         usd_source=f"tag {settings.tag('max-usd')}" if view.max_usd else "the stack default",
         usd_tagged=view.max_usd is not None,
@@ -52,13 +48,13 @@ def ceilings(resource: Resource, view: TagView, settings: Settings, now: datetim
 
 
 def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
-    job_type = resource.attrs.get("job_type", "training")
-    what = WHAT.get(job_type, "job")
-    if resource.state != "InProgress":
-        return Decision(Verdict.KEEP, f"{what} not running ({resource.state})")
-    c = ceilings(resource, view, settings, now)
-    cl: Cluster | None = resource.attrs.get("cluster")
-    spot = bool(resource.attrs.get("spot"))
+    facts = resource.facts_as(JobFacts)
+    job_type = facts.job_type
+    if resource.state != RUNNING:
+        return Decision(Verdict.KEEP, f"{WHAT[job_type]} not running ({resource.state})")
+    c = ceilings(facts, view, settings, now)
+    cl = facts.cluster
+    spot = facts.spot
     evidence: dict[str, Any] = {
         "job_type": job_type,
         "elapsed_hours": round(c.hours, 2),
@@ -70,7 +66,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
         "instance_count": resource.instance_count,
     }
     if job_type == "tuning":
-        evidence["training_jobs"] = resource.attrs.get("training_jobs", 0)
+        evidence["training_jobs"] = facts.training_jobs
     stop: list[str] = []
     notes: list[tuple[str, str]] = []
     share = settings.ceiling_warn_percent / 100.0
@@ -83,7 +79,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
              f"{human_duration(c.hours * 60)}: it will be stopped at {c.max_hours:g} h unless {settings.tag('max-hours')} is raised")
         )  # fmt: skip
     if c.usd is not None:
-        basis = _basis(resource, cl, spot)
+        basis = _basis(resource, facts)
         if c.usd >= c.max_usd:
             stop.append(f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})")
         elif c.usd >= share * c.max_usd:
@@ -92,7 +88,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
                  f"({basis}): it will be stopped at ${c.max_usd:,.2f} unless {settings.tag('max-usd')} is raised")
             )  # fmt: skip
     else:
-        unpriced = ", ".join(cl.unpriced) if cl and cl.unpriced else "its instance type"
+        unpriced = ", ".join(cl.unpriced) if cl.unpriced else "its instance type"
         evidence["unpriced"] = unpriced
         if c.usd_tagged:
             notes.append(
@@ -127,15 +123,16 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
     return Decision(Verdict.KEEP, _within(c, summary), evidence=evidence)
 
 
-def _basis(resource: Resource, cl: Cluster | None, spot: bool) -> str:
-    if resource.attrs.get("job_type") == "tuning":
-        text = f"{resource.attrs.get('training_jobs', 0)} training jobs on {cl.instance_type if cl else '?'}"
+def _basis(resource: Resource, facts: JobFacts) -> str:
+    cl = facts.cluster
+    if facts.job_type == "tuning":
+        text = f"{facts.training_jobs} training jobs on {cl.instance_type or '?'}"
     else:
-        per_hour = f"${cl.hourly_usd:,.2f}/h" if cl and cl.hourly_usd is not None else "?"
+        per_hour = f"${cl.hourly_usd:,.2f}/h" if cl.hourly_usd is not None else "?"
         text = f"{resource.instance_count} x {resource.instance_type} at {per_hour} list price"
-    if cl is not None and cl.lower_bound:
+    if cl.lower_bound:
         text += ", the cheapest of its instance configs: a lower bound"
-    if spot:
+    if facts.spot:
         text += "; managed spot: this on-demand estimate is an upper bound"
     return text
 

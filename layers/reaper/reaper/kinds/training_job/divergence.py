@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 MIN, MAX = "min", "max"
@@ -60,7 +60,7 @@ def diverged(metric: str, values: Sequence[float], direction: str, points: int, 
     vals = [v for v in values if math.isfinite(v)]
     if len(vals) <= points:
         return None
-    worse = (lambda a, b: b > a) if direction == MIN else (lambda a, b: b < a)
+    worse: Callable[[float, float], bool] = (lambda a, b: b > a) if direction == MIN else (lambda a, b: b < a)
     best_so_far = vals[0]
     run = 0
     found: Finding | None = None

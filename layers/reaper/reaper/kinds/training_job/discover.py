@@ -12,18 +12,24 @@ running one is described (running ones are few). Their tags come from the taggin
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from reaper.clients import Clients
-from reaper.kinds.training_cost import Span, cluster, tuning_cluster
+from reaper.kinds.training_job.cost import cluster, tuning_cluster
+from reaper.kinds.training_job.model import KIND, RUNNING, JobFacts, Span
 from reaper.model import Resource
+from reaper.settings import Settings
 
-RUNNING = "InProgress"
 SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
 PAGE = 100
 
 
-def training_jobs(clients: Clients, kind: str) -> list[Resource]:
+def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
+    return training_jobs(clients) + other_jobs(clients)
+
+
+def training_jobs(clients: Clients) -> list[Resource]:
     out: list[Resource] = []
     paginator = clients("sagemaker").get_paginator("search")
     pages = paginator.paginate(Resource="TrainingJob", SearchExpression=SEARCH_RUNNING, PaginationConfig={"PageSize": PAGE})
@@ -32,15 +38,15 @@ def training_jobs(clients: Clients, kind: str) -> list[Resource]:
             job = item.get("TrainingJob") or {}
             if job.get("TrainingJobStatus") != RUNNING or not job.get("TrainingJobName"):
                 continue  # the search index lags a little: trust only what it says is running
-            out.append(_training(job, clients.region, kind))
+            out.append(_training(job, clients.region))
     return out
 
 
-def _training(job: dict[str, Any], region: str, kind: str) -> Resource:
+def _training(job: dict[str, Any], region: str) -> Resource:
     c = cluster(region, job.get("ResourceConfig"))
     start = job.get("TrainingStartTime")
     return Resource(
-        kind=kind,
+        kind=KIND,
         id=job["TrainingJobName"],
         arn=job.get("TrainingJobArn", ""),
         region=region,
@@ -51,21 +57,21 @@ def _training(job: dict[str, Any], region: str, kind: str) -> Resource:
         hourly_usd=c.hourly_usd,
         created_at=job.get("CreationTime"),
         changed_at=job.get("LastModifiedTime"),
-        attrs={
-            "job_type": "training",
-            "started_at": start,
-            "spans": [Span(start, None, c.hourly_usd)],
-            "cluster": c,
-            "spot": bool(job.get("EnableManagedSpotTraining")),
-            "secondary_status": job.get("SecondaryStatus"),
-            "max_runtime_s": (job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
-            "checkpoint_s3": (job.get("CheckpointConfig") or {}).get("S3Uri"),
-            "tuning_job_arn": job.get("TuningJobArn"),
-        },
+        facts=JobFacts(
+            job_type="training",
+            started_at=start,
+            spans=(Span(start, None, c.hourly_usd),),
+            cluster=c,
+            spot=bool(job.get("EnableManagedSpotTraining")),
+            secondary_status=job.get("SecondaryStatus"),
+            max_runtime_s=(job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+            checkpoint_s3=(job.get("CheckpointConfig") or {}).get("S3Uri"),
+            tuning_job_arn=job.get("TuningJobArn"),
+        ),
     )
 
 
-def other_jobs(clients: Clients, kind: str) -> list[Resource]:
+def other_jobs(clients: Clients) -> list[Resource]:
     """Running processing and tuning jobs, described one by one, their tags read together."""
     sm = clients("sagemaker")
     processing = [sm.describe_processing_job(ProcessingJobName=n) for n in _running(sm, "list_processing_jobs", "ProcessingJob")]
@@ -74,8 +80,8 @@ def other_jobs(clients: Clients, kind: str) -> list[Resource]:
         for n in _running(sm, "list_hyper_parameter_tuning_jobs", "HyperParameterTuningJob")
     ]
     tags = tags_for(clients, [d["ProcessingJobArn"] for d in processing] + [d["HyperParameterTuningJobArn"] for d in tuning])
-    return [_processing(d, tags.get(d["ProcessingJobArn"], {}), clients.region, kind) for d in processing] + [
-        _tuning(sm, d, tags.get(d["HyperParameterTuningJobArn"], {}), clients.region, kind) for d in tuning
+    return [_processing(d, tags.get(d["ProcessingJobArn"], {}), clients.region) for d in processing] + [
+        _tuning(sm, d, tags.get(d["HyperParameterTuningJobArn"], {}), clients.region) for d in tuning
     ]
 
 
@@ -88,11 +94,11 @@ def _running(sm: Any, operation: str, prefix: str) -> list[str]:
     return names
 
 
-def _processing(d: dict[str, Any], tags: dict[str, str], region: str, kind: str) -> Resource:
+def _processing(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
     c = cluster(region, (d.get("ProcessingResources") or {}).get("ClusterConfig"))
     start = d.get("ProcessingStartTime")
     return Resource(
-        kind=kind,
+        kind=KIND,
         id=d["ProcessingJobName"],
         arn=d["ProcessingJobArn"],
         region=region,
@@ -103,18 +109,17 @@ def _processing(d: dict[str, Any], tags: dict[str, str], region: str, kind: str)
         hourly_usd=c.hourly_usd,
         created_at=d.get("CreationTime"),
         changed_at=d.get("LastModifiedTime"),
-        attrs={
-            "job_type": "processing",
-            "started_at": start,
-            "spans": [Span(start, None, c.hourly_usd)],
-            "cluster": c,
-            "spot": False,
-            "max_runtime_s": (d.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
-        },
+        facts=JobFacts(
+            job_type="processing",
+            started_at=start,
+            spans=(Span(start, None, c.hourly_usd),),
+            cluster=c,
+            max_runtime_s=(d.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+        ),
     )
 
 
-def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, kind: str) -> Resource:
+def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
     name = d["HyperParameterTuningJobName"]
     definitions = {x.get("DefinitionName"): x for x in d.get("TrainingJobDefinitions") or []}
     default: dict[str, Any] = d.get("TrainingJobDefinition") or next(iter(definitions.values()), {})
@@ -132,7 +137,7 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, kind:
     hourly = None if main.hourly_usd is None else round(main.hourly_usd * running, 4)
     created = d.get("CreationTime")
     return Resource(
-        kind=kind,
+        kind=KIND,
         id=name,
         arn=d["HyperParameterTuningJobArn"],
         region=region,
@@ -143,15 +148,15 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, kind:
         hourly_usd=hourly,
         created_at=created,
         changed_at=d.get("LastModifiedTime"),
-        attrs={
-            "job_type": "tuning",
-            "started_at": created,  # the tuning job's runtime counts from its creation
-            "spans": spans,
-            "cluster": main,
-            "spot": spot,
-            "training_jobs": len(spans),
-            "training_jobs_running": running,
-        },
+        facts=JobFacts(
+            job_type="tuning",
+            started_at=created,  # the tuning job's runtime counts from its creation
+            spans=tuple(spans),
+            cluster=main,
+            spot=spot,
+            training_jobs=len(spans),
+            training_jobs_running=running,
+        ),
     )
 
 
@@ -165,4 +170,3 @@ def tags_for(clients: Clients, arns: Iterable[str]) -> dict[str, dict[str, str]]
         for item in response.get("ResourceTagMappingList", []):
             out[item["ResourceARN"]] = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
     return out
-

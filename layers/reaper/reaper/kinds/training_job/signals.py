@@ -17,15 +17,14 @@ none of it, still hold.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
+from reaper.aws import AwsError, is_not_found, short
 from reaper.clients import Clients
-from reaper.kinds.divergence import direction_of, nan_loss
+from reaper.kinds.training_job.divergence import direction_of, nan_loss
+from reaper.kinds.training_job.model import RUNNING, JobFacts, LogHit, TrainingSignal, align
 from reaper.metrics import MetricQuery, Series, fetch
 from reaper.model import Resource
 from reaper.policy import read_tags
@@ -47,30 +46,9 @@ HITS_KEPT = 3
 LOG_FILTER = "%[Ll][Oo][Ss][Ss].*[Nn][Aa][Nn]|[Ll][Oo][Ss][Ss].*[Ii][Nn][Ff]%"
 
 
-@dataclass(frozen=True)
-class LogHit:
-    stream: str
-    at: datetime
-    excerpt: str
-
-
-@dataclass(frozen=True)
-class TrainingSignal:
-    metrics: Mapping[str, Series] = field(default_factory=dict)  # metric name -> 1-minute averages
-    gpu: Mapping[str, Series] = field(default_factory=dict)  # host -> 5-minute averages, as published
-    nan_lines: tuple[LogHit, ...] = ()
-    window_end: datetime | None = None
-    metrics_error: str | None = None  # the metric read failed: divergence and GPU use unknown
-    logs_error: str | None = None  # the log scan failed or was cut short: "no nan seen" is not conclusive
-
-
-def align(now: datetime) -> datetime:
-    now = as_utc(now)
-    return now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
-
-
-def read(clients: Clients, resources: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, TrainingSignal]:
-    running = [r for r in resources if r.attrs.get("job_type") == "training" and r.state == "InProgress"]
+def signals(clients: Clients, resources: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, TrainingSignal]:
+    """Evidence for every running training job (processing and tuning jobs have none to read)."""
+    running = [r for r in resources if r.state == RUNNING and r.facts_as(JobFacts).job_type == "training"]
     if not running:
         return {}
     names = {r.id for r in running}
@@ -80,8 +58,8 @@ def read(clients: Clients, resources: Iterable[Resource], settings: Settings, no
     try:
         queries = _queries(clients("cloudwatch"), running, settings)
         series = fetch(clients("cloudwatch"), queries, end - METRIC_LOOKBACK, end)
-    except (ClientError, BotoCoreError) as exc:
-        metric_error = _short(exc)
+    except AwsError as exc:
+        metric_error = short(exc)
         log.warning("training metrics unreadable: %s", metric_error)
     hits, logs_error = _scan_logs(clients("logs"), names, now)
     out: dict[str, TrainingSignal] = {}
@@ -146,17 +124,8 @@ def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, lis
             if not token:
                 return hits, None
             request["nextToken"] = token
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-            return hits, None  # no training job has logged yet in this region
-        return hits, _short(exc)
-    except BotoCoreError as exc:
-        return hits, str(exc)
+    except AwsError as exc:
+        if is_not_found(exc):
+            return hits, None  # the log group does not exist: no training job has logged yet in this region
+        return hits, short(exc)
     return hits, f"log scan stopped after {MAX_LOG_PAGES} pages"
-
-
-def _short(exc: Exception) -> str:
-    if isinstance(exc, ClientError):
-        err = exc.response.get("Error", {})
-        return f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip()
-    return str(exc)

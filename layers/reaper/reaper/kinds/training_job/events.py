@@ -19,15 +19,16 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
+from reaper.aws import is_not_found
 from reaper.errors import BadEventError
 from reaper.events import EventBridgeEvent, parse_model
-from reaper.kinds.training_cost import cluster, hours
+from reaper.kinds.training_job.cost import cluster, hours
+from reaper.kinds.training_job.model import KIND, CostRecord
 from reaper.notices import post_notice
 from reaper.policy import read_tags
 from reaper.runtime import Runtime
 from reaper.timeutil import human_duration
 
-DETAIL_TYPE = "SageMaker Training Job State Change"
 ENDED = ("Completed", "Failed", "Stopped")
 KNOWN = ("InProgress", "Stopping", *ENDED)
 
@@ -39,9 +40,8 @@ class TrainingStateDetail(BaseModel):
     TrainingJobStatus: str
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
-    if ev.detail_type != DETAIL_TYPE or ev.source != "aws.sagemaker":
-        return None
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    """A "SageMaker Training Job State Change" from aws.sagemaker: the declaration routes only those here."""
     detail = parse_model(TrainingStateDetail, ev.detail, "a training job state change", "detail.")
     if detail.TrainingJobStatus not in KNOWN:
         raise BadEventError(f"unknown TrainingJobStatus {detail.TrainingJobStatus!r}")
@@ -59,7 +59,7 @@ def _read(rt: Runtime, region: str, name: str) -> tuple[dict[str, Any], dict[str
     try:
         desc: dict[str, Any] = sm.describe_training_job(TrainingJobName=name)
     except ClientError as exc:
-        if "Could not find" in str(exc) or exc.response.get("Error", {}).get("Code") in ("ResourceNotFound", "ResourceNotFoundException"):
+        if is_not_found(exc):
             return None
         raise
     tags: dict[str, str] = {}
@@ -88,7 +88,7 @@ def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, 
         result["skipped"] = "the owner was told already"
         return result
     notice = {
-        "kind": "training-job",
+        "kind": KIND,
         "id": name,
         "arn": arn,
         "region": region,
@@ -141,12 +141,12 @@ def final_cost(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: d
     if not rt.log.claim(f"training-final-cost|{desc['TrainingJobArn']}|{record['status']}", now):
         result["skipped"] = "recorded already"
         return result
-    rt.log.record(record, now, ev.id)
+    rt.log.record(dict(record), now, ev.id)
     result["recorded"] = True
     return result
 
 
-def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Runtime, now: datetime) -> dict[str, Any]:
+def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Runtime, now: datetime) -> CostRecord:
     view = read_tags(tags, rt.settings)
     c = cluster(region, desc.get("ResourceConfig"))
     status = desc.get("TrainingJobStatus", "Unknown")
@@ -166,7 +166,7 @@ def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Run
         reason = f"{status} after {human_duration(ran * 60)} of {basis}: estimated ${usd:,.2f} ({c.count} x {c.instance_type} at ${c.hourly_usd:,.2f}/h list price){bound}"
     return {
         "type": "cost",
-        "kind": "training-job",
+        "kind": KIND,
         "id": desc["TrainingJobName"],
         "arn": desc["TrainingJobArn"],
         "region": region,

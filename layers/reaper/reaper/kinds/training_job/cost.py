@@ -7,32 +7,12 @@ cost ceiling cannot be judged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from reaper import pricing
+from reaper.kinds.training_job.model import Cluster, Span
 from reaper.timeutil import as_utc
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """The instances one job runs on and their hourly list price together (None: some type has no price)."""
-
-    instance_type: str | None  # "ml.p3.2xlarge", or "ml.p3.2xlarge+ml.c5.xlarge" for heterogeneous clusters
-    count: int
-    hourly_usd: float | None
-    unpriced: tuple[str, ...] = ()
-    lower_bound: bool = False  # several instance configs could be used: the cheapest is assumed
-
-
-@dataclass(frozen=True)
-class Span:
-    """One job's run (a tuning job has one per training job it launched)."""
-
-    start: datetime | None  # None: not started yet, nothing billed
-    end: datetime | None  # None: still running
-    hourly_usd: float | None
 
 
 def cluster(region: str, config: Mapping[str, Any] | None) -> Cluster:

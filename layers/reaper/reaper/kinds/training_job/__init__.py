@@ -1,0 +1,49 @@
+"""Training-job guard: running SageMaker jobs past their ceilings, or diverged, are stopped.
+
+Covers training jobs (ceilings, divergence, GPU advice), processing jobs and hyperparameter
+tuning jobs (ceilings: runtime, and cost from list prices; a tuning job's cost is the sum of
+its training jobs). Stopping a training job gives its script SIGTERM and two minutes to save a
+checkpoint. The rules are in `rules` (pure), with `cost`, `divergence` and `gpu`; discovery and
+evidence in `discover` and `signals`; state-change events in `events`.
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, EventRoute, KindDeclaration
+
+_P = "reaper.kinds.training_job"
+
+DECLARATION = KindDeclaration(
+    name="training-job",
+    doc="SageMaker training, processing and tuning jobs: stopped past their ceilings or when diverged",
+    tag_resource_types=("sagemaker:training-job", "sagemaker:processing-job", "sagemaker:hyper-parameter-tuning-job"),
+    tag_service="sagemaker",
+    read_permissions=(
+        "sagemaker:Search",
+        "sagemaker:DescribeTrainingJob",
+        "sagemaker:ListTags",
+        "sagemaker:ListProcessingJobs",
+        "sagemaker:DescribeProcessingJob",
+        "sagemaker:ListHyperParameterTuningJobs",
+        "sagemaker:DescribeHyperParameterTuningJob",
+        "sagemaker:ListTrainingJobsForHyperParameterTuningJob",
+        "cloudwatch:ListMetrics",
+        "cloudwatch:GetMetricData",
+        "logs:FilterLogEvents",
+    ),
+    actions={
+        "stop": Action(
+            "stop",
+            "stopped",
+            ("sagemaker:StopTrainingJob", "sagemaker:StopProcessingJob", "sagemaker:StopHyperParameterTuningJob"),
+            frozenset({"InProgress"}),
+            f"{_P}.actions:stop",
+        ),
+    },
+    discover=f"{_P}.discover:discover",
+    signals=f"{_P}.signals:signals",
+    decide=f"{_P}.rules:decide",
+    current_state=f"{_P}.actions:current_state",
+    undo_hint=f"{_P}.actions:undo_hint",
+    events=(EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:route"),),
+)

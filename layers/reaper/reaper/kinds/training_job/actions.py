@@ -1,0 +1,84 @@
+"""What the training-job kind does (stop a training, processing or tuning job), its state check
+just before, and what the owner can do afterwards.
+
+Stopping a training job gives its script SIGTERM and two minutes to save a checkpoint; a stopped
+job cannot be resumed, so the undo is a new job from the checkpoints it kept.
+https://docs.aws.amazon.com/sagemaker/latest/dg/API_StopTrainingJob.html
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.aws import error_code, is_not_found
+from reaper.clients import Clients
+from reaper.errors import ActionRefused
+from reaper.kinds.base import ActContext
+from reaper.kinds.training_job.model import RUNNING, JobFacts
+from reaper.model import Decision, Resource
+
+STATUS_FIELD = {"training": "TrainingJobStatus", "processing": "ProcessingJobStatus", "tuning": "HyperParameterTuningJobStatus"}
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    """The job's status now, read with its own describe call (None when it is gone)."""
+    sm = clients("sagemaker")
+    job_type = resource.facts_as(JobFacts).job_type
+    desc: dict[str, Any]
+    try:
+        if job_type == "processing":
+            desc = sm.describe_processing_job(ProcessingJobName=resource.id)
+        elif job_type == "tuning":
+            desc = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
+        else:
+            desc = sm.describe_training_job(TrainingJobName=resource.id)
+    except ClientError as exc:
+        if is_not_found(exc):
+            return None
+        raise
+    state: str = desc.get(STATUS_FIELD[job_type], "Unknown")
+    return state
+
+
+def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    sm = ctx.clients("sagemaker")
+    facts = resource.facts_as(JobFacts)
+    try:
+        if facts.job_type == "processing":
+            sm.stop_processing_job(ProcessingJobName=resource.id)
+            return "stopping; processing outputs written so far stay in S3"
+        if facts.job_type == "tuning":
+            sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
+            return "stopping the tuning job and its running training jobs; finished training jobs and their models are kept"
+        sm.stop_training_job(TrainingJobName=resource.id)
+    except ClientError as exc:
+        # The job may have ended between the state check and the stop: SageMaker then answers
+        # ValidationException. Say so, rather than pass on its generic message.
+        if error_code(exc) == "ValidationException":
+            state = current_state(ctx.clients, resource)
+            if state not in (None, RUNNING):
+                raise ActionRefused("stop", f"the job ended on its own ({state}) just before the stop: nothing stopped") from exc
+        raise
+    kept = f"checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else "the model artifacts it writes on SIGTERM"
+    return f"stopping: the training script got SIGTERM and has 120 s to save; {kept} are kept"
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action != "stop":
+        return None
+    facts = resource.facts_as(JobFacts)
+    if facts.job_type == "tuning":
+        return (
+            "a stopped tuning job cannot be resumed: start a new one warm-started from it "
+            f"(WarmStartConfig ParentHyperParameterTuningJobs=[{{HyperParameterTuningJobName: {resource.id}}}], "
+            "WarmStartType IDENTICAL_DATA_AND_ALGORITHM)"
+        )
+    if facts.job_type == "processing":
+        return "a stopped processing job cannot be resumed: run it again with the same inputs"
+    where = f" from the checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else ""
+    return (
+        f"a stopped training job cannot be resumed: start a new job{where} "
+        f"(`aws sagemaker describe-training-job --training-job-name {resource.id} --region {resource.region}` has its settings)"
+    )
