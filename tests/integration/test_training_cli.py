@@ -20,6 +20,13 @@ from tests.integration import training_fleet as fleet
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 
 
+@pytest.fixture(autouse=True)
+def admin_opted_in_to_default_ceilings(monkeypatch):
+    """These tests hold the ceilings' behaviour; the stack default (notify-only for untagged jobs)
+    has its own tests in test_training_default_ceilings.py."""
+    monkeypatch.setenv("REAPER_TRAINING_DEFAULT_CEILINGS_ACT", "true")
+
+
 @pytest.fixture
 def jobs(aws) -> dict[str, str]:
     return fleet.seed(aws, datetime.now(UTC))
@@ -92,7 +99,7 @@ def test_the_installed_command_against_a_seeded_moto_server_stops_and_advises():
     with local_account(), SlackReceiver() as slack:
         s = session()
         fleet.seed(s, datetime.now(UTC))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")} | {"REAPER_SLACK_WEBHOOK_URL": slack.url}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")} | {"REAPER_SLACK_WEBHOOK_URL": slack.url, "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "true"}
         cmd = [sys.executable, "-m", "reaper", "sweep", "--kind", "training-job", "--mode", "enforce", "--grace-minutes", "0", "--json"]
         # When the real process sweeps in enforce with no grace
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

@@ -58,7 +58,7 @@ def sig(metrics: dict[str, list[float]] | None = None, gpu: dict[str, list[float
     )
 
 
-DEFAULTS = Settings()
+DEFAULTS = Settings(training_default_ceilings_act=True)  # the admin opted in: default ceilings act
 
 
 def decide(resource: Resource, signal: TrainingSignal | None = None, settings: Settings = DEFAULTS):
@@ -145,8 +145,8 @@ def test_both_ceilings_past_80_percent_make_a_new_key_so_the_second_is_told_too(
 
 
 def test_the_warning_share_is_a_setting():
-    assert not decide(job(20), sig(), Settings(ceiling_warn_percent=90)).notify
-    assert decide(job(22), sig(), Settings(ceiling_warn_percent=90)).notify_key == "ceiling-80:hours"
+    assert not decide(job(20), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify
+    assert decide(job(22), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify_key == "ceiling-80:hours"
 
 
 # -- divergence ---------------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def full(resource: Resource, settings: Settings) -> Verdict:
 
 
 def test_exempt_snoozed_production_and_bad_tags_are_never_stopped_past_a_ceiling():
-    enforce = Settings(mode=Mode.ENFORCE)
+    enforce = Settings(mode=Mode.ENFORCE, training_default_ceilings_act=True)
     later = (NOW + timedelta(days=1)).strftime("%Y-%m-%d")
     for tags in ({"reaper:exempt": "true"}, {"reaper:snooze-until": later}, {"ml:stage": "prod"}, {"reaper:max-hours": "soon"}):
         assert full(job(30, tags), enforce) is Verdict.EXEMPT, tags
@@ -260,8 +260,8 @@ def test_exempt_snoozed_production_and_bad_tags_are_never_stopped_past_a_ceiling
 
 
 def test_grace_for_jobs_defaults_to_zero_and_a_longer_grace_warns_first():
-    assert full(job(30), Settings(mode=Mode.ENFORCE)) is Verdict.ACT
-    assert full(job(30), Settings(mode=Mode.ENFORCE, kind_grace_minutes={"training-job": 15})) is Verdict.WARN
+    assert full(job(30), Settings(mode=Mode.ENFORCE, training_default_ceilings_act=True)) is Verdict.ACT
+    assert full(job(30), Settings(mode=Mode.ENFORCE, kind_grace_minutes={"training-job": 15}, training_default_ceilings_act=True)) is Verdict.WARN
 
 
 def test_clusters_price_instance_groups_and_refuse_unknown_types():

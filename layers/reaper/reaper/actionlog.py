@@ -40,7 +40,7 @@ CLAIM_TTL = timedelta(days=8)
 LEASE_TTL = timedelta(minutes=15)  # longer than any function runs (the Lambda limit is 15 minutes)
 UNPOSTED_AFTER = timedelta(minutes=15)  # older than this, an unposted message's sweep is over
 
-PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
+PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
 POST_CLAIM_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 
 
@@ -102,6 +102,20 @@ class ActionLog:
                 return False
             raise
         return True
+
+    def release(self, arn: str, holder: str) -> None:
+        """Give the lease back once the change is made and recorded (a later sweep may act again)."""
+        digest = hashlib.sha256(arn.encode()).hexdigest()
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key={"pk": {"S": f"LEASE#{digest}"}, "sk": {"S": "-"}},
+                ConditionExpression="holder = :holder",
+                ExpressionAttributeValues={":holder": {"S": holder[:256]}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
 
     # -- Slack post claims ------------------------------------------------------------------
     def claim_post(self, key: str, now: datetime, lease: timedelta) -> PostClaim:

@@ -149,20 +149,12 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
         try:
             if not _lease(ctx, outcome):
                 return Result(ResultCode.DUPLICATE, message="another sweep is handling it right now")
-            if not _claim(ctx, outcome):
-                return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
         except AwsError as exc:
             return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written ({short(exc)})")
-        if action is not None:
-            return _act(kind, action, outcome, ctx, warned_key)
         try:
-            protected = _protected_now(ctx, r)
-            if protected:
-                return Result(ResultCode.PROTECTED, message=protected)
-            write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
-        except AwsError as exc:
-            return Result(ResultCode.FAILED, message=f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
-        return Result(ResultCode.WARNED)
+            return _act(kind, action, outcome, ctx, warned_key) if action is not None else _warn(outcome, ctx, warned_key)
+        finally:
+            _release(ctx, outcome)
     if d.clear_warning:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
@@ -171,16 +163,34 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
     return None
 
 
+def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
+    r = outcome.resource
+    try:
+        if not _claim(ctx, outcome):
+            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
+        protected, fresh = _protected_now(ctx, r)
+        if protected:
+            return Result(ResultCode.PROTECTED, message=protected)
+        if any(k.strip().lower() == warned_key.lower() for k in fresh):
+            return Result(ResultCode.DUPLICATE, message="warned already by another sweep")
+        write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
+    except AwsError as exc:
+        return Result(ResultCode.FAILED, message=f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
+    return Result(ResultCode.WARNED)
+
+
 def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     d, r = outcome.decision, outcome.resource
     try:
+        if not _claim(ctx, outcome):
+            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
         state = kind.current_state(ctx.clients, r)
         if state is None:
             return Result(ResultCode.GONE, message=f"gone before the action could run ({d.reason})")
         if state not in action.valid_origin_states:
             allowed = "/".join(sorted(action.valid_origin_states))
             return Result(ResultCode.STATE_CHANGED, message=f"now {state}, not {allowed}: nothing done")
-        protected = _protected_now(ctx, r)
+        protected, _fresh = _protected_now(ctx, r)
         if protected:
             return Result(ResultCode.PROTECTED, message=protected)
         detail = action.runner()(ctx, r, d)
@@ -196,15 +206,19 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
     return Result(ResultCode.DONE, executed=True, detail=detail)
 
 
-def _protected_now(ctx: ActContext, r: Resource) -> str | None:
-    """Protection read again from the resource's own service: a tag set after discovery still wins."""
-    view = read_tags(current_tags(ctx.clients, r.arn), ctx.settings)
+def _protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:
+    """Protection read again from the resource's own service: a tag set after discovery still wins.
+
+    Returns (why it is protected now, or None; the tags as they are now).
+    """
+    fresh = current_tags(ctx.clients, r.arn)
+    view = read_tags(fresh, ctx.settings)
     screened = screen(view, ctx.settings, ctx.now)
     if screened is not None:
-        return f"{screened.reason} (read again just before the change): nothing done"
+        return f"{screened.reason} (read again just before the change): nothing done", fresh
     if is_production(view, ctx.settings):
-        return f"production stage {view.stage!r} (read again just before the change): nothing done"
-    return None
+        return f"production stage {view.stage!r} (read again just before the change): nothing done", fresh
+    return None, fresh
 
 
 def _lease(ctx: ActContext, outcome: Outcome) -> bool:
@@ -212,6 +226,15 @@ def _lease(ctx: ActContext, outcome: Outcome) -> bool:
     if ctx.log is None:
         return True
     return ctx.log.lease(outcome.resource.arn, ctx.event_id, ctx.now)
+
+
+def _release(ctx: ActContext, outcome: Outcome) -> None:
+    if ctx.log is None:
+        return
+    try:
+        ctx.log.release(outcome.resource.arn, ctx.event_id)
+    except AwsError as exc:  # it expires by itself in minutes; nothing is lost
+        log.warning("could not release the lease on %s: %s", outcome.resource.arn, short(exc))
 
 
 def _claim(ctx: ActContext, outcome: Outcome) -> bool:

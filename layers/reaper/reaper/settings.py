@@ -98,6 +98,8 @@ class Settings(BaseModel):
     # training-job ceilings (issue 4 fills in their use)
     max_hours: float = Field(default=24.0, gt=0)
     max_usd: float = Field(default=500.0, gt=0)
+    # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
+    training_default_ceilings_act: bool = False
     # endpoints (issue 3): off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
@@ -230,6 +232,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_ATTACH_AGENT": "attach_agent",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
+    "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
     "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",

@@ -33,6 +33,7 @@ class Ceilings:
     max_usd: float
     usd_source: str
     usd_tagged: bool
+    hours_tagged: bool
 
 
 def ceilings(facts: JobFacts, view: TagView, settings: Settings, now: datetime) -> Ceilings:
@@ -44,6 +45,7 @@ def ceilings(facts: JobFacts, view: TagView, settings: Settings, now: datetime) 
         max_usd=view.max_usd or settings.max_usd,
         usd_source=f"tag {settings.tag('max-usd')}" if view.max_usd else "the stack default",
         usd_tagged=view.max_usd is not None,
+        hours_tagged=view.max_hours is not None,
     )
 
 
@@ -68,11 +70,15 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
     if job_type == "tuning":
         evidence["training_jobs"] = facts.training_jobs
     stop: list[str] = []
+    default_stop: list[str] = []  # past a ceiling the job does not carry: the stack's default
     notes: list[tuple[str, str]] = []
     share = settings.ceiling_warn_percent / 100.0
+    defaults_act = settings.training_default_ceilings_act
 
     if c.hours >= c.max_hours:
-        stop.append(f"ran {human_duration(c.hours * 60)}, past its {c.max_hours:g} h runtime ceiling ({c.hours_source})")
+        (stop if c.hours_tagged or defaults_act else default_stop).append(
+            f"ran {human_duration(c.hours * 60)}, past its {c.max_hours:g} h runtime ceiling ({c.hours_source})"
+        )
     elif c.hours >= share * c.max_hours:
         notes.append(
             ("ceiling-80:hours", f"at {100 * c.hours / c.max_hours:.0f}% of its {c.max_hours:g} h runtime ceiling after "
@@ -81,7 +87,9 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
     if c.usd is not None:
         basis = _basis(resource, facts)
         if c.usd >= c.max_usd:
-            stop.append(f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})")
+            (stop if c.usd_tagged or defaults_act else default_stop).append(
+                f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})"
+            )
         elif c.usd >= share * c.max_usd:
             notes.append(
                 ("ceiling-80:usd", f"estimated cost ${c.usd:,.2f} is {100 * c.usd / c.max_usd:.0f}% of its ${c.max_usd:,.2f} cost ceiling "
@@ -111,6 +119,20 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
 
     if stop:
         return Decision(Verdict.ACT, "; ".join(stop), action="stop", evidence=evidence)
+    if default_stop:
+        # The contract: account-wide defaults that would stop work the owner did not ask to be
+        # stopped notify only, unless the admin opts in (TrainingDefaultCeilingsAct).
+        how = (
+            f"nothing is stopped: the job carries no ceiling tag and the stack's default ceilings are notify-only. "
+            f"Tag it {settings.tag('max-hours')}=N or {settings.tag('max-usd')}=N to have it stopped at a ceiling of its own"
+        )
+        return Decision(
+            Verdict.KEEP,
+            "; ".join(default_stop) + f" — {how}",
+            evidence={**evidence, "default_ceiling": True},
+            notify=True,
+            notify_key="default-ceiling",
+        )
     if notes:
         notes.sort()
         return Decision(
