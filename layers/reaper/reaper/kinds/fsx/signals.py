@@ -1,4 +1,6 @@
-"""AWS/FSx client I/O: read in GetMetricData batches, judged over the whole idle window.
+"""What the FSx rule weighs, read in batches: the training jobs that use each file system (jobs.py),
+AWS/FSx client I/O (GetMetricData, 500 queries per call), and the backup or export phase 1 started
+(artifacts.py, 50 ids per call).
 
 FSx for Lustre publishes DataReadBytes, DataWriteBytes and MetadataOperations (dimension
 FileSystemId) every minute while a file system is available, zero or not. So a period with no
@@ -9,17 +11,21 @@ period grows with the window so that a long window stays one modest series per m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reaper.clients import Clients
+from reaper.kinds.fsx.artifacts import backups, tasks
+from reaper.kinds.fsx.jobs import scan
+from reaper.kinds.fsx.model import KIND, METRICS, NAMESPACE, Artifact, FsxFacts, FsxSignal, JobRef
+from reaper.kinds.fsx.rules import idle_window
 from reaper.metrics import MetricQuery, Series, fetch
+from reaper.model import Resource
+from reaper.policy import TagView, is_dev, read_tags
+from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
-NAMESPACE = "AWS/FSx"
-METRICS = ("DataReadBytes", "DataWriteBytes", "MetadataOperations")
-EXCUSABLE = ("DataReadBytes", "MetadataOperations")  # what our own export does to a file system
 LAG = timedelta(minutes=5)
 MAX_POINTS = 288
 
@@ -57,63 +63,43 @@ def read(cloudwatch: Any, file_system_ids: Iterable[str], longest_window: int, n
     return out, period, end
 
 
-@dataclass(frozen=True)
-class IoFinding:
-    periods: int  # periods in the window
-    missing: int  # periods some metric has no datapoint for
-    last_active: datetime | None  # end of the newest period with I/O (None: none in the window)
-    totals: dict[str, float]  # per metric, over the window (excused I/O left out)
-    excused: int = 0  # periods with reads/metadata only while our own export ran
-
-    @property
-    def idle(self) -> bool:
-        return self.missing == 0 and self.last_active is None
-
-
-def judge(io: dict[str, Series], end: datetime, window_minutes: int, period: int, excuse: tuple[datetime, datetime] | None = None) -> IoFinding:
-    """Zero I/O in every period of the window, on every metric? Pure.
-
-    `excuse` is our own export's run: the export reads every file and updates metadata, so reads
-    and metadata operations inside it are not use. Writes are never excused.
-    """
-    step = timedelta(seconds=period)
-    n = max(1, math.ceil(window_minutes * 60 / period))
-    slots = [end - step * (k + 1) for k in range(n)]
-    missing: set[datetime] = set()
-    active: list[datetime] = []
-    excused: set[datetime] = set()
-    totals: dict[str, float] = {}
-    for metric in METRICS:
-        by_slot: dict[datetime, float] = {}
-        for ts, value in io.get(metric, []):
-            t = as_utc(ts)
-            aligned = datetime.fromtimestamp(int(t.timestamp()) - int(t.timestamp()) % period, tz=UTC)
-            by_slot[aligned] = by_slot.get(aligned, 0.0) + value
-        total = 0.0
-        for slot in slots:
-            if slot not in by_slot:
-                missing.add(slot)
-                continue
-            value = by_slot[slot]
-            if value <= 0:
-                continue
-            if excuse and metric in EXCUSABLE and excuse[0] - step <= slot <= excuse[1]:
-                excused.add(slot)
-                continue
-            total += value
-            active.append(slot + step)
-        totals[metric] = total
-    return IoFinding(periods=n, missing=len(missing), last_active=max(active) if active else None, totals=totals, excused=len(excused))
+def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, FsxSignal]:
+    available = [r for r in resources if r.state == "AVAILABLE"]
+    if not available:
+        return {}
+    views = {r.id: read_tags(r.tags, settings) for r in available}
+    longest_window_days = max(idle_window(v, settings) for v in views.values()) / 1440
+    # Jobs older than the idle window matter only to bring an untagged file system into scope:
+    # when every file system is dev-tagged, jobs that ended before the window need no describe.
+    all_dev = all(is_dev(v, settings) for v in views.values())
+    lookback_days = longest_window_days if all_dev else max(settings.fsx_job_lookback_days, longest_window_days)
+    oldest = min((r.created_at for r in available if r.created_at), default=now - timedelta(days=lookback_days))
+    jobs = scan(clients("sagemaker"), oldest - timedelta(minutes=5), now - timedelta(days=lookback_days))
+    candidates = [r for r in available if _candidate(views[r.id], settings, jobs.get(r.id, []))]
+    longest = max((idle_window(views[r.id], settings) for r in candidates), default=settings.idle_for(KIND))
+    io, period, end = read(clients("cloudwatch"), [r.id for r in candidates], longest, now)
+    phases = {r.id: r.facts_as(FsxFacts).phase for r in available}
+    backup_ids = [p[1] for p in phases.values() if p and p[0] == "backup"]
+    task_ids = [p[1] for p in phases.values() if p and p[0] == "export"]
+    found: dict[str, Artifact] = {
+        **(backups(clients("fsx"), backup_ids) if backup_ids else {}),
+        **(tasks(clients("fsx"), task_ids) if task_ids else {}),
+    }
+    out: dict[str, FsxSignal] = {}
+    for r in available:
+        phase = phases[r.id]
+        out[r.id] = FsxSignal(
+            jobs=tuple(jobs.get(r.id, [])),
+            jobs_lookback_days=lookback_days,
+            io=io.get(r.id),
+            period=period,
+            window_end=end,
+            artifact=found.get(phase[1]) if phase else None,
+        )
+    return out
 
 
-def describe_totals(totals: dict[str, float]) -> str:
-    read, write, meta = (totals.get(m, 0.0) for m in METRICS)
-    return f"{_bytes(read)} read, {_bytes(write)} written, {meta:,.0f} metadata operations"
-
-
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1000
-    return f"{n:,.1f} TB"
+def _candidate(view: TagView, settings: Settings, jobs: list[JobRef]) -> bool:
+    """Worth reading I/O for: in scope, and no job running on it."""
+    in_scope = is_dev(view, settings) or bool(jobs)
+    return in_scope and not any(j.running for j in jobs)
