@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reaper.cli import main
-from reaper.kinds import fsx_jobs
+from reaper.kinds.fsx import jobs as fsx_jobs
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reaper.handlers import handle_kind_event
-from reaper.kinds import fsx_jobs
+from reaper.kinds.fsx import jobs as fsx_jobs
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions

@@ -11,7 +11,7 @@ import pytest
 from reaper.actionlog import ActionLog
 from reaper.errors import BadEventError
 from reaper.handlers import handle_kind_event
-from reaper.kinds import fsx_jobs
+from reaper.kinds.fsx import jobs as fsx_jobs
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from reaper.kinds.fsx_io import judge, period_for, window_end
-from reaper.kinds.fsx_jobs import lustre_inputs
-from reaper.kinds.fsx_model import phase_of, protection
+from reaper.kinds.fsx.jobs import lustre_inputs
+from reaper.kinds.fsx.model import phase_of, protection
+from reaper.kinds.fsx.rules import judge
+from reaper.kinds.fsx.signals import period_for, window_end
 
 
 def dra(path: str, lifecycle: str = "AVAILABLE", s3: str = "s3://b/p") -> dict:

@@ -6,9 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper.kinds.fsx_io import METRICS
-from reaper.kinds.fsx_model import Artifact, FsxSignal, JobRef, Protection, Repository
-from reaper.kinds.fsx_rules import decide
+from reaper.kinds.fsx.model import METRICS, Artifact, FsxFacts, FsxSignal, JobRef, Protection, Repository
+from reaper.kinds.fsx.rules import decide
 from reaper.model import Resource, Verdict
 from reaper.policy import read_tags
 from reaper.settings import Settings
@@ -33,7 +32,7 @@ def fs(tags=None, protection=BACKUP, state="AVAILABLE", created_days_ago=3.0, ph
         tags=dict(DEV if tags is None else tags),
         hourly_usd=0.2384,
         created_at=NOW - timedelta(days=created_days_ago),
-        attrs={"deployment": "PERSISTENT_2", "capacity_gib": 1200, "protection": protection, "phase": phase},
+        facts=FsxFacts(deployment="PERSISTENT_2", capacity_gib=1200, protection=protection, phase=phase),
     )
 
 

@@ -102,7 +102,7 @@ class Restorer:
 @dataclass(frozen=True)
 class KindDeclaration:
     name: str
-    tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'
+    tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'; () when the listing has the tags
     tag_service: str  # the service whose tag calls write reaper:warned-at
     read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
     actions: Mapping[str, Action]
@@ -172,8 +172,10 @@ class Kind:
         from reaper.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
 
         d = self.declaration
-        perms = set(d.read_permissions) | {"tag:GetResources"} | set(TAG_WRITE_PERMISSIONS[d.tag_service])
+        perms = set(d.read_permissions) | set(TAG_WRITE_PERMISSIONS[d.tag_service])
         perms |= set(TAG_READ_PERMISSIONS[d.tag_service])  # protection re-read just before a change
+        if d.tag_resource_types:
+            perms.add("tag:GetResources")
         perms |= set(d.event_permissions)
         for action in d.actions.values():
             perms |= set(action.permissions)

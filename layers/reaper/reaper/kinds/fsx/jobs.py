@@ -11,22 +11,14 @@ So DescribeTrainingJob calls per sweep = jobs that pass both filters and are new
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from reaper.kinds.fsx_model import JobRef
+from reaper.kinds.fsx.model import RUNNING_JOB, JobRef
 from reaper.timeutil import as_utc
 
 CACHE_LIMIT = 20_000
 _inputs: dict[str, tuple[str, ...]] = {}  # "<job arn>|<creation time>" -> FSx for Lustre file system ids
-
-
-@dataclass
-class JobScan:
-    refs: dict[str, list[JobRef]] = field(default_factory=dict)  # file system id -> jobs that read it
-    listed: int = 0
-    described: int = 0
 
 
 def lustre_inputs(input_data_config: Iterable[dict[str, Any]] | None) -> tuple[str, ...]:
@@ -40,14 +32,14 @@ def lustre_inputs(input_data_config: Iterable[dict[str, Any]] | None) -> tuple[s
     return tuple(out)
 
 
-def scan(sagemaker: Any, created_after: datetime, ended_after: datetime) -> JobScan:
-    result = JobScan()
+def scan(sagemaker: Any, created_after: datetime, ended_after: datetime) -> dict[str, list[JobRef]]:
+    """File system id -> the jobs that read it (running, or ended after `ended_after`)."""
+    refs: dict[str, list[JobRef]] = {}
     paginator = sagemaker.get_paginator("list_training_jobs")
     for page in paginator.paginate(CreationTimeAfter=created_after, PaginationConfig={"PageSize": 100}):
         for job in page.get("TrainingJobSummaries", []):
-            result.listed += 1
             status = job.get("TrainingJobStatus", "")
-            running = status in ("InProgress", "Stopping")
+            running = status in RUNNING_JOB
             ended = job.get("TrainingEndTime") or job.get("LastModifiedTime")
             ended = as_utc(ended) if ended else None
             if not running and ended is not None and ended < ended_after:
@@ -56,11 +48,10 @@ def scan(sagemaker: Any, created_after: datetime, ended_after: datetime) -> JobS
             ids = _inputs.get(key)
             if ids is None:
                 desc = sagemaker.describe_training_job(TrainingJobName=job["TrainingJobName"])
-                result.described += 1
                 ids = lustre_inputs(desc.get("InputDataConfig"))
                 if len(_inputs) >= CACHE_LIMIT:
                     _inputs.clear()
                 _inputs[key] = ids
             for fs_id in ids:
-                result.refs.setdefault(fs_id, []).append(JobRef(job["TrainingJobName"], status, None if running else ended))
-    return result
+                refs.setdefault(fs_id, []).append(JobRef(job["TrainingJobName"], status, None if running else ended))
+    return refs

@@ -11,15 +11,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.kinds.fsx_model import Artifact
+from reaper.aws import is_not_found
+from reaper.kinds.fsx.model import Artifact
 from reaper.timeutil import as_utc
 
 BATCH = 50
-NOT_FOUND = ("BackupNotFound", "DataRepositoryTaskNotFound")
-
-
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
 
 
 def _batched(ids: list[str], call: Any, key: str) -> dict[str, dict[str, Any]]:
@@ -29,14 +25,14 @@ def _batched(ids: list[str], call: Any, key: str) -> dict[str, dict[str, Any]]:
         try:
             items = call(batch)
         except ClientError as exc:
-            if _code(exc) not in NOT_FOUND:
+            if not is_not_found(exc):  # BackupNotFound, DataRepositoryTaskNotFound
                 raise
             items = []
             for one in batch:
                 try:
                     items.extend(call([one]))
                 except ClientError as inner:
-                    if _code(inner) not in NOT_FOUND:
+                    if not is_not_found(inner):
                         raise
         out.update({item[key]: item for item in items})
     return out

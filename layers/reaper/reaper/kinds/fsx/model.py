@@ -1,17 +1,28 @@
-"""Plain data for the FSx for Lustre kind: how a file system's data can be kept, the training jobs
-that use it, its I/O, and the backup or export that stands between the two phases of a delete.
+"""Plain data for the FSx for Lustre kind: what discovery knows of a file system, how its data can
+be kept, the training jobs that use it, its I/O, the backup or export that stands between the two
+phases of a delete, and the restore record kept in the action log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from reaper.metrics import Series
 
+KIND = "fsx"
 Method = Literal["backup", "export", "none"]
 Coverage = Literal["full", "partial", "none"]
+PhaseKind = Literal["backup", "export"]
+Phase = tuple[PhaseKind, str]  # ('backup', backup id) or ('export', task id): phase 1 ran
+
+# AWS/FSx client I/O: FSx for Lustre publishes these every minute while a file system is available
+# (https://docs.aws.amazon.com/fsx/latest/LustreGuide/fs-metrics.html)
+NAMESPACE = "AWS/FSx"
+METRICS = ("DataReadBytes", "DataWriteBytes", "MetadataOperations")
+EXCUSABLE = ("DataReadBytes", "MetadataOperations")  # what our own export does to a file system
 
 BACKUP_TAG = "backup-id"  # on the file system, under the tag prefix: the backup phase 1 started
 EXPORT_TAG = "export-task"  # ... or the export task it started
@@ -46,6 +57,24 @@ class Protection:
 
     def where(self) -> str:
         return ", ".join(f"{r.file_system_path} → {r.data_repository_path}" for r in self.repositories) or "nowhere"
+
+
+@dataclass(frozen=True)
+class FsxFacts:
+    """What DescribeFileSystems says of a Lustre file system that the rules and the actions need."""
+
+    deployment: str  # SCRATCH_1, SCRATCH_2, PERSISTENT_1, PERSISTENT_2
+    capacity_gib: int
+    protection: Protection
+    phase: Phase | None = None
+    storage_type: str | None = None
+    per_unit_throughput: int | None = None
+    subnet_ids: tuple[str, ...] = ()
+    vpc_id: str | None = None
+    network_interface_ids: tuple[str, ...] = ()
+    kms_key_id: str | None = None
+    file_system_type_version: str | None = None
+    lustre: Mapping[str, Any] = field(default_factory=dict)  # LustreConfiguration as AWS gave it
 
 
 @dataclass(frozen=True)
@@ -90,6 +119,21 @@ class Artifact:
 
 
 @dataclass(frozen=True)
+class IoFinding:
+    """What the I/O of a window says (rules.judge)."""
+
+    periods: int  # periods in the window
+    missing: int  # periods some metric has no datapoint for
+    last_active: datetime | None  # end of the newest period with I/O (None: none in the window)
+    totals: dict[str, float]  # per metric, over the window (excused I/O left out)
+    excused: int = 0  # periods with reads/metadata only while our own export ran
+
+    @property
+    def idle(self) -> bool:
+        return self.missing == 0 and self.last_active is None
+
+
+@dataclass(frozen=True)
 class FsxSignal:
     jobs: tuple[JobRef, ...] = ()
     jobs_lookback_days: float = 14  # how far back training jobs were read
@@ -99,7 +143,7 @@ class FsxSignal:
     artifact: Artifact | None = None
 
 
-def phase_of(tags: dict[str, str], prefix: str) -> tuple[str, str] | None:
+def phase_of(tags: Mapping[str, str], prefix: str) -> Phase | None:
     """('backup', id) or ('export', id) from the file system's phase tags, if phase 1 ran."""
     by_key = {k.strip().lower(): v.strip() for k, v in tags.items()}
     backup = by_key.get((prefix + BACKUP_TAG).lower())
@@ -139,3 +183,34 @@ def protection(deployment: str, lustre: dict[str, Any], associations: list[dict[
         return Protection("none", why=f"its data repository association is not usable ({states}): an export would not run")
     what = "scratch file system" if deployment.startswith("SCRATCH") else f"{deployment or 'unknown'} file system"
     return Protection("none", why=f"a {what} with no data repository: it cannot be backed up or exported")
+
+
+class RepositoryRecord(TypedDict):
+    file_system_path: str
+    data_repository_path: str
+    association_id: str | None
+
+
+class RestoreRecord(TypedDict, total=False):
+    """What the action log keeps for `reaper restore fs-…` (written in phase 1 and just before a delete)."""
+
+    kind: str
+    id: str
+    arn: str
+    region: str
+    account: str
+    method: Method
+    status: str  # backing-up, exporting, deleted, restored
+    coverage: Coverage
+    repositories: list[RepositoryRecord]
+    config: dict[str, Any]  # CreateFileSystem parameters that make the same file system again
+    tags: dict[str, str]
+    monthly_usd: float | None
+    recorded_at: str
+    event_id: str
+    backup_id: str | None
+    export_task_id: str | None
+    deleted_at: str
+    data_gone: bool
+    restored_as: str
+    restored_at: str

@@ -7,21 +7,21 @@ deleted in two phases, one sweep apart at least:
   phase 2  delete it, only once that backup is AVAILABLE / that export SUCCEEDED with no failed
            file, and only if nothing used it since phase 1 began.
 Anything else keeps it, with the reason; a failed or stuck backup or export is an error, said once.
+Zero I/O is `judge`d here too, from the series signals.py read.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import math
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reaper.kinds.fsx_io import describe_totals, judge
-from reaper.kinds.fsx_model import Artifact, FsxSignal, JobRef, Protection
+from reaper.kinds.fsx.model import BACKUP_TAG, EXCUSABLE, EXPORT_TAG, KIND, METRICS, Artifact, FsxFacts, FsxSignal, IoFinding, JobRef, Phase
+from reaper.metrics import Series
 from reaper.model import HOURS_PER_MONTH, Decision, Resource, Verdict
 from reaper.policy import TagView, is_dev
 from reaper.settings import Settings
-from reaper.timeutil import human_duration, iso
-
-KIND = "fsx"
+from reaper.timeutil import as_utc, human_duration, iso
 
 
 def idle_window(view: TagView, settings: Settings) -> int:
@@ -40,7 +40,7 @@ def _days(days: float) -> str:
     return f"{days:g} d" if days == int(days) else human_duration(timedelta(days=days))
 
 
-def _label(art: Artifact | None, phase: tuple[str, str] | None) -> str:
+def _label(art: Artifact | None, phase: Phase | None) -> str:
     if art is not None:
         return f"{'backup' if art.kind == 'backup' else 'export task'} {art.id}"
     if phase is not None:
@@ -48,19 +48,19 @@ def _label(art: Artifact | None, phase: tuple[str, str] | None) -> str:
     return ""
 
 
-def decide(resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
-    a = resource.attrs
-    sig: FsxSignal = signal if isinstance(signal, FsxSignal) else FsxSignal()
-    phase: tuple[str, str] | None = a.get("phase")
+def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    facts = resource.facts_as(FsxFacts)
+    sig = signal if signal is not None else FsxSignal()
+    phase = facts.phase
     art = sig.artifact
     window = idle_window(view, settings)
     evidence: dict[str, Any] = {
-        "deployment": a.get("deployment"),
-        "capacity_gib": a.get("capacity_gib"),
+        "deployment": facts.deployment,
+        "capacity_gib": facts.capacity_gib,
         "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
         "idle_window_minutes": window,
-        "protection": a["protection"].method,
-        "data_kept_in": a["protection"].where() if a["protection"].method == "export" else None,
+        "protection": facts.protection.method,
+        "data_kept_in": facts.protection.where() if facts.protection.method == "export" else None,
     }
     if phase:
         evidence.update({"phase": phase[0], f"{'backup_id' if phase[0] == 'backup' else 'export_task_id'}": phase[1]})
@@ -110,7 +110,7 @@ def decide(resource: Resource, signal: Any, view: TagView, settings: Settings, n
         if last is not None and last.ended_at is not None
         else f"no training job used it in the last {_days(sig.jobs_lookback_days)}"
     )
-    finished = f"finished: {since_job}, no I/O for {_window_text(window)} ({a.get('deployment')}, {a.get('capacity_gib') or '?'} GiB, {monthly(resource)})"
+    finished = f"finished: {since_job}, no I/O for {_window_text(window)} ({facts.deployment}, {facts.capacity_gib or '?'} GiB, {monthly(resource)})"
     if last is not None and last.ended_at is not None:
         evidence.update({"last_job": last.name, "last_job_ended": iso(last.ended_at)})
     proof_start = sig.window_end - timedelta(minutes=window)
@@ -129,7 +129,7 @@ def _phases(
     now: datetime,
     evidence: dict[str, Any],
     finished: str,
-    phase: tuple[str, str] | None,
+    phase: Phase | None,
     art: Artifact | None,
     proof_start: datetime,
 ) -> Decision:
@@ -185,11 +185,11 @@ def _phases(
 
 
 def _phase_tag(art: Artifact) -> str:
-    return "backup-id" if art.kind == "backup" else "export-task"
+    return BACKUP_TAG if art.kind == "backup" else EXPORT_TAG
 
 
 def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: dict[str, Any], finished: str, note: str) -> Decision:
-    p: Protection = resource.attrs["protection"]
+    p = resource.facts_as(FsxFacts).protection
     restore = f"reaper restore {resource.id}"
     disposable = settings.tag("disposable") + "=true"
     if p.method == "backup":
@@ -231,3 +231,55 @@ def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: 
         notify=True,
         notify_key=f"unprotected:{p.method}:{p.coverage}",
     )
+
+
+# -- client I/O, judged over the whole idle window (read in signals.py) ------------------------
+
+
+def judge(io: dict[str, Series], end: datetime, window_minutes: int, period: int, excuse: tuple[datetime, datetime] | None = None) -> IoFinding:
+    """Zero I/O in every period of the window, on every metric? Pure.
+
+    `excuse` is our own export's run: the export reads every file and updates metadata, so reads
+    and metadata operations inside it are not use. Writes are never excused.
+    """
+    step = timedelta(seconds=period)
+    n = max(1, math.ceil(window_minutes * 60 / period))
+    slots = [end - step * (k + 1) for k in range(n)]
+    missing: set[datetime] = set()
+    active: list[datetime] = []
+    excused: set[datetime] = set()
+    totals: dict[str, float] = {}
+    for metric in METRICS:
+        by_slot: dict[datetime, float] = {}
+        for ts, value in io.get(metric, []):
+            t = as_utc(ts)
+            aligned = datetime.fromtimestamp(int(t.timestamp()) - int(t.timestamp()) % period, tz=UTC)
+            by_slot[aligned] = by_slot.get(aligned, 0.0) + value
+        total = 0.0
+        for slot in slots:
+            if slot not in by_slot:
+                missing.add(slot)
+                continue
+            value = by_slot[slot]
+            if value <= 0:
+                continue
+            if excuse and metric in EXCUSABLE and excuse[0] - step <= slot <= excuse[1]:
+                excused.add(slot)
+                continue
+            total += value
+            active.append(slot + step)
+        totals[metric] = total
+    return IoFinding(periods=n, missing=len(missing), last_active=max(active) if active else None, totals=totals, excused=len(excused))
+
+
+def describe_totals(totals: dict[str, float]) -> str:
+    read, write, meta = (totals.get(m, 0.0) for m in METRICS)
+    return f"{_bytes(read)} read, {_bytes(write)} written, {meta:,.0f} metadata operations"
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} TB"

@@ -7,32 +7,34 @@
 * `FSx Idle Window Check` (source `mlreaper`): that one-off check.
 
 A check is the ordinary pipeline on just those file systems: same rules, grace, claims and
-messages, so a re-delivered event acts and posts once.
+messages, so a re-delivered event acts and posts once. The declaration routes each event here.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reaper import pipeline
+from reaper.aws import create_one_off_schedule
+from reaper.clients import Clients
 from reaper.events import EventBridgeEvent, M, parse_model
-from reaper.kinds.fsx_jobs import lustre_inputs
-from reaper.kinds.fsx_rules import idle_window
-from reaper.model import Outcome
+from reaper.kinds.base import Kind, resolve
+from reaper.kinds.fsx import DECLARATION, FS_ID_PATTERN
+from reaper.kinds.fsx.jobs import lustre_inputs
+from reaper.kinds.fsx.rules import idle_window
+from reaper.model import Outcome, Resource
 from reaper.policy import read_tags
 from reaper.runtime import Runtime
+from reaper.settings import Settings
 from reaper.timeutil import as_utc, iso
 
 JOB_STATE_CHANGE = "SageMaker Training Job State Change"
 IDLE_CHECK = "FSx Idle Window Check"
 ENDED = ("Completed", "Failed", "Stopped")
-FS_ID = re.compile(r"^fs-[0-9a-f]{8,}$")
 CHECK_MARGIN = timedelta(minutes=10)  # past the window's end, so CloudWatch has the last periods
 
 
@@ -56,7 +58,7 @@ class IdleCheckDetail(BaseModel):
     @classmethod
     def _ids(cls, v: list[str]) -> list[str]:
         for fs_id in v:
-            if not FS_ID.match(fs_id):
+            if re.fullmatch(FS_ID_PATTERN, fs_id) is None:
                 raise ValueError(f"{fs_id!r} is not a file system id")
         return v
 
@@ -65,15 +67,12 @@ def _parse(model: type[M], detail: dict[str, Any], what: str) -> M:
     return parse_model(model, detail, f"a {what} event", "detail.")
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
-    if ev.source == "aws.sagemaker" and ev.detail_type == JOB_STATE_CHANGE:
-        return job_state_changed(rt, ev, now)
-    if ev.source == "mlreaper" and ev.detail_type == IDLE_CHECK:
-        detail: IdleCheckDetail = _parse(IdleCheckDetail, ev.detail, IDLE_CHECK)
-        region = detail.region or ev.region or rt.home_region
-        outcomes = check(rt, region, detail.file_system_ids, now, ev.id)
-        return {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
-    return None
+def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    """The one-off check a job's end arranged: are its file systems finished now?"""
+    detail: IdleCheckDetail = _parse(IdleCheckDetail, ev.detail, IDLE_CHECK)
+    region = detail.region or ev.region or rt.home_region
+    outcomes = check(rt, region, detail.file_system_ids, now, ev.id)
+    return {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
 
 
 def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
@@ -100,12 +99,21 @@ def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[
     return result
 
 
+class OnlyThese(Kind):
+    """The FSx kind, discovering only the file systems an event names."""
+
+    def __init__(self, fs_ids: frozenset[str]) -> None:
+        super().__init__(DECLARATION)
+        self.fs_ids = fs_ids
+
+    def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
+        found: list[Resource] = resolve(self.declaration.discover)(clients, settings, now, only=self.fs_ids)
+        return found
+
+
 def check(rt: Runtime, region: str, fs_ids: list[str], now: datetime, event_id: str) -> list[Outcome]:
     """The pipeline, on these file systems only: decide, act (in enforce), record, notify."""
-    from reaper.kinds.fsx import FsxKind
-
-    kind = FsxKind(only=frozenset(fs_ids))
-    outcomes = pipeline.sweep_kind(rt, kind, region, now, event_id, lambda _msg: None)
+    outcomes = pipeline.sweep_kind(rt, OnlyThese(frozenset(fs_ids)), region, now, event_id, lambda _msg: None)
     pipeline.deliver(rt, outcomes, now, event_id)
     return outcomes
 
@@ -129,22 +137,18 @@ def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: date
         "resources": [],
         "detail": {"file_system_ids": [fs_id], "region": region},
     }
-    try:
-        rt.clients()("scheduler").create_schedule(
-            Name=name,
-            GroupName=s.schedule_group,
-            ScheduleExpression=f"at({due:%Y-%m-%dT%H:%M:%S})",
-            ScheduleExpressionTimezone="UTC",
-            FlexibleTimeWindow={"Mode": "OFF"},
-            Target={"Arn": s.fsx_check_function_arn, "RoleArn": s.fsx_check_role_arn, "Input": json.dumps(payload)},
-            ActionAfterCompletion="DELETE",
-            Description=f"mlreaper: is {fs_id} finished now that its idle window has ended?",
-        )
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ConflictException":
-            return f"arranged already for {iso(due)} ({name})"
-        raise
-    return f"check at {iso(due)} ({name})"
+    created = create_one_off_schedule(
+        rt.clients()("scheduler"),
+        name=name,
+        group=s.schedule_group,
+        at=due,
+        timezone="UTC",
+        target_arn=s.fsx_check_function_arn,
+        role_arn=s.fsx_check_role_arn,
+        payload=payload,
+        description=f"mlreaper: is {fs_id} finished now that its idle window has ended?",
+    )
+    return f"check at {iso(due)} ({name})" if created else f"arranged already for {iso(due)} ({name})"
 
 
 def _verdicts(outcomes: list[Outcome]) -> dict[str, Any]:

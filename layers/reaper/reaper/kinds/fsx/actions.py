@@ -11,6 +11,7 @@ Where the state between the phases lives, and why there:
   * on the backup or task itself (`reaper:source-fs`, and the configuration on a backup), so the
     copy can be traced to its file system from the FSx console alone.
 Phase 2 re-reads the backup or task right before deleting: anything but confirmed refuses.
+The IAM permissions of each action are declared with it, in the package's declaration.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from reaper.aws import is_not_found
+from reaper.clients import Clients
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext
-from reaper.kinds.fsx_artifacts import backups, tasks
-from reaper.kinds.fsx_model import EXPORT_TAG, PHASE_TAGS, SOURCE_TAG, Protection
-from reaper.model import Decision, Resource
+from reaper.kinds.fsx.artifacts import backups, tasks
+from reaper.kinds.fsx.model import BACKUP_TAG, EXPORT_TAG, KIND, PHASE_TAGS, SOURCE_TAG, FsxFacts, Method, RestoreRecord
+from reaper.model import HOURS_PER_MONTH, Decision, Resource
 from reaper.timeutil import iso
 
 MAX_TAGS = 50
@@ -43,11 +48,6 @@ RESTORABLE_LUSTRE = (
     "DataReadCacheConfiguration",
 )
 
-BACKUP_PERMISSIONS = ("fsx:CreateBackup", "fsx:TagResource", "ec2:DescribeNetworkInterfaces")
-EXPORT_PERMISSIONS = ("fsx:CreateDataRepositoryTask", "fsx:TagResource", "ec2:DescribeNetworkInterfaces")
-DELETE_PERMISSIONS = ("fsx:DeleteFileSystem", "fsx:DescribeBackups", "fsx:DescribeDataRepositoryTasks", "ec2:DescribeNetworkInterfaces")
-DISCARD_PERMISSIONS = ("fsx:DeleteFileSystem", "ec2:DescribeNetworkInterfaces")
-
 
 def refuse(operation: str, message: str) -> ActionRefused:
     """A refusal at the last moment: the pipeline reports it as an `error`; nothing was changed."""
@@ -61,10 +61,10 @@ def token(ctx: ActContext, resource: Resource, action: str) -> str:
 
 def security_groups(ctx: ActContext, resource: Resource) -> list[str]:
     """DescribeFileSystems does not say them: they are on the file system's network interfaces."""
-    enis = resource.attrs.get("network_interface_ids") or []
+    enis = resource.facts_as(FsxFacts).network_interface_ids
     if not enis:
         return []
-    found = ctx.clients("ec2").describe_network_interfaces(NetworkInterfaceIds=enis[:1]).get("NetworkInterfaces", [])
+    found = ctx.clients("ec2").describe_network_interfaces(NetworkInterfaceIds=list(enis[:1])).get("NetworkInterfaces", [])
     return sorted({g["GroupId"] for eni in found for g in eni.get("Groups", [])})
 
 
@@ -75,27 +75,27 @@ def kept_tags(tags: dict[str, str], prefix: str) -> dict[str, str]:
 
 
 def configuration(resource: Resource, groups: list[str]) -> dict[str, Any]:
-    a = resource.attrs
-    lustre = {k: v for k, v in (a.get("lustre") or {}).items() if k in RESTORABLE_LUSTRE}
+    f = resource.facts_as(FsxFacts)
+    lustre = {k: v for k, v in f.lustre.items() if k in RESTORABLE_LUSTRE}
     return {
         "FileSystemType": "LUSTRE",
-        "DeploymentType": a.get("deployment"),
-        "StorageCapacity": a.get("capacity_gib"),
-        "StorageType": a.get("storage_type"),
-        "PerUnitStorageThroughput": a.get("per_unit_throughput"),
-        "SubnetIds": a.get("subnet_ids") or [],
+        "DeploymentType": f.deployment,
+        "StorageCapacity": f.capacity_gib,
+        "StorageType": f.storage_type,
+        "PerUnitStorageThroughput": f.per_unit_throughput,
+        "SubnetIds": list(f.subnet_ids),
         "SecurityGroupIds": groups,
-        "VpcId": a.get("vpc_id"),
-        "KmsKeyId": a.get("kms_key_id"),
-        "FileSystemTypeVersion": a.get("file_system_type_version"),
+        "VpcId": f.vpc_id,
+        "KmsKeyId": f.kms_key_id,
+        "FileSystemTypeVersion": f.file_system_type_version,
         "LustreConfiguration": lustre,
     }
 
 
-def restore_record(ctx: ActContext, resource: Resource, method: str, status: str, **more: Any) -> dict[str, Any]:
-    p: Protection = resource.attrs["protection"]
+def restore_record(ctx: ActContext, resource: Resource, method: Method, status: str) -> RestoreRecord:
+    p = resource.facts_as(FsxFacts).protection
     return {
-        "kind": "fsx",
+        "kind": KIND,
         "id": resource.id,
         "arn": resource.arn,
         "region": resource.region,
@@ -109,14 +109,18 @@ def restore_record(ctx: ActContext, resource: Resource, method: str, status: str
         ],
         "config": configuration(resource, security_groups(ctx, resource)),
         "tags": kept_tags(resource.tags, ctx.settings.tag_prefix),
-        "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * 730, 2),
+        "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
         "recorded_at": iso(ctx.now),
         "event_id": ctx.event_id,
-        **more,
     }
 
 
-def _backup_tags(ctx: ActContext, resource: Resource, record: dict[str, Any]) -> list[dict[str, str]]:
+def _keep(ctx: ActContext, resource: Resource, record: RestoreRecord) -> None:
+    assert ctx.log is not None
+    ctx.log.put_restore(KIND, resource.id, dict(record), ctx.now)
+
+
+def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> list[dict[str, str]]:
     cfg = record["config"]
     ours = {
         ctx.settings.tag(SOURCE_TAG): resource.id,
@@ -141,9 +145,10 @@ def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str
         "Backup"
     ]
     backup_id = backup["BackupId"]
-    fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag("backup-id"), "Value": backup_id}])
+    fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(BACKUP_TAG), "Value": backup_id}])
     if ctx.log is not None:
-        ctx.log.put_restore("fsx", resource.id, {**record, "backup_id": backup_id}, ctx.now)
+        record["backup_id"] = backup_id
+        _keep(ctx, resource, record)
     return (
         f"backup {backup_id} started ({backup.get('Lifecycle', 'CREATING')}) in {resource.region}; {resource.id} is deleted at a later "
         f"sweep once the backup is AVAILABLE and only if it stays unused — then `reaper restore {resource.id}` brings it back"
@@ -151,7 +156,7 @@ def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str
 
 
 def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
-    p: Protection = resource.attrs["protection"]
+    p = resource.facts_as(FsxFacts).protection
     report = p.report_path
     if not report:
         raise refuse("CreateDataRepositoryTask", "no linked S3 path to export to: nothing started")
@@ -167,7 +172,8 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
     task_id = task["TaskId"]
     fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(EXPORT_TAG), "Value": task_id}])
     if ctx.log is not None:
-        ctx.log.put_restore("fsx", resource.id, {**record, "export_task_id": task_id}, ctx.now)
+        record["export_task_id"] = task_id
+        _keep(ctx, resource, record)
     return (
         f"export {task_id} to {p.where()} started ({task.get('Lifecycle', 'PENDING')}); {resource.id} is deleted at a later sweep once it "
         f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}"
@@ -180,6 +186,7 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
 def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     """Delete, having re-read the backup or export a moment ago: it must still be confirmed."""
     fsx = ctx.clients("fsx")
+    method: Method
     backup_id = decision.evidence.get("backup_id")
     task_id = decision.evidence.get("export_task_id")
     if backup_id:
@@ -191,12 +198,13 @@ def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) ->
         art = tasks(fsx, [task_id])[task_id]
         if not art.done:
             raise refuse("DeleteFileSystem", f"export {task_id} is {art.lifecycle} with {art.failed_files} failed files now: nothing deleted")
-        method, where = "export", f"{resource.attrs['protection'].where()} (export {task_id} SUCCEEDED)"
+        method, where = "export", f"{resource.facts_as(FsxFacts).protection.where()} (export {task_id} SUCCEEDED)"
     else:
         raise refuse("DeleteFileSystem", "no confirmed backup or export recorded on the file system: nothing deleted")
     assert ctx.log is not None  # the action declares needs_log; the pipeline refuses without one
-    record = restore_record(ctx, resource, method, "deleted", backup_id=backup_id, export_task_id=task_id, deleted_at=iso(ctx.now))
-    ctx.log.put_restore("fsx", resource.id, record, ctx.now)
+    record = restore_record(ctx, resource, method, "deleted")
+    record.update({"backup_id": backup_id, "export_task_id": task_id, "deleted_at": iso(ctx.now)})
+    _keep(ctx, resource, record)
     fsx.delete_file_system(FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "delete"), LustreConfiguration={"SkipFinalBackup": True})
     again = (
         f"`reaper restore {resource.id}` makes a new file system from it with the same type, capacity, throughput, network and tags"
@@ -209,9 +217,39 @@ def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) ->
 def discard(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     """Delete with no copy: only for a file system that cannot be backed up and is tagged disposable."""
     if ctx.log is not None:
-        record = restore_record(ctx, resource, "none", "deleted", data_gone=True, deleted_at=iso(ctx.now))
-        ctx.log.put_restore("fsx", resource.id, record, ctx.now)
+        record = restore_record(ctx, resource, "none", "deleted")
+        record.update({"data_gone": True, "deleted_at": iso(ctx.now)})
+        _keep(ctx, resource, record)
     ctx.clients("fsx").delete_file_system(
         FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "discard"), LustreConfiguration={"SkipFinalBackup": True}
     )
     return f"deleted with no backup ({ctx.settings.tag('disposable')}=true): its data is gone and cannot be restored"
+
+
+# -- the state check just before acting, and undo -------------------------------------------
+
+
+def lifecycle(fsx: Any, fs_id: str) -> str | None:
+    """The file system's Lifecycle now; None when it is gone."""
+    try:
+        found = fsx.describe_file_systems(FileSystemIds=[fs_id]).get("FileSystems", [])
+    except ClientError as exc:
+        if is_not_found(exc):
+            return None
+        raise
+    return str(found[0].get("Lifecycle", "UNKNOWN")) if found else None
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    return lifecycle(clients("fsx"), resource.id)
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action == "discard":
+        return f"none: {resource.id} is deleted with its data (it is tagged disposable); nothing can bring it back"
+    p = resource.facts_as(FsxFacts).protection
+    if action in ("backup", "export", "delete"):
+        if p.method == "backup":
+            return f"reaper restore {resource.id}   # a new file system from the backup: same type, capacity, throughput, network, tags"
+        return f"reaper restore {resource.id}   # says where the exported data is: {p.where()}"
+    return None

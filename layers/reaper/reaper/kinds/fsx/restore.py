@@ -9,58 +9,34 @@ is nothing to create from: it says where the data is in S3 and how to link a new
 from __future__ import annotations
 
 import hashlib
-import re
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
+from reaper.aws import is_not_found
 from reaper.errors import RestoreError
-from reaper.kinds.fsx_model import PHASE_TAGS
-from reaper.restore import RESTORERS, Restorer, Say, register
+from reaper.kinds.fsx.actions import lifecycle
+from reaper.kinds.fsx.model import KIND, PHASE_TAGS, RestoreRecord
+from reaper.restore import Say
 from reaper.runtime import Runtime
 from reaper.timeutil import iso
 
-FS_ID = re.compile(r"^fs-[0-9a-f]{8,}$")
-RESTORE_PERMISSIONS = (
-    "fsx:DescribeFileSystems",
-    "fsx:DescribeBackups",
-    "fsx:DescribeDataRepositoryTasks",
-    "fsx:CreateFileSystemFromBackup",
-    "fsx:TagResource",
-)
-
-
-def claims(name: str) -> bool:
-    return bool(FS_ID.match(name.strip()))
-
-
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _lifecycle(fsx: Any, fs_id: str) -> str | None:
-    try:
-        found = fsx.describe_file_systems(FileSystemIds=[fs_id]).get("FileSystems", [])
-    except ClientError as exc:
-        if _code(exc) == "FileSystemNotFound":
-            return None
-        raise
-    return str(found[0].get("Lifecycle", "UNKNOWN")) if found else None
-
 
 def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
+    """The declaration's restorer: NAME is a file system id (its IAM permissions are declared there)."""
     name = name.strip()
     assert rt.log is not None  # reaper.restore.restore refuses without the action log
-    record = rt.log.latest_restore("fsx", name)
-    if record is None:
+    found = rt.log.latest_restore(KIND, name)
+    if found is None:
         raise RestoreError(f"no restore record for {name}: the reaper never backed it up, exported or deleted it")
+    record = cast(RestoreRecord, found)
     fsx = rt.clients(record.get("region") or rt.home_region)("fsx")
     if record.get("restored_as"):
-        state = _lifecycle(fsx, record["restored_as"])
+        state = lifecycle(fsx, record["restored_as"])
         if state is not None:
             return f"{name} was restored already, as {record['restored_as']} ({state}) on {record.get('restored_at', '?')}"
-    state = _lifecycle(fsx, name)
+    state = lifecycle(fsx, name)
     if state is not None and state != "DELETING":
         kept = f"; its {record['method']} {record.get('backup_id') or record.get('export_task_id') or ''} is kept".rstrip()
         raise RestoreError(f"{name} still exists ({state}): nothing to restore{kept}")
@@ -74,12 +50,12 @@ def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     raise RestoreError(f"the restore record for {name} names no backup or export (method {method!r})")
 
 
-def _from_backup(rt: Runtime, fsx: Any, name: str, record: dict[str, Any], now: datetime, say: Say) -> str:
+def _from_backup(rt: Runtime, fsx: Any, name: str, record: RestoreRecord, now: datetime, say: Say) -> str:
     backup_id = record["backup_id"]
     try:
         backup = fsx.describe_backups(BackupIds=[backup_id])["Backups"][0]
     except ClientError as exc:
-        if _code(exc) == "BackupNotFound":
+        if is_not_found(exc):  # BackupNotFound
             raise RestoreError(f"backup {backup_id} of {name} no longer exists (someone deleted it): nothing to restore from") from None
         raise
     if backup.get("Lifecycle") != "AVAILABLE":
@@ -110,7 +86,7 @@ def _from_backup(rt: Runtime, fsx: Any, name: str, record: dict[str, Any], now: 
     created = fsx.create_file_system_from_backup(**params)["FileSystem"]
     new_id = created["FileSystemId"]
     assert rt.log is not None
-    rt.log.put_restore("fsx", name, {**record, "status": "restored", "restored_as": new_id, "restored_at": iso(now)}, now)
+    rt.log.put_restore(KIND, name, {**record, "status": "restored", "restored_as": new_id, "restored_at": iso(now)}, now)
     got = created.get("StorageCapacity")
     size = f"{got:,} GiB" if got == cfg.get("StorageCapacity") else f"{got} GiB (the original had {cfg.get('StorageCapacity')} GiB)"
     throughput = f", {cfg['PerUnitStorageThroughput']} MB/s/TiB" if cfg.get("PerUnitStorageThroughput") else ""
@@ -123,7 +99,7 @@ def _from_backup(rt: Runtime, fsx: Any, name: str, record: dict[str, Any], now: 
     )
 
 
-def _where_exported(fsx: Any, name: str, record: dict[str, Any]) -> str:
+def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:
     repos = record.get("repositories") or []
     cfg = record.get("config") or {}
     where = "; ".join(f"{r['file_system_path']} → {r['data_repository_path']}" for r in repos) or "(no path recorded)"
@@ -136,7 +112,7 @@ def _where_exported(fsx: Any, name: str, record: dict[str, Any]) -> str:
             if task.get("Lifecycle") != "SUCCEEDED" or failed:
                 caveat = f" CAUTION: {name} was deleted by someone else while export {task_id} was {task.get('Lifecycle')} ({failed} failed files): S3 may not hold everything."
         except ClientError as exc:
-            if _code(exc) != "DataRepositoryTaskNotFound":
+            if not is_not_found(exc):  # DataRepositoryTaskNotFound
                 raise
             caveat = f" CAUTION: export {task_id} can no longer be read: S3 may not hold everything."
     partial = " Files outside these paths were not exported (it was tagged disposable) and are gone." if record.get("coverage") == "partial" else ""
@@ -162,6 +138,3 @@ def _where_exported(fsx: Any, name: str, record: dict[str, Any]) -> str:
         f"To work on it again, create a file system linked to that path:\n  {link}"
     )
 
-
-if not any(r.kind == "fsx" for r in RESTORERS):
-    register(Restorer(kind="fsx", claims=claims, run=run))

@@ -1,0 +1,92 @@
+"""FSx for Lustre file systems: delete the finished ones, each only after its data is safe.
+
+Which: Lustre file systems tagged with a dev `ml:stage`, or read by a SageMaker training job
+(FileSystemDataSource). Others — HPC clusters, other teams, other FSx types — are never touched.
+Signals: the training jobs that use each file system (jobs.py), AWS/FSx client I/O (signals.py),
+and the backup or export a first phase started (artifacts.py). The rule is rules.decide; the
+actions are in actions.py; `reaper restore fs-…` is restore.py; events are events.py.
+
+Reads per sweep: DescribeFileSystems (tags come with it, so no Resource Groups Tagging API call),
+DescribeDataRepositoryAssociations only when a scratch or linked file system is present,
+ListTrainingJobs + DescribeTrainingJob (see jobs.py for how few), GetMetricData (3 queries per
+candidate, 500 per call), and DescribeBackups / DescribeDataRepositoryTasks for the file systems
+between phases (50 ids per call).
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer
+
+_P = "reaper.kinds.fsx"
+FS_ID_PATTERN = r"fs-[0-9a-f]{8,}"  # a file system id: what `reaper restore` and the idle check take
+AVAILABLE = frozenset({"AVAILABLE"})
+# the security groups of a file system are read from its network interfaces for the restore record
+_ENI = "ec2:DescribeNetworkInterfaces"
+
+DECLARATION = KindDeclaration(
+    name="fsx",
+    doc="FSx for Lustre file systems: deleted after a confirmed backup or export",
+    tag_resource_types=(),  # the tags come with DescribeFileSystems
+    tag_service="fsx",
+    read_permissions=(
+        "fsx:DescribeFileSystems",
+        "fsx:DescribeDataRepositoryAssociations",
+        "fsx:DescribeBackups",
+        "fsx:DescribeDataRepositoryTasks",
+        "sagemaker:ListTrainingJobs",
+        "sagemaker:DescribeTrainingJob",
+        "cloudwatch:GetMetricData",
+    ),
+    actions={
+        "backup": Action(
+            "backup", "began backing up", ("fsx:CreateBackup", "fsx:TagResource", _ENI), AVAILABLE, f"{_P}.actions:start_backup", needs_log=True
+        ),
+        "export": Action(
+            "export",
+            "began exporting",
+            ("fsx:CreateDataRepositoryTask", "fsx:TagResource", _ENI),
+            AVAILABLE,
+            f"{_P}.actions:start_export",
+            needs_log=True,
+        ),
+        "delete": Action(
+            "delete",
+            "deleted",
+            ("fsx:DeleteFileSystem", "fsx:DescribeBackups", "fsx:DescribeDataRepositoryTasks", _ENI),
+            AVAILABLE,
+            f"{_P}.actions:delete_confirmed",
+            needs_log=True,
+            removes_resource=True,
+        ),
+        "discard": Action(
+            "discard",
+            "deleted, data and all,",
+            ("fsx:DeleteFileSystem", _ENI),
+            AVAILABLE,
+            f"{_P}.actions:discard",
+            removes_resource=True,
+        ),
+    },
+    discover=f"{_P}.discover:discover",
+    signals=f"{_P}.signals:signals",
+    decide=f"{_P}.rules:decide",
+    current_state=f"{_P}.actions:current_state",
+    undo_hint=f"{_P}.actions:undo_hint",
+    events=(
+        EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),
+        EventRoute("mlreaper", ("FSx Idle Window Check",), f"{_P}.events:idle_window_check"),
+    ),
+    # the one-off idle-window checks: an EventBridge Scheduler schedule, passed the role that may invoke us
+    event_permissions=("scheduler:CreateSchedule", "iam:PassRole"),
+    restorer=Restorer(
+        name_pattern=FS_ID_PATTERN,
+        run=f"{_P}.restore:run",
+        permissions=(
+            "fsx:DescribeFileSystems",
+            "fsx:DescribeBackups",
+            "fsx:DescribeDataRepositoryTasks",
+            "fsx:CreateFileSystemFromBackup",
+            "fsx:TagResource",
+        ),
+    ),
+)

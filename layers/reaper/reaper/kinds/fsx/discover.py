@@ -1,0 +1,76 @@
+"""Every FSx for Lustre file system in the region, its tags with it (DescribeFileSystems returns
+them), and the data repository associations of those that may be linked to S3.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from reaper import pricing
+from reaper.clients import Clients
+from reaper.kinds.fsx.model import KIND, FsxFacts, phase_of, protection
+from reaper.model import Resource
+from reaper.settings import Settings
+from reaper.timeutil import as_utc
+
+
+def discover(clients: Clients, settings: Settings, now: datetime, only: frozenset[str] | None = None) -> list[Resource]:
+    """`only`: a targeted check (an event) looks at these file systems only."""
+    fsx = clients("fsx")
+    found: list[dict[str, Any]] = []
+    for page in fsx.get_paginator("describe_file_systems").paginate():
+        for fs in page.get("FileSystems", []):
+            if fs.get("FileSystemType") == "LUSTRE" and (only is None or fs["FileSystemId"] in only):
+                found.append(fs)
+    needs_links = [fs for fs in found if not str((fs.get("LustreConfiguration") or {}).get("DeploymentType", "")).startswith("PERSISTENT")]
+    associations = _associations(fsx) if needs_links else {}
+    return [_resource(fs, clients.region, settings, associations.get(fs["FileSystemId"], [])) for fs in found]
+
+
+def _resource(fs: dict[str, Any], region: str, settings: Settings, links: list[dict[str, Any]]) -> Resource:
+    lustre: dict[str, Any] = fs.get("LustreConfiguration") or {}
+    deployment = str(lustre.get("DeploymentType") or "SCRATCH_1")
+    capacity = int(fs.get("StorageCapacity") or 0)
+    per_unit = lustre.get("PerUnitStorageThroughput")
+    tags = {t["Key"]: t["Value"] for t in fs.get("Tags", [])}
+    created = fs.get("CreationTime")
+    return Resource(
+        kind=KIND,
+        id=fs["FileSystemId"],
+        arn=fs["ResourceARN"],
+        region=region,
+        state=fs.get("Lifecycle", "UNKNOWN"),
+        tags=tags,
+        instance_type=f"{deployment} {capacity:,} GiB",
+        hourly_usd=pricing.fsx_hourly(region, deployment, per_unit, capacity),
+        created_at=as_utc(created) if created else None,
+        facts=FsxFacts(
+            deployment=deployment,
+            capacity_gib=capacity,
+            protection=protection(deployment, lustre, links),
+            phase=phase_of(tags, settings.tag_prefix),
+            storage_type=fs.get("StorageType"),
+            per_unit_throughput=per_unit,
+            subnet_ids=tuple(fs.get("SubnetIds") or ()),
+            vpc_id=fs.get("VpcId"),
+            network_interface_ids=tuple(fs.get("NetworkInterfaceIds") or ()),
+            kms_key_id=fs.get("KmsKeyId"),
+            file_system_type_version=fs.get("FileSystemTypeVersion"),
+            lustre=lustre,
+        ),
+    )
+
+
+def _associations(fsx: Any) -> dict[str, list[dict[str, Any]]]:
+    """Every data repository association in the region, by file system (25 per call: the API's limit)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    request: dict[str, Any] = {"MaxResults": 25}
+    while True:
+        page = fsx.describe_data_repository_associations(**request)
+        for a in page.get("Associations", []):
+            if a.get("FileSystemId"):
+                out.setdefault(a["FileSystemId"], []).append(a)
+        if not page.get("NextToken"):
+            return out
+        request["NextToken"] = page["NextToken"]
