@@ -17,6 +17,7 @@ from reaper.observability import MetricUnit, logger, metrics
 from reaper.runtime import Runtime
 from reaper.settings import Settings
 
+
 def build_runtime(*kind_names: str) -> Runtime:
     """Validated once at cold start: a bad configuration fails the deployment's first call loudly.
 
