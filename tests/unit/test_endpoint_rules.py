@@ -220,6 +220,27 @@ def test_restore_claims_endpoint_names_but_not_file_system_ids():
     assert not claims("fs-0123456789abcdef0") and not claims("bad_name") and not claims("-x")
 
 
+@pytest.mark.parametrize(
+    ("name", "claimed"),
+    [
+        ("a" * 63, True),  # the longest endpoint name
+        ("a" * 64, False),
+        ("fs-0123abcd", False),  # an FSx id: 8 hex digits is the shortest
+        ("fs-0123abc", True),  # 7: not an FSx id, a valid endpoint name
+        ("fs-dev", True),
+        ("fs-0123abcd-canary", True),  # an endpoint whose name starts like an FSx id
+        ("fs-0123456789abcdef0\n", False),  # trailing whitespace does not make an FSx id an endpoint
+        ("llm--dev", True),
+        ("llm-dev-", False),
+        ("", False),
+        ("llm dev", False),
+    ],
+)
+def test_restore_name_pattern_edges(name, claimed):
+    assert DECLARATION.restorer is not None
+    assert DECLARATION.restorer.claims(name) is claimed
+
+
 def test_event_and_api_statuses_compare_equal():
     assert status_of("IN_SERVICE") == status_of("InService") == "INSERVICE"
 

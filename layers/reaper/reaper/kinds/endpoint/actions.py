@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws import is_not_found
 from reaper.clients import Clients
-from reaper.errors import ActionRefused as Refused
+from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext
 from reaper.kinds.endpoint import DECLARATION, autoscaling, wake
 from reaper.kinds.endpoint.model import (
@@ -76,21 +76,21 @@ def _schedule(ctx: ActContext, r: Resource, d: Decision, record: RestoreRecord) 
 
 def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     if ctx.log is None:
-        raise Refused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
     sm = ctx.clients("sagemaker")
     desc = sm.describe_endpoint(EndpointName=r.id)
     config_name = desc["EndpointConfigName"]
     reader = DetailReader(ctx.clients)
     config = reader.config(config_name)
     if config is None:
-        raise Refused("DeleteEndpoint", f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted")
     variants = config.get("ProductionVariants", [])
     if config.get("AsyncInferenceConfig") or any(not v.get("ModelName") for v in variants):
-        raise Refused("DeleteEndpoint", f"its configuration {config_name} is no longer a classic real-time one; nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", f"its configuration {config_name} is no longer a classic real-time one; nothing was deleted")
     models = sorted({v["ModelName"] for v in variants})
     missing = [m for m in models if not reader.model_exists(m)]
     if missing:
-        raise Refused("DeleteEndpoint", f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted")
     resource_ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
     scaling = autoscaling.capture(ctx.clients("application-autoscaling"), ctx.clients("cloudwatch"), resource_ids, VARIANT_DIMENSION)
     warned = ctx.settings.tag("warned-at").lower()
@@ -127,7 +127,7 @@ def zero_components(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     ]
     components = DetailReader(ctx.clients).components(names)
     if not components or all(c.copies == 0 for c in components):
-        raise Refused("UpdateInferenceComponentRuntimeConfig", "no inference component has copies any more; nothing to do")
+        raise ActionRefused("UpdateInferenceComponentRuntimeConfig", "no inference component has copies any more; nothing to do")
     aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
     scaling = autoscaling.capture(aas, cw, [component_resource_id(c.name) for c in components], COMPONENT_DIMENSION)
     record = _base_record(ctx, r, COMPONENTS, d)
@@ -203,7 +203,7 @@ def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         return zero_components(ctx, r, d)
     if kind_of == ASYNC:
         return zero_async(ctx, r, d)
-    raise Refused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
+    raise ActionRefused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
 
 
 

@@ -54,7 +54,7 @@ class RestoreFailed(ReaperError):
 
 
 def latest_record(rt: Runtime, name: str) -> RestoreRecord | None:
-    """The endpoint's latest restore record, as the action written it (actions.py)."""
+    """The endpoint's latest restore record, as the action wrote it (actions.py)."""
     assert rt.log is not None
     return cast(RestoreRecord | None, rt.log.latest_restore(KIND, name))
 
