@@ -255,7 +255,7 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
     outcome = Outcome(resource, Decision(Verdict.ACT, "idle", action="delete"), Mode.ENFORCE)
     ctx = ActContext(clients=rt.clients(), settings=rt.settings, now=now, log=rt.log, event_id="race")
     # When the pipeline acts
-    pipeline.enforce(kind, outcome, ctx)
+    outcome.result = pipeline.enforce(kind, outcome, ctx)
     # Then the action refuses: error, nothing deleted, no record
     assert outcome.verdict is Verdict.ERROR and "refused to delete" in (outcome.error or "") and "racy-model-alltraffic" in (outcome.error or "")
     assert endpoints(sm) == {"racy"} and rt.log is not None and rt.log.latest_restore("endpoint", "racy") is None

@@ -11,7 +11,7 @@ import pytest
 from reaper.actionlog import ActionLog
 from reaper.cli import main
 from reaper.errors import BadEventError
-from reaper.kinds import endpoint_restore
+from reaper.kinds.endpoint import restore as endpoint_restore
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import script_status

@@ -10,7 +10,6 @@ from typing import Any
 
 from reaper import kinds
 from reaper.iam import COMMON
-from reaper.kinds.endpoint_restore import RESTORE_PERMISSIONS
 from reaper_devkit.template import function_actions, load
 
 SHARED_SIDS = {"ActionLog", "Notify"}
@@ -34,7 +33,7 @@ def test_restore_function_grants_exactly_what_the_endpoint_restore_declares():
     # Then every statement is named, the endpoint ones grant the declared set and the shared ones COMMON
     assert all(s.get("Sid") for s in stmts)
     endpoint = [s for s in stmts if s["Sid"].startswith("EndpointRestore")]
-    assert actions(endpoint) == set(RESTORE_PERMISSIONS)
+    assert actions(endpoint) == kinds.get("endpoint").restore_permissions()
     assert actions([s for s in stmts if s["Sid"] in SHARED_SIDS]) == COMMON
     assert load()["Resources"]["RestoreFunction"]["Metadata"]["ReaperRestore"] is True
 

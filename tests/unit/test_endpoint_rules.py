@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -9,19 +10,21 @@ import pytest
 
 from reaper import kinds
 from reaper.errors import ConfigError
-from reaper.kinds.endpoint_events import status_of
-from reaper.kinds.endpoint_facts import (
+from reaper.kinds.endpoint import DECLARATION
+from reaper.kinds.endpoint.events import status_of
+from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
     COMPONENTS,
     Component,
     EndpointDetails,
+    EndpointFacts,
     EndpointSignal,
     VariantSpec,
+    VariantSummary,
     quiet_text,
 )
-from reaper.kinds.endpoint_restore import claims
-from reaper.kinds.endpoint_wake import next_work_start, schedule_name
+from reaper.kinds.endpoint.wake import next_work_start, schedule_name
 from reaper.model import Mode, Resource, Verdict
 from reaper.pipeline import decide
 from reaper.settings import Settings
@@ -43,7 +46,7 @@ def resource(tags: dict[str, str] | None = None, state: str = "InService", age: 
         instance_count=count,
         created_at=created,
         changed_at=NOW - timedelta(minutes=changed) if changed is not None else created,
-        attrs={"config": "ep-config", "variants": [{"name": "AllTraffic", "current": count, "desired": count, "serverless": False, "managed_min": None}], "components": []},
+        facts=EndpointFacts(config="ep-config", variants=(VariantSummary("AllTraffic", current=count, desired=count, serverless=False, managed_min=None),)),
     )
 
 
@@ -110,7 +113,7 @@ def test_not_in_service_is_kept_and_retried(state):
 
 def test_serverless_is_kept():
     r = resource()
-    r.attrs["serverless"] = True
+    r.facts = replace(r.facts, serverless=True)
     assert verdict(r, None).verdict is Verdict.KEEP
 
 
@@ -211,8 +214,31 @@ def test_schedule_names_fit_scheduler_limits():
 
 
 def test_restore_claims_endpoint_names_but_not_file_system_ids():
+    assert DECLARATION.restorer is not None
+    claims = DECLARATION.restorer.claims
     assert claims("llm-dev") and claims("A1")
     assert not claims("fs-0123456789abcdef0") and not claims("bad_name") and not claims("-x")
+
+
+@pytest.mark.parametrize(
+    ("name", "claimed"),
+    [
+        ("a" * 63, True),  # the longest endpoint name
+        ("a" * 64, False),
+        ("fs-0123abcd", False),  # an FSx id: 8 hex digits is the shortest
+        ("fs-0123abc", True),  # 7: not an FSx id, a valid endpoint name
+        ("fs-dev", True),
+        ("fs-0123abcd-canary", True),  # an endpoint whose name starts like an FSx id
+        ("fs-0123456789abcdef0\n", False),  # trailing whitespace does not make an FSx id an endpoint
+        ("llm--dev", True),
+        ("llm-dev-", False),
+        ("", False),
+        ("llm dev", False),
+    ],
+)
+def test_restore_name_pattern_edges(name, claimed):
+    assert DECLARATION.restorer is not None
+    assert DECLARATION.restorer.claims(name) is claimed
 
 
 def test_event_and_api_statuses_compare_equal():
@@ -221,8 +247,7 @@ def test_event_and_api_statuses_compare_equal():
 
 def test_undo_says_the_restore_command_and_the_gpu_wait():
     r = resource()
-    r.attrs["details"] = details()
-    r.attrs["table"] = "mlreaper-log"
+    r.facts = replace(r.facts, details=details(), table="mlreaper-log")
     hint = KIND.undo_hint(r, "delete") or ""
     assert hint.startswith("reaper restore ep --table mlreaper-log") and "GPU endpoint (ml.g5.xlarge)" in hint and "minutes" in hint
 

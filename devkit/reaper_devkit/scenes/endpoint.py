@@ -9,7 +9,7 @@ import boto3
 
 from reaper import restore
 from reaper.errors import ReaperError
-from reaper.kinds import endpoint_restore
+from reaper.kinds.endpoint import restore as endpoint_restore
 from reaper.runtime import Runtime
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.moto_ext.sagemaker_inference import script_status

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -250,7 +250,7 @@ class ActionLog:
             day += timedelta(days=1)
 
     # -- restore records -----------------------------------------------------------------
-    def put_restore(self, kind: str, resource_id: str, record: dict[str, Any], now: datetime) -> None:
+    def put_restore(self, kind: str, resource_id: str, record: Mapping[str, Any], now: datetime) -> None:
         self.client.put_item(
             TableName=self.table,
             Item={

@@ -15,15 +15,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
+from reaper.aws import is_not_found
 from reaper.events import EventBridgeEvent, parse_model
-from reaper.kinds.endpoint_facts import CLASSIC
-from reaper.kinds.endpoint_read import is_missing
-from reaper.kinds.endpoint_restore import KIND, _failed, finish_classic
+from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
+from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
 from reaper.notices import post_notice
 from reaper.policy import is_dev, read_tags
 from reaper.runtime import Runtime
-
-DETAIL_TYPE = "SageMaker Endpoint State Change"
 
 
 class EndpointStateDetail(BaseModel):
@@ -41,15 +39,14 @@ def status_of(value: str) -> str:
     return value.replace("_", "").replace(" ", "").upper()
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | None:
-    if ev.detail_type != DETAIL_TYPE or ev.source != "aws.sagemaker":
-        return None
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    """A SageMaker Endpoint State Change (the declaration routes only those here)."""
     detail = parse_model(EndpointStateDetail, ev.detail, "an endpoint state change", "detail.")
     status = status_of(detail.EndpointStatus)
     region = ev.region or rt.home_region
     result: dict[str, Any] = {"event_id": ev.id, "endpoint": detail.EndpointName, "status": detail.EndpointStatus}
     if rt.log is not None:
-        record = rt.log.latest_restore(KIND, detail.EndpointName)
+        record = latest_record(rt, detail.EndpointName)
         if record and record.get("type") == CLASSIC and record.get("status") == "restoring" and record.get("region", region) == region:
             return {**result, **_follow_restore(rt, record, status, now, ev)}
     if status in ("CREATING", "UPDATING"):
@@ -57,7 +54,7 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any] | 
     return {**result, "checked": None}
 
 
-def _follow_restore(rt: Runtime, record: dict[str, Any], status: str, now: datetime, ev: EventBridgeEvent) -> dict[str, Any]:
+def _follow_restore(rt: Runtime, record: RestoreRecord, status: str, now: datetime, ev: EventBridgeEvent) -> dict[str, Any]:
     assert rt.log is not None
     clients = rt.clients(record.get("region") or rt.home_region)
     started = record.get("restore_started_at") or record.get("reaped_at")
@@ -68,7 +65,7 @@ def _follow_restore(rt: Runtime, record: dict[str, Any], status: str, now: datet
     if status == "FAILED":
         if not rt.log.claim(f"endpoint-restore-failed|{record['name']}|{started}", now):
             return {"restore": "failure already reported"}
-        return {"restore": "failed", "result": str(_failed(rt, clients("sagemaker"), record, now))}
+        return {"restore": "failed", "result": str(failed(rt, clients("sagemaker"), record, now))}
     return {"restore": "in progress"}
 
 
@@ -82,7 +79,7 @@ def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: Even
             arn = sm.describe_endpoint(EndpointName=name)["EndpointArn"]
         tags = {t["Key"]: t["Value"] for page in sm.get_paginator("list_tags").paginate(ResourceArn=arn) for t in page.get("Tags", [])}
     except ClientError as exc:
-        if not is_missing(exc):
+        if not is_not_found(exc):
             raise
         return {"checked": name, "problems": [], "posted": False, "skipped": "deleted since"}
     view = read_tags(tags, rt.settings)

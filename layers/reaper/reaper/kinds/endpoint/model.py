@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NotRequired, Required, TypedDict
 
-from reaper.errors import ActionRefused
 from reaper.metrics import Series
 from reaper.timeutil import as_utc, human_duration
 
+KIND = "endpoint"
 CLASSIC = "classic"
 COMPONENTS = "inference-components"
 ASYNC = "async"
@@ -37,7 +37,15 @@ IN_SERVICE = "InService"
 ACCELERATED = ("ml.g", "ml.p", "ml.inf", "ml.trn", "ml.dl")
 
 
-Refused = ActionRefused  # the endpoint actions' name for the core's refusal
+@dataclass(frozen=True)
+class VariantSummary:
+    """One production variant as discovery sees it (Search, or DescribeEndpoint)."""
+
+    name: str
+    current: int  # CurrentInstanceCount
+    desired: int  # DesiredInstanceCount
+    serverless: bool = False
+    managed_min: int | None = None  # ManagedInstanceScaling.MinInstanceCount when enabled, else None
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,91 @@ class EndpointSignal:
     problem: str | None = None  # details could not be read
 
 
+@dataclass(frozen=True)
+class EndpointFacts:
+    """What discovery knows of an endpoint; `details` is added by the signals read, where it is read."""
+
+    config: str | None  # EndpointConfigName
+    variants: tuple[VariantSummary, ...] = ()
+    components: tuple[str, ...] = ()  # the inference components it hosts, by name
+    serverless: bool = False  # every variant is serverless
+    table: str | None = None  # the action log the restore record goes to: the undo command names it
+    details: EndpointDetails | None = None  # read only for endpoints that may be acted on
+
+
+# -- restore records: what the action log keeps so `reaper restore` can bring an endpoint back ----
+
+
+class PolicyRecord(TypedDict):
+    name: str
+    type: str  # StepScaling | TargetTrackingScaling
+    arn: str | None
+    config: dict[str, Any] | None  # the policy's configuration, as PutScalingPolicy takes it
+    alarms: list[dict[str, Any]]  # step scaling: the alarms that invoke it, as PutMetricAlarm takes them
+
+
+class ScalingRecord(TypedDict):
+    resource_id: str
+    dimension: str
+    min: int
+    max: int
+    suspended: dict[str, bool] | None
+    policies: list[PolicyRecord]
+
+
+class TargetRecord(TypedDict):
+    min: int
+    max: int
+
+
+class VariantRecord(TypedDict, total=False):
+    name: Required[str]
+    instance_type: str | None  # classic
+    count: int | None  # classic: InitialInstanceCount
+    desired: int  # async: instances before going to zero
+    target: TargetRecord | None  # async: its scalable target before going to zero, or None
+
+
+class ComponentRecord(TypedDict):
+    name: str
+    variant: str
+    copies: int
+
+
+class RestoreRecord(TypedDict):
+    kind: str
+    type: str  # CLASSIC, COMPONENTS or ASYNC
+    name: str
+    arn: str
+    region: str
+    account: str
+    owner: str | None
+    instance_type: str | None
+    instance_count: int
+    hourly_usd: float | None
+    reason: str
+    reaped_at: str
+    event_id: str
+    status: str  # reaped, restoring, restored, failed
+    wake_at: NotRequired[str]  # off-hours: the schedule that brings it back
+    schedule: NotRequired[str]
+    config_name: NotRequired[str]  # classic
+    models: NotRequired[list[str]]  # classic
+    tags: NotRequired[list[dict[str, str]]]  # classic
+    variants: NotRequired[list[VariantRecord]]  # classic, async
+    autoscaling: NotRequired[list[ScalingRecord]]  # classic, components
+    components: NotRequired[list[ComponentRecord]]  # components
+    wake_added: NotRequired[bool]  # async: the reaper added the wake-on-backlog policy
+    restore_started_at: NotRequired[str]
+    restored_at: NotRequired[str]
+    updated_at: NotRequired[str]
+    failure: NotRequired[str]
+
+
+def restore_command(name: str, table: str | None = None) -> str:
+    return f"reaper restore {name}" + (f" --table {table}" if table else "")
+
+
 def in_service_since(resource_created: datetime | None, resource_changed: datetime | None) -> datetime | None:
     """The last time the endpoint was created or changed: it has been InService at most since then."""
     stamps = [as_utc(t) for t in (resource_created, resource_changed) if t is not None]
@@ -155,11 +248,3 @@ def variant_resource_id(endpoint: str, variant: str) -> str:
 def component_resource_id(component: str) -> str:
     return f"inference-component/{component}"
 
-
-def jsonable_details(details: EndpointDetails) -> dict[str, Any]:
-    return {
-        "type": details.type,
-        "config": details.config_name,
-        "variants": [v.__dict__ for v in details.variants],
-        "components": [c.__dict__ for c in details.components],
-    }

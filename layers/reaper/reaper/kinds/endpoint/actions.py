@@ -12,53 +12,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from reaper.kinds import endpoint_autoscaling as autoscaling
-from reaper.kinds import endpoint_wake as wake
-from reaper.kinds.base import ActContext, Action
-from reaper.kinds.endpoint_facts import (
+from botocore.exceptions import ClientError
+
+from reaper.aws import is_not_found
+from reaper.clients import Clients
+from reaper.errors import ActionRefused
+from reaper.kinds.base import ActContext
+from reaper.kinds.endpoint import DECLARATION, autoscaling, wake
+from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
     COMPONENT_DIMENSION,
     COMPONENTS,
-    IN_SERVICE,
+    KIND,
     VARIANT_DIMENSION,
-    EndpointDetails,
-    Refused,
+    ComponentRecord,
+    EndpointFacts,
+    RestoreRecord,
+    TargetRecord,
+    VariantRecord,
+    comeback_note,
     component_resource_id,
+    restore_command,
     variant_resource_id,
 )
-from reaper.kinds.endpoint_read import DetailReader
+from reaper.kinds.endpoint.signals import DetailReader
 from reaper.model import Decision, Resource
 from reaper.timeutil import iso
 
-KIND = "endpoint"
 
-DELETE_PERMISSIONS = (
-    "sagemaker:DescribeEndpoint",
-    "sagemaker:DescribeEndpointConfig",
-    "sagemaker:DescribeModel",
-    "sagemaker:ListTags",
-    "sagemaker:DeleteEndpoint",
-    *autoscaling.READ_PERMISSIONS,
-    "application-autoscaling:DeregisterScalableTarget",
-    *wake.PERMISSIONS,
-)
-ZERO_PERMISSIONS = (
-    "sagemaker:DescribeEndpoint",
-    "sagemaker:ListInferenceComponents",
-    "sagemaker:DescribeInferenceComponent",
-    "sagemaker:UpdateInferenceComponentRuntimeConfig",
-    "sagemaker:UpdateEndpointWeightsAndCapacities",
-    *autoscaling.READ_PERMISSIONS,
-    "application-autoscaling:RegisterScalableTarget",
-    "application-autoscaling:PutScalingPolicy",
-    "cloudwatch:DescribeAlarmsForMetric",
-    "cloudwatch:PutMetricAlarm",
-    *wake.PERMISSIONS,
-)
-
-
-def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision) -> dict[str, Any]:
+def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision) -> RestoreRecord:
     return {
         "kind": KIND,
         "type": kind_of,
@@ -77,14 +60,14 @@ def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision)
     }
 
 
-def _schedule(ctx: ActContext, r: Resource, d: Decision, record: dict[str, Any]) -> str:
+def _schedule(ctx: ActContext, r: Resource, d: Decision, record: RestoreRecord) -> str:
     """Before going to zero: the schedule that brings it back at the start of working hours."""
     if not wake.wanted(ctx, d):
         return ""
     if ctx.log is None:
         return "; not scheduled to come back: no action log to keep the restore record in"
     name, at = wake.schedule_restore(ctx, r)
-    record.update(wake_at=at.isoformat(), schedule=name)
+    record["wake_at"], record["schedule"] = at.isoformat(), name
     return "; " + wake.describe(name, at)
 
 
@@ -93,33 +76,33 @@ def _schedule(ctx: ActContext, r: Resource, d: Decision, record: dict[str, Any])
 
 def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     if ctx.log is None:
-        raise Refused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
     sm = ctx.clients("sagemaker")
     desc = sm.describe_endpoint(EndpointName=r.id)
     config_name = desc["EndpointConfigName"]
     reader = DetailReader(ctx.clients)
     config = reader.config(config_name)
     if config is None:
-        raise Refused("DeleteEndpoint", f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted")
     variants = config.get("ProductionVariants", [])
     if config.get("AsyncInferenceConfig") or any(not v.get("ModelName") for v in variants):
-        raise Refused("DeleteEndpoint", f"its configuration {config_name} is no longer a classic real-time one; nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", f"its configuration {config_name} is no longer a classic real-time one; nothing was deleted")
     models = sorted({v["ModelName"] for v in variants})
     missing = [m for m in models if not reader.model_exists(m)]
     if missing:
-        raise Refused("DeleteEndpoint", f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+        raise ActionRefused("DeleteEndpoint", f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted")
     resource_ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
     scaling = autoscaling.capture(ctx.clients("application-autoscaling"), ctx.clients("cloudwatch"), resource_ids, VARIANT_DIMENSION)
     warned = ctx.settings.tag("warned-at").lower()
     tags = [t for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn) for t in page.get("Tags", []) if t["Key"].strip().lower() != warned]
-    record = {
-        **_base_record(ctx, r, CLASSIC, d),
-        "config_name": config_name,
-        "models": models,
-        "variants": [{"name": v["VariantName"], "instance_type": v.get("InstanceType"), "count": v.get("InitialInstanceCount")} for v in variants],
-        "tags": tags,
-        "autoscaling": scaling,
-    }
+    record = _base_record(ctx, r, CLASSIC, d)
+    record["config_name"] = config_name
+    record["models"] = models
+    record["variants"] = [
+        VariantRecord(name=v["VariantName"], instance_type=v.get("InstanceType"), count=v.get("InitialInstanceCount")) for v in variants
+    ]
+    record["tags"] = tags
+    record["autoscaling"] = scaling
     comeback = _schedule(ctx, r, d, record)
     ctx.log.put_restore(KIND, r.id, record, ctx.now)
     sm.delete_endpoint(EndpointName=r.id)
@@ -144,14 +127,12 @@ def zero_components(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     ]
     components = DetailReader(ctx.clients).components(names)
     if not components or all(c.copies == 0 for c in components):
-        raise Refused("UpdateInferenceComponentRuntimeConfig", "no inference component has copies any more; nothing to do")
+        raise ActionRefused("UpdateInferenceComponentRuntimeConfig", "no inference component has copies any more; nothing to do")
     aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
     scaling = autoscaling.capture(aas, cw, [component_resource_id(c.name) for c in components], COMPONENT_DIMENSION)
-    record = {
-        **_base_record(ctx, r, COMPONENTS, d),
-        "components": [{"name": c.name, "variant": c.variant, "copies": c.copies} for c in components],
-        "autoscaling": scaling,
-    }
+    record = _base_record(ctx, r, COMPONENTS, d)
+    record["components"] = [ComponentRecord(name=c.name, variant=c.variant, copies=c.copies) for c in components]
+    record["autoscaling"] = scaling
     comeback = _schedule(ctx, r, d, record)
     if ctx.log is not None:
         ctx.log.put_restore(KIND, r.id, record, ctx.now)
@@ -175,53 +156,90 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     variants = desc.get("ProductionVariants", [])
     found = autoscaling.targets(aas, [variant_resource_id(r.id, v["VariantName"]) for v in variants], VARIANT_DIMENSION)
     wake_there = autoscaling.has_wake_policy(cw, r.id)
-    record = {
-        **_base_record(ctx, r, ASYNC, d),
-        "variants": [
-            {
-                "name": v["VariantName"],
-                "desired": int(v.get("DesiredInstanceCount") or v.get("CurrentInstanceCount") or 1),
-                "target": _target(found.get(variant_resource_id(r.id, v["VariantName"]))),
-            }
-            for v in variants
-        ],
-        "wake_added": not wake_there,
-    }
+    recorded = [
+        VariantRecord(
+            name=v["VariantName"],
+            desired=int(v.get("DesiredInstanceCount") or v.get("CurrentInstanceCount") or 1),
+            target=_target(found.get(variant_resource_id(r.id, v["VariantName"]))),
+        )
+        for v in variants
+    ]
+    record = _base_record(ctx, r, ASYNC, d)
+    record["variants"] = recorded
+    record["wake_added"] = not wake_there
     comeback = _schedule(ctx, r, d, record)
     if ctx.log is not None:
         ctx.log.put_restore(KIND, r.id, record, ctx.now)
-    for v in record["variants"]:
+    for v in recorded:
         rid = variant_resource_id(r.id, v["name"])
-        maximum = v["target"]["max"] if v["target"] else max(v["desired"], 1)
+        target = v.get("target")
+        maximum = target["max"] if target else max(v.get("desired", 1), 1)
         autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, 0, maximum)
     if not wake_there and variants:
         autoscaling.add_wake_policy(aas, cw, r.id, variant_resource_id(r.id, variants[0]["VariantName"]))
     sm.update_endpoint_weights_and_capacities(
-        EndpointName=r.id, DesiredWeightsAndCapacities=[{"VariantName": v["name"], "DesiredInstanceCount": 0} for v in record["variants"]]
+        EndpointName=r.id, DesiredWeightsAndCapacities=[{"VariantName": v["name"], "DesiredInstanceCount": 0} for v in recorded]
     )
-    was = ", ".join(
-        f"{v['name']} (min was {v['target']['min']})" if v["target"] else f"{v['name']} (had no autoscaling; registered 0-{max(v['desired'], 1)})"
-        for v in record["variants"]
-    )
+    was = ", ".join(_was(v) for v in recorded)
     policy = "wake-on-backlog policy added" if not wake_there else "its wake-on-backlog policy was already there"
     return f"autoscaling minimum 0 on {was}, 0 instances; {policy}{comeback}"
 
 
-def _target(t: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if t is None else {"min": t["MinCapacity"], "max": t["MaxCapacity"]}
+def _target(t: dict[str, Any] | None) -> TargetRecord | None:
+    return None if t is None else TargetRecord(min=t["MinCapacity"], max=t["MaxCapacity"])
+
+
+def _was(v: VariantRecord) -> str:
+    target = v.get("target")
+    if target:
+        return f"{v['name']} (min was {target['min']})"
+    return f"{v['name']} (had no autoscaling; registered 0-{max(v.get('desired', 1), 1)})"
 
 
 def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
-    details: EndpointDetails | None = r.attrs.get("details")
+    details = r.facts_as(EndpointFacts).details
     kind_of = details.type if details else d.evidence.get("type")
     if kind_of == COMPONENTS:
         return zero_components(ctx, r, d)
     if kind_of == ASYNC:
         return zero_async(ctx, r, d)
-    raise Refused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
+    raise ActionRefused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
 
 
-ACTIONS: dict[str, Action] = {
-    "delete": Action("delete", "deleted", DELETE_PERMISSIONS, frozenset({IN_SERVICE}), delete_classic, needs_log=True, removes_resource=True),
-    "scale-to-zero": Action("scale-to-zero", "scaled to zero", ZERO_PERMISSIONS, frozenset({IN_SERVICE}), scale_to_zero),
-}
+
+# -- just before acting, and after ----------------------------------------------------------------
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    try:
+        desc = clients("sagemaker").describe_endpoint(EndpointName=resource.id)
+    except ClientError as exc:
+        if is_not_found(exc):
+            return None
+        raise
+    state: str = desc.get("EndpointStatus", "Unknown")
+    return state
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action not in DECLARATION.actions:
+        return None
+    facts = resource.facts_as(EndpointFacts)
+    details = facts.details
+    types = details.instance_types if details else ()
+    lines = [f"{restore_command(resource.id, facts.table)}   # {comeback_note(types)}"]
+    if action == "scale-to-zero" and details is not None and details.type == COMPONENTS:
+        lines += [
+            f"or: aws sagemaker update-inference-component-runtime-config --inference-component-name {c.name} "
+            f"--desired-runtime-config CopyCount={c.copies} --region {resource.region}"
+            for c in details.components
+            if c.copies > 0
+        ]
+    if action == "scale-to-zero" and details is not None and details.type == ASYNC:
+        lines += [
+            f"or: aws sagemaker update-endpoint-weights-and-capacities --endpoint-name {resource.id} "
+            f"--desired-weights-and-capacities VariantName={v.name},DesiredInstanceCount={v.desired or 1} --region {resource.region}"
+            "   # and set the autoscaling minimum back"
+            for v in facts.variants
+        ]
+    return "\n".join(lines)

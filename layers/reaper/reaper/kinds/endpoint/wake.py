@@ -8,18 +8,14 @@ The schedule is made before the endpoint goes to zero, so a failure leaves the e
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from botocore.exceptions import ClientError
-
+from reaper.aws import create_one_off_schedule
+from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext
-from reaper.kinds.endpoint_facts import Refused
 from reaper.model import Decision, Resource
 from reaper.settings import DAY_NAMES, Settings
-
-PERMISSIONS = ("scheduler:CreateSchedule", "iam:PassRole")  # PassRole: the role the schedule invokes with
 
 
 def next_work_start(settings: Settings, now: datetime) -> datetime | None:
@@ -52,27 +48,23 @@ def schedule_restore(ctx: ActContext, resource: Resource) -> tuple[str, datetime
     settings = ctx.settings
     at = next_work_start(settings, ctx.now)
     if at is None:
-        raise Refused("CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at")
+        raise ActionRefused("CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at")
+    target, role = settings.restore_function_arn, settings.scheduler_role_arn
+    if not (target and role):  # Settings refuses off-hours restore without them: never reached from a sweep
+        raise ActionRefused("CreateSchedule", "REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN must be set to schedule a restore")
     name = schedule_name(resource.id, at)
-    try:
-        ctx.clients("scheduler").create_schedule(
-            Name=name,
-            GroupName=settings.schedule_group,
-            Description=f"mlreaper: restore endpoint {resource.id} at the start of working hours",
-            ScheduleExpression=f"at({at:%Y-%m-%dT%H:%M:%S})",
-            ScheduleExpressionTimezone=settings.off_hours.timezone,
-            FlexibleTimeWindow={"Mode": "OFF"},
-            ActionAfterCompletion="DELETE",
-            Target={
-                "Arn": settings.restore_function_arn,
-                "RoleArn": settings.scheduler_role_arn,
-                "Input": json.dumps({"name": resource.id, "reason": "start of working hours"}),
-                "RetryPolicy": {"MaximumRetryAttempts": 10, "MaximumEventAgeInSeconds": 3600},
-            },
-        )
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ConflictException":
-            raise
+    create_one_off_schedule(
+        ctx.clients("scheduler"),
+        name=name,
+        group=settings.schedule_group,
+        at=at,
+        timezone=settings.off_hours.timezone,
+        target_arn=target,
+        role_arn=role,
+        payload={"name": resource.id, "reason": "start of working hours"},
+        description=f"mlreaper: restore endpoint {resource.id} at the start of working hours",
+        retry={"MaximumRetryAttempts": 10, "MaximumEventAgeInSeconds": 3600},
+    )
     return name, at
 
 

@@ -15,56 +15,36 @@ Progress is reported while the endpoint is Creating, for up to REAPER_RESTORE_WA
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
+from reaper.aws import is_not_found
 from reaper.clients import Clients
 from reaper.errors import ReaperError, RestoreError
-from reaper.kinds import endpoint_autoscaling as autoscaling
-from reaper.kinds.endpoint_facts import (
+from reaper.kinds.endpoint import autoscaling
+from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
     COMPONENTS,
     IN_SERVICE,
+    KIND,
     VARIANT_DIMENSION,
+    RestoreRecord,
     comeback_note,
+    restore_command,
     variant_resource_id,
 )
-from reaper.kinds.endpoint_read import is_missing
 from reaper.notices import post_notice
-from reaper.restore import RESTORERS, Restorer, Say, register
+from reaper.restore import Say
 from reaper.runtime import Runtime
 from reaper.timeutil import human_duration, iso, parse_instant
 
-KIND = "endpoint"
 POLL_SECONDS = 15
 TRANSITIONAL = ("Creating", "Updating", "SystemUpdating", "RollingBack")
-ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-FSX_ID = re.compile(r"^fs-[0-9a-f]{8,}$")
-
-FINISH_PERMISSIONS = ("sagemaker:DescribeEndpoint", *autoscaling.REAPPLY_PERMISSIONS)
-EVENT_PERMISSIONS = (*FINISH_PERMISSIONS, "sagemaker:ListTags")
-RESTORE_PERMISSIONS = (
-    "sagemaker:DescribeEndpoint",
-    "sagemaker:DescribeEndpointConfig",
-    "sagemaker:DescribeModel",
-    "sagemaker:CreateEndpoint",
-    "sagemaker:AddTags",  # CreateEndpoint with tags
-    "sagemaker:DescribeInferenceComponent",
-    "sagemaker:UpdateInferenceComponentRuntimeConfig",
-    "sagemaker:UpdateEndpointWeightsAndCapacities",
-    "application-autoscaling:RegisterScalableTarget",
-    "application-autoscaling:PutScalingPolicy",
-    "application-autoscaling:DeregisterScalableTarget",
-    "application-autoscaling:DeleteScalingPolicy",
-    "cloudwatch:PutMetricAlarm",
-    "cloudwatch:DeleteAlarms",
-)
 
 sleep: Callable[[float], None] = time.sleep  # tests replace it; the polling itself is counted, not timed
 
@@ -73,18 +53,16 @@ class RestoreFailed(ReaperError):
     """The endpoint was recreated but did not come back (Failed); exit status 1."""
 
 
-def restore_command(name: str, table: str | None = None) -> str:
-    return f"reaper restore {name}" + (f" --table {table}" if table else "")
-
-
-def claims(name: str) -> bool:
-    return bool(ENDPOINT_NAME.match(name)) and not FSX_ID.match(name)
+def latest_record(rt: Runtime, name: str) -> RestoreRecord | None:
+    """The endpoint's latest restore record, as the action wrote it (actions.py)."""
+    assert rt.log is not None
+    return cast(RestoreRecord | None, rt.log.latest_restore(KIND, name))
 
 
 def restore_endpoint(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     if rt.log is None:
         raise RestoreError("restore needs the action log, where restore records are kept: set REAPER_TABLE or pass --table")
-    record = rt.log.latest_restore(KIND, name)
+    record = latest_record(rt, name)
     if record is None:
         raise RestoreError(f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)")
     clients = rt.clients(record.get("region") or rt.home_region)
@@ -101,7 +79,7 @@ def restore_endpoint(rt: Runtime, name: str, now: datetime, say: Say) -> str:
 # -- classic -----------------------------------------------------------------------------------
 
 
-def _classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime, say: Say) -> str:
+def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
     sm, name, config = clients("sagemaker"), record["name"], record["config_name"]
     desc = _describe(sm, name)
     if desc is None:
@@ -127,14 +105,14 @@ def _classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetim
     if status == IN_SERVICE:
         return finish_classic(rt, clients, record, now)
     if status == "Failed":
-        raise _failed(rt, sm, record, now)
+        raise failed(rt, sm, record, now)
     return (
         f"endpoint {name} is {status}: the endpoint function puts its autoscaling back and posts when it is InService "
         f"(or run `{restore_command(name)}` again to follow it)"
     )
 
 
-def finish_classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime) -> str:
+def finish_classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime) -> str:
     """The endpoint is InService again: register its autoscaling as it was, and say so."""
     done = autoscaling.reapply(clients("application-autoscaling"), clients("cloudwatch"), record.get("autoscaling") or [])
     record = _mark(rt, record, now, "restored", restored_at=iso(now))
@@ -144,12 +122,12 @@ def finish_classic(rt: Runtime, clients: Clients, record: dict[str, Any], now: d
     return f"restored endpoint {record['name']}: {text}"
 
 
-def _check_recreatable(sm: Any, record: dict[str, Any]) -> None:
+def _check_recreatable(sm: Any, record: RestoreRecord) -> None:
     name, config = record["name"], record["config_name"]
     try:
         sm.describe_endpoint_config(EndpointConfigName=config)
     except ClientError as exc:
-        if not is_missing(exc):
+        if not is_not_found(exc):
             raise
         variants = ", ".join(f"{v['name']}: {v.get('instance_type')} × {v.get('count')}" for v in record.get("variants", []))
         raise RestoreError(
@@ -162,7 +140,7 @@ def _check_recreatable(sm: Any, record: dict[str, Any]) -> None:
         try:
             sm.describe_model(ModelName=model)
         except ClientError as exc:
-            if not is_missing(exc):
+            if not is_not_found(exc):
                 raise
             missing.append(model)
     if missing:
@@ -172,7 +150,7 @@ def _check_recreatable(sm: Any, record: dict[str, Any]) -> None:
         )
 
 
-def _failed(rt: Runtime, sm: Any, record: dict[str, Any], now: datetime) -> RestoreFailed:
+def failed(rt: Runtime, sm: Any, record: RestoreRecord, now: datetime) -> RestoreFailed:
     desc = _describe(sm, record["name"]) or {}
     why = desc.get("FailureReason") or "no reason given"
     record = _mark(rt, record, now, "failed", failure=why)
@@ -187,7 +165,7 @@ def _failed(rt: Runtime, sm: Any, record: dict[str, Any], now: datetime) -> Rest
 # -- inference components ------------------------------------------------------------------------
 
 
-def _components(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime, say: Say) -> str:
+def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
     sm, name = clients("sagemaker"), record["name"]
     if _describe(sm, name) is None:
         raise RestoreError(f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components with it")
@@ -197,7 +175,7 @@ def _components(rt: Runtime, clients: Clients, record: dict[str, Any], now: date
         try:
             ic = sm.describe_inference_component(InferenceComponentName=c["name"])
         except ClientError as exc:
-            if not is_missing(exc):
+            if not is_not_found(exc):
                 raise
             missing.append(c["name"])
             continue
@@ -223,7 +201,7 @@ def _components(rt: Runtime, clients: Clients, record: dict[str, Any], now: date
 # -- asynchronous ------------------------------------------------------------------------------------
 
 
-def _async(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime, say: Say) -> str:
+def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
     sm, name = clients("sagemaker"), record["name"]
     desc = _describe(sm, name)
     if desc is None:
@@ -240,8 +218,9 @@ def _async(rt: Runtime, clients: Clients, record: dict[str, Any], now: datetime,
         autoscaling.remove_wake_policy(aas, cw, name, variant_resource_id(name, variants[0]["name"]))
     for v in variants:
         rid = variant_resource_id(name, v["name"])
-        if v.get("target"):
-            autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, v["target"]["min"], v["target"]["max"])
+        target = v.get("target")
+        if target:
+            autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, target["min"], target["max"])
         else:
             autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's
     changes = [{"VariantName": v["name"], "DesiredInstanceCount": v["desired"]} for v in variants if desired.get(v["name"], 0) < v["desired"]]
@@ -263,7 +242,7 @@ def _describe(sm: Any, name: str) -> dict[str, Any] | None:
     try:
         desc: dict[str, Any] = sm.describe_endpoint(EndpointName=name)
     except ClientError as exc:
-        if is_missing(exc):
+        if is_not_found(exc):
             return None
         raise
     return desc
@@ -287,17 +266,17 @@ def _follow(sm: Any, name: str, wait_minutes: int, say: Say) -> str:
         n += 1
 
 
-def _mark(rt: Runtime, record: dict[str, Any], now: datetime, status: str, **extra: Any) -> dict[str, Any]:
+def _mark(rt: Runtime, record: RestoreRecord, now: datetime, status: str, **extra: Any) -> RestoreRecord:
     """A new version of the record; always after the last one, so it is the one read next."""
     assert rt.log is not None
     last = parse_instant(str(record.get("updated_at") or record.get("reaped_at") or iso(now)))
     at = max(now, last + timedelta(seconds=1))
-    updated = {**record, **extra, "status": status, "updated_at": iso(at)}
+    updated = cast(RestoreRecord, {**record, **extra, "status": status, "updated_at": iso(at)})
     rt.log.put_restore(KIND, record["name"], updated, at)
     return updated
 
 
-def _notice(rt: Runtime, record: dict[str, Any], now: datetime, phase: str, title: str, text: str) -> None:
+def _notice(rt: Runtime, record: RestoreRecord, now: datetime, phase: str, title: str, text: str) -> None:
     notice = {
         "kind": KIND,
         "id": record["name"],
@@ -315,16 +294,9 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _types(record: dict[str, Any]) -> list[str]:
+def _types(record: RestoreRecord) -> list[str]:
     types = [v.get("instance_type") for v in record.get("variants", []) if isinstance(v, dict) and v.get("instance_type")]
     if not types and record.get("instance_type"):
         types = [t.strip() for t in str(record["instance_type"]).split("+")]
     return [t for t in types if t]
 
-
-def _run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
-    return restore_endpoint(rt, name, now, say)
-
-
-if not any(r.kind == KIND for r in RESTORERS):
-    register(Restorer(kind=KIND, claims=claims, run=_run))

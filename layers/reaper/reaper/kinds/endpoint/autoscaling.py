@@ -12,7 +12,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.kinds.endpoint_facts import NAMESPACE, VARIANT_DIMENSION, WAKE_POLICY
+from reaper.aws import is_not_found
+from reaper.kinds.endpoint.model import NAMESPACE, VARIANT_DIMENSION, WAKE_POLICY, PolicyRecord, ScalingRecord
 
 SERVICE = "sagemaker"
 ALARM_FIELDS = (
@@ -39,18 +40,6 @@ ALARM_FIELDS = (
     "ThresholdMetricId",
 )
 
-READ_PERMISSIONS = (
-    "application-autoscaling:DescribeScalableTargets",
-    "application-autoscaling:DescribeScalingPolicies",
-    "cloudwatch:DescribeAlarms",
-)
-REAPPLY_PERMISSIONS = (
-    "application-autoscaling:RegisterScalableTarget",
-    "application-autoscaling:PutScalingPolicy",
-    "cloudwatch:PutMetricAlarm",
-)
-
-
 def targets(aas: Any, resource_ids: list[str], dimension: str) -> dict[str, dict[str, Any]]:
     """{resource id: scalable target} for the ids that have one (50 ids a call, the API's limit)."""
     out: dict[str, dict[str, Any]] = {}
@@ -70,36 +59,36 @@ def policies(aas: Any, resource_id: str, dimension: str) -> list[dict[str, Any]]
     return out
 
 
-def capture(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str) -> list[dict[str, Any]]:
+def capture(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str) -> list[ScalingRecord]:
     """Everything needed to register these targets again exactly as they are now."""
     found = targets(aas, resource_ids, dimension)
-    out: list[dict[str, Any]] = []
+    out: list[ScalingRecord] = []
     for rid in resource_ids:
         t = found.get(rid)
         if t is None:
             continue
         out.append(
-            {
-                "resource_id": rid,
-                "dimension": dimension,
-                "min": t["MinCapacity"],
-                "max": t["MaxCapacity"],
-                "suspended": t.get("SuspendedState"),
-                "policies": [_policy_record(cloudwatch, p) for p in policies(aas, rid, dimension)],
-            }
+            ScalingRecord(
+                resource_id=rid,
+                dimension=dimension,
+                min=t["MinCapacity"],
+                max=t["MaxCapacity"],
+                suspended=t.get("SuspendedState"),
+                policies=[_policy_record(cloudwatch, p) for p in policies(aas, rid, dimension)],
+            )
         )
     return out
 
 
-def _policy_record(cloudwatch: Any, p: dict[str, Any]) -> dict[str, Any]:
+def _policy_record(cloudwatch: Any, p: dict[str, Any]) -> PolicyRecord:
     step = p.get("PolicyType") == "StepScaling"
-    record: dict[str, Any] = {
-        "name": p["PolicyName"],
-        "type": p["PolicyType"],
-        "arn": p.get("PolicyARN"),
-        "config": p.get("StepScalingPolicyConfiguration") if step else p.get("TargetTrackingScalingPolicyConfiguration"),
-        "alarms": [],
-    }
+    record = PolicyRecord(
+        name=p["PolicyName"],
+        type=p["PolicyType"],
+        arn=p.get("PolicyARN"),
+        config=p.get("StepScalingPolicyConfiguration") if step else p.get("TargetTrackingScalingPolicyConfiguration"),
+        alarms=[],
+    )
     names = [a["AlarmName"] for a in p.get("Alarms", [])]
     if step and names:
         found = cloudwatch.describe_alarms(AlarmNames=names).get("MetricAlarms", [])
@@ -107,7 +96,7 @@ def _policy_record(cloudwatch: Any, p: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def reapply(aas: Any, cloudwatch: Any, recorded: list[dict[str, Any]]) -> list[str]:
+def reapply(aas: Any, cloudwatch: Any, recorded: list[ScalingRecord]) -> list[str]:
     """Register each target and put each policy back; point step-scaling alarms at the new policies."""
     done: list[str] = []
     for t in recorded:
@@ -157,7 +146,7 @@ def deregister(aas: Any, resource_id: str, dimension: str) -> None:
     try:
         aas.deregister_scalable_target(ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=dimension)
     except ClientError as exc:
-        if "No scalable target" not in str(exc) and exc.response.get("Error", {}).get("Code") != "ObjectNotFoundException":
+        if not is_not_found(exc):
             raise
 
 
@@ -217,6 +206,6 @@ def remove_wake_policy(aas: Any, cloudwatch: Any, endpoint: str, resource_id: st
     try:
         aas.delete_scaling_policy(PolicyName=WAKE_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION)
     except ClientError as exc:
-        if "No scaling policy" not in str(exc) and exc.response.get("Error", {}).get("Code") != "ObjectNotFoundException":
+        if not is_not_found(exc):
             raise
     cloudwatch.delete_alarms(AlarmNames=[wake_alarm_name(endpoint)])

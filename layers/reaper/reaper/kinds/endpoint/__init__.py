@@ -1,0 +1,113 @@
+"""SageMaker endpoints: take idle dev endpoints to zero; `reaper restore NAME` brings them back.
+
+Signal: requests over the idle window (default 120 min; `reaper:idle-minutes` overrides),
+summed over every variant and component, in one batched GetMetricData for every endpoint.
+AWS publishes these metrics only when there are requests, so no data counts as no traffic
+only when the endpoint has been InService (not created or changed) for the whole window.
+Which metric depends on the endpoint type: see model.py.
+
+Only dev stages (`ml:stage` in REAPER_DEV_STAGES) are taken to zero; production stages get
+the notify-only message; other endpoints are kept, and an idle one is reported once.
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer
+
+_P = "reaper.kinds.endpoint"
+
+# what the parts call, by part (the declaration is data: these are not imported from the parts)
+_AUTOSCALING_READ = (  # autoscaling.capture / targets
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:DescribeScalingPolicies",
+    "cloudwatch:DescribeAlarms",
+)
+_AUTOSCALING_REAPPLY = (  # autoscaling.reapply
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:PutScalingPolicy",
+    "cloudwatch:PutMetricAlarm",
+)
+_WAKE = ("scheduler:CreateSchedule", "iam:PassRole")  # wake.schedule_restore; PassRole: the role the schedule invokes with
+
+_DELETE = (
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:DescribeEndpointConfig",
+    "sagemaker:DescribeModel",
+    "sagemaker:ListTags",
+    "sagemaker:DeleteEndpoint",
+    *_AUTOSCALING_READ,
+    "application-autoscaling:DeregisterScalableTarget",
+    *_WAKE,
+)
+_SCALE_TO_ZERO = (
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:ListInferenceComponents",
+    "sagemaker:DescribeInferenceComponent",
+    "sagemaker:UpdateInferenceComponentRuntimeConfig",
+    "sagemaker:UpdateEndpointWeightsAndCapacities",
+    *_AUTOSCALING_READ,
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:PutScalingPolicy",
+    "cloudwatch:DescribeAlarmsForMetric",
+    "cloudwatch:PutMetricAlarm",
+    *_WAKE,
+)
+# the state-change route finishes a classic restore (restore.finish_classic) and reads a new endpoint's tags
+_EVENTS = ("sagemaker:DescribeEndpoint", *_AUTOSCALING_REAPPLY, "sagemaker:ListTags")
+_RESTORE = (
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:DescribeEndpointConfig",
+    "sagemaker:DescribeModel",
+    "sagemaker:CreateEndpoint",
+    "sagemaker:AddTags",  # CreateEndpoint with tags
+    "sagemaker:DescribeInferenceComponent",
+    "sagemaker:UpdateInferenceComponentRuntimeConfig",
+    "sagemaker:UpdateEndpointWeightsAndCapacities",
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:PutScalingPolicy",
+    "application-autoscaling:DeregisterScalableTarget",
+    "application-autoscaling:DeleteScalingPolicy",
+    "cloudwatch:PutMetricAlarm",
+    "cloudwatch:DeleteAlarms",
+)
+
+# An endpoint name (1-63 alphanumerics and hyphens, no leading or trailing hyphen), but not an FSx
+# file system id (`fs-` and 8 or more hex digits), which `reaper restore` hands to the fsx kind.
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html#sagemaker-CreateEndpoint-request-EndpointName
+ENDPOINT_NAME_PATTERN = r"(?!fs-[0-9a-f]{8,}$)[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
+
+DECLARATION = KindDeclaration(
+    name="endpoint",
+    doc="SageMaker real-time, async and inference-component endpoints: to zero, restorable",
+    tag_resource_types=("sagemaker:endpoint",),
+    tag_service="sagemaker",
+    read_permissions=(
+        "sagemaker:Search",
+        "sagemaker:ListInferenceComponents",
+        "sagemaker:DescribeEndpoint",
+        "sagemaker:DescribeEndpointConfig",
+        "sagemaker:DescribeModel",
+        "sagemaker:DescribeInferenceComponent",
+        "cloudwatch:GetMetricData",
+    ),
+    actions={
+        "delete": Action(
+            "delete",
+            "deleted",
+            _DELETE,
+            frozenset({"InService"}),
+            f"{_P}.actions:delete_classic",
+            needs_log=True,
+            removes_resource=True,
+        ),
+        "scale-to-zero": Action("scale-to-zero", "scaled to zero", _SCALE_TO_ZERO, frozenset({"InService"}), f"{_P}.actions:scale_to_zero"),
+    },
+    discover=f"{_P}.discover:discover",
+    signals=f"{_P}.signals:signals",
+    decide=f"{_P}.rules:decide",
+    current_state=f"{_P}.actions:current_state",
+    undo_hint=f"{_P}.actions:undo_hint",
+    events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
+    event_permissions=_EVENTS,
+    restorer=Restorer(name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE),
+)

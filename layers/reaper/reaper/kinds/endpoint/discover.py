@@ -1,0 +1,91 @@
+"""Every endpoint in the region, in bulk: one paginated Search (100 endpoints a page, with their
+variants and tags) and one paginated ListInferenceComponents for the region."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.aws import is_not_found
+from reaper.clients import Clients
+from reaper.kinds.endpoint.model import IN_SERVICE, KIND, EndpointFacts, VariantSummary
+from reaper.model import Resource
+from reaper.settings import Settings
+
+PAGE = 100
+
+
+def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
+    components = components_by_endpoint(clients)
+    out: list[Resource] = []
+    for ep in search_endpoints(clients):
+        name = ep["EndpointName"]
+        variants = tuple(_variant(v) for v in variant_summaries(clients, ep))
+        out.append(
+            Resource(
+                kind=KIND,
+                id=name,
+                arn=ep.get("EndpointArn") or "",
+                region=clients.region,
+                state=ep.get("EndpointStatus", "Unknown"),
+                tags={t["Key"]: t["Value"] for t in ep.get("Tags", []) or []},
+                instance_count=sum(v.current for v in variants),
+                created_at=ep.get("CreationTime"),
+                changed_at=ep.get("LastModifiedTime"),
+                facts=EndpointFacts(
+                    config=ep.get("EndpointConfigName"),
+                    variants=variants,
+                    components=tuple(components.get(name, [])),
+                    serverless=bool(variants) and all(v.serverless for v in variants),
+                    table=settings.table,
+                ),
+            )
+        )
+    return out
+
+
+def search_endpoints(clients: Clients) -> Iterator[dict[str, Any]]:
+    paginator = clients("sagemaker").get_paginator("search")
+    for page in paginator.paginate(Resource="Endpoint", PaginationConfig={"PageSize": PAGE}):
+        for item in page.get("Results", []):
+            if item.get("Endpoint"):
+                yield item["Endpoint"]
+
+
+def components_by_endpoint(clients: Clients) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    paginator = clients("sagemaker").get_paginator("list_inference_components")
+    for page in paginator.paginate(PaginationConfig={"PageSize": PAGE}):
+        for ic in page.get("InferenceComponents", []):
+            out.setdefault(ic["EndpointName"], []).append(ic["InferenceComponentName"])
+    return out
+
+
+def variant_summaries(clients: Clients, endpoint: dict[str, Any]) -> list[dict[str, Any]]:
+    """The variants Search returned; DescribeEndpoint only if Search left them out."""
+    variants: list[dict[str, Any]] = endpoint.get("ProductionVariants") or []
+    if variants or endpoint.get("EndpointStatus") != IN_SERVICE:
+        return variants
+    try:
+        described: list[dict[str, Any]] = clients("sagemaker").describe_endpoint(EndpointName=endpoint["EndpointName"]).get(
+            "ProductionVariants", []
+        )
+    except ClientError as exc:
+        if is_not_found(exc):
+            return []
+        raise
+    return described
+
+
+def _variant(summary: dict[str, Any]) -> VariantSummary:
+    scaling = summary.get("ManagedInstanceScaling") or {}
+    return VariantSummary(
+        name=summary["VariantName"],
+        current=int(summary.get("CurrentInstanceCount") or 0),
+        desired=int(summary.get("DesiredInstanceCount") or 0),
+        serverless=bool(summary.get("CurrentServerlessConfig") or summary.get("DesiredServerlessConfig")),
+        managed_min=int(scaling.get("MinInstanceCount", 1)) if scaling.get("Status") == "ENABLED" else None,
+    )

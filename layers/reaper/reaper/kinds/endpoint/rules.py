@@ -1,0 +1,145 @@
+"""The endpoint decision, pure: (endpoint, traffic and details, tags, settings, now) -> Decision."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper.kinds.endpoint.model import (
+    ASYNC,
+    CLASSIC,
+    COMPONENTS,
+    IN_SERVICE,
+    KIND,
+    PERIOD,
+    SERVERLESS,
+    EndpointDetails,
+    EndpointFacts,
+    EndpointSignal,
+    in_service_since,
+    quiet_text,
+    traffic_in_window,
+)
+from reaper.model import Decision, Resource, Verdict
+from reaper.policy import TagView, in_working_hours, is_dev, is_production, read_tags, screen
+from reaper.settings import Settings
+from reaper.timeutil import as_utc, human_duration, iso
+
+
+def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    r = resource
+    if r.state != IN_SERVICE:
+        return Decision(Verdict.KEEP, f"not InService ({r.state}): looked at again on a later sweep")
+    facts = r.facts_as(EndpointFacts)
+    if facts.serverless:
+        return Decision(Verdict.KEEP, "serverless: it already scales to zero and bills nothing while idle")
+    sig = signal
+    if sig is None:
+        return Decision(Verdict.KEEP, "no traffic reading (unknown is not idle)")
+    if sig.problem:
+        return Decision(Verdict.ERROR, f"could not read its configuration, so nothing was decided: {sig.problem}")
+    dev, prod = is_dev(view, settings), is_production(view, settings)
+    window = view.idle_minutes or settings.idle_for(KIND)
+    window_start = as_utc(now) - timedelta(minutes=window)
+    since = in_service_since(r.created_at, r.changed_at)
+    details = sig.details
+    is_async = details is not None and details.type == ASYNC
+    what = "requests processed" if is_async else "invocations"
+    used = traffic_in_window(sig.traffic, window_start)
+    queued = max((v for ts, v in sig.backlog if ts + PERIOD > window_start), default=0.0)
+    evidence: dict[str, Any] = {
+        "idle_window_minutes": window,
+        "requests": used,
+        "in_service_since": since,
+        "type": details.type if details else None,
+    }
+    off_hours = settings.off_hours.enabled and dev and not in_working_hours(settings, now)
+    if not off_hours:
+        if used > 0:
+            return Decision(Verdict.KEEP, f"{used:g} {what} in the last {human_duration(window)}", evidence=evidence)
+        if queued > 0:
+            return Decision(Verdict.KEEP, f"{queued:g} requests queued in the last {human_duration(window)}", evidence=evidence)
+        if since is None or since > window_start:
+            age = f"since {iso(since)} ({human_duration(now - since)})" if since else "for an unknown time"
+            return Decision(
+                Verdict.KEEP,
+                f"InService only {age}, less than the {window} min idle window: no data is not yet evidence of no traffic",
+                evidence=evidence,
+            )
+    if details is None:
+        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
+    quiet = quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
+    if off_hours:
+        oh = settings.off_hours
+        reason = f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})"
+        evidence["policy"] = "off-hours"
+    else:
+        reason = quiet
+        evidence["policy"] = "idle"
+    if not dev and not prod:
+        return Decision(
+            Verdict.KEEP,
+            f"{quiet}, but ml:stage is {view.stage or 'not set'}: only dev stages ({', '.join(settings.dev_stages)}) are taken to zero. "
+            "Tag it ml:stage=dev to let the reaper do it, or delete it if it is not needed",
+            evidence=evidence,
+            notify=True,
+            notify_key=f"idle-not-dev:{iso(since) if since else '-'}",
+        )
+    return _by_type(r, facts, details, reason, evidence, prod)
+
+
+def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason: str, evidence: dict[str, Any], prod: bool) -> Decision:
+    if details.type == SERVERLESS:
+        return Decision(Verdict.KEEP, "serverless: it already scales to zero and bills nothing while idle", evidence=evidence)
+    if details.type == COMPONENTS:
+        if not details.components:
+            return Decision(Verdict.KEEP, f"{reason}, but it hosts no inference components: nothing to scale to zero", evidence=evidence)
+        if all(c.copies == 0 for c in details.components):
+            return Decision(Verdict.KEEP, "already at zero: every inference component has 0 copies", evidence=evidence)
+        summary_min = {v.name: v.managed_min for v in facts.variants}
+        blocked = details.zero_blocked_by(summary_min)
+        if blocked:
+            return Decision(
+                Verdict.KEEP,
+                f"{reason}, but {blocked}: copies at 0 would save nothing. Set ManagedInstanceScaling "
+                "MinInstanceCount=0 in its endpoint configuration to let the reaper scale it to zero",
+                evidence=evidence,
+                notify=True,
+                notify_key=f"zero-blocked:{details.config_name}",
+            )
+        copies = ", ".join(f"{c.name} × {c.copies}" for c in details.components if c.copies)
+        return Decision(Verdict.ACT, f"{reason}; inference components {copies} go to 0 copies", action="scale-to-zero", evidence=evidence)
+    if details.type == ASYNC:
+        if r.instance_count == 0:
+            return Decision(Verdict.KEEP, "already at zero: no instances behind it", evidence=evidence)
+        return Decision(
+            Verdict.ACT,
+            f"{reason}; asynchronous: autoscaling minimum to 0, woken by its backlog",
+            action="scale-to-zero",
+            evidence=evidence,
+        )
+    assert details.type == CLASSIC
+    problem = details.cannot_recreate()
+    if problem and prod:
+        return Decision(Verdict.ACT, f"{reason} (and it could not be recreated: {problem})", action="delete", evidence=evidence)
+    if problem:
+        return Decision(
+            Verdict.ERROR,
+            f"refused to delete: {problem}, so it could not be brought back. {reason}. Nothing was changed; "
+            "recreate what is missing, or exempt the endpoint",
+            action="delete",
+            evidence={**evidence, "cannot_recreate": problem},
+        )
+    return Decision(Verdict.ACT, f"{reason}; config {details.config_name} and its models are kept", action="delete", evidence=evidence)
+
+
+def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime) -> bool:
+    """Worth reading details for: not exempt, and quiet for the window (or off-hours for dev)."""
+    view = read_tags(r.tags, settings)
+    if screen(view, settings, now) is not None:
+        return False
+    if settings.off_hours.enabled and is_dev(view, settings) and not in_working_hours(settings, now):
+        return True
+    window_start = as_utc(now) - timedelta(minutes=view.idle_minutes or settings.idle_for(KIND))
+    since = in_service_since(r.created_at, r.changed_at)
+    return since is not None and since <= window_start and traffic_in_window(sig.traffic, window_start) == 0
