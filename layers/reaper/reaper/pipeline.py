@@ -67,9 +67,14 @@ def sweep_kind(
     courier: Courier | None = None,
     deadline: Deadline | None = None,
 ) -> list[Outcome]:
+    """One kind in one region. Without a courier (an event's targeted check) it records and posts itself."""
+    if courier is None:
+        own = Courier(rt, now, event_id)
+        outcomes = sweep_kind(rt, kind, region, now, event_id, say, own, deadline)
+        own.flush()
+        return outcomes
     clients = rt.clients(region)
     settings = rt.settings
-    courier = courier or Courier(rt, now, event_id)
     deadline = deadline or Deadline.none()
     try:
         resources = kind.discover(clients, settings, now)

@@ -113,9 +113,7 @@ class OnlyThese(Kind):
 
 def check(rt: Runtime, region: str, fs_ids: list[str], now: datetime, event_id: str) -> list[Outcome]:
     """The pipeline, on these file systems only: decide, act (in enforce), record, notify."""
-    outcomes = pipeline.sweep_kind(rt, OnlyThese(frozenset(fs_ids)), region, now, event_id, lambda _msg: None)
-    pipeline.deliver(rt, outcomes, now, event_id)
-    return outcomes
+    return pipeline.sweep_kind(rt, OnlyThese(frozenset(fs_ids)), region, now, event_id, lambda _msg: None)
 
 
 def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: datetime) -> str:
