@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from reaper import kinds
-from reaper.iam import COMMON
+from reaper.iam import RESTORE_COMMON
 from reaper_devkit.template import function_actions, load
 
 SHARED_SIDS = {"ActionLog", "Notify"}
@@ -34,7 +34,7 @@ def test_restore_function_grants_exactly_what_the_endpoint_restore_declares():
     assert all(s.get("Sid") for s in stmts)
     endpoint = [s for s in stmts if s["Sid"].startswith("EndpointRestore")]
     assert actions(endpoint) == kinds.get("endpoint").restore_permissions()
-    assert actions([s for s in stmts if s["Sid"] in SHARED_SIDS]) == COMMON
+    assert actions([s for s in stmts if s["Sid"] in SHARED_SIDS]) == RESTORE_COMMON
     assert load()["Resources"]["RestoreFunction"]["Metadata"]["ReaperRestore"] is True
 
 

@@ -40,7 +40,9 @@ CLAIM_TTL = timedelta(days=8)
 LEASE_TTL = timedelta(minutes=15)  # longer than any function runs (the Lambda limit is 15 minutes)
 UNPOSTED_AFTER = timedelta(minutes=15)  # older than this, an unposted message's sweep is over
 
-PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
+RECORD_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query")  # records, claims, restore records
+# a sweep also drops queued messages from the unposted list and gives leases back
+PERMISSIONS = (*RECORD_PERMISSIONS, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
 POST_CLAIM_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 
 

@@ -10,6 +10,7 @@ from reaper import actionlog, outbox
 from reaper import kinds as kind_registry
 
 COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
+RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
 
 
 def sweep_function_permissions(kind_name: str) -> set[str]:
