@@ -159,7 +159,8 @@ def test_a_protective_tag_at_action_time_stops_the_change(kind_name: str, monkey
             refused_first = spec.needs_log and v is Verdict.ACT  # no action log: refused before any read
             assert result is not None and result.code.value == ("refused" if refused_first else "protected")
         else:
-            expected = ("refused",) if spec.needs_log and v is Verdict.ACT else ("done", "warned")
+            warned_already = v is Verdict.WARN and any(k.strip().lower() == settings.tag("warned-at") for k in late)
+            expected = ("refused",) if spec.needs_log and v is Verdict.ACT else ("duplicate",) if warned_already else ("done", "warned")
             assert result is not None and result.code.value in expected
 
     check()
