@@ -1,4 +1,9 @@
-"""Count the AWS API calls a piece of code makes (for IAM checks and the benchmark)."""
+"""Count the AWS API calls a piece of code makes (for IAM checks and the benchmark).
+
+Each call is also kept as what IAM authorizes for it (reaper_devkit.iam_check): `ungranted`
+says which of those the function's role in template.yaml would refuse, resource and conditions
+included.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,17 @@ from typing import Any
 from botocore.client import BaseClient
 
 from reaper.iam import iam_action
+from reaper_devkit.iam_check import Request, requests_for, ungranted
 
 
 class CallRecorder:
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()  # "service:Operation" -> count (IAM names)
+        self.requests: list[Request] = []  # what IAM authorizes for each call
+
+    def ungranted(self, logical_id: str) -> list[str]:
+        """What the function's role would refuse among everything recorded (empty = all granted)."""
+        return ungranted(self.requests, logical_id)
 
     @property
     def actions(self) -> set[str]:
@@ -34,7 +45,12 @@ def recording() -> Iterator[CallRecorder]:
     original = BaseClient._make_api_call
 
     def wrapped(self: BaseClient, operation_name: str, api_params: Any) -> Any:
-        recorder.calls[iam_action(self.meta.service_model.service_name, operation_name)] += 1
+        action = iam_action(self.meta.service_model.service_name, operation_name)
+        recorder.calls[action] += 1
+        try:
+            recorder.requests.extend(requests_for(action, api_params, self.meta.region_name))
+        except (KeyError, TypeError, AttributeError):  # a call whose resource cannot be read: refused, visibly
+            recorder.requests.append(Request(action, f"unreadable:{sorted(api_params)}"))
         return original(self, operation_name, api_params)
 
     BaseClient._make_api_call = wrapped  # type: ignore[method-assign]

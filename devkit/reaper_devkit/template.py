@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,16 +35,43 @@ def load(path: Path = ROOT / "template.yaml") -> dict[str, Any]:
     return data
 
 
-def function_actions(logical_id: str) -> set[str]:
-    """Every IAM action granted in a function's inline policy statements."""
+def attached_policies(logical_id: str) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """{policy logical id: (document, its !Sub variables)} for each AWS::IAM::Policy on the function's role.
+
+    The documents are JSON strings under !Sub (a tag key built from a parameter cannot be a YAML
+    key): ${Param} references stay as text in the parsed document; the variables come back as
+    written, for the caller to check.
+    """
+    out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for name, res in load()["Resources"].items():
+        if res.get("Type") != "AWS::IAM::Policy" or {"Ref": f"{logical_id}Role"} not in res["Properties"].get("Roles", []):
+            continue
+        doc = res["Properties"]["PolicyDocument"]
+        text, variables = (doc["Sub"], {}) if isinstance(doc["Sub"], str) else doc["Sub"]
+        out[name] = (json.loads(text), variables)
+    return out
+
+
+def function_statements(logical_id: str) -> list[dict[str, Any]]:
+    """Every statement the function's role carries: its inline Policies and the policies attached to it."""
     props = load()["Resources"][logical_id]["Properties"]
+    stmts = [s for p in props.get("Policies", []) if isinstance(p, dict) for s in p.get("Statement", [])]
+    for doc, _ in attached_policies(logical_id).values():
+        stmts.extend(doc["Statement"])
+    return stmts
+
+
+def statement_actions(stmt: dict[str, Any]) -> set[str]:
+    granted = stmt.get("Action", [])
+    return {granted} if isinstance(granted, str) else set(granted)
+
+
+def function_actions(logical_id: str) -> set[str]:
+    """Every IAM action the function's role allows."""
     actions: set[str] = set()
-    for policy in props.get("Policies", []):
-        for stmt in policy.get("Statement", []) if isinstance(policy, dict) else []:
-            if stmt.get("Effect") != "Allow":
-                continue
-            granted = stmt.get("Action", [])
-            actions |= {granted} if isinstance(granted, str) else set(granted)
+    for stmt in function_statements(logical_id):
+        if stmt.get("Effect") == "Allow":
+            actions |= statement_actions(stmt)
     return actions
 
 

@@ -44,6 +44,7 @@ def test_a_new_endpoint_missing_what_the_reaper_needs_is_reported_once(aws, sm, 
     assert len(notices) == 1 and notices[0]["type"] == "notice" and "add-tags" in notices[0]["text"]
     assert notices[0]["title"] == "Endpoint llm-dev was created without what the reaper needs"
     assert calls.actions <= function_actions("EndpointFunction")
+    assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
 
 
 @pytest.mark.parametrize("tags", [DEV, {"ml:stage": "prod"}])
@@ -102,6 +103,7 @@ def test_a_restore_in_progress_is_finished_when_in_service_and_posted_once(aws, 
     record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("endpoint", "llm-dev")
     assert record is not None and record["status"] == "restored"
     assert calls.actions <= function_actions("EndpointFunction")
+    assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
 
 
 def test_a_restore_that_fails_is_reported_once_with_the_reason(aws, sm, restoring, deployed_env, lambda_context):

@@ -95,6 +95,7 @@ def test_dry_run_decides_every_endpoint_and_changes_nothing(aws, sm, fleet, depl
     assert copies(sm, "ic-a") == 2 and copies(sm, "ic-c") == 1
     assert not {a for a in calls.actions if a.split(":")[1].startswith(MUTATING) and not a.startswith(("dynamodb:", "sqs:"))}
     assert calls.actions <= function_actions("EndpointFunction")
+    assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
     # And the messages say what would happen, with cost, evidence and the restore command
     by_id = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
     assert set(by_id) == {"idle-gpu", "ic-idle", "async-idle", "prod", "bad-tag"}
@@ -131,6 +132,7 @@ def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(a
     assert [(t["min"], t["max"], [p["name"] for p in t["policies"]]) for t in record["autoscaling"]] == [(1, 3, ["idle-gpu-invocations"])]
     assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/idle-gpu/variant/AllTraffic"])["ScalableTargets"] == []
     assert calls.actions <= function_actions("EndpointFunction")
+    assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
     messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "act"}
     assert all(m["executed"] for m in messages.values()) and set(messages) == {"idle-gpu", "ic-idle", "async-idle"}
     assert "restore record written" in messages["idle-gpu"]["detail"] and "reaper restore idle-gpu" in messages["idle-gpu"]["undo"]

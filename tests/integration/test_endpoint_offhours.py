@@ -72,6 +72,7 @@ def test_off_hours_takes_dev_endpoints_to_zero_and_schedules_their_return(aws, s
     assert "outside working hours" in acted["llm-dev"]["reason"]
     assert "back at Mon 2026-12-07 08:00 Europe/Berlin" in acted["llm-dev"]["detail"]
     assert calls.actions <= function_actions("EndpointFunction")
+    assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
 
 
 def test_the_scheduled_restore_brings_them_back(aws, sm, off_hours, deployed_env, lambda_context, monkeypatch):

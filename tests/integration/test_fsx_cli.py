@@ -102,6 +102,7 @@ def test_restore_round_trip_same_type_capacity_throughput_network_and_tags(aws, 
     assert "reaper:backup-id" not in tags and "reaper:warned-at" not in tags  # the restored one starts afresh
     assert "2,400 GiB" in said and "200 MB/s/TiB" in said and net[1] in said
     assert calls.actions <= function_actions("RestoreFunction")
+    assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included
     # And asking again does not make a second one
     assert main(["restore", fs_id]) == 0
     assert "restored already, as " + new_id in capsys.readouterr().out
@@ -164,3 +165,4 @@ def test_the_restore_function_restores_an_fsx_file_system_too(aws, net, deployed
         result = load_function("restore").handler({"name": fs_id}, lambda_context)
     assert result["ok"] is True and f"{fs_id} restored as fs-" in result["result"]
     assert calls.actions <= function_actions("RestoreFunction")
+    assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included

@@ -73,6 +73,7 @@ def test_a_job_that_ends_gets_its_file_system_looked_at_and_a_check_when_the_win
     assert schedule["ActionAfterCompletion"] == "DELETE" and schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
     assert drain(aws, wired["REAPER_QUEUE_URL"]) == []  # nothing to say yet
     assert calls.actions <= function_actions("FsxFunction")
+    assert calls.ungranted("FsxFunction") == []  # on the resource it names, conditions included
 
     # When the scheduled check fires at the end of the window, the file system idle since the job
     later = due + timedelta(seconds=30)
@@ -86,6 +87,7 @@ def test_a_job_that_ends_gets_its_file_system_looked_at_and_a_check_when_the_win
     assert len(aws.client("fsx").describe_backups()["Backups"]) == 1
     assert [m["action"] for m in drain(aws, wired["REAPER_QUEUE_URL"])] == ["backup"]
     assert calls.actions <= function_actions("FsxFunction")
+    assert calls.ungranted("FsxFunction") == []  # on the resource it names, conditions included
 
 
 def test_the_check_event_fixture_is_what_the_schedule_sends(aws, wired):

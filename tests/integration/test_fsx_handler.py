@@ -78,6 +78,7 @@ def test_dry_run_decides_every_file_system_and_changes_nothing(aws, fsx, fleet, 
     assert "production stage" in messages[fleet["prod"]]["reason"]
     # And it read, never wrote, and only with what its role grants
     assert calls.actions <= function_actions("FsxFunction")
+    assert calls.ungranted("FsxFunction") == []  # on the resource it names, conditions included
     assert not calls.actions & MUTATING
 
 
@@ -133,6 +134,7 @@ def test_enforce_backs_up_or_exports_then_deletes_exactly_the_finished_after_con
     assert record["status"] == "deleted" and record["backup_id"] == backups[fleet["persistent-idle"]]["BackupId"]
     assert record["config"]["SecurityGroupIds"] and record["config"]["PerUnitStorageThroughput"] == 125
     assert calls.actions <= function_actions("FsxFunction")
+    assert calls.ungranted("FsxFunction") == []  # on the resource it names, conditions included
 
 
 def test_grace_warns_first_then_backs_up_and_deletes_without_a_second_warning(aws, fsx, deployed_env, monkeypatch):

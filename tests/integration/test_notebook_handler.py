@@ -74,6 +74,7 @@ def test_dry_run_decides_everything_and_changes_nothing(aws, sm, fleet, deployed
     assert "production stage" in by_id["prod"]["reason"]
     assert "reaper:idle-minutes" in by_id["bad-tag"]["reason"]
     assert calls.actions <= function_actions("NotebookFunction")
+    assert calls.ungranted("NotebookFunction") == []  # on the resource it names, conditions included
     assert not {a for a in calls.actions if a.startswith("sagemaker:") and not a.startswith(("sagemaker:List", "sagemaker:Describe"))}
 
 
@@ -111,6 +112,7 @@ def test_enforce_warns_first_then_stops_only_the_idle_after_grace(aws, sm, fleet
     stop = next(m for m in acted if m["id"] == "idle")
     assert stop["executed"] is True and "start-notebook-instance" in stop["undo"]
     assert calls.actions <= function_actions("NotebookFunction")
+    assert calls.ungranted("NotebookFunction") == []  # on the resource it names, conditions included
 
 
 def test_same_event_three_times_acts_and_posts_once(aws, sm, fleet, deployed_env, lambda_context, monkeypatch):

@@ -100,6 +100,7 @@ def test_restore_brings_a_deleted_endpoint_back_as_it_was(aws, sm, aas, reaped, 
     assert [n["title"] for n in notices] == ["Restoring endpoint llm-dev", "Endpoint llm-dev is back"]
     assert "GPU" in notices[0]["text"] and notices[0]["owner"] == "ana@example.com"
     assert calls.actions <= function_actions("RestoreFunction")
+    assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included
 
 
 def test_restore_twice_is_safe(aws, sm, reaped, env, capsys):
@@ -178,6 +179,7 @@ def test_components_come_back_with_their_copies_and_autoscaling(aws, sm, aas, en
     assert sm.describe_endpoint(EndpointName="ic-dev")["ProductionVariants"][0]["CurrentInstanceCount"] == 1
     assert "ic-a × 2, ic-b × 1" in capsys.readouterr().out
     assert calls.actions <= function_actions("RestoreFunction")
+    assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included
     # And again: nothing to do
     assert main(["restore", "ic-dev"]) == 0 and "already back" in capsys.readouterr().out
 
@@ -222,6 +224,7 @@ def test_restore_function_does_what_the_command_does(aws, sm, reaped, env, lambd
     record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("endpoint", "llm-dev")
     assert record is not None and record["status"] == "restoring"
     assert calls.actions <= function_actions("RestoreFunction")
+    assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included
 
 
 def test_restore_function_answers_a_restore_that_cannot_go_ahead_and_tells_someone(aws, sm, env, lambda_context):

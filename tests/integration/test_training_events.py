@@ -43,6 +43,7 @@ def test_a_job_started_without_tags_or_ceiling_is_told_once_whatever_the_deliver
     assert len(notices) == 1 and notices[0]["type"] == "notice" and notices[0]["id"] == "resnet-untagged"
     assert "aws sagemaker add-tags" in notices[0]["text"]
     assert calls.actions <= function_actions("TrainingJobFunction")
+    assert calls.ungranted("TrainingJobFunction") == []  # on the resource it names, conditions included
 
 
 def test_a_job_with_tags_and_its_own_ceiling_says_nothing(aws, sm, deployed_env, lambda_context):

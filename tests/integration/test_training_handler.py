@@ -56,6 +56,7 @@ def test_dry_run_decides_every_job_and_changes_nothing(aws, sm, jobs, deployed_e
     assert all(messages[k]["verdict"] == "act" and messages[k]["executed"] is False for k in fleet.STOPPED)
     assert "production stage" in messages["prod"]["reason"] and "would stop" in messages["prod"]["reason"]
     assert calls.actions <= function_actions("TrainingJobFunction")
+    assert calls.ungranted("TrainingJobFunction") == []  # on the resource it names, conditions included
     assert not {a for a in calls.actions if a.startswith("sagemaker:Stop") or a.endswith("Tags") and "List" not in a}
 
 
@@ -83,6 +84,7 @@ def test_enforce_stops_exactly_the_jobs_past_a_ceiling_and_the_diverged(aws, sm,
     assert messages["near-ceiling"]["verdict"] == "keep" and "at 83% of its 24 h runtime ceiling" in messages["near-ceiling"]["reason"]
     assert "healthy" not in messages and "acc-up" not in messages and "no-metrics" not in messages
     assert calls.actions <= function_actions("TrainingJobFunction")
+    assert calls.ungranted("TrainingJobFunction") == []  # on the resource it names, conditions included
 
 
 def test_warning_and_advisory_are_posted_once_and_a_new_ceiling_is_told(aws, sm, cw, jobs, enforce, lambda_context):

@@ -5,11 +5,16 @@ Integration tests complete the check from the other side: every call they record
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from reaper import kinds
-from reaper.iam import COMMON, iam_action, sweep_function_permissions
-from reaper_devkit.template import function_actions, load, sweep_functions
+from reaper.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
+from reaper.kinds.endpoint_autoscaling import wake_alarm_name
+from reaper.tagging import TAG_WRITE_PERMISSIONS
+from reaper_devkit.iam_check import Request, granted
+from reaper_devkit.template import attached_policies, function_actions, function_statements, load, statement_actions, sweep_functions
 
 FUNCTIONS = {k: v for k, v in load()["Resources"].items() if v["Type"] == "AWS::Serverless::Function"}
 
@@ -56,3 +61,183 @@ def test_iam_names_for_calls_whose_service_names_differ():
     assert iam_action("resourcegroupstaggingapi", "GetResources") == "tag:GetResources"
     assert iam_action("sqs", "SendMessageBatch") == "sqs:SendMessage"
     assert "sqs:SendMessage" in COMMON and "dynamodb:PutItem" in COMMON
+
+
+# -- the Deny backstop on exempt and production resources -------------------------------------
+
+SWEEP_FUNCTIONS = sweep_functions()
+
+
+def _denies(logical_id: str) -> dict[str, tuple[dict, dict]]:
+    """{Sid: (statement, !Sub variables)} of the Deny statements attached to the function's role."""
+    out = {}
+    for doc, variables in attached_policies(logical_id).values():
+        for stmt in doc["Statement"]:
+            if stmt["Effect"] == "Deny":
+                out[stmt["Sid"]] = (stmt, variables)
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
+def test_every_destructive_action_a_kind_declares_is_denied_on_exempt_and_production_resources(kind):
+    # Given the kind's destructive permissions and the Deny statements on its function's role
+    destructive = kind_destructive(kind)
+    assert destructive, f"{kind} declares no action that changes its resources"
+    denies = _denies(SWEEP_FUNCTIONS[kind])
+    exempt, _ = denies["DenyExempt"]
+    production, variables = denies["DenyProduction"]
+    # Then each is denied when the exempt tag (prefix from the parameter) says true, any case ...
+    assert destructive <= statement_actions(exempt), f"not denied on exempt: {sorted(destructive - statement_actions(exempt))}"
+    assert exempt["Resource"] == "*"
+    assert exempt["Condition"] == {"StringEqualsIgnoreCase": {"aws:ResourceTag/${TagPrefix}exempt": "true"}}
+    # ... and when ml:stage is one of the ProductionStages parameter's values
+    assert destructive <= statement_actions(production), f"not denied in production: {sorted(destructive - statement_actions(production))}"
+    assert production["Resource"] == "*"
+    assert production["Condition"] == {"StringEqualsIgnoreCase": {"aws:ResourceTag/ml:stage": ["${Stages}"]}}
+    assert variables == {"Stages": {"Join": ['", "', {"Split": [",", {"Ref": "ProductionStages"}]}]}}
+    # and nothing else is denied: a Deny on a read or a tag write would break the sweep
+    assert statement_actions(exempt) == statement_actions(production) == destructive
+
+
+def test_destructive_means_a_change_to_the_swept_resource():
+    assert kind_destructive("notebook") == {"sagemaker:StopNotebookInstance", "sagemaker:UpdateNotebookInstance"}
+    assert kind_destructive("fsx") == {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem"}
+    assert "sagemaker:DeleteEndpoint" in kind_destructive("endpoint")
+    assert not kind_destructive("endpoint") & {"sagemaker:AddTags", "sagemaker:DescribeEndpoint", "iam:PassRole"}
+
+
+def test_the_stage_values_the_deny_compares_have_no_blanks():
+    stages = load()["Parameters"]["ProductionStages"]
+    pattern = re.compile(stages["AllowedPattern"])
+    assert pattern.match(stages["Default"]) and pattern.match("prod")
+    assert not pattern.match("prod, production") and not pattern.match("prod,,production") and not pattern.match("")
+
+
+@pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
+def test_each_sweep_function_starts_only_once_its_backstop_is_attached(kind):
+    logical_id = SWEEP_FUNCTIONS[kind]
+    assert load()["Resources"][logical_id]["DependsOn"] == f"{logical_id}ProtectedDeny"
+    assert load()["Resources"][f"{logical_id}ProtectedDeny"]["Properties"]["Roles"] == [{"Ref": f"{logical_id}Role"}]
+
+
+# -- scopes: what AWS checks implicitly, role passing, the untag path ---------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
+def test_permissions_aws_checks_implicitly_are_declared(kind):
+    declared = sweep_function_permissions(kind)
+    assert implied(declared) <= declared, f"{kind}: missing {sorted(implied(declared) - declared)}"
+
+
+def test_tag_on_create_is_known_for_every_create_that_passes_tags():
+    assert implied({"sagemaker:CreateEndpoint"}) == {"sagemaker:AddTags"}
+    assert implied({"fsx:CreateBackup", "fsx:CreateFileSystemFromBackup"}) == {"fsx:TagResource"}
+    assert implied({"scheduler:CreateSchedule"}) == {"iam:PassRole"}
+
+
+@pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
+def test_the_warning_tag_can_be_written_and_removed_on_the_kinds_own_resources(kind):
+    # Given the tag calls the kind writes reaper:warned-at with, and removes it with
+    k = kinds.get(kind)
+    write, remove = TAG_WRITE_PERMISSIONS[k.tag_service]
+    stmts = function_statements(SWEEP_FUNCTIONS[kind])
+    arn = {
+        "notebook": "arn:aws:sagemaker:eu-west-1:123456789012:notebook-instance/nb",
+        "endpoint": "arn:aws:sagemaker:eu-west-1:123456789012:endpoint/ep",
+        "training-job": "arn:aws:sagemaker:eu-west-1:123456789012:training-job/job",
+        "fsx": "arn:aws:fsx:eu-west-1:123456789012:file-system/fs-0123456789abcdef0",
+    }[kind]
+    # Then both are granted on its resources, and neither on another account's
+    for action in (write, remove):
+        assert granted(Request(action, arn), stmts), f"{kind}: {action} on {arn}"
+        assert not granted(Request(action, arn.replace("123456789012", "210987654321")), stmts)
+
+
+def _pass_role_statements(logical_id: str) -> list[dict]:
+    return [s for s in function_statements(logical_id) if s["Effect"] == "Allow" and "iam:PassRole" in statement_actions(s)]
+
+
+def test_only_functions_that_hand_a_role_to_scheduler_may_pass_one():
+    passing = {n for n in FUNCTIONS if _pass_role_statements(n)}
+    assert passing == {n for n in FUNCTIONS if "scheduler:CreateSchedule" in function_actions(n)} == {"FsxFunction", "EndpointFunction"}
+    for name, role in (("FsxFunction", "FsxCheckSchedulerRole"), ("EndpointFunction", "RestoreSchedulerRole")):
+        [stmt] = _pass_role_statements(name)
+        assert statement_actions(stmt) == {"iam:PassRole"}
+        assert stmt["Resource"] == {"GetAtt": f"{role}.Arn"}
+        assert stmt["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+        ok = Request("iam:PassRole", f"arn:aws:iam::123456789012:role/mlreaper-{role}-AB12", {"iam:PassedToService": ("scheduler.amazonaws.com",)})
+        assert granted(ok, _pass_role_statements(name))
+        assert not granted(Request("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", ok.context), _pass_role_statements(name))
+        assert not granted(Request("iam:PassRole", ok.resource, {"iam:PassedToService": ("lambda.amazonaws.com",)}), _pass_role_statements(name))
+
+
+@pytest.mark.parametrize("logical_id", ["EndpointFunction", "RestoreFunction"])
+def test_autoscaling_is_granted_on_sagemaker_targets_only(logical_id):
+    stmts = function_statements(logical_id)
+    target = "arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/0123abcd"
+
+    def asks(namespace: str, dimension: str) -> Request:
+        ctx = {"application-autoscaling:service-namespace": (namespace,), "application-autoscaling:scalable-dimension": (dimension,)}
+        return Request("application-autoscaling:RegisterScalableTarget", target, ctx)
+
+    assert granted(asks("sagemaker", "sagemaker:variant:DesiredInstanceCount"), stmts)
+    assert granted(asks("sagemaker", "sagemaker:inference-component:DesiredCopyCount"), stmts)
+    assert not granted(asks("ecs", "ecs:service:DesiredCount"), stmts)
+    assert not granted(asks("dynamodb", "dynamodb:table:WriteCapacityUnits"), stmts)
+    assert not granted(Request("application-autoscaling:RegisterScalableTarget", target), stmts)  # no namespace in the request
+    for s in stmts:
+        if any(a.startswith("application-autoscaling:") and not a.split(":")[1].startswith("Describe") for a in statement_actions(s)):
+            assert s["Resource"] != "*" and "Condition" in s
+
+
+@pytest.mark.parametrize("logical_id", ["EndpointFunction", "RestoreFunction"])
+def test_alarms_are_written_only_under_the_reapers_names_or_to_repoint_sagemaker_scaling(logical_id):
+    stmts = function_statements(logical_id)
+    wake = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{wake_alarm_name('ep')}"
+    policy = "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1a2b:resource/sagemaker/endpoint/ep/variant/v:policyName/p"
+    user_alarm = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:billing-alarm"
+    # an alarm the reaper did not make, pointing at anything but a SageMaker scaling policy: refused
+    assert not granted(Request("cloudwatch:PutMetricAlarm", user_alarm), stmts)
+    assert not granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": ("arn:aws:sns:us-east-1:123456789012:t",)}), stmts)
+    assert not granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": (policy, "arn:aws:sns:us-east-1:123456789012:t")}), stmts)
+    assert not granted(Request("cloudwatch:DeleteAlarms", user_alarm), stmts)
+    # a recorded step-scaling alarm put back on its new policy: allowed
+    assert granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": (policy,)}), stmts)
+    if logical_id == "EndpointFunction":  # adds the wake alarm
+        assert granted(Request("cloudwatch:PutMetricAlarm", wake, {"cloudwatch:AlarmActions": (policy,)}), stmts)
+        assert "cloudwatch:DeleteAlarms" not in function_actions(logical_id)
+    else:  # removes it
+        assert granted(Request("cloudwatch:DeleteAlarms", wake), stmts)
+
+
+@pytest.mark.parametrize("logical_id", ["NotebookFunction", "TrainingJobFunction", "FsxFunction", "EndpointFunction", "RestoreFunction"])
+def test_no_write_is_granted_on_every_resource(logical_id):
+    for s in function_statements(logical_id):
+        if s["Effect"] != "Allow" or s["Resource"] != "*":
+            continue
+        writes = {a for a in statement_actions(s) if not a.split(":")[1].startswith(READ_VERBS)}
+        assert not writes, f"{logical_id}: {sorted(writes)} on every resource"
+
+
+# -- nothing dropped by Lambda itself ---------------------------------------------------------
+
+
+def test_every_asynchronously_invoked_function_keeps_its_failures_in_an_alarmed_queue():
+    resources = load()["Resources"]
+    asynchronous = {n for n, f in FUNCTIONS.items() if n != "NotifierFunction"}  # schedules, rules, Scheduler
+    for name in asynchronous:
+        config = FUNCTIONS[name]["Properties"]["EventInvokeConfig"]
+        assert config["DestinationConfig"]["OnFailure"] == {"Type": "SQS", "Destination": {"GetAtt": "FailedInvocationsQueue.Arn"}}, name
+        assert config["MaximumRetryAttempts"] == 2
+    alarm = resources["FailedInvocationsAlarm"]["Properties"]
+    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": {"GetAtt": "FailedInvocationsQueue.QueueName"}}]
+    assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
+    assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    queues = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::SQS::Queue"]
+    assert len(queues) == 3 and all(q.get("SqsManagedSseEnabled") is True for q in queues)
+
+
+def test_every_checkov_skip_says_why():
+    for name, res in load()["Resources"].items():
+        for skip in res.get("Metadata", {}).get("checkov", {}).get("skip", []):
+            assert re.fullmatch(r"CKV_AWS_\d+", skip["id"]) and len(skip.get("comment", "")) > 40, f"{name}: {skip}"

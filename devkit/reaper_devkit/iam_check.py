@@ -1,0 +1,216 @@
+"""What IAM authorizes for each recorded AWS call, and whether a function's role in template.yaml allows it.
+
+A call becomes one or more requests: its own action on the resource ARN it names (with the
+condition keys the request carries), plus what AWS checks implicitly — the tag action when it
+passes Tags at creation, iam:PassRole when it hands a role to a service. A request is granted when
+an Allow statement names the action, a Resource pattern matches the ARN and every condition holds
+(a condition on a key the request does not carry does not hold). The Deny backstop depends on
+resource tags and is checked by tests/unit/test_iam.py instead.
+
+ARN formats: the Service Authorization Reference of each service
+(https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reaper.iam import PASSES_ROLE, TAG_ON_CREATE
+from reaper_devkit.template import function_statements, load, statement_actions
+
+ACCOUNT = "123456789012"  # moto's account; template patterns are resolved for it
+STACK_REGION = "us-east-1"  # the tests' region, where the stack would be
+
+
+@dataclass(frozen=True)
+class Request:
+    action: str
+    resource: str  # an ARN, or "*" for an action that takes no resource
+    context: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        extra = f" {dict(self.context)}" if self.context else ""
+        return f"{self.action} on {self.resource}{extra}"
+
+
+Params = Mapping[str, Any]
+ArnOf = Callable[[str, str, Params], list[str]]  # (region, account, params) -> ARNs
+
+
+def _sm(kind: str, param: str) -> ArnOf:
+    return lambda region, account, p: [f"arn:aws:sagemaker:{region}:{account}:{kind}/{str(p[param]).lower()}"]
+
+
+def _fsx(kind: str, param: str) -> ArnOf:
+    return lambda region, account, p: [f"arn:aws:fsx:{region}:{account}:{kind}/{p[param]}"]
+
+
+def _fsx_new(kind: str, new: str) -> ArnOf:
+    return lambda region, account, p: [f"arn:aws:fsx:{region}:{account}:{kind}/{new}"]
+
+
+def _both(*arns: ArnOf) -> ArnOf:
+    return lambda region, account, p: [a for f in arns for a in f(region, account, p)]
+
+
+def _target(region: str, account: str, p: Params) -> list[str]:
+    return [f"arn:aws:application-autoscaling:{region}:{account}:scalable-target/new"]
+
+
+def _alarm(region: str, account: str, p: Params) -> list[str]:
+    names = p["AlarmNames"] if "AlarmNames" in p else [p["AlarmName"]]
+    return [f"arn:aws:cloudwatch:{region}:{account}:alarm:{n}" for n in names]
+
+
+RESOURCE_OF: dict[str, ArnOf] = {
+    "sagemaker:StopNotebookInstance": _sm("notebook-instance", "NotebookInstanceName"),
+    "sagemaker:UpdateNotebookInstance": _sm("notebook-instance", "NotebookInstanceName"),
+    "sagemaker:StopTrainingJob": _sm("training-job", "TrainingJobName"),
+    "sagemaker:StopProcessingJob": _sm("processing-job", "ProcessingJobName"),
+    "sagemaker:StopHyperParameterTuningJob": _sm("hyper-parameter-tuning-job", "HyperParameterTuningJobName"),
+    "sagemaker:DeleteEndpoint": _sm("endpoint", "EndpointName"),
+    "sagemaker:UpdateEndpointWeightsAndCapacities": _sm("endpoint", "EndpointName"),
+    "sagemaker:CreateEndpoint": _both(_sm("endpoint", "EndpointName"), _sm("endpoint-config", "EndpointConfigName")),
+    "sagemaker:UpdateInferenceComponentRuntimeConfig": _sm("inference-component", "InferenceComponentName"),
+    "sagemaker:AddTags": lambda region, account, p: [p["ResourceArn"]],
+    "sagemaker:DeleteTags": lambda region, account, p: [p["ResourceArn"]],
+    "fsx:DeleteFileSystem": _fsx("file-system", "FileSystemId"),
+    "fsx:CreateBackup": _both(_fsx("file-system", "FileSystemId"), _fsx_new("backup", "backup-new")),
+    "fsx:CreateDataRepositoryTask": _both(_fsx("file-system", "FileSystemId"), _fsx_new("task", "task-new")),
+    "fsx:CreateFileSystemFromBackup": _both(_fsx("backup", "BackupId"), _fsx_new("file-system", "fs-new")),
+    "fsx:TagResource": lambda region, account, p: [p["ResourceARN"]],
+    "fsx:UntagResource": lambda region, account, p: [p["ResourceARN"]],
+    "application-autoscaling:RegisterScalableTarget": _target,
+    "application-autoscaling:DeregisterScalableTarget": _target,
+    "application-autoscaling:PutScalingPolicy": _target,
+    "application-autoscaling:DeleteScalingPolicy": _target,
+    "cloudwatch:PutMetricAlarm": _alarm,
+    "cloudwatch:DeleteAlarms": _alarm,
+    "scheduler:CreateSchedule": lambda region, account, p: [f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"],
+    "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
+    "dynamodb:PutItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
+    "dynamodb:Query": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
+    "sqs:SendMessage": lambda region, account, p: [f"arn:aws:sqs:{region}:{account}:{str(p['QueueUrl']).rstrip('/').rsplit('/', 1)[-1]}"],
+}
+# where the tag-on-create authorization lands: the resource the call creates
+CREATED = {
+    "sagemaker:CreateEndpoint": _sm("endpoint", "EndpointName"),
+    "fsx:CreateBackup": _fsx_new("backup", "backup-new"),
+    "fsx:CreateDataRepositoryTask": _fsx_new("task", "task-new"),
+    "fsx:CreateFileSystemFromBackup": _fsx_new("file-system", "fs-new"),
+}
+
+
+def _context(action: str, p: Params) -> dict[str, tuple[str, ...]]:
+    if action.startswith("application-autoscaling:") and "ServiceNamespace" in p:
+        return {
+            "application-autoscaling:service-namespace": (p["ServiceNamespace"],),
+            "application-autoscaling:scalable-dimension": (p["ScalableDimension"],),
+        }
+    if action == "cloudwatch:PutMetricAlarm":
+        actions = [*p.get("AlarmActions", []), *p.get("OKActions", []), *p.get("InsufficientDataActions", [])]
+        return {"cloudwatch:AlarmActions": tuple(actions)} if actions else {}
+    return {}
+
+
+def requests_for(action: str, params: Params, region: str, account: str = ACCOUNT) -> list[Request]:
+    """Everything IAM authorizes for one call of `action` with these parameters."""
+    arns = RESOURCE_OF[action](region, account, params) if action in RESOURCE_OF else ["*"]
+    context = _context(action, params)
+    out = [Request(action, arn, context) for arn in arns]
+    if action in TAG_ON_CREATE and params.get("Tags"):
+        out += [Request(TAG_ON_CREATE[action], arn) for arn in CREATED[action](region, account, params)]
+    role = (params.get("Target") or {}).get("RoleArn") if action in PASSES_ROLE else None
+    if role:
+        out.append(Request("iam:PassRole", role, {"iam:PassedToService": (PASSES_ROLE[action],)}))
+    return out
+
+
+# -- the template's side ---------------------------------------------------------------------
+
+
+def _sub(text: str) -> str:
+    fixed = {"AWS::Partition": "aws", "AWS::AccountId": ACCOUNT, "AWS::Region": STACK_REGION}
+    return re.sub(r"\$\{([^}]+)\}", lambda m: fixed.get(m.group(1), "*"), text)
+
+
+def _get_att(target: str) -> list[str]:
+    logical_id, _ = target.split(".", 1)
+    kind = load()["Resources"][logical_id]["Type"]
+    pattern = {
+        "AWS::DynamoDB::Table": f"arn:aws:dynamodb:*:{ACCOUNT}:table/*",
+        "AWS::SQS::Queue": f"arn:aws:sqs:*:{ACCOUNT}:*",
+        "AWS::IAM::Role": f"arn:aws:iam::{ACCOUNT}:role/*{logical_id}*",  # CloudFormation names roles after the logical id
+        "AWS::Serverless::Function": f"arn:aws:lambda:*:{ACCOUNT}:function:*",
+    }.get(kind)
+    if pattern is None:
+        raise ValueError(f"no ARN pattern for !GetAtt {target} ({kind})")
+    return [pattern]
+
+
+def patterns(value: Any) -> list[str]:
+    """The ARN patterns a template value stands for (every branch of an !If)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [p for v in value for p in patterns(v)]
+    if "Sub" in value:
+        return [_sub(value["Sub"] if isinstance(value["Sub"], str) else value["Sub"][0])]
+    if "GetAtt" in value:
+        return _get_att(value["GetAtt"])
+    if "If" in value:
+        return patterns(value["If"][1]) + patterns(value["If"][2])
+    if "Ref" in value:
+        return [f"arn:aws:*:*:{ACCOUNT}:*"]
+    raise ValueError(f"cannot read Resource {value!r}")
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """IAM wildcards: * any run of characters, ? one character."""
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) + r"\Z")
+
+
+def _matches(pattern: str, value: str) -> bool:
+    return bool(_glob(pattern).match(value))
+
+
+def _holds(condition: Mapping[str, Mapping[str, Any]], context: Mapping[str, tuple[str, ...]]) -> bool:
+    for operator, tests in condition.items():
+        for key, wanted in tests.items():
+            allowed = [wanted] if isinstance(wanted, str | dict) else list(wanted)
+            allowed_text = [p for w in allowed for p in patterns(w)]
+            have = context.get(key)
+            if operator == "Null":
+                if (have is None) != (str(wanted).lower() == "true"):
+                    return False
+            elif have is None:
+                return False
+            elif operator == "StringEquals":
+                if not all(v in allowed_text for v in have):
+                    return False
+            elif operator in ("StringLike", "ForAllValues:StringLike"):
+                if not all(any(_matches(a, v) for a in allowed_text) for v in have):
+                    return False
+            else:
+                raise ValueError(f"condition operator {operator} is not modelled here")
+    return True
+
+
+def granted(request: Request, statements: Iterable[Mapping[str, Any]]) -> bool:
+    for stmt in statements:
+        if stmt.get("Effect") != "Allow" or request.action not in statement_actions(stmt):
+            continue
+        if not any(_matches(p, request.resource) for p in patterns(stmt["Resource"])):
+            continue
+        if _holds(stmt.get("Condition", {}), request.context):
+            return True
+    return False
+
+
+def ungranted(requests: Iterable[Request], logical_id: str) -> list[str]:
+    """The requests the function's role does not allow, as text (empty = all granted)."""
+    stmts = function_statements(logical_id)
+    return sorted({str(r) for r in requests if not granted(r, stmts)})
