@@ -1,4 +1,5 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
+# `make check` is the quick loop while editing: lint, types and the unit tests.
 PYTHON ?= python3.11
 VENV := .venv
 SAMVENV := .venv-sam
@@ -8,7 +9,12 @@ SAM := $(SAMVENV)/bin/sam
 export SAM_CLI_TELEMETRY := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test unit integration lint typecheck sam-validate sam-build checkov bench clean venv
+# pytest workers (pytest-xdist) for `make test`: auto is one per core
+WORKERS ?= auto
+# hypothesis examples per safety property: 500 in `make test`, 10,000 in `make props`
+PROPS ?= 10000
+
+.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv
 
 $(VENV)/.ready: requirements-dev.txt layers/reaper/requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
@@ -59,10 +65,25 @@ checkov: $(CHECKOVVENV)/.ready
 sam-build: $(SAMVENV)/.ready
 	$(SAM) build --parallel --build-dir .aws-sam/build
 
-test: $(VENV)/.ready $(SAMVENV)/.ready lint typecheck
-	$(VENV)/bin/pytest tests
-	$(MAKE) sam-validate checkov sam-build
+# The whole suite on every core; worksteal evens out the few long tests (marked slow).
+pytest: $(VENV)/.ready
+	$(VENV)/bin/pytest tests -n $(WORKERS) --dist worksteal
+
+smoke: $(VENV)/.ready sam-build
 	$(PY) scripts/smoke_build.py
+
+# Every step runs at once (sam build waits on the network and the disk while pytest computes);
+# each target's output is printed whole when it ends, and any failure fails `make test`.
+test: $(VENV)/.ready $(SAMVENV)/.ready
+	$(MAKE) --no-print-directory -j6 --output-sync=target lint typecheck pytest sam-validate checkov smoke
+
+# The safety properties (tests/unit/test_safety_properties.py) at 10,000 examples each.
+props: $(VENV)/.ready
+	REAPER_PROP_EXAMPLES=$(PROPS) $(VENV)/bin/pytest tests/unit/test_safety_properties.py -n $(WORKERS)
+
+# Under a minute: unit tests in one process (starting xdist workers would cost more than it saves).
+check: $(VENV)/.ready
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck unit
 
 bench: $(VENV)/.ready
 	$(PY) bench/sweep_bench.py

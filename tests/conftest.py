@@ -21,6 +21,9 @@ os.environ.update(
     AWS_REGION="us-east-1",
     POWERTOOLS_METRICS_NAMESPACE="MLReaper",
     POWERTOOLS_SERVICE_NAME="mlreaper-test",
+    # moto's EC2 backend otherwise builds ~50,000 default AMIs, with snapshots and volumes, for
+    # every region at every reset; no test uses them (the FSx tests need only subnets and groups)
+    MOTO_EC2_LOAD_DEFAULT_AMIS="false",
 )
 
 import boto3  # noqa: E402
@@ -29,13 +32,22 @@ from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
 from reaper.actionlog import create_table  # noqa: E402
-from reaper_devkit import moto_ext  # noqa: E402
+from reaper_devkit import boto_models, local_aws, moto_ext  # noqa: E402
 
 moto_ext.apply()
+boto_models.share()
 
 ROOT = Path(__file__).resolve().parent.parent
 REGION = "us-east-1"
 TABLE = "mlreaper-test-log"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_moto_server() -> Iterator[None]:
+    """One moto server per test run (per xdist worker): every local_account() in a test reuses
+    it, reset through /moto-api/reset, instead of starting its own."""
+    with local_aws.kept_server():
+        yield
 
 
 @pytest.fixture

@@ -130,6 +130,7 @@ def test_discovery_failure_is_an_error_not_silence(aws, capsys, monkeypatch):
     assert row["verdict"] == "error" and "ThrottlingException" in row["reason"]
 
 
+@pytest.mark.slow
 def test_the_installed_command_against_a_moto_server():
     # Given a seeded local moto server (what `make demo` uses)
     with local_account():

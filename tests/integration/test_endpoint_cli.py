@@ -8,6 +8,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
+import pytest
+
 from reaper.cli import main
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.local_aws import local_account, session
@@ -20,6 +22,7 @@ def rows(out: str) -> dict[str, dict]:
     return {r["id"]: r for r in (json.loads(line) for line in out.splitlines() if line.strip())}
 
 
+@pytest.mark.slow
 def test_enforce_sweep_then_restore_against_a_moto_server():
     # Given a seeded local moto server and the installed command
     with local_account():
