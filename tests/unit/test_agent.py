@@ -54,12 +54,19 @@ def jupyter() -> Iterator[dict[str, Any]]:
     server.shutdown()
 
 
-def run_agent(tmp_path: Path, url: str) -> list[dict[str, Any]]:
+def agent_env(tmp_path: Path, url: str, **extra: str) -> dict[str, str]:
     meta = tmp_path / "meta.json"
     meta.write_text(json.dumps({"ResourceName": "nb-1", "ResourceArn": "arn:aws:sagemaker:eu-west-1:1:notebook-instance/nb-1"}))
-    env = {"MLREAPER_JUPYTER_URL": url, "MLREAPER_DRY": "1", "MLREAPER_METADATA": str(meta),
-           "MLREAPER_STATE": str(tmp_path / "cpu.json"), "MLREAPER_CPU_PERCENT": "101", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=True)
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700, exist_ok=True)
+    return {"MLREAPER_JUPYTER_URL": url, "MLREAPER_DRY": "1", "MLREAPER_METADATA": str(meta),
+            "MLREAPER_STATE_DIR": str(state), "MLREAPER_CPU_PERCENT": "101", "PATH": "/usr/bin:/bin", **extra}
+
+
+def run_agent(tmp_path: Path, url: str, **extra: str) -> list[dict[str, Any]]:
+    """The agent as cron runs it: isolated mode, no site-packages (-I -S)."""
+    out = subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=agent_env(tmp_path, url, **extra),
+                         capture_output=True, text=True, timeout=60, check=True)
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
