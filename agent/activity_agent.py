@@ -5,6 +5,7 @@ is unknown, never idle. Standard library only (Python 3.7+). Threat model: READM
 Embedded in template.yaml by scripts/embed_agent.py; a test keeps the two the same.
 """
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -110,10 +111,8 @@ def read_state(dir_fd):
 def write_state(dir_fd, data):
     """A new file (O_EXCL|O_NOFOLLOW) renamed over the name: a planted symlink is replaced, not followed."""
     tmp = ".%s.%d.tmp" % (STATE_FILE, os.getpid())
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp, dir_fd=dir_fd)
-    except FileNotFoundError:
-        pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "w") as f:
@@ -122,10 +121,8 @@ def write_state(dir_fd, data):
             os.fsync(f.fileno())
         os.replace(tmp, STATE_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
         raise
 
 
@@ -139,8 +136,8 @@ def cpu_busy():
         try:
             try:
                 previous = read_state(dir_fd)
-            except ValueError:
-                previous = None  # a torn or foreign file: start a new sample
+            except (OSError, ValueError):
+                previous = None  # a symlink, torn or foreign file: start a new sample over it
             write_state(dir_fd, {"idle": idle, "total": total})
         finally:
             os.close(dir_fd)
@@ -151,7 +148,7 @@ def cpu_busy():
         busy = 1 - (idle - float(previous["idle"])) / (total - float(previous["total"]))
     except (TypeError, KeyError, ValueError, ZeroDivisionError):
         return False  # first sample after start (or a sample we cannot use)
-    return 0 < total - float(previous["total"]) and busy * 100 > CPU_PERCENT
+    return total - float(previous["total"]) > 0 and busy * 100 > CPU_PERCENT
 
 
 def notebook_identity():
@@ -210,7 +207,7 @@ def publish(name, region, partition, value, now):
     try:
         _http(url, "POST", body, sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ")))
     except urllib.error.HTTPError as exc:  # AccessDenied etc.: say which, in the log
-        raise RuntimeError("PutMetricData failed: HTTP %s %s" % (exc.code, exc.read(600).decode("utf-8", "replace")))
+        raise RuntimeError("PutMetricData failed: HTTP %s %s" % (exc.code, exc.read(600).decode("utf-8", "replace"))) from None
 
 
 def main():
