@@ -56,11 +56,11 @@ class Installed:
         return out
 
 
-def install(tmp_path: Path, user_owned: str = "", python: str | None = None) -> Installed:
-    """Run the on-start script with ROOT=tmp_path/root; the interpreter candidates are links to
+def install(tmp_path: Path, user_owned: str = "", python: str | None = None, cron_d: bool = True) -> Installed:
+    """Run the on-start script with MLREAPER_ROOT=tmp_path/root; the interpreter candidates are links to
     this test's python (or `python`), so the script's version check really runs."""
     root, fakes = tmp_path / "root", tmp_path / "fakes"
-    for d in ("opt", "var/lib", "var/log", "etc/cron.d", "usr/bin"):
+    for d in ("opt", "var/lib", "var/log", "usr/bin", *(["etc/cron.d"] if cron_d else [])):
         (root / d).mkdir(parents=True, exist_ok=True)
     link = root / "usr/bin/python3"
     if not link.exists():
@@ -73,7 +73,7 @@ def install(tmp_path: Path, user_owned: str = "", python: str | None = None) -> 
         fake.write_text(f"#!/bin/bash\n{record}{extra}\n{body}\n")
         fake.chmod(0o755)
     env = {
-        "ROOT": str(root),
+        "MLREAPER_ROOT": str(root),
         "PATH": f"{fakes}:/usr/sbin:/usr/bin:/sbin:/bin",
         "FAKE_DIR": str(fakes),
         "FAKE_USER_OWNED": user_owned,

@@ -90,6 +90,13 @@ def test_a_python_older_than_3_7_is_not_used(tmp_path):
     assert not (done.root / "etc/cron.d/mlreaper-agent").exists()
 
 
+def test_without_cron_the_notebook_starts_without_the_agent(tmp_path):
+    (tmp_path / "root/etc").mkdir(parents=True)
+    done = install(tmp_path, cron_d=False)
+    assert done.result.returncode == 0 and "cron is not installed" in done.result.stdout
+    assert not any(c[0] == "useradd" for c in done.calls)
+
+
 def test_a_failure_half_way_removes_the_cron_entry_and_still_exits_0(tmp_path):
     install(tmp_path)  # a previous start installed it
     # Given /var/lib now writable by others (fresh_dir refuses to work under it)
