@@ -1,8 +1,6 @@
-"""mlreaper activity agent: every 5 minutes (cron, as user mlreaper-agent, `python3 -I -S`)
-publishes MLReaper/NotebookActivity = 1 if a kernel is busy, a kernel or terminal was active,
-or GPU/CPU use is above the thresholds, else 0. What cannot be read publishes nothing: no data
-is unknown, never idle. Standard library only (Python 3.7+). Threat model: README, Notebooks.
-Embedded in template.yaml by scripts/embed_agent.py; a test keeps the two the same.
+"""mlreaper activity agent: cron runs it every 5 minutes as mlreaper-agent (`python3 -I -S`, stdlib
+only, Python 3.7+) to publish MLReaper/NotebookActivity: 1 if anything was active, else 0; nothing
+when it cannot tell (unknown is never idle). Threat model: README. Embedded by scripts/embed_agent.py.
 """
 
 import contextlib
@@ -109,7 +107,7 @@ def read_state(dir_fd):
 
 
 def write_state(dir_fd, data):
-    """A new file (O_EXCL|O_NOFOLLOW) renamed over the name: a planted symlink is replaced, not followed."""
+    """New file renamed over the old: a planted symlink is replaced, never followed."""
     tmp = ".%s.%d.tmp" % (STATE_FILE, os.getpid())
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp, dir_fd=dir_fd)
