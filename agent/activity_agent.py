@@ -1,42 +1,56 @@
-"""mlreaper activity agent: runs every 5 minutes on a SageMaker notebook instance (cron) and
-publishes MLReaper/NotebookActivity = 1 if anything was active in the period, else 0.
-
-Active means any of: a busy kernel; kernel or terminal activity since the last run; GPU use
-or CPU use above the thresholds. If the Jupyter server cannot be read, nothing is published:
-no data means unknown to the reaper, never idle.
-
-Standard library only, plus boto3 when the notebook has it (else the AWS CLI): nothing is
-installed at start, so image updates and notebooks without internet access do not break it.
-Embedded in template.yaml by scripts/embed_agent.py; a test keeps the two the same.
+"""mlreaper activity agent: cron runs it every 5 minutes as mlreaper-agent (`python3 -I -S`, stdlib
+only, Python 3.7+) to publish MLReaper/NotebookActivity: 1 if anything was active, else 0; nothing
+when it cannot tell (unknown is never idle). Threat model: README. Embedded by scripts/embed_agent.py.
 """
 
+import contextlib
+import hashlib
+import hmac
 import json
 import os
 import ssl
+import stat
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import datetime, timezone
 
 PERIOD = 300
-JUPYTER = os.environ.get("MLREAPER_JUPYTER_URL", "https://localhost:8443")
-CPU_PERCENT = float(os.environ.get("MLREAPER_CPU_PERCENT", "10"))
-GPU_PERCENT = float(os.environ.get("MLREAPER_GPU_PERCENT", "5"))
-STATE = os.environ.get("MLREAPER_STATE", "/home/ec2-user/.mlreaper/cpu-state.json")
-METADATA = os.environ.get("MLREAPER_METADATA", "/opt/ml/metadata/resource-metadata.json")
+NAMESPACE = "MLReaper"
+ENV = os.environ.get  # set only by the root-owned cron entry (and by tests)
+JUPYTER = ENV("MLREAPER_JUPYTER_URL", "https://localhost:8443")
+CPU_PERCENT = float(ENV("MLREAPER_CPU_PERCENT", "10"))
+GPU_PERCENT = float(ENV("MLREAPER_GPU_PERCENT", "5"))
+STATE_DIR = ENV("MLREAPER_STATE_DIR", "/var/lib/mlreaper-agent")
+STATE_FILE = "cpu-state.json"
+METADATA = ENV("MLREAPER_METADATA", "/opt/ml/metadata/resource-metadata.json")
+IMDS = ENV("MLREAPER_IMDS_URL", "http://169.254.169.254")
+CLOUDWATCH = ENV("MLREAPER_CLOUDWATCH_URL", "")  # default: https://monitoring.REGION.amazonaws.com/
+NVIDIA_SMI = "/usr/bin/nvidia-smi"
+MAX_BODY = 4 << 20
+
+
+def _http(url, method="GET", data=None, headers=None, context=None):
+    req = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
+    with urllib.request.urlopen(req, timeout=10, context=context) as resp:
+        body = resp.read(MAX_BODY + 1)
+    if len(body) > MAX_BODY:
+        raise ValueError("answer larger than %d bytes from %s" % (MAX_BODY, url))
+    return body
 
 
 def _get(path):
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with urllib.request.urlopen(JUPYTER + path, timeout=10, context=ctx) as resp:
-        return json.loads(resp.read().decode())
+    ctx.verify_mode = ssl.CERT_NONE  # the notebook's own self-signed certificate on localhost
+    return json.loads(_http(JUPYTER + path, context=ctx).decode())
 
 
 def _recent(stamp, now):
-    if not stamp:
+    if not isinstance(stamp, str):
         return False
     try:
         seen = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
@@ -46,24 +60,24 @@ def _recent(stamp, now):
 
 
 def jupyter_active(now):
-    """True/False from the Jupyter server; None when it cannot be read."""
+    """True/False from the Jupyter server (no token on localhost); None when unreadable."""
     try:
         kernels = _get("/api/kernels")
         terminals = _get("/api/terminals")
+        for k in kernels:
+            if k.get("execution_state") == "busy" or _recent(k.get("last_activity"), now):
+                return True
+        return any(_recent(t.get("last_activity"), now) for t in terminals)
     except Exception as exc:  # noqa: BLE001 - any failure means "cannot tell"
-        print(f"jupyter unreadable: {exc}", file=sys.stderr)
+        print("jupyter unreadable: %s" % exc, file=sys.stderr)
         return None
-    for k in kernels:
-        if k.get("execution_state") == "busy" or _recent(k.get("last_activity"), now):
-            return True
-    return any(_recent(t.get("last_activity"), now) for t in terminals)
 
 
 def gpu_busy():
     try:
         out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=20, check=True,
+            [NVIDIA_SMI, "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, timeout=20, check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return False  # no GPU or no driver
@@ -71,66 +85,145 @@ def gpu_busy():
     return any(v > GPU_PERCENT for v in values)
 
 
+def open_state_dir(path=None):
+    """The state directory's fd; OSError if it is a symlink, not ours, or open to others."""
+    fd = os.open(path or STATE_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise PermissionError("unsafe state directory %s (owner uid %d, mode %o)" % (path or STATE_DIR, st.st_uid, st.st_mode & 0o777))
+    return fd
+
+
+def read_state(dir_fd):
+    try:
+        fd = os.open(STATE_FILE, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise PermissionError("%s is not a regular file" % STATE_FILE)
+        return json.loads(f.read(4096))
+
+
+def write_state(dir_fd, data):
+    """New file renamed over the old: a planted symlink is replaced, never followed."""
+    tmp = ".%s.%d.tmp" % (STATE_FILE, os.getpid())
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp, dir_fd=dir_fd)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, STATE_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
 def cpu_busy():
-    """Average CPU use since the last run (from /proc/stat), compared with the threshold."""
+    """Average CPU use since the last run (/proc/stat) against the threshold; None if unknown."""
     try:
         with open("/proc/stat") as f:
             fields = [float(x) for x in f.readline().split()[1:]]
-    except OSError:
-        return False
-    idle, total = fields[3] + (fields[4] if len(fields) > 4 else 0), sum(fields)
-    previous = None
+        idle, total = fields[3] + (fields[4] if len(fields) > 4 else 0), sum(fields)
+        dir_fd = open_state_dir()
+        try:
+            try:
+                previous = read_state(dir_fd)
+            except (OSError, ValueError):
+                previous = None  # a symlink, torn or foreign file: start a new sample over it
+            write_state(dir_fd, {"idle": idle, "total": total})
+        finally:
+            os.close(dir_fd)
+    except (OSError, ValueError, IndexError) as exc:
+        print("cpu use unknown: %s" % exc, file=sys.stderr)
+        return None
     try:
-        with open(STATE) as f:
-            previous = json.load(f)
-    except (OSError, ValueError):
-        pass
-    try:
-        os.makedirs(os.path.dirname(STATE), exist_ok=True)
-        with open(STATE, "w") as f:
-            json.dump({"idle": idle, "total": total}, f)
-    except OSError:
-        pass
-    if not previous or total <= previous["total"]:
-        return False
-    busy = 1 - (idle - previous["idle"]) / (total - previous["total"])
-    return busy * 100 > CPU_PERCENT
+        busy = 1 - (idle - float(previous["idle"])) / (total - float(previous["total"]))
+    except (TypeError, KeyError, ValueError, ZeroDivisionError):
+        return False  # first sample after start (or a sample we cannot use)
+    return total - float(previous["total"]) > 0 and busy * 100 > CPU_PERCENT
 
 
 def notebook_identity():
     with open(METADATA) as f:
         meta = json.load(f)
-    region = meta["ResourceArn"].split(":")[3]
-    return meta["ResourceName"], region
+    arn = meta["ResourceArn"].split(":")
+    return meta["ResourceName"], arn[3], arn[1]
 
 
-def publish(name, region, value):
-    if os.environ.get("MLREAPER_DRY"):
+def credentials():
+    """The instance role's credentials from IMDSv2; they serve any local user."""
+    token = _http(IMDS + "/latest/api/token", "PUT", b"", {"X-aws-ec2-metadata-token-ttl-seconds": "300"})
+    h = {"X-aws-ec2-metadata-token": token.decode()}
+    base = IMDS + "/latest/meta-data/iam/security-credentials/"
+    role = _http(base, headers=h).decode().split()[0]
+    c = json.loads(_http(base + role, headers=h).decode())
+    return c["AccessKeyId"], c["SecretAccessKey"], c.get("Token")
+
+
+def sign(url, body, region, creds, amz_date, service="monitoring"):
+    """AWS Signature Version 4 headers for a POST of a form body."""
+    key_id, secret, token = creds
+    u = urllib.parse.urlsplit(url)
+    headers = {"content-type": "application/x-www-form-urlencoded; charset=utf-8", "host": u.netloc, "x-amz-date": amz_date}
+    if token:
+        headers["x-amz-security-token"] = token
+    names = sorted(headers)
+    canonical = "\n".join(
+        ["POST", u.path or "/", u.query, "".join(n + ":" + headers[n].strip() + "\n" for n in names),
+         ";".join(names), hashlib.sha256(body).hexdigest()]
+    )
+    scope = "/".join([amz_date[:8], region, service, "aws4_request"])
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = ("AWS4" + secret).encode()
+    for part in scope.split("/"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
+        key_id, scope, ";".join(names), signature)
+    return headers
+
+
+def publish(name, region, partition, value, now):
+    if ENV("MLREAPER_DRY"):
         print(json.dumps({"NotebookInstanceName": name, "region": region, "value": value}))
         return
-    datum = {"MetricName": "NotebookActivity", "Value": value, "Unit": "Count",
-             "Dimensions": [{"Name": "NotebookInstanceName", "Value": name}]}
+    body = urllib.parse.urlencode([
+        ("Action", "PutMetricData"), ("Version", "2010-08-01"), ("Namespace", NAMESPACE),
+        ("MetricData.member.1.MetricName", "NotebookActivity"), ("MetricData.member.1.Value", str(value)),
+        ("MetricData.member.1.Unit", "Count"),
+        ("MetricData.member.1.Dimensions.member.1.Name", "NotebookInstanceName"),
+        ("MetricData.member.1.Dimensions.member.1.Value", name),
+    ]).encode()
+    suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
+    url = CLOUDWATCH or "https://monitoring.%s.%s/" % (region, suffix)
     try:
-        import boto3
-    except ImportError:
-        subprocess.run(["aws", "cloudwatch", "put-metric-data", "--region", region, "--namespace", "MLReaper",
-                        "--metric-data", json.dumps([datum])], check=True, timeout=60)
-        return
-    boto3.client("cloudwatch", region_name=region).put_metric_data(Namespace="MLReaper", MetricData=[datum])
+        _http(url, "POST", body, sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ")))
+    except urllib.error.HTTPError as exc:  # AccessDenied etc.: say which, in the log
+        raise RuntimeError("PutMetricData failed: HTTP %s %s" % (exc.code, exc.read(600).decode("utf-8", "replace"))) from None
 
 
 def main():
     now = datetime.now(timezone.utc)
-    name, region = notebook_identity()
+    name, region, partition = notebook_identity()
     jupyter = jupyter_active(now)
     if jupyter is None:
         return 0  # unknown: publish nothing
     gpu, cpu = gpu_busy(), cpu_busy()  # both every run: the CPU sample must stay fresh
-    active = jupyter or gpu or cpu
-    publish(name, region, 1 if active else 0)
+    if jupyter or gpu or cpu:
+        publish(name, region, partition, 1, now)
+    elif cpu is None:
+        print("not published: idle by Jupyter and GPU, CPU unknown", file=sys.stderr)
+    else:
+        publish(name, region, partition, 0, now)
     return 0
 
 
 if __name__ == "__main__":
-    time.sleep(int(os.environ.get("MLREAPER_JITTER", "0")))
+    time.sleep(int(ENV("MLREAPER_JITTER", "0")))
     sys.exit(main())
