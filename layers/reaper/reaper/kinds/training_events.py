@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.errors import BadEventError
 from reaper.events import EventBridgeEvent, parse_model
 from reaper.kinds.training_cost import cluster, hours
+from reaper.kinds.training_job import job_gone
 from reaper.notices import post_notice
 from reaper.policy import read_tags
 from reaper.runtime import Runtime
@@ -59,7 +60,7 @@ def _read(rt: Runtime, region: str, name: str) -> tuple[dict[str, Any], dict[str
     try:
         desc: dict[str, Any] = sm.describe_training_job(TrainingJobName=name)
     except ClientError as exc:
-        if "Could not find" in str(exc) or exc.response.get("Error", {}).get("Code") in ("ResourceNotFound", "ResourceNotFoundException"):
+        if job_gone(exc):
             return None
         raise
     tags: dict[str, str] = {}

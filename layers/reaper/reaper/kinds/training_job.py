@@ -22,6 +22,14 @@ from reaper.policy import TagView
 from reaper.settings import Settings
 
 NOT_FOUND = ("ResourceNotFound", "ResourceNotFoundException")
+# DescribeTrainingJob answers ValidationException "Requested resource not found." for a missing job
+# (https://github.com/aws/aws-sdk/issues/165); other describes say "Could not find ...".
+GONE_MESSAGES = ("could not find", "requested resource not found")
+
+
+def job_gone(exc: ClientError) -> bool:
+    err = exc.response.get("Error", {})
+    return err.get("Code") in NOT_FOUND or any(m in str(err.get("Message", "")).lower() for m in GONE_MESSAGES)
 STATUS_FIELD = {"training": "TrainingJobStatus", "processing": "ProcessingJobStatus", "tuning": "HyperParameterTuningJobStatus"}
 
 
@@ -37,8 +45,7 @@ def job_state(clients: Clients, resource: Resource) -> str | None:
         else:
             desc = sm.describe_training_job(TrainingJobName=resource.id)
     except ClientError as exc:
-        err = exc.response.get("Error", {})
-        if err.get("Code") in NOT_FOUND or "Could not find" in str(err.get("Message", "")):
+        if job_gone(exc):
             return None
         raise
     state: str = desc.get(STATUS_FIELD.get(job_type, "TrainingJobStatus"), "Unknown")
