@@ -33,6 +33,8 @@ from reaper_devkit import moto_ext  # noqa: E402
 
 moto_ext.apply()
 
+pytest_plugins = ["tests.plugins.aws_shapes"]  # every request and mock answer held to botocore's model
+
 ROOT = Path(__file__).resolve().parent.parent
 REGION = "us-east-1"
 TABLE = "mlreaper-test-log"

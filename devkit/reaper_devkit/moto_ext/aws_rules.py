@@ -52,7 +52,7 @@ def _broken(what: str, text: str, rules: dict[str, Any]) -> str | None:
     if len(text) < rules.get("min", 0) or len(text) > rules.get("max", 1 << 30):
         return f"Value '{text}' at '{what}' failed to satisfy constraint: Member must have length between {rules.get('min', 0)} and {rules.get('max')}"
     pattern = rules.get("pattern")
-    if pattern and regex.search(pattern, text) is None:
+    if pattern and regex.fullmatch(pattern, text) is None:  # AWS matches the whole value
         return f"Value '{text}' at '{what}' failed to satisfy constraint: Member must satisfy regular expression pattern: {pattern}"
     return None
 
