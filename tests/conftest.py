@@ -37,6 +37,8 @@ from reaper_devkit import boto_models, local_aws, moto_ext  # noqa: E402
 moto_ext.apply()
 boto_models.share()
 
+pytest_plugins = ["tests.plugins.aws_shapes"]  # every request and mock answer held to botocore's model
+
 ROOT = Path(__file__).resolve().parent.parent
 REGION = "us-east-1"
 TABLE = "mlreaper-test-log"

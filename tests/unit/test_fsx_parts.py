@@ -14,9 +14,13 @@ def dra(path: str, lifecycle: str = "AVAILABLE", s3: str = "s3://b/p") -> dict:
     return {"AssociationId": "dra-0123456789abcdef0", "FileSystemPath": path, "DataRepositoryPath": s3, "Lifecycle": lifecycle}
 
 
-def test_persistent_is_backed_up_unless_linked_the_old_way():
+def test_persistent_is_backed_up_only_when_not_linked_to_a_data_repository():
+    # AWS refuses CreateBackup on a Lustre file system linked to a data repository (API_CreateBackup)
     assert protection("PERSISTENT_2", {}, []).method == "backup"
-    assert protection("PERSISTENT_2", {}, [dra("/")]).method == "backup"
+    by_dra = protection("PERSISTENT_2", {}, [dra("/")])
+    assert (by_dra.method, by_dra.coverage) == ("export", "full")
+    assert protection("PERSISTENT_2", {}, [dra("/out")]).coverage == "partial"
+    assert protection("PERSISTENT_2", {}, [dra("/", "MISCONFIGURED")]).method == "none"
     linked = protection("PERSISTENT_1", {"DataRepositoryConfiguration": {"Lifecycle": "AVAILABLE", "ExportPath": "s3://b/x"}}, [])
     assert (linked.method, linked.coverage, linked.report_path) == ("export", "full", "s3://b/x")
 

@@ -27,4 +27,8 @@ def apply() -> None:
     from reaper_devkit.moto_ext import fsx
 
     fsx.apply()
+    from reaper_devkit.moto_ext import aws_rules, sagemaker_shapes
+
+    aws_rules.apply()
+    sagemaker_shapes.apply()
     _applied = True

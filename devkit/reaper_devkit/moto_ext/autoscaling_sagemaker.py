@@ -7,6 +7,12 @@
 * DescribeScalingPolicies lists, under Alarms, the CloudWatch alarms whose actions invoke a
   step-scaling policy, as AWS does (moto listed only the alarms it made for target tracking).
 
+* A SageMaker target registered without RoleARN reports the service-linked role Application Auto
+  Scaling creates and uses, AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint (RoleARN is
+  required in ScalableTarget; moto left it out).
+  https://docs.aws.amazon.com/autoscaling/application/userguide/services-that-can-integrate-sagemaker.html
+  https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-service-linked-roles.html
+
 Patches moto's backend and response classes, so they hold in-process and in server mode.
 """
 
@@ -17,6 +23,7 @@ from typing import Any
 from moto.applicationautoscaling import models, responses
 
 IC_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
+SAGEMAKER_SLR = "sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
 
 
 def _is_component_target(namespace: str | None, resource_id: str | None, dimension: str | None) -> bool:
@@ -27,6 +34,15 @@ def apply() -> None:
     backend_cls = models.ApplicationAutoscalingBackend
     if getattr(backend_cls, "_reaper_sagemaker", False):
         return
+
+    original_target_init = models.FakeScalableTarget.__init__
+
+    def target_init(self: Any, backend: Any, service_namespace: str, *args: Any, **kwargs: Any) -> None:
+        original_target_init(self, backend, service_namespace, *args, **kwargs)
+        if not self.role_arn and service_namespace == "sagemaker":
+            self.role_arn = f"arn:aws:iam::{backend.account_id}:role/aws-service-role/{SAGEMAKER_SLR}"
+
+    models.FakeScalableTarget.__init__ = target_init  # type: ignore[method-assign]
 
     original_valid = models._target_params_are_valid
 

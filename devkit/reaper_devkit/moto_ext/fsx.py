@@ -8,14 +8,34 @@ What moto lacks, and what this module adds to its FSx backend (in-process and se
   * backups: the `FileSystem` structure real DescribeBackups returns (the file system as it was,
     kept after it is deleted), `Type`, `ProgressPercent`, `FailureDetails`; they stay CREATING
     until a test settles them (`settle_backups`) to AVAILABLE or FAILED. CreateBackup refuses
-    scratch file systems and persistent ones linked to S3, as AWS does; DescribeBackups with an
-    unknown id raises BackupNotFound, as AWS does;
+    scratch file systems and every file system linked to a data repository (the old
+    ImportPath/ExportPath link or a data repository association), as AWS does; DescribeBackups
+    with an unknown id raises BackupNotFound, as AWS does;
+  * DeleteFileSystem refuses (BadRequest) while a data repository task is PENDING or EXECUTING;
   * CreateFileSystemFromBackup (from an AVAILABLE backup only; the new file system is CREATING);
   * data repository associations: Create/DescribeDataRepositoryAssociations;
   * data repository tasks: Create/DescribeDataRepositoryTasks. A task needs a linked repository
     and no other task running on the file system; it stays PENDING until `settle_tasks` ends it
     SUCCEEDED (optionally with failed files) or FAILED, or leaves it EXECUTING (stuck).
   * ClientRequestToken: a repeated token returns the first result (backups, tasks, restores).
+
+Where each rule comes from (AWS documentation):
+  * CreateBackup, Lustre: "you can create a backup only for file systems that have ... a Persistent
+    deployment type [and] are not linked to a data repository"
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateBackup.html
+    (https://docs.aws.amazon.com/cli/v1/reference/fsx/create-backup.html says the same);
+    scratch: "Amazon FSx doesn't support backups on scratch file systems"
+    https://repost.aws/knowledge-center/fsx-for-lustre-scratch-file-system
+  * DeleteFileSystem: "Deleting an Amazon FSx for Lustre file system will fail with a 400 BadRequest
+    if a data repository task is in a PENDING or EXECUTING state"; "Backups cannot be enabled on
+    S3-linked file systems. To ensure all of your data is written back to S3 ... run an export data
+    repository task" https://docs.aws.amazon.com/fsx/latest/APIReference/API_DeleteFileSystem.html
+  * DataRepositoryTask lifecycle PENDING, EXECUTING, FAILED, SUCCEEDED, CANCELED, CANCELING
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_DataRepositoryTask.html
+  * data repository associations: "supported on all FSx for Lustre 2.12 and 2.15 file systems,
+    excluding scratch_1 deployment type"
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateDataRepositoryAssociation.html
+  * tags on every FSx request: aws_rules.py (no `aws:` keys, no comma in values).
 
 Test controls (`settle_backups`, `settle_tasks`, `set_file_system`) change the shared backends
 directly, so they work under mock_aws and against a ThreadedMotoServer in the same process.
@@ -163,11 +183,12 @@ def _create_backup(original: Any) -> Any:
             return self.backups[tokens[client_request_token]]
         fs = self.file_systems.get(file_system_id)
         if fs is not None and fs.file_system_type == "LUSTRE":
+            # API_CreateBackup: Lustre backups only for a persistent file system not linked to a data repository
             lustre = fs.lustre_configuration or {}
             if str(lustre.get("DeploymentType", "")).startswith("SCRATCH"):
                 raise _Error("BadRequest", "Backups are not supported on scratch file systems.")
-            if lustre.get("DataRepositoryConfiguration"):
-                raise _Error("BadRequest", "Backups are not supported on file systems linked to an Amazon S3 data repository.")
+            if _linked(self, fs):
+                raise _Error("BadRequest", "Backups are not supported on file systems linked to a data repository.")
         backup = original(self, file_system_id, client_request_token, volume_id, tags)
         if client_request_token:
             tokens[client_request_token] = backup.backup_id
@@ -188,6 +209,14 @@ def _describe_backups(original: Any) -> Any:
 
 def _delete_file_system(original: Any) -> Any:
     def delete_file_system(self: Any, file_system_id: str, *args: Any, **kwargs: Any) -> Any:
+        # API_DeleteFileSystem: 400 BadRequest while a data repository task is PENDING or EXECUTING
+        running = [
+            t["TaskId"]
+            for t in _state(self, "tasks").values()
+            if t["FileSystemId"] == file_system_id and t["Lifecycle"] in ("PENDING", "EXECUTING")
+        ]
+        if running:
+            raise _Error("BadRequest", f"Cannot delete file system {file_system_id}: data repository task {running[0]} is running.")
         result = original(self, file_system_id, *args, **kwargs)
         associations = _state(self, "associations")
         for dra_id in [k for k, v in associations.items() if v["FileSystemId"] == file_system_id]:

@@ -10,6 +10,10 @@ What changes (all in moto's backend and response classes, so in-process and serv
 - ListTrainingJobsForHyperParameterTuningJob exists; `add_tuning_training_job()` seeds the
   training jobs a tuning job "launched" (moto cannot launch them).
 - Processing jobs keep their ProcessingResources and report ProcessingStartTime.
+- DescribeTrainingJob of a job that does not exist answers `ValidationException: Requested resource
+  not found.` as AWS does (moto says "Could not find training job ..."), although the API reference
+  lists ResourceNotFound: https://github.com/aws/aws-sdk/issues/165, https://github.com/boto/boto3/issues/2808
+  (API: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingJob.html).
 - Search over TrainingJob returns the real shape (`TrainingJobArn`, no nulls) and pages with
   MaxResults (default 10, at most 100) and NextToken, as AWS does.
 """
@@ -134,8 +138,9 @@ def _patch_reads() -> None:
     describe_tuning = backend.describe_hyper_parameter_tuning_job
 
     def describe_training_job(self: Any, training_job_name: str) -> dict[str, Any]:
-        if training_job_name in self.training_jobs:
-            _read(self.training_jobs[training_job_name])
+        if training_job_name not in self.training_jobs:
+            raise ValidationError(message="Requested resource not found.")
+        _read(self.training_jobs[training_job_name])
         return describe_training(self, training_job_name)
 
     def describe_processing_job(self: Any, processing_job_name: str) -> dict[str, Any]:

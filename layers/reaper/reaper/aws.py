@@ -28,7 +28,8 @@ NOT_FOUND_CODES = frozenset(
     }
 )
 # SageMaker's words for a missing resource under ValidationException
-_SAGEMAKER_MISSING = ("could not find", "does not exist", "no scalable target", "no scaling policy")
+# DescribeTrainingJob says "Requested resource not found." (https://github.com/aws/aws-sdk/issues/165)
+_SAGEMAKER_MISSING = ("could not find", "does not exist", "requested resource not found", "no scalable target", "no scaling policy")
 
 AwsError = (ClientError, BotoCoreError)
 

@@ -23,8 +23,9 @@ def discover(clients: Clients, settings: Settings, now: datetime, only: frozense
         for fs in page.get("FileSystems", []):
             if fs.get("FileSystemType") == "LUSTRE" and (only is None or fs["FileSystemId"] in only):
                 found.append(fs)
-    needs_links = [fs for fs in found if not str((fs.get("LustreConfiguration") or {}).get("DeploymentType", "")).startswith("PERSISTENT")]
-    associations = _associations(fsx) if needs_links else {}
+    # Every file system's links, persistent ones too: AWS cannot back up a linked file system, so
+    # a link decides between backup and export (API_CreateBackup).
+    associations = _associations(fsx) if found else {}
     return [_resource(fs, clients.region, settings, associations.get(fs["FileSystemId"], [])) for fs in found]
 
 

@@ -156,14 +156,17 @@ def phase_of(tags: Mapping[str, str], prefix: str) -> Phase | None:
 
 
 def protection(deployment: str, lustre: dict[str, Any], associations: list[dict[str, Any]]) -> Protection:
-    """Backup for persistent file systems; export for those linked to S3; else nothing.
+    """Backup for persistent file systems with no data repository; export for those linked to S3; else nothing.
 
-    AWS backs up persistent Lustre file systems unless they are linked to S3 the old way
-    (ImportPath/ExportPath); scratch ones cannot be backed up at all. An export keeps only what is
-    under a linked path, so it covers the whole file system only when "/" is linked.
+    AWS backs up a Lustre file system only if it is persistent and not linked to a data repository,
+    the old way (ImportPath/ExportPath) or by a data repository association
+    (https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateBackup.html); scratch ones cannot
+    be backed up at all. A linked one, persistent or scratch, keeps its data in S3 through an export
+    task. An export keeps only what is under a linked path, so it covers the whole file system only
+    when "/" is linked.
     """
     legacy = lustre.get("DataRepositoryConfiguration") or {}
-    if deployment.startswith("PERSISTENT") and not legacy:
+    if deployment.startswith("PERSISTENT") and not legacy and not associations:
         return Protection("backup", "full", why=f"{deployment} file systems can be backed up")
     if legacy:
         state = legacy.get("Lifecycle", "UNKNOWN")
