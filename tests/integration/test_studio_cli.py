@@ -168,3 +168,19 @@ def test_an_app_idle_only_by_a_stale_record_restarted_recently_is_kept(sm, aws, 
     assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
     out = rows(capsys.readouterr().out)
     assert out[f"{d}/s1/JupyterLab/default"]["verdict"] == "keep"
+
+
+def test_demo_scene_in_server_mode_plays_as_it_says(capsys):
+    # The moto extension works behind moto's server too (the demo and the bench use it)
+    from reaper_devkit.local_aws import local_account, session
+    from reaper_devkit.scenes import studio_app as scene
+
+    with local_account():
+        expected = scene.seed(session(), datetime.now(UTC))
+        assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+        out = rows(capsys.readouterr().out)
+    verdicts = {rid: out[rid]["verdict"] for rid in expected}
+    for rid, says in expected.items():
+        word = says.split(":", 1)[0]
+        assert {"deleted": "act", "kept": "keep", "exempt": "exempt", "reported": "keep"}[word] == verdicts[rid], (rid, out[rid]["reason"])
+    assert sum(r["executed"] for r in out.values()) == 1
