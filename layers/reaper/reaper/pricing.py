@@ -18,6 +18,7 @@ HOSTING = "sagemaker-hosting"
 TRAINING = "sagemaker-training"
 EC2 = "ec2"
 FSX_LUSTRE = "fsx-lustre-gb-month"
+STUDIO = "sagemaker-studio"  # Studio app instances (JupyterLab, Code Editor, KernelGateway)
 
 
 @cache

@@ -118,6 +118,9 @@ class Settings(BaseModel):
     fsx_stuck_hours: float = Field(default=24.0, gt=0)
     fsx_check_function_arn: str | None = None
     fsx_check_role_arn: str | None = None
+    # SageMaker Studio (issue 14): turn the domains' built-in idle shutdown on with this timeout
+    # (None: only report domains where it is off). AWS accepts 60..525,600 minutes.
+    studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
 
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
@@ -247,6 +250,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
     "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
     "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
+    "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
 }
 
 

@@ -17,6 +17,8 @@ KIND_PACKAGES: dict[str, str] = {
     "endpoint": "reaper.kinds.endpoint",
     "training-job": "reaper.kinds.training_job",
     "fsx": "reaper.kinds.fsx",
+    # studio-app (issue 14)
+    "studio-app": "reaper.kinds.studio_app",
 }
 _loaded: dict[str, Kind] = {}
 

@@ -1,0 +1,409 @@
+"""SageMaker Studio as the studio-app kind meets it on AWS; moto 5.2.5 has domains only.
+
+What is added (moto's backend and response classes, so in-process and server mode alike):
+- User profiles and spaces: Create/Describe/List (UserProfile, Space), with their settings, owner and tags.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateSpace.html
+- Apps: CreateApp starts an app `InService` (AWS passes through `Pending` in minutes), with its
+  ResourceSpec; the ARN is `app/<domain>/<user profile or space>/<type>/<name>` as on AWS.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateApp.html
+- ListApps: every app of the region, or those of a domain/user profile/space; 10 a page by default,
+  at most 100 (MaxResults), with NextToken; deleted apps stay listed as `Deleted` (AWS keeps an
+  app's metadata 24 hours after it is shut down).
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListApps.html
+- DescribeApp: `LastHealthCheckTimestamp` and `LastUserActivityTimestamp` only for app types whose
+  activity Studio tracks for its own idle shutdown (JupyterLab, Code Editor); classic KernelGateway
+  and JupyterServer apps report none here. `set_app_times()` sets them (and CreationTime) for tests.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeApp.html
+  https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html
+- DeleteApp: an `InService` app goes to `Deleting` (the first read after says so), then `Deleted`.
+  Deleting an app that is not InService is refused as AWS refuses it: `ResourceInUse` while it is
+  Pending or Deleting, `ResourceNotFound` once Deleted or when there is no such app. The space, its
+  storage volume and the user profile are untouched.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteApp.html
+- UpdateDomain: DefaultUserSettings and DefaultSpaceSettings merged key by key (a key given
+  replaces that key's block whole), as AWS does for the blocks it is sent.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateDomain.html
+- AddTags/ListTags/DeleteTags take app, user-profile and space ARNs (their names hold slashes),
+  and the Resource Groups Tagging API returns them as `sagemaker:app`, `sagemaker:user-profile`,
+  `sagemaker:space` (GetResources "supports all resource types":
+  https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/supported-services.html).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from moto.core.resource_tagging import TaggedResource
+from moto.core.responses import ActionResult, EmptyResult
+from moto.core.utils import utcnow
+from moto.sagemaker import models, responses
+from moto.sagemaker.exceptions import ResourceInUseException, ResourceNotFound, ValidationError
+
+ACTIVITY_TRACKED = frozenset({"JupyterLab", "CodeEditor"})
+
+
+def _naive(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+@dataclass
+class FakeUserProfile:
+    arn: str
+    domain_id: str
+    name: str
+    settings: dict[str, Any]
+    tags: list[dict[str, str]]
+    created: datetime = field(default_factory=utcnow)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "DomainId": self.domain_id,
+            "UserProfileArn": self.arn,
+            "UserProfileName": self.name,
+            "Status": "InService",
+            "CreationTime": self.created,
+            "LastModifiedTime": self.created,
+            "UserSettings": self.settings,
+        }
+
+
+@dataclass
+class FakeSpace:
+    arn: str
+    domain_id: str
+    name: str
+    settings: dict[str, Any]
+    owner: str | None
+    sharing: str
+    tags: list[dict[str, str]]
+    created: datetime = field(default_factory=utcnow)
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "DomainId": self.domain_id,
+            "SpaceArn": self.arn,
+            "SpaceName": self.name,
+            "Status": "InService",
+            "CreationTime": self.created,
+            "LastModifiedTime": self.created,
+            "SpaceSettings": self.settings,
+            "SpaceSharingSettings": {"SharingType": self.sharing},
+        }
+        if self.owner:
+            out["OwnershipSettings"] = {"OwnerUserProfileName": self.owner}
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "DomainId": self.domain_id,
+            "SpaceName": self.name,
+            "Status": "InService",
+            "CreationTime": self.created,
+            "LastModifiedTime": self.created,
+            "SpaceSettingsSummary": {"AppType": self.settings.get("AppType")} if self.settings.get("AppType") else {},
+            "SpaceSharingSettingsSummary": {"SharingType": self.sharing},
+        }
+        if self.owner:
+            out["OwnershipSettingsSummary"] = {"OwnerUserProfileName": self.owner}
+        return out
+
+
+@dataclass
+class FakeApp:
+    arn: str
+    domain_id: str
+    user_profile: str | None
+    space: str | None
+    app_type: str
+    name: str
+    resource_spec: dict[str, Any]
+    tags: list[dict[str, str]]
+    status: str = "InService"
+    created: datetime = field(default_factory=utcnow)
+    last_health_check: datetime | None = None
+    last_user_activity: datetime | None = None
+    deleting_seen: bool = False
+
+    def _read(self) -> None:
+        """A deleted app reads `Deleting` once, then `Deleted` (AWS takes a minute or two)."""
+        if self.status == "Deleting":
+            if self.deleting_seen:
+                self.status = "Deleted"
+            else:
+                self.deleting_seen = True
+
+    def summary(self) -> dict[str, Any]:
+        self._read()
+        out: dict[str, Any] = {
+            "DomainId": self.domain_id,
+            "AppType": self.app_type,
+            "AppName": self.name,
+            "Status": self.status,
+            "CreationTime": self.created,
+            "ResourceSpec": self.resource_spec,
+        }
+        if self.user_profile:
+            out["UserProfileName"] = self.user_profile
+        if self.space:
+            out["SpaceName"] = self.space
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        out = {**self.summary(), "AppArn": self.arn}
+        if self.app_type in ACTIVITY_TRACKED and self.status == "InService":
+            checked = self.last_health_check or utcnow()
+            out["LastHealthCheckTimestamp"] = checked
+            out["LastUserActivityTimestamp"] = self.last_user_activity or self.created
+        return out
+
+
+@dataclass
+class StudioStore:
+    profiles: dict[str, FakeUserProfile] = field(default_factory=dict)  # by ARN
+    spaces: dict[str, FakeSpace] = field(default_factory=dict)
+    apps: dict[str, FakeApp] = field(default_factory=dict)
+
+    def by_arn(self, arn: str) -> Any:
+        return self.profiles.get(arn) or self.spaces.get(arn) or self.apps.get(arn)
+
+
+def store(backend: Any) -> StudioStore:
+    found: StudioStore | None = getattr(backend, "_reaper_studio", None)
+    if found is None:
+        found = StudioStore()
+        backend._reaper_studio = found
+    return found
+
+
+def _arn(backend: Any, path: str) -> str:
+    return f"arn:aws:sagemaker:{backend.region_name}:{backend.account_id}:{path}"
+
+
+def _domain(backend: Any, domain_id: str) -> Any:
+    if domain_id not in backend.domains:
+        raise ResourceNotFound(message=f"Domain '{domain_id}' not found.")
+    return backend.domains[domain_id]
+
+
+def _merge(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    return {**(current or {}), **(update or {})}
+
+
+def _page(items: list[dict[str, Any]], max_results: Any, token: Any, key: str) -> dict[str, Any]:
+    size = min(int(max_results or 10), 100)
+    start = int(token or 0)
+    out: dict[str, Any] = {key: items[start : start + size]}
+    if start + size < len(items):
+        out["NextToken"] = str(start + size)
+    return out
+
+
+def _app(backend: Any, p: Any) -> FakeApp:
+    s = store(backend)
+    owner = p("SpaceName") or p("UserProfileName")
+    if not owner:
+        raise ValidationError(message="Either UserProfileName or SpaceName must be set.")
+    arn = _arn(backend, f"app/{p('DomainId')}/{owner}/{p('AppType')}/{p('AppName')}")
+    app = s.apps.get(arn)
+    if app is None:
+        raise ResourceNotFound(message=f"App '{arn}' does not exist.")
+    return app
+
+
+# -- responses ----------------------------------------------------------------------------------
+def create_user_profile(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    domain_id = p("DomainId")
+    _domain(b, domain_id)
+    arn = _arn(b, f"user-profile/{domain_id}/{p('UserProfileName')}")
+    s = store(b)
+    if arn in s.profiles:
+        raise ResourceInUseException(message=f"User profile {p('UserProfileName')} already exists.")
+    s.profiles[arn] = FakeUserProfile(arn, domain_id, p("UserProfileName"), p("UserSettings") or {}, list(p("Tags") or []))
+    return ActionResult({"UserProfileArn": arn})
+
+
+def describe_user_profile(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    profile = store(b).profiles.get(_arn(b, f"user-profile/{p('DomainId')}/{p('UserProfileName')}"))
+    if profile is None:
+        raise ResourceNotFound(message=f"User profile '{p('UserProfileName')}' does not exist.")
+    return ActionResult(profile.describe())
+
+
+def list_user_profiles(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    rows = [
+        {k: v for k, v in u.describe().items() if k in ("DomainId", "UserProfileName", "Status", "CreationTime", "LastModifiedTime")}
+        for u in store(b).profiles.values()
+        if p("DomainIdEquals") in (None, u.domain_id)
+    ]
+    return ActionResult(_page(rows, p("MaxResults"), p("NextToken"), "UserProfiles"))
+
+
+def create_space(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    domain_id = p("DomainId")
+    _domain(b, domain_id)
+    arn = _arn(b, f"space/{domain_id}/{p('SpaceName')}")
+    s = store(b)
+    if arn in s.spaces:
+        raise ResourceInUseException(message=f"Space {p('SpaceName')} already exists.")
+    owner = (p("OwnershipSettings") or {}).get("OwnerUserProfileName")
+    sharing = (p("SpaceSharingSettings") or {}).get("SharingType", "Private" if owner else "Shared")
+    s.spaces[arn] = FakeSpace(arn, domain_id, p("SpaceName"), p("SpaceSettings") or {}, owner, sharing, list(p("Tags") or []))
+    return ActionResult({"SpaceArn": arn})
+
+
+def describe_space(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    space = store(b).spaces.get(_arn(b, f"space/{p('DomainId')}/{p('SpaceName')}"))
+    if space is None:
+        raise ResourceNotFound(message=f"Space '{p('SpaceName')}' does not exist.")
+    return ActionResult(space.describe())
+
+
+def list_spaces(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    rows = [sp.summary() for sp in store(b).spaces.values() if p("DomainIdEquals") in (None, sp.domain_id)]
+    return ActionResult(_page(rows, p("MaxResults"), p("NextToken"), "Spaces"))
+
+
+def create_app(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    domain_id = p("DomainId")
+    _domain(b, domain_id)
+    s = store(b)
+    space, user = p("SpaceName"), p("UserProfileName")
+    if space and _arn(b, f"space/{domain_id}/{space}") not in s.spaces:
+        raise ResourceNotFound(message=f"Space '{space}' does not exist.")
+    if user and not space and _arn(b, f"user-profile/{domain_id}/{user}") not in s.profiles:
+        raise ResourceNotFound(message=f"User profile '{user}' does not exist.")
+    if not (space or user):
+        raise ValidationError(message="Either UserProfileName or SpaceName must be set.")
+    arn = _arn(b, f"app/{domain_id}/{space or user}/{p('AppType')}/{p('AppName')}")
+    old = s.apps.get(arn)
+    if old is not None and old.status in ("InService", "Pending", "Deleting"):
+        raise ResourceInUseException(message=f"App {arn} already exists ({old.status}).")
+    spec = p("ResourceSpec") or {"InstanceType": "system" if p("AppType") == "JupyterServer" else "ml.t3.medium"}
+    s.apps[arn] = FakeApp(arn, domain_id, user if not space else None, space, p("AppType"), p("AppName"), spec, list(p("Tags") or []))
+    return ActionResult({"AppArn": arn})
+
+
+def describe_app(self: Any) -> ActionResult:
+    return ActionResult(_app(self.sagemaker_backend, self._get_param).describe())
+
+
+def list_apps(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    rows = [
+        a.summary()
+        for a in store(b).apps.values()
+        if p("DomainIdEquals") in (None, a.domain_id)
+        and p("UserProfileNameEquals") in (None, a.user_profile)
+        and p("SpaceNameEquals") in (None, a.space)
+    ]
+    return ActionResult(_page(rows, p("MaxResults"), p("NextToken"), "Apps"))
+
+
+def delete_app(self: Any) -> EmptyResult:
+    app = _app(self.sagemaker_backend, self._get_param)
+    app._read()
+    if app.status == "Deleted":
+        raise ResourceNotFound(message=f"App '{app.arn}' does not exist (it was deleted).")
+    if app.status != "InService":
+        raise ResourceInUseException(message=f"App '{app.arn}' is {app.status}: it can be deleted only when InService.")
+    app.status, app.deleting_seen = "Deleting", False
+    return EmptyResult()
+
+
+def update_domain(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    domain = _domain(b, p("DomainId"))
+    if p("DefaultUserSettings"):
+        domain.default_user_settings = _merge(domain.default_user_settings, p("DefaultUserSettings"))
+    if p("DefaultSpaceSettings"):
+        domain.default_space_settings = _merge(domain.default_space_settings, p("DefaultSpaceSettings"))
+    domain.last_modified_time = utcnow()
+    return ActionResult({"DomainArn": domain.arn})
+
+
+# -- tags -----------------------------------------------------------------------------------------
+def _patch_tags() -> None:
+    backend = models.SageMakerModelBackend
+    original_get = backend._get_resource_from_arn
+    original_iter = backend.iter_tagged_resources
+
+    def _get_resource_from_arn(self: Any, arn: str) -> Any:
+        found = store(self).by_arn(arn)
+        if found is not None:
+            if isinstance(found, FakeApp) and found.status == "Deleted":
+                raise ValidationError(message=f"Could not find app with arn {arn}")
+            return found
+        if any(f":{kind}/" in arn for kind in ("app", "space", "user-profile")):
+            raise ValidationError(message=f"Could not find resource {arn}")
+        return original_get(self, arn)
+
+    def iter_tagged_resources(self: Any) -> Iterator[TaggedResource]:
+        yield from original_iter(self)
+        s = store(self)
+        for rtype, items in (("sagemaker:user-profile", s.profiles), ("sagemaker:space", s.spaces), ("sagemaker:app", s.apps)):
+            for item in items.values():
+                if isinstance(item, FakeApp) and item.status == "Deleted":
+                    continue
+                yield TaggedResource(arn=item.arn, tags={t["Key"]: t["Value"] for t in item.tags}, resource_type=rtype)
+
+    backend._get_resource_from_arn = _get_resource_from_arn  # type: ignore[method-assign]
+    backend.iter_tagged_resources = iter_tagged_resources  # type: ignore[method-assign]
+
+
+# -- test support ----------------------------------------------------------------------------------
+def _backends() -> Iterator[Any]:
+    for account in models.sagemaker_backends.values():
+        yield from account.values()
+
+
+def app_for(arn: str) -> FakeApp:
+    for b in _backends():
+        app = store(b).apps.get(arn)
+        if app is not None:
+            return app
+    raise KeyError(arn)
+
+
+def set_app_times(
+    arn: str,
+    *,
+    created: datetime | None = None,
+    last_user_activity: datetime | None = None,
+    last_health_check: datetime | None = None,
+) -> None:
+    """Make an app look as if it was created, last used or last health-checked at these times."""
+    app = app_for(arn)
+    if created is not None:
+        app.created = _naive(created)
+    if last_user_activity is not None:
+        app.last_user_activity = _naive(last_user_activity)
+    if last_health_check is not None:
+        app.last_health_check = _naive(last_health_check)
+
+
+def apply() -> None:
+    for fn in (
+        create_user_profile,
+        describe_user_profile,
+        list_user_profiles,
+        create_space,
+        describe_space,
+        list_spaces,
+        create_app,
+        describe_app,
+        list_apps,
+        delete_app,
+        update_domain,
+    ):
+        setattr(responses.SageMakerResponse, fn.__name__, fn)
+    _patch_tags()

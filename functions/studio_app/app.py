@@ -1,0 +1,14 @@
+"""Studio-app function: scheduled sweeps of SageMaker Studio apps and domains' idle-shutdown settings."""
+
+from typing import Any
+
+from reaper.handlers import build_runtime, handle_kind_event
+from reaper.observability import logger, metrics
+
+RUNTIME = build_runtime("studio-app")
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_kind_event(event, "studio-app", RUNTIME, context=context)

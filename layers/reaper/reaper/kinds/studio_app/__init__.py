@@ -1,0 +1,53 @@
+"""SageMaker Studio apps (JupyterLab, Code Editor; classic KernelGateway and JupyterServer where
+billable): the idle app is deleted; its space, its storage volume and the user profile stay.
+
+Evidence: the last user activity SageMaker records for the app (DescribeApp
+`LastUserActivityTimestamp`, kept for JupyterLab and Code Editor apps, whose built-in idle
+shutdown uses it) and how long the app has existed. Where AWS records no activity for an app type,
+the app is unknown and kept. Domains whose built-in idle shutdown is off are reported once a day;
+with REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES it is turned on (the previous settings are kept in
+the action log so it can be turned back).
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, KindDeclaration
+
+_P = "reaper.kinds.studio_app"
+
+DECLARATION = KindDeclaration(
+    name="studio-app",
+    doc="SageMaker Studio apps: the idle app is deleted, its space and storage never",
+    tag_resource_types=("sagemaker:app", "sagemaker:space", "sagemaker:user-profile", "sagemaker:domain"),
+    tag_service="sagemaker",
+    read_permissions=(
+        "sagemaker:ListDomains",
+        "sagemaker:DescribeDomain",
+        "sagemaker:ListApps",
+        "sagemaker:DescribeApp",
+        "sagemaker:ListSpaces",
+        "sagemaker:ListTags",
+    ),
+    actions={
+        "delete": Action(
+            "delete",
+            "deleted",
+            ("sagemaker:DeleteApp",),
+            frozenset({"InService"}),
+            f"{_P}.actions:delete",
+            removes_resource=True,
+        ),
+        "enable-idle-shutdown": Action(
+            "enable-idle-shutdown",
+            "turned on built-in idle shutdown for",
+            ("sagemaker:UpdateDomain",),
+            frozenset({"InService"}),
+            f"{_P}.actions:enable_idle_shutdown",
+        ),
+    },
+    discover=f"{_P}.discover:discover",
+    signals=f"{_P}.signals:signals",
+    decide=f"{_P}.rules:decide",
+    current_state=f"{_P}.actions:current_state",
+    undo_hint=f"{_P}.actions:undo_hint",
+)

@@ -1,0 +1,106 @@
+"""What the studio-app kind does, its state check just before, and how to undo it.
+
+delete: DeleteApp on the idle app. The space, its storage volume (the user's files) and the user
+profile stay; the running kernels, terminals and anything not saved to the volume go with the app.
+Opening the space again starts a new app on the same volume.
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteApp.html
+
+enable-idle-shutdown: UpdateDomain turns the domain's built-in idle shutdown on for the app types
+where it is off, keeping every other setting of those blocks; the previous blocks go into the
+action log with the action, and the undo command puts them back.
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateDomain.html
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.aws import is_not_found
+from reaper.clients import Clients
+from reaper.kinds.base import ActContext
+from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
+from reaper.model import Decision, Resource
+
+GONE_STATES = frozenset({"Deleted"})
+
+
+def _owner(facts: AppFacts) -> dict[str, str]:
+    return {"SpaceName": facts.space} if facts.space else {"UserProfileName": facts.user_profile or ""}
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    sm = clients("sagemaker")
+    try:
+        if isinstance(resource.facts, DomainFacts):
+            state: str = sm.describe_domain(DomainId=resource.facts.domain_id).get("Status", "Unknown")
+            return state
+        f = resource.facts_as(AppFacts)
+        desc = sm.describe_app(DomainId=f.domain_id, AppType=f.app_type, AppName=f.app_name, **_owner(f))
+    except ClientError as exc:
+        if is_not_found(exc):
+            return None
+        raise
+    status: str = desc.get("Status", "Unknown")
+    return None if status in GONE_STATES else status
+
+
+def delete(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    f = resource.facts_as(AppFacts)
+    ctx.clients("sagemaker").delete_app(DomainId=f.domain_id, AppType=f.app_type, AppName=f.app_name, **_owner(f))
+    return f"{f.app_type} app deleted; {f.where} and its storage volume are kept: open it again to start a new app on the same files"
+
+
+def enabled_blocks(user_settings: dict[str, Any], app_types: tuple[str, ...], minutes: int) -> dict[str, Any]:
+    """The DefaultUserSettings blocks to send: each as it is, with idle shutdown on at `minutes`."""
+    out: dict[str, Any] = {}
+    for app_type in app_types:
+        block_name = IDLE_SETTING_BLOCKS[app_type]
+        block = copy.deepcopy(user_settings.get(block_name) or {})
+        idle = block.setdefault("AppLifecycleManagement", {}).setdefault("IdleSettings", {})
+        idle.update({"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": minutes})
+        out[block_name] = block
+    return out
+
+
+def enable_idle_shutdown(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    f = resource.facts_as(DomainFacts)
+    minutes = int(decision.evidence["timeout_minutes"])
+    sm = ctx.clients("sagemaker")
+    settings_now = sm.describe_domain(DomainId=f.domain_id).get("DefaultUserSettings") or {}  # read again: send only what changes
+    update = enabled_blocks(settings_now, f.off, minutes)
+    previous = {name: settings_now.get(name) or {} for name in update}
+    sm.update_domain(DomainId=f.domain_id, DefaultUserSettings=update)
+    return f"idle shutdown on at {minutes} min for {', '.join(f.off)} apps; previous DefaultUserSettings: {json.dumps(previous, sort_keys=True)}"
+
+
+def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...]) -> dict[str, Any]:
+    """What turns the change back: the previous blocks, with idle shutdown off as it was."""
+    out: dict[str, Any] = {}
+    for app_type in app_types:
+        name = IDLE_SETTING_BLOCKS[app_type]
+        block = copy.deepcopy(previous.get(name) or {})
+        idle = block.setdefault("AppLifecycleManagement", {}).setdefault("IdleSettings", {})
+        idle["LifecycleManagement"] = "DISABLED"
+        out[name] = block
+    return out
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action == "delete":
+        f = resource.facts_as(AppFacts)
+        itype = f" --resource-spec InstanceType={resource.instance_type}" if resource.instance_type else ""
+        return (
+            f"open {f.where} in SageMaker Studio again (its files are on the kept volume), or "
+            f"aws sagemaker create-app --domain-id {f.domain_id} "
+            f"--{'space-name' if f.space else 'user-profile-name'} {f.owner_name} "
+            f"--app-type {f.app_type} --app-name {f.app_name}{itype} --region {resource.region}"
+        )
+    if action == "enable-idle-shutdown":
+        d = resource.facts_as(DomainFacts)
+        blocks = json.dumps(disabled_blocks(d.previous, d.off), sort_keys=True)
+        return f"aws sagemaker update-domain --domain-id {d.domain_id} --default-user-settings '{blocks}' --region {resource.region}"
+    return None

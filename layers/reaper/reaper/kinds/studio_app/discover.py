@@ -1,0 +1,139 @@
+"""Every running, billable Studio app in the region, and every domain (for its idle-shutdown settings).
+
+Reads: ListDomains and one DescribeDomain per domain (few); ListApps for the whole region, 100 a
+page (it gives type, status, instance type and creation time: nothing is described here);
+ListSpaces, 100 a page, for who owns each private space; tags of apps, spaces, user profiles and
+domains from the Resource Groups Tagging API, 100 a call.
+
+Owner: an app's own `ml:owner` tag, else its space's, else the user profile's (the space owner's,
+or the app's own for classic Studio). SageMaker copies a domain's and user profile's tags to apps
+launched after the tag was set, so most apps carry them already.
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AddTags.html
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from reaper import pricing
+from reaper.clients import Clients
+from reaper.kinds.studio_app import DECLARATION
+from reaper.kinds.studio_app.model import BILLABLE_TYPES, FREE_INSTANCE, IDLE_SETTING_BLOCKS, KIND, AppFacts, DomainFacts, IdleSetting
+from reaper.model import Resource
+from reaper.settings import Settings
+from reaper.tagging import tags_by_arn
+
+PAGE = 100
+OWNER_KEY = "ml:owner"
+
+
+def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
+    sm = clients("sagemaker")
+    domains = [sm.describe_domain(DomainId=d["DomainId"]) for d in _pages(sm, "list_domains", "Domains")]
+    if not domains:
+        return []
+    tags = tags_by_arn(clients, list(DECLARATION.tag_resource_types))
+    prefix = _arn_prefix(domains[0]["DomainArn"])
+    space_owner = {
+        (s["DomainId"], s["SpaceName"]): (s.get("OwnershipSettingsSummary") or {}).get("OwnerUserProfileName")
+        for s in _pages(sm, "list_spaces", "Spaces")
+    }
+    out = [_domain(d, tags.get(d["DomainArn"], {}), clients.region) for d in domains]
+    for app in _pages(sm, "list_apps", "Apps"):
+        if not _billable_and_running(app):
+            continue
+        facts = AppFacts(
+            domain_id=app["DomainId"],
+            app_type=app["AppType"],
+            app_name=app["AppName"],
+            user_profile=app.get("UserProfileName"),
+            space=app.get("SpaceName"),
+            space_owner=space_owner.get((app["DomainId"], app.get("SpaceName", ""))),
+        )
+        arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
+        itype = (app.get("ResourceSpec") or {}).get("InstanceType")
+        out.append(
+            Resource(
+                kind=KIND,
+                id=arn.split(":app/", 1)[1],
+                arn=arn,
+                region=clients.region,
+                state=app["Status"],
+                tags=_with_owner(tags.get(arn, {}), _owner_sources(prefix, facts, tags)),
+                instance_type=itype,
+                hourly_usd=pricing.hourly(pricing.STUDIO, clients.region, itype),
+                created_at=app.get("CreationTime"),
+                facts=facts,
+            )
+        )
+    return out
+
+
+def _pages(sm: Any, operation: str, key: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for page in sm.get_paginator(operation).paginate(PaginationConfig={"PageSize": PAGE}):
+        items.extend(page.get(key, []))
+    return items
+
+
+def _billable_and_running(app: dict[str, Any]) -> bool:
+    if app.get("Status") != "InService" or app.get("AppType") not in BILLABLE_TYPES:
+        return False
+    itype = (app.get("ResourceSpec") or {}).get("InstanceType")
+    return not (app.get("AppType") == "JupyterServer" and itype in (None, FREE_INSTANCE))
+
+
+def _arn_prefix(domain_arn: str) -> str:
+    """'arn:aws:sagemaker:us-east-1:123456789012:' from a domain ARN (the partition comes with it)."""
+    return domain_arn.split("domain/", 1)[0]
+
+
+def _owner_sources(prefix: str, facts: AppFacts, tags: dict[str, dict[str, str]]) -> list[dict[str, str]]:
+    sources = []
+    if facts.space:
+        sources.append(tags.get(f"{prefix}space/{facts.domain_id}/{facts.space}", {}))
+    profile = facts.space_owner or facts.user_profile
+    if profile:
+        sources.append(tags.get(f"{prefix}user-profile/{facts.domain_id}/{profile}", {}))
+    return sources
+
+
+def _with_owner(own: dict[str, str], sources: list[dict[str, str]]) -> dict[str, str]:
+    """The app's tags, with `ml:owner` from its space or user profile when the app has none."""
+    if any(k.strip().lower() == OWNER_KEY for k in own):
+        return own
+    for tags in sources:
+        for key, value in tags.items():
+            if key.strip().lower() == OWNER_KEY and value.strip():
+                return {**own, OWNER_KEY: value}
+    return own
+
+
+def idle_settings(default_user_settings: dict[str, Any] | None) -> tuple[IdleSetting, ...]:
+    """The built-in idle shutdown of each app type that has one, as DefaultUserSettings say.
+
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_IdleSettings.html
+    """
+    out = []
+    for app_type, block in IDLE_SETTING_BLOCKS.items():
+        idle = (((default_user_settings or {}).get(block) or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
+        enabled = str(idle.get("LifecycleManagement", "")).upper() == "ENABLED"
+        out.append(IdleSetting(app_type, enabled, idle.get("IdleTimeoutInMinutes")))
+    return tuple(out)
+
+
+def _domain(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
+    user_settings = d.get("DefaultUserSettings") or {}
+    previous = {block: user_settings.get(block) or {} for block in IDLE_SETTING_BLOCKS.values()}
+    return Resource(
+        kind=KIND,
+        id=d["DomainId"],
+        arn=d["DomainArn"],
+        region=region,
+        state=d.get("Status", "Unknown"),
+        tags=tags,
+        created_at=d.get("CreationTime"),
+        changed_at=d.get("LastModifiedTime"),
+        facts=DomainFacts(d["DomainId"], d.get("DomainName", ""), idle_settings(user_settings), previous),
+    )

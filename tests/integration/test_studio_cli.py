@@ -1,0 +1,186 @@
+"""`reaper sweep --kind studio-app` in-process under moto: what is deleted, what is kept and why."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from reaper.cli import main
+from reaper_devkit import seed_studio as studio
+from reaper_devkit.calls import recording
+from reaper_devkit.template import function_actions
+from tests.integration import studio_fleet as fleet
+
+REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
+
+
+@pytest.fixture
+def seeded(aws) -> dict[str, Any]:
+    return fleet.seed(aws, datetime.now(UTC))
+
+
+def rows(out: str) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in (json.loads(line) for line in out.splitlines() if line.strip())}
+
+
+def by_case(out: dict[str, dict[str, Any]], seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {case: out[fleet.app_id(arn)] for case, arn in seeded["apps"].items()}
+
+
+def test_enforce_with_grace_zero_deletes_exactly_the_idle_apps_and_keeps_spaces(sm, seeded, capsys):
+    # When the CLI sweeps the kind in enforce with no grace
+    with recording() as calls:
+        code = main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"])
+    # Then every billable running app and both domains got a verdict, with the contract's fields
+    assert code == 0
+    out = rows(capsys.readouterr().out)
+    assert all(set(r) >= REQUIRED for r in out.values())
+    apps = by_case(out, seeded)
+    assert set(out) == {fleet.app_id(a) for a in seeded["apps"].values()} | {seeded["domain"], seeded["off_domain"]}
+    assert {c: r["verdict"] for c, r in apps.items()} == seeded["expected"]
+    # exactly the idle ones were deleted; the rest still run
+    deleted = sorted(c for c, r in apps.items() if r["executed"])
+    assert deleted == ["idle-code", "idle-lab"]
+    for case, arn in seeded["apps"].items():
+        assert studio.status(sm, arn) in (("Deleting", "Deleted") if case in deleted else ("InService",)), case
+    # spaces, user profiles and domains are all still there
+    spaces = {s["SpaceName"] for s in sm.list_spaces()["Spaces"]}
+    assert {"ana-lab", "ana-code"} <= spaces
+    assert sm.describe_user_profile(DomainId=seeded["domain"], UserProfileName="ana")["Status"] == "InService"
+    assert len(sm.list_domains()["Domains"]) == 2
+    # reasons and figures
+    lab = apps["idle-lab"]
+    assert "no user activity" in lab["reason"] and lab["hourly_usd"] == 1.408 and lab["owner"] == "ana@example.com"
+    assert "space ana-lab" in lab["detail"] and "storage volume" in lab["detail"]
+    assert "create-app" in lab["undo"] and "open space ana-lab" in lab["undo"]
+    assert "AWS records no user activity for KernelGateway" in apps["classic-kg"]["reason"]
+    assert "AWS records no user activity for JupyterServer" in apps["classic-paid-js"]["reason"]
+    assert "less than the idle window" in apps["young-lab"]["reason"]
+    assert "idle window 600 min" in apps["own-window"]["reason"]  # reaper:idle-minutes overrides the 60 min default
+    assert "production stage" in apps["prod-lab"]["reason"]
+    off = out[seeded["off_domain"]]
+    assert off["verdict"] == "keep" and "idle shutdown is off" in off["reason"] and not off["executed"]
+    assert "built-in idle shutdown on" in out[seeded["domain"]]["reason"]
+    # every call the sweep made is granted to the function
+    assert calls.actions <= function_actions("StudioAppFunction")
+    # and it described only the apps that could be acted on (no KernelGateway, exempt, prod, young)
+    assert calls.by_operation().get("sagemaker:DescribeApp", 0) <= 4 + 2  # 4 candidates + 2 state re-reads
+
+
+def test_dry_run_changes_nothing_and_says_would(sm, seeded, capsys):
+    assert main(["sweep", "--kind", "studio-app", "--mode", "dry-run", "--json"]) == 0
+    out = rows(capsys.readouterr().out)
+    apps = by_case(out, seeded)
+    assert sorted(c for c, r in apps.items() if r["verdict"] == "act") == ["idle-code", "idle-lab"]
+    assert not any(r["executed"] for r in out.values())
+    assert all(studio.status(sm, a) == "InService" for a in seeded["apps"].values())
+    assert all("reaper:warned-at" not in {t["Key"] for t in sm.list_tags(ResourceArn=a)["Tags"]} for a in seeded["apps"].values())
+
+
+def test_enforce_with_grace_warns_first_with_a_tag_on_the_app(sm, seeded, capsys):
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "60", "--json"]) == 0
+    apps = by_case(rows(capsys.readouterr().out), seeded)
+    assert apps["idle-lab"]["verdict"] == "warn" and not apps["idle-lab"]["executed"]
+    tags = {t["Key"] for t in sm.list_tags(ResourceArn=seeded["apps"]["idle-lab"])["Tags"]}
+    assert "reaper:warned-at" in tags
+    assert studio.status(sm, seeded["apps"]["idle-lab"]) == "InService"
+
+
+def test_a_protective_tag_added_after_discovery_stops_the_delete(sm, seeded, capsys, monkeypatch):
+    # Given the owner tags the app exempt between discovery and the action
+    from reaper.kinds.studio_app import actions
+
+    real = actions.current_state
+
+    def tagged_meanwhile(clients, resource):
+        if resource.arn == seeded["apps"]["idle-lab"]:
+            sm.add_tags(ResourceArn=resource.arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+        return real(clients, resource)
+
+    monkeypatch.setattr(actions, "current_state", tagged_meanwhile)
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    apps = by_case(rows(capsys.readouterr().out), seeded)
+    assert apps["idle-lab"]["verdict"] == "exempt" and not apps["idle-lab"]["executed"]
+    assert "read again just before the change" in apps["idle-lab"]["reason"]
+    assert studio.status(sm, seeded["apps"]["idle-lab"]) == "InService"
+    assert apps["idle-code"]["executed"] is True
+
+
+def test_an_app_deleted_by_its_user_meanwhile_is_kept_quietly(sm, seeded, capsys, monkeypatch):
+    from reaper.kinds.studio_app import actions
+
+    real = actions.current_state
+
+    def deleted_meanwhile(clients, resource):
+        if resource.arn == seeded["apps"]["idle-lab"]:
+            sm.delete_app(DomainId=seeded["domain"], SpaceName="ana-lab", AppType="JupyterLab", AppName="default")
+        return real(clients, resource)
+
+    monkeypatch.setattr(actions, "current_state", deleted_meanwhile)
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    apps = by_case(rows(capsys.readouterr().out), seeded)
+    assert apps["idle-lab"]["verdict"] == "keep" and not apps["idle-lab"]["executed"]
+    assert "Deleting" in apps["idle-lab"]["reason"]
+
+
+def test_admin_timeout_turns_idle_shutdown_on_and_the_undo_turns_it_back(sm, seeded, capsys, monkeypatch):
+    monkeypatch.setenv("REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES", "90")
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "60", "--json"]) == 0
+    out = rows(capsys.readouterr().out)
+    off = out[seeded["off_domain"]]
+    assert off["verdict"] == "act" and off["executed"] is True and off["action"] == "enable-idle-shutdown"
+    assert '"LifecycleManagement": "DISABLED"' in off["detail"]  # the previous settings, recorded
+    settings = sm.describe_domain(DomainId=seeded["off_domain"])["DefaultUserSettings"]
+    for block in ("JupyterLabAppSettings", "CodeEditorAppSettings"):
+        idle = settings[block]["AppLifecycleManagement"]["IdleSettings"]
+        assert idle == {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 90}
+    assert settings["ExecutionRole"]  # the rest of the domain's settings are untouched
+    assert out[seeded["domain"]]["executed"] is False  # already on: not touched
+    # the undo command's settings put it back
+    undo = off["undo"]
+    blocks = json.loads(undo.split("--default-user-settings '", 1)[1].split("'", 1)[0])
+    sm.update_domain(DomainId=seeded["off_domain"], DefaultUserSettings=blocks)
+    again = sm.describe_domain(DomainId=seeded["off_domain"])["DefaultUserSettings"]
+    assert again["JupyterLabAppSettings"]["AppLifecycleManagement"]["IdleSettings"]["LifecycleManagement"] == "DISABLED"
+
+
+def test_bad_admin_timeout_is_a_usage_error(seeded, capsys, monkeypatch):
+    monkeypatch.setenv("REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES", "30")  # AWS accepts 60..525600
+    assert main(["sweep", "--kind", "studio-app", "--json"]) == 2
+    assert "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES" in capsys.readouterr().err
+
+
+def test_no_domains_is_an_empty_sweep(aws, capsys):
+    assert main(["sweep", "--kind", "studio-app", "--json"]) == 0
+    assert capsys.readouterr().out.strip() == ""
+
+
+def test_an_app_idle_only_by_a_stale_record_restarted_recently_is_kept(sm, aws, capsys):
+    # AWS keeps an app's metadata 24 h after shutdown: a restarted app may show an old CreationTime,
+    # but its user activity is recent
+    now = datetime.now(UTC)
+    d = studio.domain(sm, "lab")
+    studio.space(sm, d, "s1")
+    studio.app(sm, d, space_name="s1", created=now - timedelta(hours=20), last_activity=now - timedelta(minutes=3))
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    out = rows(capsys.readouterr().out)
+    assert out[f"{d}/s1/JupyterLab/default"]["verdict"] == "keep"
+
+
+def test_demo_scene_in_server_mode_plays_as_it_says(capsys):
+    # The moto extension works behind moto's server too (the demo and the bench use it)
+    from reaper_devkit.local_aws import local_account, session
+    from reaper_devkit.scenes import studio_app as scene
+
+    with local_account():
+        expected = scene.seed(session(), datetime.now(UTC))
+        assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+        out = rows(capsys.readouterr().out)
+    verdicts = {rid: out[rid]["verdict"] for rid in expected}
+    for rid, says in expected.items():
+        word = says.split(":", 1)[0]
+        assert {"deleted": "act", "kept": "keep", "exempt": "exempt", "reported": "keep"}[word] == verdicts[rid], (rid, out[rid]["reason"])
+    assert sum(r["executed"] for r in out.values()) == 1
