@@ -116,6 +116,8 @@ class Settings(BaseModel):
     fsx_stuck_hours: float = Field(default=24.0, gt=0)
     fsx_check_function_arn: str | None = None
     fsx_check_role_arn: str | None = None
+    # EC2 (issue 13): let CPU and network alone decide when an instance publishes no GPU metric
+    ec2_cpu_only: bool = False
 
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
@@ -244,6 +246,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
     "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
     "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
+    "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
 }
 
 

@@ -17,6 +17,7 @@ KIND_PACKAGES: dict[str, str] = {
     "endpoint": "reaper.kinds.endpoint",
     "training-job": "reaper.kinds.training_job",
     "fsx": "reaper.kinds.fsx",
+    "ec2": "reaper.kinds.ec2",
 }
 _loaded: dict[str, Kind] = {}
 
