@@ -27,4 +27,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import fsx
 
     fsx.apply()
+    from reaper_devkit.moto_ext import ec2
+
+    ec2.apply()
     _applied = True
