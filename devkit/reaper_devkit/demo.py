@@ -39,7 +39,7 @@ def run(args: list[str]) -> int:
 
 
 def load_scenes() -> list[ModuleType]:
-    order = ["notebook", "endpoint", "training_job", "fsx"]
+    order = ["notebook", "endpoint", "training_job", "fsx", "ec2"]
     names = [m.name for m in pkgutil.iter_modules(scenes.__path__)]
     names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
     return [importlib.import_module(f"reaper_devkit.scenes.{n}") for n in names]

@@ -30,6 +30,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import sagemaker_studio
 
     sagemaker_studio.apply()
+    from reaper_devkit.moto_ext import ec2
+
+    ec2.apply()
     from reaper_devkit.moto_ext import aws_rules, sagemaker_shapes
 
     aws_rules.apply()

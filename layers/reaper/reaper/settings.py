@@ -121,6 +121,8 @@ class Settings(BaseModel):
     # SageMaker Studio (issue 14): turn the domains' built-in idle shutdown on with this timeout
     # (None: only report domains where it is off). AWS accepts 60..525,600 minutes.
     studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
+    # EC2 (issue 13): let CPU and network alone decide when an instance publishes no GPU metric
+    ec2_cpu_only: bool = False
 
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
@@ -251,6 +253,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
     "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
     "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
+    "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
 }
 
 

@@ -19,6 +19,7 @@ KIND_PACKAGES: dict[str, str] = {
     "fsx": "reaper.kinds.fsx",
     # studio-app (issue 14)
     "studio-app": "reaper.kinds.studio_app",
+    "ec2": "reaper.kinds.ec2",
 }
 _loaded: dict[str, Kind] = {}
 

@@ -1,0 +1,60 @@
+"""Bench seeder: n EC2 instances — 40 % CPU decoys (never listed), and of the GPU 60 %: a quarter idle,
+a quarter busy on the GPU at low CPU, a sixth with no GPU agent, a sixth in an Auto Scaling group or
+EKS (kept, no metrics read), the rest busy on CPU; 13 periods of metrics each.
+
+The type catalogue cache is emptied first, so each measurement pays for DescribeInstanceTypes
+(one call in moto; about ten pages in a real region, once per process).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import boto3
+
+from reaper.kinds.ec2 import catalog
+from reaper_devkit import seed_ec2
+from reaper_devkit.moto_ext.ec2 import shape
+from reaper_devkit.seed import aligned
+
+KIND = "ec2"
+DECOY_TYPES = ("t3.large", "m5.xlarge", "c5.2xlarge")
+GPU_TYPES = ("g5g.xlarge", "g4dn.xlarge", "p4d.24xlarge", "inf2.xlarge", "g6.xlarge")
+
+
+def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
+    catalog.forget()
+    ec2, cw = session.client("ec2"), session.client("cloudwatch")
+    ami = seed_ec2.image(ec2)
+    end = aligned(now)
+    data: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def put(namespace: str, metric: str, iid: str, values: list[float]) -> None:
+        for k, v in enumerate(values):
+            ts = end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=5)
+            data.setdefault((namespace, metric), []).append({"MetricName": metric, "Dimensions": [{"Name": "InstanceId", "Value": iid}], "Timestamp": ts, "Value": v})
+
+    for i in range(n):
+        gpu = i % 5 >= 2  # 60 % accelerated
+        itype = GPU_TYPES[i % len(GPU_TYPES)] if gpu else DECOY_TYPES[i % len(DECOY_TYPES)]
+        tags = [{"Key": "ml:owner", "Value": f"user{i % 37}@example.com"}, {"Key": "ml:stage", "Value": "dev"}]
+        case = (i // 5) % 6
+        if gpu and case == 4:
+            tags.append({"Key": "aws:autoscaling:groupName" if i % 2 else "eks:cluster-name", "Value": "pool"})
+        iid = ec2.run_instances(ImageId=ami, MinCount=1, MaxCount=1, InstanceType=itype, TagSpecifications=[{"ResourceType": "instance", "Tags": tags}])["Instances"][0]["InstanceId"]
+        shape(iid, launched_at=now - timedelta(hours=5))
+        cpu = [40.0] * 2 + [1.0] * 11 if case == 5 else [1.0] * 13
+        put("AWS/EC2", "CPUUtilization", iid, cpu)
+        put("AWS/EC2", "NetworkIn", iid, [20_000.0] * 13)
+        put("AWS/EC2", "NetworkOut", iid, [20_000.0] * 13)
+        if case != 3:  # no agent on a sixth
+            busy = [90.0] * 13 if case in (1, 2) and i % 2 else [0.0] * 13
+            if itype.startswith("inf"):
+                put("CWAgent", "neuroncore_utilization", iid, busy)
+            else:
+                put("CWAgent", "nvidia_smi_utilization_gpu", iid, busy)
+                put("CWAgent", "nvidia_smi_utilization_memory", iid, busy)
+    for (namespace, _metric), points in data.items():
+        for j in range(0, len(points), 1000):
+            cw.put_metric_data(Namespace=namespace, MetricData=points[j : j + 1000])

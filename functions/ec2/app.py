@@ -1,0 +1,14 @@
+"""EC2 function: scheduled sweeps of idle GPU/accelerator instances, and checks on instances that start running."""
+
+from typing import Any
+
+from reaper.handlers import build_runtime, handle_kind_event
+from reaper.observability import logger, metrics
+
+RUNTIME = build_runtime("ec2")
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_kind_event(event, "ec2", RUNTIME, context=context)

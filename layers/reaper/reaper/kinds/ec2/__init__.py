@@ -1,0 +1,39 @@
+"""GPU and accelerator EC2 instances used as dev boxes: stopped when idle on real evidence, never terminated.
+
+Candidates: running instances of accelerated types (GPU, Inferentia, Trainium; read from
+DescribeInstanceTypes, cached per region for the process). Instances that something else manages
+(Auto Scaling, EKS/Kubernetes, Batch, ParallelCluster, HyperPod, EMR, EC2/Spot Fleet), Spot
+instances that cannot be stopped, instance-store roots and instance-store data a stop would lose
+are kept, each with its reason. Evidence: CPUUtilization, NetworkIn+Out and the CloudWatch agent's
+GPU (or Neuron) utilisation, in one batched GetMetricData; idle = every signal under its threshold
+for the whole window, and no GPU metric is unknown (kept).
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, EventRoute, KindDeclaration
+
+_P = "reaper.kinds.ec2"
+
+DECLARATION = KindDeclaration(
+    name="ec2",
+    doc="GPU/accelerator EC2 dev instances: stopped when idle, never terminated",
+    tag_resource_types=("ec2:instance",),
+    tag_service="ec2",
+    read_permissions=(
+        "ec2:DescribeInstances",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeSpotInstanceRequests",
+        "ec2:DescribeInstanceAttribute",  # stop protection, read only for an instance about to be stopped
+        "cloudwatch:GetMetricData",
+    ),
+    actions={
+        "stop": Action("stop", "stopped", ("ec2:StopInstances",), frozenset({"running"}), f"{_P}.actions:stop"),
+    },
+    discover=f"{_P}.discover:discover",
+    signals=f"{_P}.signals:signals",
+    decide=f"{_P}.rules:decide",
+    current_state=f"{_P}.actions:current_state",
+    undo_hint=f"{_P}.actions:undo_hint",
+    events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),
+)

@@ -1,0 +1,73 @@
+"""Plain data for the ec2 kind: what discovery knows of an instance, the signals read for it, thresholds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from reaper.metrics import Series
+from reaper.timeutil import as_utc
+
+KIND = "ec2"
+PERIOD = timedelta(minutes=5)  # basic monitoring publishes EC2 metrics every 5 minutes
+# EC2 metrics arrive a few minutes late: the idle window ends one period before the current one, so
+# a period whose datapoint is still on its way is not a gap. Activity seen after it still counts.
+LAG = timedelta(minutes=5)
+LOOKBACK_MINUTES = 180  # read at least this much history, to say how long an instance has been idle
+
+# Idle means every 5-minute period of the window is under each of these.
+CPU_IDLE_PERCENT = 5.0  # AWS/EC2 CPUUtilization, Maximum of the period
+NETWORK_IDLE_BYTES = 5 * 1024 * 1024  # NetworkIn + NetworkOut, Sum of the period (~17 KB/s: an idle SSH/Jupyter session)
+GPU_IDLE_PERCENT = 5.0  # nvidia_smi_utilization_gpu / nvidia_smi_utilization_memory, Maximum of the period
+NEURON_IDLE_PERCENT = 5.0  # neuroncore_utilization, Maximum of the period
+
+EC2_NAMESPACE = "AWS/EC2"
+# The CloudWatch agent's namespace and its NVIDIA metric names (section "nvidia_gpu"):
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-Agent-NVIDIA-GPU.html
+# utilization_gpu = % of time a kernel ran; utilization_memory = % of time device memory was read or
+# written. Both measure work. nvidia_smi_memory_used is not read: a model loaded in an idle notebook
+# holds memory for days, so occupancy says nothing about use.
+AGENT_NAMESPACE = "CWAgent"
+GPU_METRICS = ("nvidia_smi_utilization_gpu", "nvidia_smi_utilization_memory")
+# Inferentia/Trainium: neuron-monitor's per-core utilisation, published as one per-instance series
+# (aggregated on InstanceId) under the agent's namespace.
+NEURON_METRIC = "neuroncore_utilization"
+
+# The agent configuration the owner is pointed at: metrics aggregated on InstanceId alone, so one
+# query per metric per instance finds them whatever the GPU count.
+AGENT_CONFIG_HINT = (
+    '{"metrics": {"append_dimensions": {"InstanceId": "${aws:InstanceId}"}, "aggregation_dimensions": [["InstanceId"]], '
+    '"metrics_collected": {"nvidia_gpu": {"measurement": ["utilization_gpu", "utilization_memory"], '
+    '"metrics_collection_interval": 60}}}}'
+)
+
+
+@dataclass(frozen=True)
+class Ec2Facts:
+    accelerator: str  # "gpu", "neuron" or "inference" (which accelerator metric applies)
+    accelerator_detail: str  # e.g. "1 x NVIDIA A10G", for messages
+    root_device_type: str  # "ebs" or "instance-store"
+    instance_store_gib: int  # local instance-store capacity of the type: erased by a stop
+    lifecycle: str  # "on-demand", "spot", "capacity-block", "scheduled"
+    managed_by: str | None  # what else manages it (Auto Scaling group, EKS, ...), with the tag that says so
+    spot_stop: str | None  # for Spot: why it cannot be stopped, None when it can (persistent + stop/hibernate)
+    hibernation_configured: bool
+    launched_at: datetime | None  # the last start (EC2's LaunchTime)
+
+
+@dataclass(frozen=True)
+class Ec2Signal:
+    cpu: Series  # CPUUtilization, Maximum per period
+    network: Series  # NetworkIn + NetworkOut, Sum per period (only periods where both were reported)
+    accelerator: dict[str, Series] = field(default_factory=dict)  # metric name -> Maximum per period
+    window_end: datetime | None = None  # end of the last period the idle window covers
+
+
+def align(now: datetime) -> datetime:
+    """The start of the 5-minute period `now` falls in."""
+    now = as_utc(now)
+    return now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
+
+
+def window_end(now: datetime) -> datetime:
+    return align(now) - LAG

@@ -1,0 +1,185 @@
+"""The ec2 decision, pure: (instance, metrics, tags, settings, now) -> Decision.
+
+In order: not running; managed by something else; instance-store root; a Spot instance that cannot
+stop; off-hours; started too recently; then the evidence — every signal under its threshold in
+every period of the window, or it is kept. Last, a stop that would erase instance-store data waits
+for the owner's `reaper:disposable=true`.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper.kinds.ec2.model import (
+    AGENT_CONFIG_HINT,
+    CPU_IDLE_PERCENT,
+    GPU_IDLE_PERCENT,
+    GPU_METRICS,
+    KIND,
+    NETWORK_IDLE_BYTES,
+    NEURON_IDLE_PERCENT,
+    NEURON_METRIC,
+    PERIOD,
+    Ec2Facts,
+    Ec2Signal,
+    align,
+    window_end,
+)
+from reaper.metrics import Series
+from reaper.model import Decision, Resource, Verdict
+from reaper.policy import TagView, in_working_hours, is_dev
+from reaper.settings import Settings
+from reaper.timeutil import human_duration, iso
+
+MB = 1024 * 1024
+
+
+def idle_window(view: TagView, settings: Settings) -> int:
+    return view.idle_minutes or settings.idle_for(KIND)
+
+
+def decide(resource: Resource, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    facts = resource.facts_as(Ec2Facts)
+    if resource.state != "running":
+        return Decision(Verdict.KEEP, f"not running ({resource.state})")
+    if facts.managed_by:
+        return Decision(Verdict.KEEP, f"{facts.managed_by}: left to what manages it", evidence={"managed_by": facts.managed_by})
+    if facts.root_device_type != "ebs":
+        # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html
+        # "You can't stop or hibernate instance store-backed instances."
+        return Decision(Verdict.KEEP, "instance-store root device: it cannot be stopped, only terminated, and the reaper never terminates")
+    if facts.spot_stop:
+        return Decision(Verdict.KEEP, facts.spot_stop)
+
+    decision = _off_hours(view, settings, now) or _evidence(resource, facts, signal, view, settings, now)
+    if decision.verdict is Verdict.ACT and facts.instance_store_gib and not view.disposable:
+        return _instance_store_kept(resource, facts, decision, settings)
+    return decision
+
+
+def _off_hours(view: TagView, settings: Settings, now: datetime) -> Decision | None:
+    if not settings.off_hours.enabled or in_working_hours(settings, now) or not (view.stage is None or is_dev(view, settings)):
+        return None
+    oh = settings.off_hours
+    return Decision(
+        Verdict.ACT,
+        f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})",
+        action="stop",
+        evidence={"policy": "off-hours"},
+    )
+
+
+def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    window = idle_window(view, settings)
+    end = signal.window_end if signal and signal.window_end else window_end(now)
+    start = end - timedelta(minutes=window)
+    evidence: dict[str, Any] = {"idle_window_minutes": window}
+    if facts.launched_at is not None and facts.launched_at > start:
+        return Decision(
+            Verdict.KEEP,
+            f"started {human_duration(max(now - facts.launched_at, timedelta(0)))} ago: not yet {window} min of evidence",
+            evidence={**evidence, "launched_at": facts.launched_at},
+        )
+    slots = [end - PERIOD * (k + 1) for k in range(math.ceil(window / 5))]
+    cpu = signal.cpu if signal else []
+    network = signal.network if signal else []
+    accelerator = signal.accelerator if signal else {}
+
+    # Activity anywhere from the window's start to now keeps it, whatever else is missing.
+    busy = _busiest(start, cpu, network, accelerator)
+    if busy is not None:
+        ts, what = busy
+        ago = human_duration(max(now - (ts + PERIOD), timedelta(0)))
+        return Decision(Verdict.KEEP, f"in use {ago} ago ({what}; idle window {window} min)", evidence={**evidence, "last_active": ts})
+
+    for name, series in (("CPUUtilization", cpu), ("NetworkIn/NetworkOut", network)):
+        missing = _missing(series, slots)
+        if missing:
+            what = f"no {name} data" if missing == len(slots) else f"gap in {name} data ({missing} of {len(slots)} periods missing)"
+            return Decision(Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence={**evidence, "missing_periods": missing})
+
+    metric_names = GPU_METRICS if facts.accelerator == "gpu" else (NEURON_METRIC,)
+    if not accelerator:
+        if not settings.ec2_cpu_only:
+            return _no_accelerator_metric(resource, facts, metric_names, evidence)
+        evidence["accelerator_metric"] = "none (REAPER_EC2_CPU_ONLY: CPU and network decide)"
+    else:
+        primary = metric_names[0]
+        missing = _missing(accelerator.get(primary, []), slots)
+        if missing:
+            return Decision(
+                Verdict.KEEP,
+                f"gap in {primary} data ({missing} of {len(slots)} periods missing) in the last {window} min: unknown is not idle",
+                evidence={**evidence, "missing_periods": missing},
+            )
+
+    evidence.update(
+        cpu_max_percent=_peak(cpu, start),
+        network_max_mb_per_5min=round(_peak(network, start) / MB, 2),
+        **{f"{m}_max": _peak(s, start) for m, s in accelerator.items()},
+    )
+    first = min((ts for ts, _ in cpu), default=start)
+    shown = [f"CPU ≤ {evidence['cpu_max_percent']:.1f} %", f"network ≤ {evidence['network_max_mb_per_5min']:.2f} MB per 5 min"]
+    shown += [f"{m.removeprefix('nvidia_smi_')} ≤ {evidence[f'{m}_max']:.0f} %" for m in accelerator]
+    if not accelerator:
+        shown.append("no GPU metric (CPU-only policy)")
+    return Decision(
+        Verdict.ACT,
+        f"idle for at least {human_duration(now - min(first, start))}: {', '.join(shown)} in every 5-minute period",
+        action="stop",
+        evidence=evidence,
+    )
+
+
+def _busiest(start: datetime, cpu: Series, network: Series, accelerator: dict[str, Series]) -> tuple[datetime, str] | None:
+    """The latest period at or after `start` where any signal was over its threshold."""
+    hits: list[tuple[datetime, str]] = []
+    hits += [(align(ts), f"CPU {v:.0f} %") for ts, v in cpu if align(ts) >= start and v >= CPU_IDLE_PERCENT]
+    hits += [(align(ts), f"network {v / MB:.1f} MB in 5 min") for ts, v in network if align(ts) >= start and v >= NETWORK_IDLE_BYTES]
+    for metric, series in accelerator.items():
+        limit = NEURON_IDLE_PERCENT if metric == NEURON_METRIC else GPU_IDLE_PERCENT
+        label = metric.removeprefix("nvidia_smi_")
+        hits += [(align(ts), f"{label} {v:.0f} %") for ts, v in series if align(ts) >= start and v >= limit]
+    return max(hits, key=lambda h: h[0]) if hits else None
+
+
+def _missing(series: Series, slots: list[datetime]) -> int:
+    have = {align(ts) for ts, _ in series}
+    return sum(1 for s in slots if s not in have)
+
+
+def _peak(series: Series, start: datetime) -> float:
+    return max((v for ts, v in series if align(ts) >= start), default=0.0)
+
+
+def _no_accelerator_metric(resource: Resource, facts: Ec2Facts, metrics: tuple[str, ...], evidence: dict[str, Any]) -> Decision:
+    if facts.accelerator == "gpu":
+        how = (
+            "install the CloudWatch agent with its nvidia_gpu section, metrics aggregated on InstanceId, e.g. "
+            f"`{AGENT_CONFIG_HINT}` (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-Agent-NVIDIA-GPU.html)"
+        )
+    else:
+        how = f"publish neuron-monitor's NeuronCore utilisation as CWAgent/{NEURON_METRIC} with dimension InstanceId"
+    return Decision(
+        Verdict.KEEP,
+        f"no {' / '.join(metrics)} data: GPU use cannot be seen, so it is kept (a GPU box at 2 % CPU can be training flat out). "
+        f"To let the reaper see it, {how}",
+        evidence={**evidence, "accelerator_metric": None},
+        notify=True,
+        notify_key=f"ec2-no-accelerator-metric:{resource.id}",  # told once, not every sweep
+    )
+
+
+def _instance_store_kept(resource: Resource, facts: Ec2Facts, decision: Decision, settings: Settings) -> Decision:
+    # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/InstanceStorage.html: instance-store data
+    # is lost when the instance is stopped, hibernated or terminated.
+    return Decision(
+        Verdict.KEEP,
+        f"would stop ({decision.reason}), but a stop erases its {facts.instance_store_gib} GB instance store (local NVMe): "
+        f"tag {settings.tag('disposable')}=true to let the reaper stop it anyway",
+        evidence={**decision.evidence, "instance_store_gib": facts.instance_store_gib},
+        notify=True,
+        notify_key=f"ec2-instance-store:{resource.id}:{iso(facts.launched_at) if facts.launched_at else '-'}",
+    )
