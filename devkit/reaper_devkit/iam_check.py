@@ -93,6 +93,10 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
     "dynamodb:PutItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
     "dynamodb:Query": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
+    "dynamodb:DeleteItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
+    "dynamodb:UpdateItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
+    # BatchWriteItem names its tables as the keys of RequestItems
+    "dynamodb:BatchWriteItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{t}" for t in p["RequestItems"]],
     "sqs:SendMessage": lambda region, account, p: [f"arn:aws:sqs:{region}:{account}:{str(p['QueueUrl']).rstrip('/').rsplit('/', 1)[-1]}"],
 }
 # where the tag-on-create authorization lands: the resource the call creates

@@ -15,8 +15,17 @@ IDLE_GPU = [0.0] * 36
 
 
 def image(ec2: Any) -> str:
-    images = ec2.describe_images(Owners=["amazon"], Filters=[{"Name": "root-device-type", "Values": ["ebs"]}])["Images"]
-    return str(images[0]["ImageId"])
+    """An EBS-backed image: moto's own, or one registered here where moto loads none
+    (the tests set MOTO_EC2_LOAD_DEFAULT_AMIS=false, which saves building ~50,000 of them)."""
+    images = ec2.describe_images(Filters=[{"Name": "root-device-type", "Values": ["ebs"]}])["Images"]
+    if images:
+        return str(images[0]["ImageId"])
+    made = ec2.register_image(
+        Name="mlreaper-seed-dlami",
+        RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}],
+    )
+    return str(made["ImageId"])
 
 
 def instance(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper.kinds.training_job import job_gone
+from reaper.aws import is_not_found as job_gone
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit import seed_training as st

@@ -103,7 +103,7 @@ BAD_TAGS = {
     "case-conflict": {"reaper:exempt": "true", "REAPER:EXEMPT": "false"},
     "huge-idle": {"reaper:idle-minutes": "999999999999"},
     "big-idle": {"reaper:idle-minutes": "10000000"},
-    "long-number": {"reaper:idle-minutes": "9" * 5000},
+    "long-number": {"reaper:idle-minutes": "9" * 250},  # AWS caps tag values at 256
     "calendar-edge": {"reaper:snooze-until": "9999-12-31T23:59:59-14:00"},
     "nan": {"reaper:idle-minutes": "nan"},
 }

@@ -11,7 +11,7 @@ import pytest
 
 from reaper import kinds
 from reaper.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
-from reaper.kinds.endpoint_autoscaling import wake_alarm_name
+from reaper.kinds.endpoint.autoscaling import wake_alarm_name
 from reaper.tagging import TAG_WRITE_PERMISSIONS
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import attached_policies, function_actions, function_statements, load, statement_actions, sweep_functions

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from reaper.iam import COMMON, implied, restore_function_permissions
-from reaper.kinds import endpoint_restore, fsx_restore
+from reaper import kinds
+from reaper.iam import RESTORE_COMMON, implied, restore_function_permissions
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import attached_policies, function_actions, function_statements, load, statement_actions
 
 STMTS = function_statements("RestoreFunction")
-BY_KIND = {"EndpointRestore": set(endpoint_restore.RESTORE_PERMISSIONS), "FsxRestore": set(fsx_restore.RESTORE_PERMISSIONS)}
+BY_KIND = {"EndpointRestore": kinds.get("endpoint").restore_permissions(), "FsxRestore": kinds.get("fsx").restore_permissions()}
 
 
 def _granted_by(prefix: str) -> set[str]:
@@ -33,13 +33,13 @@ def test_the_restore_function_grants_exactly_what_the_restore_code_declares():
 def test_each_kinds_statements_grant_its_restore_permissions(prefix):
     assert all(s.get("Sid") for s in STMTS)
     assert _granted_by(prefix) == BY_KIND[prefix]
-    assert {a for s in STMTS if s["Sid"] in ("ActionLog", "Notify") for a in statement_actions(s)} == COMMON
+    assert {a for s in STMTS if s["Sid"] in ("ActionLog", "Notify") for a in statement_actions(s)} == RESTORE_COMMON
 
 
 def test_what_aws_checks_implicitly_on_restore_is_declared():
     # CreateEndpoint with the recorded tags, CreateFileSystemFromBackup with the recorded tags
     assert implied(restore_function_permissions()) <= restore_function_permissions()
-    assert "fsx:TagResource" in fsx_restore.RESTORE_PERMISSIONS and "sagemaker:AddTags" in endpoint_restore.RESTORE_PERMISSIONS
+    assert "fsx:TagResource" in BY_KIND["FsxRestore"] and "sagemaker:AddTags" in BY_KIND["EndpointRestore"]
 
 
 def test_the_new_file_system_can_be_tagged_and_made_only_from_this_accounts_backups():

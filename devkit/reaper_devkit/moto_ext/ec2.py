@@ -29,6 +29,13 @@ def apply() -> None:
     SpotInstanceRequest.launch_instance = launch_instance  # type: ignore[method-assign]
     SpotInstanceRequest._reaper_links_instance = True  # type: ignore[attr-defined]
 
+    # Monitoring.Enabled is required in a spot request's LaunchSpecification and defaults to false
+    # (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_RunInstancesMonitoringEnabled.html);
+    # moto leaves it out when the request did not set it.
+    from moto.ec2.models.spot_requests import LaunchSpecification
+
+    LaunchSpecification.monitoring = property(lambda self: {"Enabled": bool(self.monitored)})  # type: ignore[method-assign,assignment]
+
 
 def _instance(instance_id: str) -> Any:
     for account in list(ec2_backends):

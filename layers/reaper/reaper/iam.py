@@ -41,9 +41,10 @@ def sweep_function_permissions(kind_name: str) -> set[str]:
 
 def restore_function_permissions() -> set[str]:
     """What `reaper restore` calls, for every kind that has a restorer, plus the log and queue."""
-    from reaper.kinds import endpoint_restore, fsx_restore
-
-    return set(endpoint_restore.RESTORE_PERMISSIONS) | set(fsx_restore.RESTORE_PERMISSIONS) | COMMON
+    perms: set[str] = set()
+    for kind in kind_registry.all_kinds():
+        perms |= kind.restore_permissions()
+    return perms | RESTORE_COMMON
 
 
 def destructive(permissions: Iterable[str]) -> set[str]:

@@ -132,6 +132,10 @@ class Kind:
         return self.declaration.actions
 
     @property
+    def tag_service(self) -> str:
+        return self.declaration.tag_service
+
+    @property
     def tag_resource_types(self) -> tuple[str, ...]:
         return self.declaration.tag_resource_types
 
