@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
             from reaper_devkit.demo import run_demo
         except ImportError:
             raise UsageError("reaper demo needs the development install: run `make demo` from the repository") from None
-        return run_demo(keep=args.keep)
+        return int(run_demo(keep=args.keep))
     if args.command == "init":
         rt = Runtime.build(_settings(args))
         from reaper.actionlog import create_table

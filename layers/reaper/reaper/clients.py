@@ -28,7 +28,7 @@ class Clients:
     def __call__(self, service: str) -> Any:
         client = self._cache.get(service)
         if client is None:
-            client = self._session.client(service, region_name=self.region, config=RETRY_CONFIG)  # type: ignore[call-overload]
+            client = self._session.client(service, region_name=self.region, config=RETRY_CONFIG)
             self._cache[service] = client
         return client
 

@@ -70,9 +70,9 @@ def sweep_kind(
     """One kind in one region. Without a courier (an event's targeted check) it records and posts itself."""
     if courier is None:
         own = Courier(rt, now, event_id)
-        outcomes = sweep_kind(rt, kind, region, now, event_id, say, own, deadline)
+        found = sweep_kind(rt, kind, region, now, event_id, say, own, deadline)
         own.flush()
-        return outcomes
+        return found
     clients = rt.clients(region)
     settings = rt.settings
     deadline = deadline or Deadline.none()

@@ -185,7 +185,7 @@ class Settings(BaseModel):
         for kind in KINDS:
             var = "REAPER_IDLE_MINUTES_" + kind.upper().replace("-", "_")
             if env.get(var, "").strip():
-                idle[kind] = env[var].strip()  # type: ignore[assignment]
+                idle[kind] = env[var].strip()
         raw["idle_minutes"] = idle
         grace = dict(cls.model_fields["kind_grace_minutes"].default_factory())  # type: ignore[misc,call-arg]
         grace.update(_pairs(env.get("REAPER_KIND_GRACE_MINUTES", ""), "REAPER_KIND_GRACE_MINUTES"))
