@@ -122,8 +122,9 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
             reach = f"; no list price for {c.instance_type or 'its instance type'} here, so only the runtime ceiling can be judged"
         problems.append(
             f"no ceiling of its own (a {settings.tag('max-hours')} or {settings.tag('max-usd')} tag, or MaxRuntimeInSeconds under "
-            f"{settings.max_hours:g} h): the stack default applies — stopped after {settings.max_hours:g} h or "
-            f"about ${settings.max_usd:,.0f}, whichever comes first{reach}"
+            f"{settings.max_hours:g} h): the stack default applies — "
+            + ("stopped" if settings.training_default_ceilings_act else "reported (not stopped: the stack's defaults are notify-only)")
+            + f" after {settings.max_hours:g} h or about ${settings.max_usd:,.0f}, whichever comes first{reach}"
         )
     return problems
 
