@@ -79,7 +79,7 @@ test: $(VENV)/.ready $(SAMVENV)/.ready
 
 # The safety properties (tests/unit/test_safety_properties.py) at 10,000 examples each.
 props: $(VENV)/.ready
-	REAPER_PROP_EXAMPLES=$(PROPS) $(VENV)/bin/pytest tests/unit/test_safety_properties.py -n $(WORKERS)
+	MLREAPER_PROP_EXAMPLES=$(PROPS) $(VENV)/bin/pytest tests/unit/test_safety_properties.py -n $(WORKERS)
 
 # Under a minute: unit tests in one process (starting xdist workers would cost more than it saves).
 check: $(VENV)/.ready

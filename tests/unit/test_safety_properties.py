@@ -8,7 +8,7 @@
 
 The kind's own rule is replaced by whatever hypothesis draws, so the properties hold for every
 decision any kind can make. `make test` runs 500 examples each; `make props` runs 10,000
-(REAPER_PROP_EXAMPLES).
+(MLREAPER_PROP_EXAMPLES).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from reaper.model import Decision, Mode, Outcome, Resource, Verdict
 from reaper.policy import USER_KEYS, is_production, read_tags, screen
 from reaper.settings import Settings
 
-EXAMPLES = int(os.environ.get("REAPER_PROP_EXAMPLES", "500"))
+EXAMPLES = int(os.environ.get("MLREAPER_PROP_EXAMPLES", "500"))
 PROPS = hsettings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HERE = "tests.unit.test_safety_properties"
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
