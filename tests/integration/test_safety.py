@@ -6,6 +6,8 @@ The pipeline is kind-agnostic; notebooks are the fastest kind to seed, so they c
 
 from __future__ import annotations
 
+import json
+import os
 import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -248,3 +250,39 @@ def test_a_sweep_near_its_deadline_starts_no_change_and_says_so_once(aws, sm, cw
     assert {o.result.code.value for o in outcomes if o.result} == {"not-reached"}
     notices = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("type") == "notice"]
     assert len(notices) == 1 and "3 resource(s) not reached" in notices[0]["title"]
+
+
+# -- restore information: no action log, no change that needs one ------------------------------------
+def test_without_an_action_log_component_and_async_endpoints_are_refused_through_the_cli(aws, sm, capsys):
+    # Given idle dev endpoints that go to zero by scale-to-zero (components, async) and no REAPER_TABLE
+    from reaper.cli import main
+    from reaper_devkit import seed_endpoint as se
+
+    assert "REAPER_TABLE" not in os.environ
+    now = datetime.now(UTC)
+    se.components(sm, "ic-dev", {"ic-a": 2, "ic-b": 1}, OWNER)
+    se.age("ic-dev", now, 300)
+    se.asynchronous(sm, "async-dev", OWNER, count=2)
+    se.age("async-dev", now, 300)
+    aas = aws.client("application-autoscaling")
+    se.autoscale(aas, "async-dev", minimum=1, maximum=3)
+    alarms_before = aws.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    policies_before = [p["PolicyName"] for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker")["ScalingPolicies"]]
+    # When an enforce sweep with no grace runs from the command line
+    code = main(["sweep", "--kind", "endpoint", "--mode", "enforce", "--grace-minutes", "0", "--json"])
+    rows = {r["id"]: r for r in (json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip())}
+    # Then both are errors, refused for want of an action log, and exit status 1
+    assert code == 1
+    for name in ("ic-dev", "async-dev"):
+        assert rows[name]["verdict"] == "error" and rows[name]["action"] == "scale-to-zero", rows[name]
+        assert rows[name]["reason"].startswith("refused") and "no action log" in rows[name]["reason"]
+        assert rows[name]["executed"] is False
+    # and nothing changed: copies, instances, autoscaling, alarms
+    copies = {ic: sm.describe_inference_component(InferenceComponentName=ic)["RuntimeConfig"]["DesiredCopyCount"] for ic in ("ic-a", "ic-b")}
+    assert copies == {"ic-a": 2, "ic-b": 1}
+    variant = sm.describe_endpoint(EndpointName="async-dev")["ProductionVariants"][0]
+    assert variant.get("DesiredInstanceCount", variant.get("CurrentInstanceCount")) == 2
+    targets = aas.describe_scalable_targets(ServiceNamespace="sagemaker")["ScalableTargets"]
+    assert [(t["ResourceId"], t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [("endpoint/async-dev/variant/AllTraffic", 1, 3)]
+    assert [p["PolicyName"] for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker")["ScalingPolicies"]] == policies_before
+    assert aws.client("cloudwatch").describe_alarms()["MetricAlarms"] == alarms_before
