@@ -204,7 +204,7 @@ def test_throttled_config_read_is_an_error_for_that_endpoint_only(aws, sm, deplo
     assert "ThrottlingException" in result["errors"][0] and result["errors"][0].startswith("endpoint a:")
 
 
-def test_without_an_action_log_a_classic_endpoint_is_refused_and_the_others_still_go_to_zero(aws, sm, queue, lambda_context, monkeypatch):
+def test_without_an_action_log_every_endpoint_action_is_refused_and_nothing_changes(aws, sm, queue, lambda_context, monkeypatch):
     # Given enforce, a queue, and no action log
     monkeypatch.setenv("REAPER_QUEUE_URL", queue)
     enforce(monkeypatch)
@@ -216,11 +216,12 @@ def test_without_an_action_log_a_classic_endpoint_is_refused_and_the_others_stil
     app = load_function("endpoint")
     # When the sweep runs
     result = app.handler(event("endpoint-schedule.json"), lambda_context)
-    # Then the classic endpoint is an error and still there; the components went to 0
-    assert result["acted"] == ["ic"] and "no action log" in result["errors"][0]
-    assert "classic" in endpoints(sm) and copies(sm, "ic-x") == 0
-    error = next(m for m in drain(aws, queue) if m["verdict"] == "error")
-    assert error["id"] == "classic" and "restore record" in error["reason"]
+    # Then the delete and the scale-to-zero are both refused (their restore records need the log), nothing changed
+    assert result["acted"] == [] and result["verdicts"]["error"] == 2
+    assert all("no action log" in e for e in result["errors"])
+    assert "classic" in endpoints(sm) and copies(sm, "ic-x") == 1
+    errors = {m["id"]: m for m in drain(aws, queue) if m["verdict"] == "error"}
+    assert set(errors) == {"classic", "ic"} and all("restore record" in m["reason"] for m in errors.values())
 
 
 @pytest.mark.parametrize("missing", ["config", "model"])

@@ -193,3 +193,88 @@ def test_created_notebook_with_everything_says_nothing(aws, sm, deployed_env, la
     result = app.handler(event("notebook-cloudtrail-create.json"), lambda_context)
     assert result["problems"] == [] and result["posted"] is False
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
+# -- issue 10: forged activity and a silent agent, through the deployed handler ---------------------
+
+
+def test_forged_zeros_for_notebooks_without_the_agent_keep_them(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    # Given enforce, no grace, and 3 h of 0s that someone published for two notebooks without the agent
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    now = datetime.now(UTC)
+    owner = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+    seed.notebook(sm, "no-agent", owner, agent=False)
+    sm.create_notebook_instance_lifecycle_config(NotebookInstanceLifecycleConfigName="team-config")
+    seed.notebook(sm, "other-config", owner, agent_config="team-config")
+    seed.notebook(sm, "with-agent", owner)  # the control: the same zeros, the agent attached
+    for name in ("no-agent", "other-config", "with-agent"):
+        seed.activity(cw, name, now, IDLE)
+    from reaper.handlers import handle_kind_event
+
+    # When the schedule fires
+    app = load_function("notebook")
+    done = handle_kind_event(event("notebook-schedule.json"), "notebook", app.RUNTIME, now=now)
+    # Then only the notebook with the agent is stopped; the forged zeros are ignored, and the reason says so
+    assert done["acted"] == ["with-agent"]
+    assert status(sm, "no-agent") == "InService" and status(sm, "other-config") == "InService"
+    assert status(sm, "with-agent") == "Stopped"
+    assert done["verdicts"]["keep"] == 2 and done["verdicts"]["act"] == 1
+    messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
+    assert set(messages) == {"with-agent"}  # nothing to say about the kept ones: their plan rows say why
+
+
+def _silent_fleet(sm: Any) -> None:
+    owner = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+    seed.notebook(sm, "silent", owner)  # the agent attached, never a datapoint
+    seed.notebook(sm, "publishing", owner)
+    seed.notebook(sm, "no-agent", owner, agent=False)
+
+
+def test_a_silent_agent_is_told_once_across_three_sweeps(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    # Given notebooks created now (moto: InService at once, LastModifiedTime = now)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_AGENT_PUBLISH_POLICY_ARN", "arn:aws:iam::123456789012:policy/mlreaper-publish")
+    start = datetime.now(UTC)
+    _silent_fleet(sm)
+    from reaper.handlers import handle_kind_event
+
+    app = load_function("notebook")
+    queue = deployed_env["REAPER_QUEUE_URL"]
+    # When swept 20 minutes in: too early to call the agent silent
+    seed.activity(cw, "publishing", start + timedelta(minutes=20), [1] * 4)
+    early = handle_kind_event(event("notebook-schedule.json", id="t+20"), "notebook", app.RUNTIME, now=start + timedelta(minutes=20))
+    assert early["verdicts"]["keep"] == 3 and early["acted"] == []
+    assert drain(aws, queue) == []
+    # Then three sweeps after 30 minutes: one message, for the silent one only
+    posted: list[dict[str, Any]] = []
+    for k, minutes in enumerate((35, 50, 65)):
+        at = start + timedelta(minutes=minutes)
+        seed.activity(cw, "publishing", at, [1] * 4)
+        done = handle_kind_event(event("notebook-schedule.json", id=f"t+{minutes}"), "notebook", app.RUNTIME, now=at)
+        assert done["acted"] == [] and done["verdicts"]["keep"] == 3, k
+        posted += drain(aws, queue)
+    assert [m["id"] for m in posted] == ["silent"]
+    message = posted[0]
+    assert message["verdict"] == "keep" and message["owner"] == "ana@example.com" and message["executed"] is False
+    assert "activity agent silent" in message["reason"]
+    assert "attach-role-policy --policy-arn arn:aws:iam::123456789012:policy/mlreaper-publish" in message["reason"]
+    assert "com.amazonaws.us-east-1.monitoring" in message["reason"]
+    for name in ("silent", "publishing", "no-agent"):
+        assert status(sm, name) == "InService"
+        assert "reaper:warned-at" not in tags(sm, name)
+
+
+def test_a_publishing_agent_is_never_reported_silent(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    start = datetime.now(UTC)
+    seed.notebook(sm, "busy", {"ml:owner": "ana@example.com"})
+    from reaper.handlers import handle_kind_event
+
+    app = load_function("notebook")
+    at = start + timedelta(hours=2)
+    # a datapoint only 25 minutes back, none since: still publishing as far as 30 minutes go
+    seed.activity(cw, "busy", at, [None] * 4 + [1])
+    done = handle_kind_event(event("notebook-schedule.json"), "notebook", app.RUNTIME, now=at)
+    assert done["verdicts"]["keep"] == 1
+    assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []

@@ -6,6 +6,8 @@ The pipeline is kind-agnostic; notebooks are the fastest kind to seed, so they c
 
 from __future__ import annotations
 
+import json
+import os
 import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -248,3 +250,134 @@ def test_a_sweep_near_its_deadline_starts_no_change_and_says_so_once(aws, sm, cw
     assert {o.result.code.value for o in outcomes if o.result} == {"not-reached"}
     notices = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("type") == "notice"]
     assert len(notices) == 1 and "3 resource(s) not reached" in notices[0]["title"]
+
+
+# -- restore information: no action log, no change that needs one ------------------------------------
+def test_without_an_action_log_component_and_async_endpoints_are_refused_through_the_cli(aws, sm, capsys):
+    # Given idle dev endpoints that go to zero by scale-to-zero (components, async) and no REAPER_TABLE
+    from reaper.cli import main
+    from reaper_devkit import seed_endpoint as se
+
+    assert "REAPER_TABLE" not in os.environ
+    now = datetime.now(UTC)
+    se.components(sm, "ic-dev", {"ic-a": 2, "ic-b": 1}, OWNER)
+    se.age("ic-dev", now, 300)
+    se.asynchronous(sm, "async-dev", OWNER, count=2)
+    se.age("async-dev", now, 300)
+    aas = aws.client("application-autoscaling")
+    se.autoscale(aas, "async-dev", minimum=1, maximum=3)
+    alarms_before = aws.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    policies_before = [p["PolicyName"] for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker")["ScalingPolicies"]]
+    # When an enforce sweep with no grace runs from the command line
+    code = main(["sweep", "--kind", "endpoint", "--mode", "enforce", "--grace-minutes", "0", "--json"])
+    rows = {r["id"]: r for r in (json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip())}
+    # Then both are errors, refused for want of an action log, and exit status 1
+    assert code == 1
+    for name in ("ic-dev", "async-dev"):
+        assert rows[name]["verdict"] == "error" and rows[name]["action"] == "scale-to-zero", rows[name]
+        assert rows[name]["reason"].startswith("refused") and "no action log" in rows[name]["reason"]
+        assert rows[name]["executed"] is False
+    # and nothing changed: copies, instances, autoscaling, alarms
+    copies = {ic: sm.describe_inference_component(InferenceComponentName=ic)["RuntimeConfig"]["DesiredCopyCount"] for ic in ("ic-a", "ic-b")}
+    assert copies == {"ic-a": 2, "ic-b": 1}
+    variant = sm.describe_endpoint(EndpointName="async-dev")["ProductionVariants"][0]
+    assert variant.get("DesiredInstanceCount", variant.get("CurrentInstanceCount")) == 2
+    targets = aas.describe_scalable_targets(ServiceNamespace="sagemaker")["ScalableTargets"]
+    assert [(t["ResourceId"], t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [("endpoint/async-dev/variant/AllTraffic", 1, 3)]
+    assert [p["PolicyName"] for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker")["ScalingPolicies"]] == policies_before
+    assert aws.client("cloudwatch").describe_alarms()["MetricAlarms"] == alarms_before
+
+
+# -- races for the other kinds: protection set between signals and action ------------------------------
+def _seed_endpoints(aws: Any, now: datetime) -> dict[str, str]:
+    from reaper_devkit import seed_endpoint as se
+
+    sm = aws.client("sagemaker")
+    out = {}
+    for name in ("late-tag", "plain"):
+        out[name] = se.classic(sm, name, OWNER)
+        se.age(name, now, 300)
+    return out
+
+
+def _endpoint_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
+    return name not in {e["EndpointName"] for e in aws.client("sagemaker").list_endpoints()["Endpoints"]}
+
+
+def _seed_file_systems(aws: Any, now: datetime) -> dict[str, str]:
+    from reaper.kinds.fsx import jobs as fsx_jobs
+    from reaper_devkit import seed_fsx as sf
+
+    fsx_jobs._inputs.clear()  # job inputs are cached per process; this test has its own account
+    fsx, cw = aws.client("fsx"), aws.client("cloudwatch")
+    subnet, group = sf.network(aws.client("ec2"))
+    out = {}
+    for name in ("late-tag", "plain"):
+        fs_id = sf.file_system(fsx, subnet, group, tags={"Name": name, **OWNER}, created_at=now - timedelta(days=3))
+        sf.io(cw, fs_id, now)
+        out[name] = fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["ResourceARN"]
+    return out
+
+
+def _file_system_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
+    fsx = aws.client("fsx")
+    fs_id = arns[name].rsplit("/", 1)[-1]
+    return any(b.get("FileSystem", {}).get("FileSystemId") == fs_id for b in fsx.describe_backups()["Backups"]) or not any(
+        fs["FileSystemId"] == fs_id for fs in fsx.describe_file_systems()["FileSystems"]
+    )
+
+
+def _seed_training_jobs(aws: Any, now: datetime) -> dict[str, str]:
+    from reaper_devkit import seed_training as st
+
+    sm = aws.client("sagemaker")
+    return {name: st.training_job(sm, name, now, hours_ago=3, tags={**OWNER, "reaper:max-hours": "2"}) for name in ("late-tag", "plain")}
+
+
+def _training_job_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
+    status = aws.client("sagemaker").describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
+    return status != "InProgress"
+
+
+# kind -> (function, signals module, seeder, "was it changed?")
+RACE_KINDS = {
+    "endpoint": ("endpoint", "reaper.kinds.endpoint.signals", _seed_endpoints, _endpoint_changed),
+    "fsx": ("fsx", "reaper.kinds.fsx.signals", _seed_file_systems, _file_system_changed),
+    "training-job": ("training_job", "reaper.kinds.training_job.signals", _seed_training_jobs, _training_job_changed),
+}
+
+
+@pytest.mark.parametrize("protection", ["exempt", "production", "snoozed", "typo"])
+@pytest.mark.parametrize("kind", sorted(RACE_KINDS))
+def test_a_protective_tag_added_after_signals_wins_for_every_kind(aws, enforce, lambda_context, monkeypatch, kind, protection):
+    # Given two resources the kind acts on at once (grace 0); one gets a protective tag after its
+    # signals were read and before the action
+    import importlib
+
+    function, module_name, seed_kind, changed = RACE_KINDS[kind]
+    now = datetime.now(UTC)
+    arns = seed_kind(aws, now)
+    module = importlib.import_module(module_name)
+    real = module.signals
+    tagging = aws.client("fsx" if kind == "fsx" else "sagemaker")
+
+    def signals_then_tag(clients: Any, resources: Any, settings: Any, at: datetime) -> Any:
+        read = real(clients, resources, settings, at)
+        tags = [{"Key": k, "Value": v} for k, v in PROTECTIONS[protection].items()]
+        if kind == "fsx":
+            tagging.tag_resource(ResourceARN=arns["late-tag"], Tags=tags)
+        else:
+            tagging.add_tags(ResourceArn=arns["late-tag"], Tags=tags)
+        return read
+
+    monkeypatch.setattr(module, "signals", signals_then_tag)
+    app = load_function(function)
+    # When the sweep runs
+    result = app.handler(event(f"{kind}-schedule.json"), lambda_context)
+    # Then the late-tagged one is untouched and reported exempt; the other was acted on
+    assert not changed(aws, arns, "late-tag")
+    assert result["verdicts"]["exempt"] == 1, result
+    ids = {name: arn.rsplit("/", 1)[-1] for name, arn in arns.items()}  # the name, or the file system id
+    assert result["acted"] == [ids["plain"]] and changed(aws, arns, "plain"), result
+    messages = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m["id"] == ids["late-tag"]]
+    assert all(m["executed"] is False for m in messages)

@@ -95,6 +95,7 @@ class Settings(BaseModel):
     slack_secret_arn: str | None = None
     agent_lifecycle_config: str = "mlreaper-activity-agent"
     attach_agent: bool = False
+    agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings (issue 4 fills in their use)
     max_hours: float = Field(default=24.0, gt=0)
     max_usd: float = Field(default=500.0, gt=0)
@@ -235,6 +236,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
     "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
     "REAPER_ATTACH_AGENT": "attach_agent",
+    "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
     "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",

@@ -100,7 +100,16 @@ DECLARATION = KindDeclaration(
             needs_log=True,
             removes_resource=True,
         ),
-        "scale-to-zero": Action("scale-to-zero", "scaled to zero", _SCALE_TO_ZERO, frozenset({"InService"}), f"{_P}.actions:scale_to_zero"),
+        # the copy and instance counts and autoscaling settings it overwrites are kept only in the
+        # restore record: without an action log it is refused like delete (issue 9 item 7)
+        "scale-to-zero": Action(
+            "scale-to-zero",
+            "scaled to zero",
+            _SCALE_TO_ZERO,
+            frozenset({"InService"}),
+            f"{_P}.actions:scale_to_zero",
+            needs_log=True,
+        ),
     },
     discover=f"{_P}.discover:discover",
     signals=f"{_P}.signals:signals",

@@ -6,6 +6,8 @@
   scale-to-zero   inference-component endpoints: every component to 0 copies (autoscaling
                   minimums to 0 first, so they do not scale back); asynchronous endpoints: the
                   autoscaling minimum to 0, a wake-on-backlog policy if none is there, 0 instances.
+                  Refused like delete without an action log: the copy counts, instance counts and
+                  autoscaling settings it overwrites live only in the restore record.
 """
 
 from __future__ import annotations
@@ -134,8 +136,8 @@ def zero_components(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     record["components"] = [ComponentRecord(name=c.name, variant=c.variant, copies=c.copies) for c in components]
     record["autoscaling"] = scaling
     comeback = _schedule(ctx, r, d, record)
-    if ctx.log is not None:
-        ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    assert ctx.log is not None  # scale_to_zero refused without one
+    ctx.log.put_restore(KIND, r.id, record, ctx.now)
     for t in scaling:
         if t["min"] > 0:  # else autoscaling would put the copies straight back
             autoscaling.set_minimum(aas, t["resource_id"], COMPONENT_DIMENSION, 0, t["max"])
@@ -168,8 +170,8 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     record["variants"] = recorded
     record["wake_added"] = not wake_there
     comeback = _schedule(ctx, r, d, record)
-    if ctx.log is not None:
-        ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    assert ctx.log is not None  # scale_to_zero refused without one
+    ctx.log.put_restore(KIND, r.id, record, ctx.now)
     for v in recorded:
         rid = variant_resource_id(r.id, v["name"])
         target = v.get("target")
@@ -197,6 +199,8 @@ def _was(v: VariantRecord) -> str:
 
 
 def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    if ctx.log is None:  # the declaration says needs_log, so the pipeline refuses first; this holds without it
+        raise ActionRefused("ScaleToZero", "no action log to keep the restore record in (set REAPER_TABLE); nothing was changed")
     details = r.facts_as(EndpointFacts).details
     kind_of = details.type if details else d.evidence.get("type")
     if kind_of == COMPONENTS:

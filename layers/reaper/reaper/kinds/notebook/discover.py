@@ -21,19 +21,23 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         for nb in page.get("NotebookInstances", []):
             arn = nb["NotebookInstanceArn"]
             itype = nb.get("InstanceType")
+            status = nb.get("NotebookInstanceStatus", "Unknown")
             out.append(
                 Resource(
                     kind=KIND,
                     id=nb["NotebookInstanceName"],
                     arn=arn,
                     region=clients.region,
-                    state=nb.get("NotebookInstanceStatus", "Unknown"),
+                    state=status,
                     tags=tags.get(arn, {}),
                     instance_type=itype,
                     hourly_usd=pricing.hourly(pricing.NOTEBOOK, clients.region, itype),
                     created_at=nb.get("CreationTime"),
                     changed_at=nb.get("LastModifiedTime"),
-                    facts=NotebookFacts(lifecycle_config=nb.get("NotebookInstanceLifecycleConfigName")),
+                    facts=NotebookFacts(
+                        lifecycle_config=nb.get("NotebookInstanceLifecycleConfigName"),
+                        in_service_since=nb.get("LastModifiedTime") if status == "InService" else None,
+                    ),
                 )
             )
     return out

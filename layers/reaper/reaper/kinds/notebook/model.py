@@ -13,11 +13,15 @@ NAMESPACE = "MLReaper"
 METRIC = "NotebookActivity"
 PERIOD = timedelta(minutes=5)
 LOOKBACK_MINUTES = 180  # read at least this much history, to say how long a notebook has been idle
+SILENT_AFTER = timedelta(minutes=30)  # InService this long with the agent and no datapoint: the agent cannot publish
 
 
 @dataclass(frozen=True)
 class NotebookFacts:
     lifecycle_config: str | None  # the lifecycle configuration attached (the agent's, or another, or none)
+    # when it went InService: ListNotebookInstances' LastModifiedTime while the status is InService
+    # (a start is the last change an InService notebook had); None when not InService or unknown
+    in_service_since: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
+from reaper.kinds.notebook.silent import is_silent, silent_agent
 from reaper.model import Decision, Resource, Verdict
 from reaper.policy import TagView, in_working_hours, is_dev
 from reaper.settings import Settings
@@ -41,14 +42,11 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
 
     window = idle_window(view, settings)
     points = signal.series if signal else []
-    if not points and not has_agent:
-        return Decision(
-            Verdict.KEEP,
-            f"no activity agent: no {NAMESPACE}/{METRIC} data and lifecycle configuration is "
-            f"{facts.lifecycle_config or 'none'} (attach {settings.agent_lifecycle_config} to let the reaper see idleness)",
-            evidence={"agent": False},
-        )
+    if not has_agent:
+        return _no_agent(resource, facts, len(points), settings)
     window_end = signal.window_end if signal else align(now)
+    if is_silent(facts, points, window_end, now):
+        return silent_agent(resource, facts, settings, now)
     needed = math.ceil(window / 5)
     slots = [window_end - PERIOD * (k + 1) for k in range(needed)]
     by_slot = {align(ts): v for ts, v in points}
@@ -68,3 +66,17 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
         first = points[0][0] if points else window_end
         idle_for = f"no activity for at least {human_duration(now - first)}"
     return Decision(Verdict.ACT, idle_for, action="stop", evidence={**evidence, "last_active": last_active})
+
+
+def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, settings: Settings) -> Decision:
+    """Without the agent, MLReaper/NotebookActivity for this name is not evidence: anyone allowed
+    cloudwatch:PutMetricData into the namespace can publish it (README: Who may publish activity)."""
+    ignored = f"; {datapoints} {NAMESPACE}/{METRIC} datapoint(s) for it ignored: without the agent they are not trusted" if datapoints else ""
+    return Decision(
+        Verdict.KEEP,
+        f"no activity agent: lifecycle configuration is {facts.lifecycle_config or 'none'}, not {settings.agent_lifecycle_config}"
+        f"{ignored}. To let the reaper see idleness, stop it and run `aws sagemaker update-notebook-instance --region "
+        f"{resource.region} --notebook-instance-name {resource.id} --lifecycle-config-name {settings.agent_lifecycle_config}`, "
+        "then start it",
+        evidence={"agent": False, "ignored_datapoints": datapoints},
+    )
