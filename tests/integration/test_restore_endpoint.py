@@ -103,6 +103,30 @@ def test_restore_brings_a_deleted_endpoint_back_as_it_was(aws, sm, aas, reaped, 
     assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included
 
 
+def test_restore_leaves_out_aws_system_tags_and_says_which(aws, sm, aas, env, capsys):
+    # Given an endpoint CloudFormation made: AWS wrote aws:cloudformation:* tags on it (mixed case too)
+    now = datetime.now(UTC)
+    arn = se.classic(sm, "stack-ep", DEV)
+    cfn = {"aws:cloudformation:stack-name": "ml-stack", "AWS:CloudFormation:logical-id": "Endpoint"}
+    se.system_tags(arn, cfn)
+    se.age("stack-ep", now, 300)
+    assert main(SWEEP) == 0
+    capsys.readouterr()
+    drain(aws, env["queue"])
+    record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("endpoint", "stack-ep")
+    assert record is not None and {t["Key"] for t in record["tags"]} >= set(cfn)  # recorded as they were
+    # When it is restored (AWS refuses any aws: key on CreateEndpoint: the kit does too)
+    code = main(["restore", "stack-ep"])
+    out = capsys.readouterr()
+    # Then it is back with the owner's tags, and the result names the ones it could not bring back
+    assert code == 0, out.err
+    back = sm.describe_endpoint(EndpointName="stack-ep")
+    assert {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=back["EndpointArn"])["Tags"]} == DEV
+    assert "its 3 tags (not AWS:CloudFormation:logical-id, aws:cloudformation:stack-name" in out.out
+    notices = [m for m in drain(aws, env["queue"]) if m["type"] == "notice"]
+    assert all("aws:cloudformation:stack-name" in n["text"] for n in notices) and len(notices) == 2
+
+
 def test_restore_twice_is_safe(aws, sm, reaped, env, capsys):
     assert main(["restore", "llm-dev"]) == 0
     capsys.readouterr()
