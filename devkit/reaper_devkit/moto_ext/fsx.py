@@ -35,6 +35,11 @@ Where each rule comes from (AWS documentation):
   * data repository associations: "supported on all FSx for Lustre 2.12 and 2.15 file systems,
     excluding scratch_1 deployment type"
     https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateDataRepositoryAssociation.html
+  * MetadataConfiguration (PERSISTENT_2): DescribeFileSystems reports `Iops` in both modes (in
+    AUTOMATIC, the IOPS AWS provisioned from the capacity: 1500 here); CreateFileSystem and
+    CreateFileSystemFromBackup take `Iops` "(USER_PROVISIONED mode only)" and are refused otherwise
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystemLustreMetadataConfiguration.html
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_FileSystemLustreMetadataConfiguration.html
   * tags on every FSx request: aws_rules.py (no `aws:` keys, no comma in values).
 
 Test controls (`settle_backups`, `settle_tasks`, `set_file_system`) change the shared backends
@@ -65,6 +70,17 @@ class _Error(JsonRESTError):
 # -- file systems ------------------------------------------------------------------------
 
 
+AUTOMATIC_METADATA_IOPS = 1500
+
+
+def metadata_problem(lustre: dict[str, Any] | None) -> str | None:
+    """Why AWS refuses this create's MetadataConfiguration, or None: Iops is USER_PROVISIONED only."""
+    metadata = (lustre or {}).get("MetadataConfiguration")
+    if isinstance(metadata, dict) and metadata.get("Iops") is not None and metadata.get("Mode") != "USER_PROVISIONED":
+        return "Metadata IOPS can only be specified in USER_PROVISIONED mode."
+    return None
+
+
 def _lustre_shape(fs_id: str, given: dict[str, Any] | None) -> dict[str, Any]:
     """The LustreConfiguration DescribeFileSystems returns, from what CreateFileSystem was given."""
     given = dict(given or {})
@@ -72,6 +88,9 @@ def _lustre_shape(fs_id: str, given: dict[str, Any] | None) -> dict[str, Any]:
     out.setdefault("DeploymentType", "SCRATCH_1")
     out.setdefault("MountName", uuid4().hex[:8])
     out.setdefault("WeeklyMaintenanceStartTime", "7:03:00")
+    metadata = given.get("MetadataConfiguration")
+    if isinstance(metadata, dict) and metadata.get("Mode") == "AUTOMATIC":
+        out["MetadataConfiguration"] = {"Mode": "AUTOMATIC", "Iops": metadata.get("Iops") or AUTOMATIC_METADATA_IOPS}
     if given.get("ImportPath") or given.get("ExportPath"):
         import_path = given.get("ImportPath")
         export_path = given.get("ExportPath") or (f"{import_path.rstrip('/')}/FSxLustre{time.strftime('%Y%m%dT%H%M%SZ')}" if import_path else None)
@@ -357,6 +376,9 @@ def create_file_system_from_backup(backend: Any, params: dict[str, Any]) -> Any:
         raise _Error("BackupNotFound", f"Backup {params['BackupId']} does not exist.")
     if backup.lifecycle != "AVAILABLE":
         raise _Error("BadRequest", f"Backup {backup.backup_id} is {backup.lifecycle}; only AVAILABLE backups can be restored.")
+    problem = metadata_problem(params.get("LustreConfiguration"))
+    if problem:
+        raise _Error("BadRequest", problem)
     source = backup.file_system_snapshot or {}
     lustre = {k: v for k, v in (source.get("LustreConfiguration") or {}).items() if k not in ("MountName", "DataRepositoryConfiguration")}
     lustre.update(params.get("LustreConfiguration") or {})

@@ -27,6 +27,10 @@ EXCUSABLE = ("DataReadBytes", "MetadataOperations")  # what our own export does 
 BACKUP_TAG = "backup-id"  # on the file system, under the tag prefix: the backup phase 1 started
 EXPORT_TAG = "export-task"  # ... or the export task it started
 SOURCE_TAG = "source-fs"  # on the backup or task: the file system it keeps
+# FSx tag values may not hold a comma (TagValue `^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`,
+# https://docs.aws.amazon.com/fsx/latest/APIReference/API_Tag.html): lists of ids on a backup are
+# joined with a space; restore also reads the commas that backups made before this change carry.
+ID_SEPARATOR = " "
 PHASE_TAGS = (BACKUP_TAG, EXPORT_TAG, "warned-at")  # the reaper's own state: never copied to a restored file system
 RUNNING_JOB = ("InProgress", "Stopping")
 
@@ -207,7 +211,8 @@ class RestoreRecord(TypedDict, total=False):
     coverage: Coverage
     repositories: list[RepositoryRecord]
     config: dict[str, Any]  # CreateFileSystem parameters that make the same file system again
-    tags: dict[str, str]
+    tags: dict[str, str]  # the owner's: never `aws:` keys (no caller may set them) nor the reaper's phase state
+    system_tags: list[str]  # the `aws:` keys it had, which no restore can bring back
     monthly_usd: float | None
     recorded_at: str
     event_id: str
