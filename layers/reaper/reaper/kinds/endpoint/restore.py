@@ -226,14 +226,16 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
         target = v.get("target")
         if target:
             autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, target["min"], target["max"])
+            if v.get("scale_in_added"):
+                autoscaling.remove_backlog_tracking(aas, rid)  # the owner's own policies stay
         else:
-            autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's
+            autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's: its policies go with it
     changes = [{"VariantName": v["name"], "DesiredInstanceCount": v["desired"]} for v in variants if desired.get(v["name"], 0) < v["desired"]]
     if changes:
         sm.update_endpoint_weights_and_capacities(EndpointName=name, DesiredWeightsAndCapacities=changes)
         say(f"{name}: instances back to " + ", ".join(f"{c['VariantName']} × {c['DesiredInstanceCount']}" for c in changes))
     record = _mark(rt, record, now, "restored", restored_at=iso(now))
-    text = f"instances and autoscaling minimum as they were; the reaper's wake policy removed. {_sentence(comeback_note(_types(record)))}."
+    text = f"instances and autoscaling as they were; the reaper's wake and scale-in policies removed. {_sentence(comeback_note(_types(record)))}."
     _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     if changes:
         _follow(sm, name, rt.settings.restore_wait_minutes, say)
