@@ -65,10 +65,13 @@ def file_system(
     return fs_id
 
 
-def link(fsx: Any, fs_id: str, s3_path: str, fs_path: str = "/") -> str:
-    """A data repository association; returns its id."""
+def link(fsx: Any, fs_id: str, s3_path: str, fs_path: str = "/", auto_export: Sequence[str] = (), auto_import: Sequence[str] = ()) -> str:
+    """A data repository association (with automatic export/import events if given); returns its id."""
+    kwargs: dict[str, Any] = {}
+    if auto_export or auto_import:
+        kwargs["S3"] = {k: {"Events": list(v)} for k, v in (("AutoExportPolicy", auto_export), ("AutoImportPolicy", auto_import)) if v}
     dra: str = fsx.create_data_repository_association(
-        FileSystemId=fs_id, FileSystemPath=fs_path, DataRepositoryPath=s3_path, BatchImportMetaDataOnCreate=False
+        FileSystemId=fs_id, FileSystemPath=fs_path, DataRepositoryPath=s3_path, BatchImportMetaDataOnCreate=False, **kwargs
     )["Association"]["AssociationId"]
     return dra
 

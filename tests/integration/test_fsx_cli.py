@@ -167,6 +167,36 @@ def test_ids_in_one_tag_value_are_whole_and_within_256_characters():
     assert joined_ids([]) == ""
 
 
+def test_automatic_export_is_turned_off_before_the_export_task_as_fsx_requires(aws, net, logged, capsys):
+    # Given a PERSISTENT_2 file system linked at / with automatic export (and import) on
+    now = datetime.now(UTC)
+    fsx = aws.client("fsx")
+    fs_id = idle(aws, net, now)
+    dra = sf.link(fsx, fs_id, "s3://ml-data/llm/", auto_export=["NEW", "CHANGED", "DELETED"], auto_import=["NEW"])
+    # When the sweep starts its copy (FSx refuses an export task while automatic export is on: so does the kit)
+    with recording() as calls:
+        assert main(enforce()) == 0, capsys.readouterr().err
+    row = rows(capsys.readouterr().out)[fs_id]
+    # Then automatic export was turned off first (import kept), and the export task runs
+    assert row["action"] == "export" and row["executed"] is True and f"automatic export turned off on {dra}" in row["detail"]
+    s3 = fsx.describe_data_repository_associations(AssociationIds=[dra])["Associations"][0]["S3"]
+    assert s3["AutoExportPolicy"]["Events"] == [] and s3["AutoImportPolicy"]["Events"] == ["NEW"]
+    assert [t["Type"] for t in fsx.describe_data_repository_tasks()["DataRepositoryTasks"]] == ["EXPORT_TO_REPOSITORY"]
+    assert calls.actions <= function_actions("FsxFunction") and calls.ungranted("FsxFunction") == []
+
+
+def test_an_association_without_automatic_export_is_left_as_it_is(aws, net, logged, capsys):
+    now = datetime.now(UTC)
+    fsx = aws.client("fsx")
+    fs_id = idle(aws, net, now)
+    dra = sf.link(fsx, fs_id, "s3://ml-data/llm/", auto_import=["NEW", "CHANGED"])
+    with recording() as calls:
+        assert main(enforce()) == 0
+    assert "automatic export" not in rows(capsys.readouterr().out)[fs_id]["detail"]
+    assert "fsx:UpdateDataRepositoryAssociation" not in calls.actions
+    assert fsx.describe_data_repository_associations(AssociationIds=[dra])["Associations"][0]["S3"] == {"AutoImportPolicy": {"Events": ["NEW", "CHANGED"]}}
+
+
 def test_restore_of_an_exported_scratch_file_system_says_where_the_data_is(aws, net, logged, capsys):
     now = datetime.now(UTC)
     fs_id = idle(aws, net, now, deployment="SCRATCH_2", throughput=None)

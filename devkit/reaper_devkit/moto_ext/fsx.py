@@ -13,7 +13,10 @@ What moto lacks, and what this module adds to its FSx backend (in-process and se
     with an unknown id raises BackupNotFound, as AWS does;
   * DeleteFileSystem refuses (BadRequest) while a data repository task is PENDING or EXECUTING;
   * CreateFileSystemFromBackup (from an AVAILABLE backup only; the new file system is CREATING);
-  * data repository associations: Create/DescribeDataRepositoryAssociations;
+  * data repository associations: Create/Describe/UpdateDataRepositoryAssociation(s);
+    an EXPORT_TO_REPOSITORY task is refused while an association of the file system has automatic
+    export on ("you have to disable automatic export before executing the export data repository
+    task": https://docs.aws.amazon.com/fsx/latest/APIReference/API_DeleteFileSystem.html);
   * data repository tasks: Create/DescribeDataRepositoryTasks. A task needs a linked repository
     and no other task running on the file system; it stays PENDING until `settle_tasks` ends it
     SUCCEEDED (optionally with failed files) or FAILED, or leaves it EXECUTING (stuck).
@@ -296,6 +299,19 @@ def create_data_repository_association(backend: Any, params: dict[str, Any]) -> 
     return dra
 
 
+def update_data_repository_association(backend: Any, params: dict[str, Any]) -> dict[str, Any]:
+    dra = _state(backend, "associations").get(params["AssociationId"])
+    if dra is None:
+        raise _Error("DataRepositoryAssociationNotFound", f"No data repository associations found for {params['AssociationId']}.")
+    s3 = dict(dra.get("S3") or {})
+    s3.update(params.get("S3") or {})
+    dra["S3"] = s3
+    for key in ("ImportedFileChunkSize",):
+        if key in params:
+            dra[key] = params[key]
+    return dict(dra)
+
+
 def describe_data_repository_associations(backend: Any, params: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     associations = _state(backend, "associations")
     wanted = params.get("AssociationIds") or []
@@ -329,6 +345,13 @@ def create_data_repository_task(backend: Any, params: dict[str, Any]) -> dict[st
         raise _Error("BadRequest", "The file system is not linked to a data repository, so a data repository task cannot run.")
     if any(t["FileSystemId"] == fs.file_system_id and t["Lifecycle"] in RUNNING_TASK_STATES for t in tasks.values()):
         raise _Error("DataRepositoryTaskExecuting", "Another data repository task is running on this file system.")
+    if params.get("Type") == "EXPORT_TO_REPOSITORY":
+        auto = [
+            a["AssociationId"] for a in _state(backend, "associations").values()
+            if a["FileSystemId"] == fs.file_system_id and ((a.get("S3") or {}).get("AutoExportPolicy") or {}).get("Events")
+        ]  # fmt: skip
+        if auto:
+            raise _Error("BadRequest", f"Automatic export is enabled on {', '.join(auto)}: disable it before an export data repository task.")
     report = params.get("Report") or {}
     if report.get("Enabled") and not report.get("Path"):
         raise _Error("BadRequest", "Report.Path is required when the completion report is enabled.")
@@ -413,6 +436,10 @@ def _resp_create_dra(self: Any) -> str:
 def _resp_describe_dras(self: Any) -> str:
     items, token = describe_data_repository_associations(self.fsx_backend, json.loads(self.body))
     return json.dumps({"Associations": items, "NextToken": token})
+
+
+def _resp_update_dra(self: Any) -> str:
+    return json.dumps({"Association": update_data_repository_association(self.fsx_backend, json.loads(self.body))})
 
 
 def _resp_create_task(self: Any) -> str:
@@ -525,6 +552,7 @@ def apply() -> None:
     resp.create_data_repository_association = _resp_create_dra  # type: ignore[attr-defined]
     resp.describe_data_repository_associations = _resp_describe_dras  # type: ignore[attr-defined]
     resp.create_data_repository_task = _resp_create_task  # type: ignore[attr-defined]
+    resp.update_data_repository_association = _resp_update_dra  # type: ignore[attr-defined]
     resp.describe_data_repository_tasks = _resp_describe_tasks  # type: ignore[attr-defined]
     resp.create_file_system_from_backup = _resp_from_backup  # type: ignore[attr-defined]
     backend._reaper_fsx = True  # type: ignore[attr-defined]

@@ -180,6 +180,18 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
         raise refuse("CreateDataRepositoryTask", "no linked S3 path to export to: nothing started")
     record = restore_record(ctx, resource, "export", "exporting")
     fsx = ctx.clients("fsx")
+    # "If you have automatic export enabled and want to use an export data repository task, you have
+    # to disable automatic export before executing the export data repository task":
+    # https://docs.aws.amazon.com/fsx/latest/APIReference/API_DeleteFileSystem.html . The task then
+    # exports everything not yet in S3 and reports each failed file, which automatic export does not.
+    turned_off = [r for r in p.repositories if r.association_id and r.auto_export]
+    for r in turned_off:
+        s3: dict[str, Any] = {"AutoExportPolicy": {"Events": []}}
+        if r.auto_import:
+            s3["AutoImportPolicy"] = {"Events": list(r.auto_import)}
+        fsx.update_data_repository_association(AssociationId=r.association_id, S3=s3)
+    if turned_off:
+        record["auto_export_disabled"] = [str(r.association_id) for r in turned_off]
     task = fsx.create_data_repository_task(
         Type="EXPORT_TO_REPOSITORY",
         FileSystemId=resource.id,
@@ -192,9 +204,13 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
     if ctx.log is not None:
         record["export_task_id"] = task_id
         _keep(ctx, resource, record)
+    auto = (
+        f"; automatic export turned off on {', '.join(str(r.association_id) for r in turned_off)} first, as FSx requires for an export task"
+        if turned_off else ""
+    )  # fmt: skip
     return (
         f"export {task_id} to {p.where()} started ({task.get('Lifecycle', 'PENDING')}); {resource.id} is deleted at a later sweep once it "
-        f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}"
+        f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}{auto}"
     )
 
 

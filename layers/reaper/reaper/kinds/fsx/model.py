@@ -42,6 +42,8 @@ class Repository:
     file_system_path: str
     data_repository_path: str
     association_id: str | None = None  # None: the file system's own link (ImportPath/ExportPath)
+    auto_export: tuple[str, ...] = ()  # the association's AutoExportPolicy events (NEW, CHANGED, DELETED)
+    auto_import: tuple[str, ...] = ()  # ... and AutoImportPolicy events, kept as they are when export is turned off
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,16 @@ def protection(deployment: str, lustre: dict[str, Any], associations: list[dict[
     usable = [a for a in associations if a.get("Lifecycle") == "AVAILABLE" and str(a.get("DataRepositoryPath", "")).startswith("s3://")]
     broken = [a for a in associations if a not in usable]
     if usable:
-        repos = tuple(Repository(a.get("FileSystemPath") or "/", a["DataRepositoryPath"], a.get("AssociationId")) for a in usable)
+        repos = tuple(
+            Repository(
+                a.get("FileSystemPath") or "/",
+                a["DataRepositoryPath"],
+                a.get("AssociationId"),
+                tuple(((a.get("S3") or {}).get("AutoExportPolicy") or {}).get("Events") or ()),
+                tuple(((a.get("S3") or {}).get("AutoImportPolicy") or {}).get("Events") or ()),
+            )
+            for a in usable
+        )
         coverage: Coverage = "full" if any(r.file_system_path == "/" for r in repos) else "partial"
         why = "linked to S3 at /" if coverage == "full" else f"only {', '.join(r.file_system_path for r in repos)} linked to S3"
         return Protection("export", coverage, repos, why=why)
@@ -218,6 +229,7 @@ class RestoreRecord(TypedDict, total=False):
     event_id: str
     backup_id: str | None
     export_task_id: str | None
+    auto_export_disabled: list[str]  # associations whose automatic export was turned off for the export task
     deleted_at: str
     data_gone: bool
     restored_as: str
