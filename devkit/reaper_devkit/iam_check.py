@@ -81,6 +81,8 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "fsx:CreateBackup": _both(_fsx("file-system", "FileSystemId"), _fsx_new("backup", "backup-new")),
     "fsx:CreateDataRepositoryTask": _both(_fsx("file-system", "FileSystemId"), _fsx_new("task", "task-new")),
     "fsx:CreateFileSystemFromBackup": _both(_fsx("backup", "BackupId"), _fsx_new("file-system", "fs-new")),
+    # association/<file system id>/<association id>; the request names only the association, so its file system is a placeholder
+    "fsx:UpdateDataRepositoryAssociation": lambda region, account, p: [f"arn:aws:fsx:{region}:{account}:association/fs-of-association/{p['AssociationId']}"],
     "fsx:TagResource": lambda region, account, p: [p["ResourceARN"]],
     "fsx:UntagResource": lambda region, account, p: [p["ResourceARN"]],
     "application-autoscaling:RegisterScalableTarget": _target,

@@ -145,3 +145,10 @@ def autoscale(aas: Any, endpoint: str, minimum: int = 1, maximum: int = 4, varia
         },
     )
     return rid
+
+
+def system_tags(arn: str, tags: dict[str, str]) -> None:
+    """Tags AWS writes itself (`aws:cloudformation:stack-name` on a stack's endpoint): no API caller may
+    set an `aws:` key (the kit refuses it, as AWS does), so they go straight into moto's backend."""
+    parts = arn.split(":")
+    sagemaker_inference._backend(parts[3], parts[4]).add_tags(arn, _tags(tags))

@@ -7,7 +7,7 @@ through reaper_devkit.moto_ext.fsx.set_file_system.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +38,8 @@ def file_system(
     tags: dict[str, str] | None = None,
     import_path: str | None = None,
     created_at: datetime | None = None,
+    more_groups: Sequence[str] = (),
+    metadata_mode: str | None = None,
 ) -> str:
     """An FSx for Lustre file system; returns its id."""
     lustre: dict[str, Any] = {"DeploymentType": deployment}
@@ -45,12 +47,14 @@ def file_system(
         lustre["PerUnitStorageThroughput"] = throughput
     if import_path:
         lustre["ImportPath"] = import_path
+    if metadata_mode:
+        lustre["MetadataConfiguration"] = {"Mode": metadata_mode}
     kwargs: dict[str, Any] = {
         "FileSystemType": "LUSTRE",
         "StorageCapacity": capacity,
         "StorageType": "SSD",
         "SubnetIds": [subnet],
-        "SecurityGroupIds": [group],
+        "SecurityGroupIds": [group, *more_groups],
         "LustreConfiguration": lustre,
     }
     if tags:
@@ -61,10 +65,13 @@ def file_system(
     return fs_id
 
 
-def link(fsx: Any, fs_id: str, s3_path: str, fs_path: str = "/") -> str:
-    """A data repository association; returns its id."""
+def link(fsx: Any, fs_id: str, s3_path: str, fs_path: str = "/", auto_export: Sequence[str] = (), auto_import: Sequence[str] = ()) -> str:
+    """A data repository association (with automatic export/import events if given); returns its id."""
+    kwargs: dict[str, Any] = {}
+    if auto_export or auto_import:
+        kwargs["S3"] = {k: {"Events": list(v)} for k, v in (("AutoExportPolicy", auto_export), ("AutoImportPolicy", auto_import)) if v}
     dra: str = fsx.create_data_repository_association(
-        FileSystemId=fs_id, FileSystemPath=fs_path, DataRepositoryPath=s3_path, BatchImportMetaDataOnCreate=False
+        FileSystemId=fs_id, FileSystemPath=fs_path, DataRepositoryPath=s3_path, BatchImportMetaDataOnCreate=False, **kwargs
     )["Association"]["AssociationId"]
     return dra
 
@@ -161,3 +168,12 @@ def job_ended_event(template: dict[str, Any], job_name: str, fs_ids: list[str], 
         LastModifiedTime=int(ended_at.timestamp() * 1000),
     )
     return {**template, "detail": detail}
+
+
+def system_tags(fs_arn: str, tags: dict[str, str], region: str = "us-east-1") -> None:
+    """Tags AWS writes itself (`aws:cloudformation:*` on a stack's file system): no caller may set an
+    `aws:` key (the kit refuses it, as AWS does), so they go straight into moto's backend."""
+    from moto.fsx.models import fsx_backends
+
+    backend = fsx_backends[fs_arn.split(":")[4]][region]
+    backend.tagger.tag_resource(fs_arn, [{"Key": k, "Value": v} for k, v in tags.items()])

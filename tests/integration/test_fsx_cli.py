@@ -109,6 +109,94 @@ def test_restore_round_trip_same_type_capacity_throughput_network_and_tags(aws, 
     assert len(fsx.describe_file_systems()["FileSystems"]) == 1
 
 
+def test_what_aws_refuses_is_not_sent_on_backup_or_restore(aws, net, logged, capsys):
+    # Given a PERSISTENT_2 file system CloudFormation made: two security groups, metadata IOPS in
+    # AUTOMATIC mode (DescribeFileSystems reports the Iops AWS chose), and AWS's own aws: tags
+    now = datetime.now(UTC)
+    fsx, ec2 = aws.client("fsx"), aws.client("ec2")
+    vpc = ec2.describe_subnets(SubnetIds=[net[0]])["Subnets"][0]["VpcId"]
+    second = ec2.create_security_group(GroupName="lustre-more", Description="more", VpcId=vpc)["GroupId"]
+    fs_id = idle(aws, net, now, more_groups=[second], metadata_mode="AUTOMATIC")
+    fs = fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]
+    assert fs["LustreConfiguration"]["MetadataConfiguration"] == {"Mode": "AUTOMATIC", "Iops": 1500}
+    sf.system_tags(fs["ResourceARN"], {"aws:cloudformation:stack-name": "data", "AWS:CloudFormation:logical-id": "Lustre"})
+    # When it is backed up (FSx refuses a comma in a tag value, and any aws: key)
+    assert main(enforce()) == 0, capsys.readouterr().err
+    backup = fsx.describe_backups()["Backups"][0]
+    btags = {t["Key"]: t["Value"] for t in backup["Tags"]}
+    # Then the ids are space-separated, and no aws: tag was copied
+    assert sorted(btags["reaper:source-security-groups"].split(" ")) == sorted([net[1], second])
+    assert not any(k.lower().startswith("aws:") for k in btags)
+    fsx_ext.settle_backups()
+    assert main(enforce()) == 0
+    capsys.readouterr()
+    # When it is restored (Iops is USER_PROVISIONED only on CreateFileSystemFromBackup: the kit refuses it too)
+    assert main(["restore", fs_id]) == 0, capsys.readouterr().err
+    said = capsys.readouterr().out
+    new_id = said.split(" restored as ")[1].split()[0]
+    new = fsx.describe_file_systems(FileSystemIds=[new_id])["FileSystems"][0]
+    # Then it is AUTOMATIC again, has both groups and the owner's tags, and says which tags it could not bring back
+    assert new["LustreConfiguration"]["MetadataConfiguration"]["Mode"] == "AUTOMATIC"
+    groups = ec2.describe_network_interfaces(NetworkInterfaceIds=new["NetworkInterfaceIds"])["NetworkInterfaces"][0]["Groups"]
+    assert sorted(g["GroupId"] for g in groups) == sorted([net[1], second])
+    assert not any(t["Key"].lower().startswith("aws:") for t in new["Tags"])
+    assert "(not AWS:CloudFormation:logical-id, aws:cloudformation:stack-name: AWS's own tags" in said
+
+
+@pytest.mark.parametrize("value", ["sg-0a1 sg-0b2", "sg-0a1,sg-0b2", "sg-0a1+sg-0b2", " sg-0a1 , sg-0b2 "])
+def test_ids_in_a_backup_tag_are_read_in_every_form_it_was_written(value):
+    from reaper.kinds.fsx.restore import split_ids
+
+    assert split_ids(value) == ["sg-0a1", "sg-0b2"]
+
+
+def test_metadata_iops_goes_to_a_restore_only_when_user_provisioned():
+    from reaper.kinds.fsx.restore import metadata_for_restore
+
+    assert metadata_for_restore({"Mode": "AUTOMATIC", "Iops": 1500}) == {"Mode": "AUTOMATIC"}
+    assert metadata_for_restore({"Mode": "USER_PROVISIONED", "Iops": 6000}) == {"Mode": "USER_PROVISIONED", "Iops": 6000}
+    assert metadata_for_restore({"Iops": 3000}) == {}
+
+
+def test_ids_in_one_tag_value_are_whole_and_within_256_characters():
+    from reaper.kinds.fsx.actions import joined_ids
+
+    ids = [f"sg-{i:017x}" for i in range(20)]  # 20 ids of 20 characters: 419 joined
+    value = joined_ids(ids)
+    assert len(value) <= 256 and "," not in value and all(part in ids for part in value.split(" "))
+    assert joined_ids([]) == ""
+
+
+def test_automatic_export_is_turned_off_before_the_export_task_as_fsx_requires(aws, net, logged, capsys):
+    # Given a PERSISTENT_2 file system linked at / with automatic export (and import) on
+    now = datetime.now(UTC)
+    fsx = aws.client("fsx")
+    fs_id = idle(aws, net, now)
+    dra = sf.link(fsx, fs_id, "s3://ml-data/llm/", auto_export=["NEW", "CHANGED", "DELETED"], auto_import=["NEW"])
+    # When the sweep starts its copy (FSx refuses an export task while automatic export is on: so does the kit)
+    with recording() as calls:
+        assert main(enforce()) == 0, capsys.readouterr().err
+    row = rows(capsys.readouterr().out)[fs_id]
+    # Then automatic export was turned off first (import kept), and the export task runs
+    assert row["action"] == "export" and row["executed"] is True and f"automatic export turned off on {dra}" in row["detail"]
+    s3 = fsx.describe_data_repository_associations(AssociationIds=[dra])["Associations"][0]["S3"]
+    assert s3["AutoExportPolicy"]["Events"] == [] and s3["AutoImportPolicy"]["Events"] == ["NEW"]
+    assert [t["Type"] for t in fsx.describe_data_repository_tasks()["DataRepositoryTasks"]] == ["EXPORT_TO_REPOSITORY"]
+    assert calls.actions <= function_actions("FsxFunction") and calls.ungranted("FsxFunction") == []
+
+
+def test_an_association_without_automatic_export_is_left_as_it_is(aws, net, logged, capsys):
+    now = datetime.now(UTC)
+    fsx = aws.client("fsx")
+    fs_id = idle(aws, net, now)
+    dra = sf.link(fsx, fs_id, "s3://ml-data/llm/", auto_import=["NEW", "CHANGED"])
+    with recording() as calls:
+        assert main(enforce()) == 0
+    assert "automatic export" not in rows(capsys.readouterr().out)[fs_id]["detail"]
+    assert "fsx:UpdateDataRepositoryAssociation" not in calls.actions
+    assert fsx.describe_data_repository_associations(AssociationIds=[dra])["Associations"][0]["S3"] == {"AutoImportPolicy": {"Events": ["NEW", "CHANGED"]}}
+
+
 def test_restore_of_an_exported_scratch_file_system_says_where_the_data_is(aws, net, logged, capsys):
     now = datetime.now(UTC)
     fs_id = idle(aws, net, now, deployment="SCRATCH_2", throughput=None)

@@ -277,4 +277,73 @@ def test_a_publishing_agent_is_never_reported_silent(aws, sm, cw, deployed_env, 
     seed.activity(cw, "busy", at, [None] * 4 + [1])
     done = handle_kind_event(event("notebook-schedule.json"), "notebook", app.RUNTIME, now=at)
     assert done["verdicts"]["keep"] == 1
+def _matches(pattern: dict[str, Any], ev: dict[str, Any]) -> bool:
+    """EventBridge matching for the plain value lists the stack's rules use."""
+    for key, want in pattern.items():
+        got = ev.get(key)
+        if isinstance(want, dict):
+            if not isinstance(got, dict) or not _matches(want, got):
+                return False
+        elif got not in want:
+            return False
+    return True
+
+
+def test_the_stack_listens_to_the_event_sagemaker_sends_itself_no_trail_needed():
+    from reaper_devkit.template import load
+
+    rule = load()["Resources"]["NotebookFunction"]["Properties"]["Events"]["NotebookStarted"]["Properties"]["Pattern"]
+    assert rule["detail-type"] == ["SageMaker Notebook Instance State Change"]
+    assert _matches(rule, event("notebook-state-inservice.json"))
+    assert not _matches(rule, {**event("notebook-state-inservice.json"), "detail": {"NotebookInstanceStatus": "Stopping"}})
+
+
+def test_notebook_in_service_without_agent_or_tags_tells_once_as_created(aws, sm, deployed_env, lambda_context):
+    # Given a notebook just created without the agent or tags
+    seed.notebook(sm, "untagged-nb", agent=False)
+    app = load_function("notebook")
+    # When SageMaker says it is InService (delivered twice)
+    results = [app.handler(event("notebook-state-inservice.json"), lambda_context) for _ in range(2)]
+    # Then the owner hears once, with the three problems
+    assert results[0]["checked"] == "untagged-nb" and results[0]["posted"] is True and results[1]["posted"] is False
+    assert len(results[0]["problems"]) == 3
+    notices = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    assert [n["title"] for n in notices] == ["Notebook untagged-nb was created without what the reaper needs"]
+
+
+def test_a_notebook_created_long_ago_and_in_service_again_was_started(aws, sm, deployed_env, lambda_context):
+    from moto.sagemaker.models import sagemaker_backends
+
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "ana@example.com"})
+    nb = sagemaker_backends["123456789012"]["us-east-1"].notebook_instances["untagged-nb"]
+    nb.creation_time = datetime.now(UTC) - timedelta(days=3)
+    result = load_function("notebook").handler(event("notebook-state-inservice.json"), lambda_context)
+    assert result["problems"] == ["no `ml:stage` tag: `aws sagemaker add-tags --resource-arn " + nb.arn + " --tags Key=ml:stage,Value=...`"]
+    notices = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    assert [n["title"] for n in notices] == ["Notebook untagged-nb was started without what the reaper needs"]
+    assert notices[0]["owner"] == "ana@example.com"
+
+
+@pytest.mark.parametrize("status_value", ["Pending", "Stopping", "Stopped", "Updating", "Failed", "Deleting"])
+def test_other_notebook_states_are_not_checked(aws, sm, deployed_env, lambda_context, status_value):
+    seed.notebook(sm, "untagged-nb", agent=False)
+    ev = event("notebook-state-inservice.json")
+    ev["detail"]["NotebookInstanceStatus"] = status_value
+    with recording() as calls:
+        result = load_function("notebook").handler(ev, lambda_context)
+    assert result["checked"] is None and status_value in result["skipped"]
+    assert "sagemaker:DescribeNotebookInstance" not in calls.actions
+    assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
+@pytest.mark.parametrize("detail", [{}, {"NotebookInstanceName": "x"}, {"NotebookInstanceStatus": "InService"}, {"NotebookInstanceName": "", "NotebookInstanceStatus": "InService"}])
+def test_malformed_state_changes_are_refused(aws, sm, deployed_env, lambda_context, detail):
+    ev = {**event("notebook-state-inservice.json"), "detail": detail}
+    with pytest.raises(BadEventError):
+        load_function("notebook").handler(ev, lambda_context)
+
+
+def test_a_state_change_for_a_notebook_deleted_since_says_nothing(aws, sm, deployed_env, lambda_context):
+    result = load_function("notebook").handler(event("notebook-state-inservice.json"), lambda_context)
+    assert result["problems"] == [] and result["posted"] is False
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []

@@ -103,6 +103,30 @@ def test_restore_brings_a_deleted_endpoint_back_as_it_was(aws, sm, aas, reaped, 
     assert calls.ungranted("RestoreFunction") == []  # on the resource it names, conditions included
 
 
+def test_restore_leaves_out_aws_system_tags_and_says_which(aws, sm, aas, env, capsys):
+    # Given an endpoint CloudFormation made: AWS wrote aws:cloudformation:* tags on it (mixed case too)
+    now = datetime.now(UTC)
+    arn = se.classic(sm, "stack-ep", DEV)
+    cfn = {"aws:cloudformation:stack-name": "ml-stack", "AWS:CloudFormation:logical-id": "Endpoint"}
+    se.system_tags(arn, cfn)
+    se.age("stack-ep", now, 300)
+    assert main(SWEEP) == 0
+    capsys.readouterr()
+    drain(aws, env["queue"])
+    record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("endpoint", "stack-ep")
+    assert record is not None and {t["Key"] for t in record["tags"]} >= set(cfn)  # recorded as they were
+    # When it is restored (AWS refuses any aws: key on CreateEndpoint: the kit does too)
+    code = main(["restore", "stack-ep"])
+    out = capsys.readouterr()
+    # Then it is back with the owner's tags, and the result names the ones it could not bring back
+    assert code == 0, out.err
+    back = sm.describe_endpoint(EndpointName="stack-ep")
+    assert {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=back["EndpointArn"])["Tags"]} == DEV
+    assert "its 3 tags (not AWS:CloudFormation:logical-id, aws:cloudformation:stack-name" in out.out
+    notices = [m for m in drain(aws, env["queue"]) if m["type"] == "notice"]
+    assert all("aws:cloudformation:stack-name" in n["text"] for n in notices) and len(notices) == 2
+
+
 def test_restore_twice_is_safe(aws, sm, reaped, env, capsys):
     assert main(["restore", "llm-dev"]) == 0
     capsys.readouterr()
@@ -241,3 +265,85 @@ def test_restore_function_refuses_malformed_requests(aws, sm, env, lambda_contex
     with pytest.raises(BadEventError):
         app.handler(bad, lambda_context)
     assert drain(aws, env["queue"]) == []
+
+
+def _policies(aas: Any, rid: str) -> dict[str, dict[str, Any]]:
+    found = aas.describe_scaling_policies(ServiceNamespace="sagemaker", ResourceId=rid)["ScalingPolicies"]
+    return {p["PolicyName"]: p for p in found}
+
+
+def test_async_without_autoscaling_gets_the_documented_scale_in_policy_so_a_wake_does_not_stay_up(aws, sm, aas, env, capsys):
+    # Given an idle async endpoint with no autoscaling of its own
+    se.asynchronous(sm, "async-bare", DEV)
+    se.age("async-bare", datetime.now(UTC), 300)
+    with recording() as calls:
+        assert main(SWEEP) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    rid = "endpoint/async-bare/variant/AllTraffic"
+    # Then the variant has minimum 0, the backlog target tracking AWS documents, and the wake policy
+    assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"][0]["MinCapacity"] == 0
+    policies = _policies(aas, rid)
+    assert set(policies) == {"mlreaper-backlog-tracking", "mlreaper-wake-on-backlog"}
+    tracking = policies["mlreaper-backlog-tracking"]["TargetTrackingScalingPolicyConfiguration"]
+    assert tracking["CustomizedMetricSpecification"]["MetricName"] == "ApproximateBacklogSizePerInstance"
+    assert tracking["CustomizedMetricSpecification"]["Dimensions"] == [{"Name": "EndpointName", "Value": "async-bare"}]
+    assert not tracking.get("DisableScaleIn")
+    assert "backlog scale-in policy added on AllTraffic" in row["detail"]
+    assert calls.actions <= function_actions("EndpointFunction") and calls.ungranted("EndpointFunction") == []
+    drain(aws, env["queue"])
+    # When restored, Then nothing of the reaper's is left: the target (and its policies) are gone again
+    assert main(["restore", "async-bare"]) == 0
+    assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"] == []
+    assert aas.describe_scaling_policies(ServiceNamespace="sagemaker", ResourceId=rid)["ScalingPolicies"] == []
+
+
+def test_async_with_its_own_scale_in_policy_gets_none_of_the_reapers(aws, sm, aas, env, capsys):
+    se.asynchronous(sm, "async-own", DEV, count=2)
+    se.age("async-own", datetime.now(UTC), 300)
+    rid = se.autoscale(aas, "async-own", minimum=1, maximum=3)  # target tracking: scales in on its own
+    assert main(SWEEP) == 0
+    capsys.readouterr()
+    assert set(_policies(aas, rid)) == {"async-own-invocations", "mlreaper-wake-on-backlog"}
+    assert main(["restore", "async-own"]) == 0
+    assert set(_policies(aas, rid)) == {"async-own-invocations"}
+    target = aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"][0]
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (1, 3)
+
+
+def test_async_with_only_a_scale_out_step_policy_gets_the_scale_in_and_restore_keeps_the_owners(aws, sm, aas, env, capsys):
+    se.asynchronous(sm, "async-step", DEV)
+    se.age("async-step", datetime.now(UTC), 300)
+    rid = "endpoint/async-step/variant/AllTraffic"
+    aas.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=rid, ScalableDimension="sagemaker:variant:DesiredInstanceCount", MinCapacity=1, MaxCapacity=2)
+    step_scaling(aws, "async-step")  # +1 on latency: never scales in
+    assert main(SWEEP) == 0
+    capsys.readouterr()
+    assert set(_policies(aas, rid)) == {"async-step-step", "mlreaper-backlog-tracking", "mlreaper-wake-on-backlog"}
+    assert main(["restore", "async-step"]) == 0
+    assert set(_policies(aas, rid)) == {"async-step-step"}
+    assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"][0]["MinCapacity"] == 1
+
+
+def test_async_when_aws_refuses_zero_instances_directly_the_scale_in_policy_takes_it_there(aws, sm, aas, env, capsys, monkeypatch):
+    from botocore.exceptions import ClientError
+
+    from reaper.clients import Clients
+
+    se.asynchronous(sm, "async-refused", DEV)
+    se.age("async-refused", datetime.now(UTC), 300)
+    original = Clients.__call__
+
+    def refusing(self: Any, service: str) -> Any:
+        client = original(self, service)
+        if service == "sagemaker":
+            def refuse(**_kw: Any) -> Any:
+                raise ClientError({"Error": {"Code": "ValidationException", "Message": "DesiredInstanceCount must be at least 1"}}, "UpdateEndpointWeightsAndCapacities")
+            monkeypatch.setattr(client, "update_endpoint_weights_and_capacities", refuse)
+        return client
+
+    monkeypatch.setattr(Clients, "__call__", refusing)
+    assert main(SWEEP) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert row["verdict"] == "act" and row["executed"] is True
+    assert "AWS did not take 0 instances directly" in row["detail"] and "scale-in policy takes it to 0" in row["detail"]
+    assert "mlreaper-backlog-tracking" in _policies(aas, "endpoint/async-refused/variant/AllTraffic")

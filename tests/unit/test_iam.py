@@ -101,7 +101,7 @@ def test_every_destructive_action_a_kind_declares_is_denied_on_exempt_and_produc
 
 def test_destructive_means_a_change_to_the_swept_resource():
     assert kind_destructive("notebook") == {"sagemaker:StopNotebookInstance", "sagemaker:UpdateNotebookInstance"}
-    assert kind_destructive("fsx") == {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem"}
+    assert kind_destructive("fsx") == {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem", "fsx:UpdateDataRepositoryAssociation"}
     assert "sagemaker:DeleteEndpoint" in kind_destructive("endpoint")
     assert not kind_destructive("endpoint") & {"sagemaker:AddTags", "sagemaker:DescribeEndpoint", "iam:PassRole"}
 

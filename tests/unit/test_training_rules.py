@@ -26,6 +26,7 @@ def job(
     instance_type: str = "ml.p3.2xlarge",
     count: int = 1,
     spot: bool = False,
+    billable_s: int | None = None,
     job_type: JobType = "training",
     spans: list[Span] | None = None,
 ) -> Resource:
@@ -34,7 +35,7 @@ def job(
     return Resource(
         kind="training-job", id="j", arn=f"arn:aws:sagemaker:{REGION}:123456789012:training-job/j", region=REGION, state="InProgress",
         tags={**DEV, **(tags or {})}, instance_type=c.instance_type, instance_count=c.count, hourly_usd=c.hourly_usd,
-        facts=JobFacts(job_type=job_type, started_at=start, spans=tuple(spans or [Span(start, None, c.hourly_usd)]), cluster=c, spot=spot),
+        facts=JobFacts(job_type=job_type, started_at=start, spans=tuple(spans or [Span(start, None, c.hourly_usd)]), cluster=c, spot=spot, billable_s=billable_s),
     )  # fmt: skip
 
 
@@ -103,11 +104,32 @@ def test_past_the_cost_ceiling_is_stopped_with_the_price_basis():
     assert d.evidence["estimated_usd"] == 53.55 and d.evidence["estimate_is_upper_bound"] is False
 
 
-def test_managed_spot_says_the_estimate_is_an_upper_bound():
+def test_managed_spot_past_the_ceiling_on_the_on_demand_estimate_alone_is_told_not_stopped():
+    # Given a spot job whose on-demand x wall-time estimate ($53.55) passes its $50 tag, billable time not yet reported
     d = decide(job(7, {"reaper:max-usd": "50"}, count=2, spot=True), sig())
-    assert d.verdict is Verdict.ACT
-    assert "managed spot: this on-demand estimate is an upper bound" in d.reason
+    # Then it is an upper bound: the owner is told, the job is not stopped
+    assert d.verdict is Verdict.KEEP and d.notify is True and d.notify_key == "spot-upper-bound"
+    assert "managed spot" in d.reason and "upper bound" in d.reason and "not stopped" in d.reason
     assert d.evidence["estimate_is_upper_bound"] is True
+
+
+def test_managed_spot_is_judged_on_billable_time_when_sagemaker_reports_it():
+    # 7 h wall time, but only 3 h billable (interruptions): 3 h x $7.65 = $22.95 < $50: kept
+    kept = decide(job(7, {"reaper:max-usd": "50"}, count=2, spot=True, billable_s=3 * 3600), sig())
+    assert kept.verdict is Verdict.KEEP and kept.evidence["estimated_usd_billable"] == 22.95
+    # 7 h billable: $53.55 >= $50: stopped, and the reason says what it was judged on
+    stopped = decide(job(7, {"reaper:max-usd": "50"}, count=2, spot=True, billable_s=7 * 3600), sig())
+    assert stopped.verdict is Verdict.ACT and "$53.55" in stopped.reason and "25,200 billable seconds" in stopped.reason
+
+
+def test_managed_spot_still_stops_at_its_runtime_ceiling():
+    d = decide(job(30, {"reaper:max-usd": "50"}, spot=True), sig())
+    assert d.verdict is Verdict.ACT and "runtime ceiling" in d.reason and "cost ceiling" not in d.reason
+
+
+def test_managed_spot_near_its_ceiling_is_not_promised_a_stop():
+    d = decide(job(6, {"reaper:max-usd": "50"}, count=2, spot=True), sig())  # $45.90: 92 %
+    assert d.verdict is Verdict.KEEP and "not stopped on this upper bound" in d.reason and "will be stopped" not in d.reason
 
 
 def test_both_ceilings_passed_are_both_said():

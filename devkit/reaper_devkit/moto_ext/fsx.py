@@ -13,7 +13,10 @@ What moto lacks, and what this module adds to its FSx backend (in-process and se
     with an unknown id raises BackupNotFound, as AWS does;
   * DeleteFileSystem refuses (BadRequest) while a data repository task is PENDING or EXECUTING;
   * CreateFileSystemFromBackup (from an AVAILABLE backup only; the new file system is CREATING);
-  * data repository associations: Create/DescribeDataRepositoryAssociations;
+  * data repository associations: Create/Describe/UpdateDataRepositoryAssociation(s);
+    an EXPORT_TO_REPOSITORY task is refused while an association of the file system has automatic
+    export on ("you have to disable automatic export before executing the export data repository
+    task": https://docs.aws.amazon.com/fsx/latest/APIReference/API_DeleteFileSystem.html);
   * data repository tasks: Create/DescribeDataRepositoryTasks. A task needs a linked repository
     and no other task running on the file system; it stays PENDING until `settle_tasks` ends it
     SUCCEEDED (optionally with failed files) or FAILED, or leaves it EXECUTING (stuck).
@@ -35,6 +38,11 @@ Where each rule comes from (AWS documentation):
   * data repository associations: "supported on all FSx for Lustre 2.12 and 2.15 file systems,
     excluding scratch_1 deployment type"
     https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateDataRepositoryAssociation.html
+  * MetadataConfiguration (PERSISTENT_2): DescribeFileSystems reports `Iops` in both modes (in
+    AUTOMATIC, the IOPS AWS provisioned from the capacity: 1500 here); CreateFileSystem and
+    CreateFileSystemFromBackup take `Iops` "(USER_PROVISIONED mode only)" and are refused otherwise
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystemLustreMetadataConfiguration.html
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_FileSystemLustreMetadataConfiguration.html
   * tags on every FSx request: aws_rules.py (no `aws:` keys, no comma in values).
 
 Test controls (`settle_backups`, `settle_tasks`, `set_file_system`) change the shared backends
@@ -65,6 +73,17 @@ class _Error(JsonRESTError):
 # -- file systems ------------------------------------------------------------------------
 
 
+AUTOMATIC_METADATA_IOPS = 1500
+
+
+def metadata_problem(lustre: dict[str, Any] | None) -> str | None:
+    """Why AWS refuses this create's MetadataConfiguration, or None: Iops is USER_PROVISIONED only."""
+    metadata = (lustre or {}).get("MetadataConfiguration")
+    if isinstance(metadata, dict) and metadata.get("Iops") is not None and metadata.get("Mode") != "USER_PROVISIONED":
+        return "Metadata IOPS can only be specified in USER_PROVISIONED mode."
+    return None
+
+
 def _lustre_shape(fs_id: str, given: dict[str, Any] | None) -> dict[str, Any]:
     """The LustreConfiguration DescribeFileSystems returns, from what CreateFileSystem was given."""
     given = dict(given or {})
@@ -72,6 +91,9 @@ def _lustre_shape(fs_id: str, given: dict[str, Any] | None) -> dict[str, Any]:
     out.setdefault("DeploymentType", "SCRATCH_1")
     out.setdefault("MountName", uuid4().hex[:8])
     out.setdefault("WeeklyMaintenanceStartTime", "7:03:00")
+    metadata = given.get("MetadataConfiguration")
+    if isinstance(metadata, dict) and metadata.get("Mode") == "AUTOMATIC":
+        out["MetadataConfiguration"] = {"Mode": "AUTOMATIC", "Iops": metadata.get("Iops") or AUTOMATIC_METADATA_IOPS}
     if given.get("ImportPath") or given.get("ExportPath"):
         import_path = given.get("ImportPath")
         export_path = given.get("ExportPath") or (f"{import_path.rstrip('/')}/FSxLustre{time.strftime('%Y%m%dT%H%M%SZ')}" if import_path else None)
@@ -277,6 +299,19 @@ def create_data_repository_association(backend: Any, params: dict[str, Any]) -> 
     return dra
 
 
+def update_data_repository_association(backend: Any, params: dict[str, Any]) -> dict[str, Any]:
+    dra = _state(backend, "associations").get(params["AssociationId"])
+    if dra is None:
+        raise _Error("DataRepositoryAssociationNotFound", f"No data repository associations found for {params['AssociationId']}.")
+    s3 = dict(dra.get("S3") or {})
+    s3.update(params.get("S3") or {})
+    dra["S3"] = s3
+    for key in ("ImportedFileChunkSize",):
+        if key in params:
+            dra[key] = params[key]
+    return dict(dra)
+
+
 def describe_data_repository_associations(backend: Any, params: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     associations = _state(backend, "associations")
     wanted = params.get("AssociationIds") or []
@@ -310,6 +345,13 @@ def create_data_repository_task(backend: Any, params: dict[str, Any]) -> dict[st
         raise _Error("BadRequest", "The file system is not linked to a data repository, so a data repository task cannot run.")
     if any(t["FileSystemId"] == fs.file_system_id and t["Lifecycle"] in RUNNING_TASK_STATES for t in tasks.values()):
         raise _Error("DataRepositoryTaskExecuting", "Another data repository task is running on this file system.")
+    if params.get("Type") == "EXPORT_TO_REPOSITORY":
+        auto = [
+            a["AssociationId"] for a in _state(backend, "associations").values()
+            if a["FileSystemId"] == fs.file_system_id and ((a.get("S3") or {}).get("AutoExportPolicy") or {}).get("Events")
+        ]  # fmt: skip
+        if auto:
+            raise _Error("BadRequest", f"Automatic export is enabled on {', '.join(auto)}: disable it before an export data repository task.")
     report = params.get("Report") or {}
     if report.get("Enabled") and not report.get("Path"):
         raise _Error("BadRequest", "Report.Path is required when the completion report is enabled.")
@@ -357,6 +399,9 @@ def create_file_system_from_backup(backend: Any, params: dict[str, Any]) -> Any:
         raise _Error("BackupNotFound", f"Backup {params['BackupId']} does not exist.")
     if backup.lifecycle != "AVAILABLE":
         raise _Error("BadRequest", f"Backup {backup.backup_id} is {backup.lifecycle}; only AVAILABLE backups can be restored.")
+    problem = metadata_problem(params.get("LustreConfiguration"))
+    if problem:
+        raise _Error("BadRequest", problem)
     source = backup.file_system_snapshot or {}
     lustre = {k: v for k, v in (source.get("LustreConfiguration") or {}).items() if k not in ("MountName", "DataRepositoryConfiguration")}
     lustre.update(params.get("LustreConfiguration") or {})
@@ -391,6 +436,10 @@ def _resp_create_dra(self: Any) -> str:
 def _resp_describe_dras(self: Any) -> str:
     items, token = describe_data_repository_associations(self.fsx_backend, json.loads(self.body))
     return json.dumps({"Associations": items, "NextToken": token})
+
+
+def _resp_update_dra(self: Any) -> str:
+    return json.dumps({"Association": update_data_repository_association(self.fsx_backend, json.loads(self.body))})
 
 
 def _resp_create_task(self: Any) -> str:
@@ -503,6 +552,7 @@ def apply() -> None:
     resp.create_data_repository_association = _resp_create_dra  # type: ignore[attr-defined]
     resp.describe_data_repository_associations = _resp_describe_dras  # type: ignore[attr-defined]
     resp.create_data_repository_task = _resp_create_task  # type: ignore[attr-defined]
+    resp.update_data_repository_association = _resp_update_dra  # type: ignore[attr-defined]
     resp.describe_data_repository_tasks = _resp_describe_tasks  # type: ignore[attr-defined]
     resp.create_file_system_from_backup = _resp_from_backup  # type: ignore[attr-defined]
     backend._reaper_fsx = True  # type: ignore[attr-defined]

@@ -5,7 +5,8 @@
                   the record (name, config, tags, autoscaling) is written before the delete.
   scale-to-zero   inference-component endpoints: every component to 0 copies (autoscaling
                   minimums to 0 first, so they do not scale back); asynchronous endpoints: the
-                  autoscaling minimum to 0, a wake-on-backlog policy if none is there, 0 instances.
+                  autoscaling minimum to 0, the documented backlog scale-in policy where the variant
+                  has none, a wake-on-backlog policy if none is there, 0 instances.
                   Refused like delete without an action log: the copy counts, instance counts and
                   autoscaling settings it overwrites live only in the restore record.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
+from reaper.aws import error_code, is_not_found, short
 from reaper.clients import Clients
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext
@@ -153,19 +154,31 @@ def zero_components(ctx: ActContext, r: Resource, d: Decision) -> str | None:
 
 
 def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    """To zero the way AWS documents it for async endpoints: a scalable target with minimum 0 and a
+    scale-in policy (the backlog target tracking, added where the variant has none), plus the step
+    policy that wakes it on HasBacklogWithoutCapacity. Setting 0 instances directly is not in that
+    page: it is asked for so the instances go now, and if AWS refuses it the scale-in policy takes
+    the variant to 0 as the backlog stays empty.
+    https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html
+    """
     sm, aas, cw = ctx.clients("sagemaker"), ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
     desc = sm.describe_endpoint(EndpointName=r.id)
     variants = desc.get("ProductionVariants", [])
     found = autoscaling.targets(aas, [variant_resource_id(r.id, v["VariantName"]) for v in variants], VARIANT_DIMENSION)
     wake_there = autoscaling.has_wake_policy(cw, r.id)
-    recorded = [
-        VariantRecord(
-            name=v["VariantName"],
-            desired=int(v.get("DesiredInstanceCount") or v.get("CurrentInstanceCount") or 1),
-            target=_target(found.get(variant_resource_id(r.id, v["VariantName"]))),
+    recorded: list[VariantRecord] = []
+    for v in variants:
+        rid = variant_resource_id(r.id, v["VariantName"])
+        target = _target(found.get(rid))
+        scale_in = target is not None and autoscaling.scales_in(autoscaling.policies(aas, rid, VARIANT_DIMENSION))
+        recorded.append(
+            VariantRecord(
+                name=v["VariantName"],
+                desired=int(v.get("DesiredInstanceCount") or v.get("CurrentInstanceCount") or 1),
+                target=target,
+                scale_in_added=not scale_in,
+            )
         )
-        for v in variants
-    ]
     record = _base_record(ctx, r, ASYNC, d)
     record["variants"] = recorded
     record["wake_added"] = not wake_there
@@ -177,14 +190,24 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         target = v.get("target")
         maximum = target["max"] if target else max(v.get("desired", 1), 1)
         autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, 0, maximum)
+        if v.get("scale_in_added"):
+            autoscaling.add_backlog_tracking(aas, r.id, rid)
     if not wake_there and variants:
         autoscaling.add_wake_policy(aas, cw, r.id, variant_resource_id(r.id, variants[0]["VariantName"]))
-    sm.update_endpoint_weights_and_capacities(
-        EndpointName=r.id, DesiredWeightsAndCapacities=[{"VariantName": v["name"], "DesiredInstanceCount": 0} for v in recorded]
-    )
+    now_or_later = "0 instances"
+    try:
+        sm.update_endpoint_weights_and_capacities(
+            EndpointName=r.id, DesiredWeightsAndCapacities=[{"VariantName": v["name"], "DesiredInstanceCount": 0} for v in recorded]
+        )
+    except ClientError as exc:
+        if error_code(exc) != "ValidationException":
+            raise
+        now_or_later = f"AWS did not take 0 instances directly ({short(exc)}): the scale-in policy takes it to 0 as the backlog stays empty"
     was = ", ".join(_was(v) for v in recorded)
+    added = [v["name"] for v in recorded if v.get("scale_in_added")]
+    scale_in_note = f"; backlog scale-in policy added on {', '.join(added)}" if added else ""
     policy = "wake-on-backlog policy added" if not wake_there else "its wake-on-backlog policy was already there"
-    return f"autoscaling minimum 0 on {was}, 0 instances; {policy}{comeback}"
+    return f"autoscaling minimum 0 on {was}, {now_or_later}{scale_in_note}; {policy}{comeback}"
 
 
 def _target(t: dict[str, Any] | None) -> TargetRecord | None:

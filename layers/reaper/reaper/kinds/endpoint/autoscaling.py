@@ -13,7 +13,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from reaper.aws import is_not_found
-from reaper.kinds.endpoint.model import NAMESPACE, VARIANT_DIMENSION, WAKE_POLICY, PolicyRecord, ScalingRecord
+from reaper.kinds.endpoint.model import NAMESPACE, SCALE_IN_POLICY, VARIANT_DIMENSION, WAKE_POLICY, PolicyRecord, ScalingRecord
 
 SERVICE = "sagemaker"
 ALARM_FIELDS = (
@@ -145,6 +145,62 @@ def deregister(aas: Any, resource_id: str, dimension: str) -> None:
     """Deregistering deletes the target's policies too. A target already gone is fine."""
     try:
         aas.deregister_scalable_target(ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=dimension)
+    except ClientError as exc:
+        if not is_not_found(exc):
+            raise
+
+
+# -- async endpoints: the policy that scales in to zero -----------------------------------------
+# "Unlike other hosted models ... with Asynchronous Inference you can also scale down your
+# asynchronous endpoints instances to zero": a scalable target with MinCapacity 0 and, as the page
+# strongly recommends, a target-tracking policy on ApproximateBacklogSizePerInstance, which scales
+# in as the backlog empties. https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html
+BACKLOG_TARGET = 5.0  # the page's example target value
+SCALE_IN_COOLDOWN = 600
+SCALE_OUT_COOLDOWN = 300
+
+
+def scales_in(found: list[dict[str, Any]]) -> bool:
+    """A policy that can take the variant down: any target tracking, or a step with a negative adjustment."""
+    for p in found:
+        if p.get("PolicyName") == WAKE_POLICY:
+            continue
+        if p.get("PolicyType") == "TargetTrackingScaling":
+            if not (p.get("TargetTrackingScalingPolicyConfiguration") or {}).get("DisableScaleIn"):
+                return True
+            continue
+        steps = (p.get("StepScalingPolicyConfiguration") or {}).get("StepAdjustments") or []
+        if any(s.get("ScalingAdjustment", 0) < 0 for s in steps):
+            return True
+    return False
+
+
+def add_backlog_tracking(aas: Any, endpoint: str, resource_id: str) -> str:
+    """The documented target-tracking policy on the endpoint's backlog per instance."""
+    arn: str = aas.put_scaling_policy(
+        PolicyName=SCALE_IN_POLICY,
+        ServiceNamespace=SERVICE,
+        ResourceId=resource_id,
+        ScalableDimension=VARIANT_DIMENSION,
+        PolicyType="TargetTrackingScaling",
+        TargetTrackingScalingPolicyConfiguration={
+            "TargetValue": BACKLOG_TARGET,
+            "CustomizedMetricSpecification": {
+                "MetricName": "ApproximateBacklogSizePerInstance",
+                "Namespace": NAMESPACE,
+                "Dimensions": [{"Name": "EndpointName", "Value": endpoint}],
+                "Statistic": "Average",
+            },
+            "ScaleInCooldown": SCALE_IN_COOLDOWN,
+            "ScaleOutCooldown": SCALE_OUT_COOLDOWN,
+        },
+    )["PolicyARN"]
+    return arn
+
+
+def remove_backlog_tracking(aas: Any, resource_id: str) -> None:
+    try:
+        aas.delete_scaling_policy(PolicyName=SCALE_IN_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION)
     except ClientError as exc:
         if not is_not_found(exc):
             raise

@@ -33,6 +33,7 @@ LOOKBACK_MINUTES = 180  # read at least this much history, to say how long an en
 VARIANT_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 COMPONENT_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
 WAKE_POLICY = "mlreaper-wake-on-backlog"
+SCALE_IN_POLICY = "mlreaper-backlog-tracking"  # async: what takes it to 0 (and back there after a wake)
 IN_SERVICE = "InService"
 ACCELERATED = ("ml.g", "ml.p", "ml.inf", "ml.trn", "ml.dl")
 
@@ -159,6 +160,7 @@ class VariantRecord(TypedDict, total=False):
     count: int | None  # classic: InitialInstanceCount
     desired: int  # async: instances before going to zero
     target: TargetRecord | None  # async: its scalable target before going to zero, or None
+    scale_in_added: bool  # async: the reaper put its backlog target-tracking policy on this variant
 
 
 class ComponentRecord(TypedDict):

@@ -85,11 +85,15 @@ def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime
     if desc is None:
         _check_recreatable(sm, record)
         kwargs: dict[str, Any] = {"EndpointName": name, "EndpointConfigName": config}
-        if record.get("tags"):
-            kwargs["Tags"] = record["tags"]
+        settable, system = split_tags(record.get("tags") or [])
+        if settable:
+            kwargs["Tags"] = settable
         sm.create_endpoint(**kwargs)
         record = _mark(rt, record, now, "restoring", restore_started_at=iso(now))
-        _notice(rt, record, now, "started", f"Restoring endpoint {name}", f"Recreating it from config {config} with its {len(record.get('tags') or [])} tags; {comeback_note(_types(record))}.")
+        _notice(
+            rt, record, now, "started", f"Restoring endpoint {name}",
+            f"Recreating it from config {config} with its {len(settable)} tags{_lost_clause(system)}; {comeback_note(_types(record))}.",
+        )
         say(f"creating endpoint {name} from config {config}")
         status = "Creating"
     else:
@@ -117,7 +121,8 @@ def finish_classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: da
     done = autoscaling.reapply(clients("application-autoscaling"), clients("cloudwatch"), record.get("autoscaling") or [])
     record = _mark(rt, record, now, "restored", restored_at=iso(now))
     scaling = "autoscaling: " + "; ".join(done) if done else "no autoscaling to put back"
-    text = f"InService with config {record['config_name']}, its {len(record.get('tags') or [])} tags, {scaling}."
+    settable, system = split_tags(record.get("tags") or [])
+    text = f"InService with config {record['config_name']}, its {len(settable)} tags{_lost_clause(system)}, {scaling}."
     _notice(rt, record, now, "done", f"Endpoint {record['name']} is back", text)
     return f"restored endpoint {record['name']}: {text}"
 
@@ -221,18 +226,42 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
         target = v.get("target")
         if target:
             autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, target["min"], target["max"])
+            if v.get("scale_in_added"):
+                autoscaling.remove_backlog_tracking(aas, rid)  # the owner's own policies stay
         else:
-            autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's
+            autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's: its policies go with it
     changes = [{"VariantName": v["name"], "DesiredInstanceCount": v["desired"]} for v in variants if desired.get(v["name"], 0) < v["desired"]]
     if changes:
         sm.update_endpoint_weights_and_capacities(EndpointName=name, DesiredWeightsAndCapacities=changes)
         say(f"{name}: instances back to " + ", ".join(f"{c['VariantName']} × {c['DesiredInstanceCount']}" for c in changes))
     record = _mark(rt, record, now, "restored", restored_at=iso(now))
-    text = f"instances and autoscaling minimum as they were; the reaper's wake policy removed. {_sentence(comeback_note(_types(record)))}."
+    text = f"instances and autoscaling as they were; the reaper's wake and scale-in policies removed. {_sentence(comeback_note(_types(record)))}."
     _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     if changes:
         _follow(sm, name, rt.settings.restore_wait_minutes, say)
     return f"restored endpoint {name}: {text}"
+
+
+# -- tags ----------------------------------------------------------------------------------------------
+
+
+def split_tags(tags: list[dict[str, str]]) -> tuple[list[dict[str, str]], list[str]]:
+    """(the tags a caller may set, the keys of AWS's own that no restore can bring back).
+
+    A key starting with `aws:` (any case) is reserved for AWS: `aws:cloudformation:stack-name` and the
+    like are written by CloudFormation/CDK/JumpStart, and CreateEndpoint refuses the whole request if
+    one is passed ("Tag keys and values can't start with aws:",
+    https://docs.aws.amazon.com/general/latest/gr/aws_tagging.html ; docs/aws-assumptions.md row 3).
+    """
+    settable = [t for t in tags if not str(t.get("Key", "")).strip().lower().startswith("aws:")]
+    system = [str(t.get("Key", "")) for t in tags if str(t.get("Key", "")).strip().lower().startswith("aws:")]
+    return settable, system
+
+
+def _lost_clause(system: list[str]) -> str:
+    if not system:
+        return ""
+    return f" (not {', '.join(sorted(system))}: AWS's own tags, which only the service that set them can write)"
 
 
 # -- shared --------------------------------------------------------------------------------------------

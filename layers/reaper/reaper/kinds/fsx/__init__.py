@@ -44,7 +44,7 @@ DECLARATION = KindDeclaration(
         "export": Action(
             "export",
             "began exporting",
-            ("fsx:CreateDataRepositoryTask", "fsx:TagResource", _ENI),
+            ("fsx:CreateDataRepositoryTask", "fsx:TagResource", "fsx:UpdateDataRepositoryAssociation", _ENI),
             AVAILABLE,
             f"{_P}.actions:start_export",
             needs_log=True,

@@ -26,7 +26,7 @@ from reaper.clients import Clients
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext
 from reaper.kinds.fsx.artifacts import backups, tasks
-from reaper.kinds.fsx.model import BACKUP_TAG, EXPORT_TAG, KIND, PHASE_TAGS, SOURCE_TAG, FsxFacts, Method, RestoreRecord
+from reaper.kinds.fsx.model import BACKUP_TAG, EXPORT_TAG, ID_SEPARATOR, KIND, PHASE_TAGS, SOURCE_TAG, FsxFacts, Method, RestoreRecord
 from reaper.model import HOURS_PER_MONTH, Decision, Resource
 from reaper.timeutil import iso
 
@@ -68,10 +68,27 @@ def security_groups(ctx: ActContext, resource: Resource) -> list[str]:
     return sorted({g["GroupId"] for eni in found for g in eni.get("Groups", [])})
 
 
+def is_system_tag(key: str) -> bool:
+    """`aws:` keys (any case) are AWS's own: CreateBackup and CreateFileSystemFromBackup refuse them
+    (https://docs.aws.amazon.com/general/latest/gr/aws_tagging.html ; docs/aws-assumptions.md row 3)."""
+    return key.strip().lower().startswith("aws:")
+
+
 def kept_tags(tags: dict[str, str], prefix: str) -> dict[str, str]:
     """The owner's tags, without AWS's own (which cannot be set) and the reaper's phase state."""
     phase = {(prefix + t).lower() for t in PHASE_TAGS}
-    return {k: v for k, v in tags.items() if not k.lower().startswith("aws:") and k.lower() not in phase}
+    return {k: v for k, v in tags.items() if not is_system_tag(k) and k.lower() not in phase}
+
+
+def joined_ids(ids: list[str] | tuple[str, ...], limit: int = 256) -> str:
+    """Ids in one FSx tag value: space-separated (a comma is refused), whole ids only, within the 256-character limit."""
+    out = ""
+    for i in ids:
+        more = f"{out}{ID_SEPARATOR}{i}" if out else i
+        if len(more) > limit:
+            break
+        out = more
+    return out
 
 
 def configuration(resource: Resource, groups: list[str]) -> dict[str, Any]:
@@ -109,6 +126,7 @@ def restore_record(ctx: ActContext, resource: Resource, method: Method, status: 
         ],
         "config": configuration(resource, security_groups(ctx, resource)),
         "tags": kept_tags(resource.tags, ctx.settings.tag_prefix),
+        "system_tags": sorted(k for k in resource.tags if is_system_tag(k)),
         "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
         "recorded_at": iso(ctx.now),
         "event_id": ctx.event_id,
@@ -127,11 +145,11 @@ def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> 
         ctx.settings.tag("source-deployment"): str(cfg.get("DeploymentType") or ""),
         ctx.settings.tag("source-capacity-gib"): str(cfg.get("StorageCapacity") or ""),
         ctx.settings.tag("source-throughput"): str(cfg.get("PerUnitStorageThroughput") or ""),
-        ctx.settings.tag("source-subnets"): ",".join(cfg.get("SubnetIds") or [])[:256],
-        ctx.settings.tag("source-security-groups"): ",".join(cfg.get("SecurityGroupIds") or [])[:256],
+        ctx.settings.tag("source-subnets"): joined_ids(cfg.get("SubnetIds") or []),
+        ctx.settings.tag("source-security-groups"): joined_ids(cfg.get("SecurityGroupIds") or []),
     }
     ours = {k: v for k, v in ours.items() if v}
-    copied = [(k, v) for k, v in record["tags"].items() if k not in ours][: MAX_TAGS - len(ours)]
+    copied = [(k, v) for k, v in record["tags"].items() if k not in ours and not is_system_tag(k)][: MAX_TAGS - len(ours)]
     return [{"Key": k, "Value": v} for k, v in [*ours.items(), *copied]]
 
 
@@ -162,6 +180,18 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
         raise refuse("CreateDataRepositoryTask", "no linked S3 path to export to: nothing started")
     record = restore_record(ctx, resource, "export", "exporting")
     fsx = ctx.clients("fsx")
+    # "If you have automatic export enabled and want to use an export data repository task, you have
+    # to disable automatic export before executing the export data repository task":
+    # https://docs.aws.amazon.com/fsx/latest/APIReference/API_DeleteFileSystem.html . The task then
+    # exports everything not yet in S3 and reports each failed file, which automatic export does not.
+    turned_off = [r for r in p.repositories if r.association_id and r.auto_export]
+    for r in turned_off:
+        s3: dict[str, Any] = {"AutoExportPolicy": {"Events": []}}
+        if r.auto_import:
+            s3["AutoImportPolicy"] = {"Events": list(r.auto_import)}
+        fsx.update_data_repository_association(AssociationId=r.association_id, S3=s3)
+    if turned_off:
+        record["auto_export_disabled"] = [str(r.association_id) for r in turned_off]
     task = fsx.create_data_repository_task(
         Type="EXPORT_TO_REPOSITORY",
         FileSystemId=resource.id,
@@ -174,9 +204,13 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
     if ctx.log is not None:
         record["export_task_id"] = task_id
         _keep(ctx, resource, record)
+    auto = (
+        f"; automatic export turned off on {', '.join(str(r.association_id) for r in turned_off)} first, as FSx requires for an export task"
+        if turned_off else ""
+    )  # fmt: skip
     return (
         f"export {task_id} to {p.where()} started ({task.get('Lifecycle', 'PENDING')}); {resource.id} is deleted at a later sweep once it "
-        f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}"
+        f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}{auto}"
     )
 
 

@@ -27,6 +27,10 @@ EXCUSABLE = ("DataReadBytes", "MetadataOperations")  # what our own export does 
 BACKUP_TAG = "backup-id"  # on the file system, under the tag prefix: the backup phase 1 started
 EXPORT_TAG = "export-task"  # ... or the export task it started
 SOURCE_TAG = "source-fs"  # on the backup or task: the file system it keeps
+# FSx tag values may not hold a comma (TagValue `^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`,
+# https://docs.aws.amazon.com/fsx/latest/APIReference/API_Tag.html): lists of ids on a backup are
+# joined with a space; restore also reads the commas that backups made before this change carry.
+ID_SEPARATOR = " "
 PHASE_TAGS = (BACKUP_TAG, EXPORT_TAG, "warned-at")  # the reaper's own state: never copied to a restored file system
 RUNNING_JOB = ("InProgress", "Stopping")
 
@@ -38,6 +42,8 @@ class Repository:
     file_system_path: str
     data_repository_path: str
     association_id: str | None = None  # None: the file system's own link (ImportPath/ExportPath)
+    auto_export: tuple[str, ...] = ()  # the association's AutoExportPolicy events (NEW, CHANGED, DELETED)
+    auto_import: tuple[str, ...] = ()  # ... and AutoImportPolicy events, kept as they are when export is turned off
 
 
 @dataclass(frozen=True)
@@ -177,7 +183,16 @@ def protection(deployment: str, lustre: dict[str, Any], associations: list[dict[
     usable = [a for a in associations if a.get("Lifecycle") == "AVAILABLE" and str(a.get("DataRepositoryPath", "")).startswith("s3://")]
     broken = [a for a in associations if a not in usable]
     if usable:
-        repos = tuple(Repository(a.get("FileSystemPath") or "/", a["DataRepositoryPath"], a.get("AssociationId")) for a in usable)
+        repos = tuple(
+            Repository(
+                a.get("FileSystemPath") or "/",
+                a["DataRepositoryPath"],
+                a.get("AssociationId"),
+                tuple(((a.get("S3") or {}).get("AutoExportPolicy") or {}).get("Events") or ()),
+                tuple(((a.get("S3") or {}).get("AutoImportPolicy") or {}).get("Events") or ()),
+            )
+            for a in usable
+        )
         coverage: Coverage = "full" if any(r.file_system_path == "/" for r in repos) else "partial"
         why = "linked to S3 at /" if coverage == "full" else f"only {', '.join(r.file_system_path for r in repos)} linked to S3"
         return Protection("export", coverage, repos, why=why)
@@ -207,12 +222,14 @@ class RestoreRecord(TypedDict, total=False):
     coverage: Coverage
     repositories: list[RepositoryRecord]
     config: dict[str, Any]  # CreateFileSystem parameters that make the same file system again
-    tags: dict[str, str]
+    tags: dict[str, str]  # the owner's: never `aws:` keys (no caller may set them) nor the reaper's phase state
+    system_tags: list[str]  # the `aws:` keys it had, which no restore can bring back
     monthly_usd: float | None
     recorded_at: str
     event_id: str
     backup_id: str | None
     export_task_id: str | None
+    auto_export_disabled: list[str]  # associations whose automatic export was turned off for the export task
     deleted_at: str
     data_gone: bool
     restored_as: str

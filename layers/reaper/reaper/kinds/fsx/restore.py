@@ -9,6 +9,7 @@ is nothing to create from: it says where the data is in S3 and how to link a new
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import datetime
 from typing import Any, cast
 
@@ -16,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws import is_not_found
 from reaper.errors import RestoreError
-from reaper.kinds.fsx.actions import lifecycle
+from reaper.kinds.fsx.actions import is_system_tag, lifecycle
 from reaper.kinds.fsx.model import KIND, PHASE_TAGS, RestoreRecord
 from reaper.restore import Say
 from reaper.runtime import Runtime
@@ -64,9 +65,13 @@ def _from_backup(rt: Runtime, fsx: Any, name: str, record: RestoreRecord, now: d
     cfg = record.get("config") or {}
     prefix = rt.settings.tag_prefix.lower()
     phase = {prefix + t for t in PHASE_TAGS}
-    tags = {k: v for k, v in (record.get("tags") or {}).items() if k.lower() not in phase and not k.lower().startswith("aws:")}
+    recorded = record.get("tags") or {}
+    tags = {k: v for k, v in recorded.items() if k.lower() not in phase and not is_system_tag(k)}
+    system = sorted({*(record.get("system_tags") or []), *(k for k in recorded if is_system_tag(k))})
     tags[rt.settings.tag("restored-from")] = name
     lustre = dict(cfg.get("LustreConfiguration") or {})
+    if isinstance(lustre.get("MetadataConfiguration"), dict):
+        lustre["MetadataConfiguration"] = metadata_for_restore(lustre["MetadataConfiguration"])
     for key in ("DeploymentType", "PerUnitStorageThroughput"):
         if cfg.get(key) is not None:
             lustre[key] = cfg[key]
@@ -80,6 +85,13 @@ def _from_backup(rt: Runtime, fsx: Any, name: str, record: RestoreRecord, now: d
     for key in ("SecurityGroupIds", "StorageType", "KmsKeyId", "FileSystemTypeVersion"):
         if cfg.get(key):
             params[key] = cfg[key]
+    backup_tags = {t["Key"]: t["Value"] for t in backup.get("Tags") or []}
+    if not params.get("SecurityGroupIds"):  # the record has none: the backup's own tag says them
+        groups_tag = split_ids(backup_tags.get(rt.settings.tag("source-security-groups"), ""))
+        if groups_tag:
+            params["SecurityGroupIds"] = groups_tag
+    if not params["SubnetIds"]:
+        params["SubnetIds"] = split_ids(backup_tags.get(rt.settings.tag("source-subnets"), ""))
     if not params["SubnetIds"]:
         raise RestoreError(f"the restore record for {name} has no subnet to create the file system in")
     say(f"creating a file system from {backup_id} in {', '.join(params['SubnetIds'])}")
@@ -90,13 +102,34 @@ def _from_backup(rt: Runtime, fsx: Any, name: str, record: RestoreRecord, now: d
     got = created.get("StorageCapacity")
     size = f"{got:,} GiB" if got == cfg.get("StorageCapacity") else f"{got} GiB (the original had {cfg.get('StorageCapacity')} GiB)"
     throughput = f", {cfg['PerUnitStorageThroughput']} MB/s/TiB" if cfg.get("PerUnitStorageThroughput") else ""
-    groups = ", ".join(cfg.get("SecurityGroupIds") or []) or "the VPC's default (none were recorded)"
+    groups = ", ".join(params.get("SecurityGroupIds") or []) or "the VPC's default (none were recorded)"
+    lost = f" (not {', '.join(system)}: AWS's own tags, which only AWS can write)" if system else ""
     return (
         f"{name} restored as {new_id} from {backup_id}: {lustre.get('DeploymentType')}, {size}{throughput}; subnets "
-        f"{', '.join(params['SubnetIds'])}; security groups {groups}; {len(params['Tags'])} tags. It is {created.get('Lifecycle', 'CREATING')} "
+        f"{', '.join(params['SubnetIds'])}; security groups {groups}; {len(params['Tags'])} tags{lost}. It is {created.get('Lifecycle', 'CREATING')} "
         f"now (usually AVAILABLE within 30 min); mount it by its new DNS name {created.get('DNSName', '?')}. It is reaped again "
         f"like any other if it sits idle: tag {rt.settings.tag('snooze-until')}=YYYY-MM-DD to keep it a while"
     )
+
+
+def split_ids(value: str) -> list[str]:
+    """Ids from a backup's tag: space-separated now, comma-separated on backups made before FSx's
+    refusal of commas was followed (docs/aws-assumptions.md row 2); '+' and '/' are read too."""
+    return [i for i in re.split(r"[\s,+/]+", value.strip()) if i]
+
+
+def metadata_for_restore(metadata: dict[str, Any]) -> dict[str, Any]:
+    """MetadataConfiguration for CreateFileSystemFromBackup: `Iops` only in USER_PROVISIONED mode.
+
+    DescribeFileSystems reports the Iops AWS chose in AUTOMATIC mode too, but the create calls take
+    Iops "(USER_PROVISIONED mode only)":
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystemLustreMetadataConfiguration.html
+    """
+    mode = str(metadata.get("Mode") or "")
+    out: dict[str, Any] = {"Mode": mode} if mode else {}
+    if mode == "USER_PROVISIONED" and metadata.get("Iops") is not None:
+        out["Iops"] = metadata["Iops"]
+    return out
 
 
 def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:

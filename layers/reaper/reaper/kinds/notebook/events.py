@@ -1,26 +1,64 @@
-"""Checks on a notebook that was just created or started (CloudTrail API call events).
+"""Checks on a notebook that was just created or started, so the owner hears about a missing
+agent or tag before the notebook has idled for an hour.
 
-Notebooks emit no state-change events; CloudTrail's CreateNotebookInstance and
-StartNotebookInstance calls tell us at once, so the owner hears about a missing agent or tag
-before the notebook has idled for an hour.
+The event is `SageMaker Notebook Instance State Change`, which SageMaker sends to EventBridge
+itself ("SageMaker AI sends the following events directly to EventBridge: ... SageMaker Notebook
+Instance State Change": https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-sagemaker.html).
+A notebook reaches InService only from Pending, i.e. after CreateNotebookInstance or
+StartNotebookInstance, so InService is the moment to check; every other status is skipped.
+The CloudTrail API-call events for those two calls are still understood (an account whose trail
+delivers them to EventBridge can route them here), but the stack does not rely on a trail.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict, Field
 
 from reaper.errors import BadEventError
-from reaper.events import EventBridgeEvent, parse_cloudtrail
+from reaper.events import EventBridgeEvent, parse_cloudtrail, parse_model
 from reaper.notices import post_notice
 from reaper.runtime import Runtime
 
 WATCHED_CALLS = ("CreateNotebookInstance", "StartNotebookInstance")
+STATE_CHANGE = "SageMaker Notebook Instance State Change"
+CLOUDTRAIL = "AWS API Call via CloudTrail"
+# A notebook InService within this long of its creation was just created; later, it was started.
+JUST_CREATED = timedelta(minutes=30)
+
+
+class NotebookStateDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    NotebookInstanceName: str = Field(min_length=1)
+    NotebookInstanceStatus: str = Field(min_length=1)
+    NotebookInstanceArn: str = ""
+
+
+def _status(value: str) -> str:
+    """`InService` (API) and `IN_SERVICE` (the style of other SageMaker events) compare equal."""
+    return value.replace("_", "").replace(" ", "").upper()
 
 
 def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    if ev.detail_type == STATE_CHANGE:
+        return _state_change(rt, ev, now)
+    return _cloudtrail(rt, ev, now)
+
+
+def _state_change(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+    detail = parse_model(NotebookStateDetail, ev.detail, "a notebook instance state change", "detail.")
+    name = detail.NotebookInstanceName
+    if _status(detail.NotebookInstanceStatus) != "INSERVICE":
+        return {"event_id": ev.id, "checked": None, "skipped": f"{name} is {detail.NotebookInstanceStatus}: checked only when it comes InService"}
+    region = ev.region or rt.home_region
+    return _check_and_tell(rt, ev, now, region, name, None)
+
+
+def _cloudtrail(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
     detail = parse_cloudtrail(ev)
     if detail.eventName not in WATCHED_CALLS:
         raise BadEventError(f"notebook function does not handle CloudTrail {detail.eventName!r} calls")
@@ -31,9 +69,16 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
     if not isinstance(name, str) or not name:
         raise BadEventError("CloudTrail event has no requestParameters.notebookInstanceName")
     region = detail.awsRegion or ev.region or rt.home_region
+    return _check_and_tell(rt, ev, now, region, name, "created" if detail.eventName.startswith("Create") else "started")
+
+
+def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: str, name: str, how: str | None) -> dict[str, Any]:
     problems, facts = check(rt, region, name)
     result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
     if problems and facts:
+        if how is None:
+            created = facts.get("created")
+            how = "created" if isinstance(created, datetime) and now - created <= JUST_CREATED else "started"
         notice = {
             "kind": "notebook",
             "id": name,
@@ -41,7 +86,7 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
             "region": region,
             "account": ev.account or facts["arn"].split(":")[4],
             "owner": facts.get("owner"),
-            "title": f"Notebook {name} was {'created' if detail.eventName.startswith('Create') else 'started'} without what the reaper needs",
+            "title": f"Notebook {name} was {how} without what the reaper needs",
             "text": "\n".join(f"• {p}" for p in problems),
         }
         result["posted"] = post_notice(rt, notice, now, ev.id)
@@ -72,4 +117,4 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
             problems.append(
                 f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`"
             )
-    return problems, {"arn": arn, "owner": tags.get("ml:owner")}
+    return problems, {"arn": arn, "owner": tags.get("ml:owner"), "created": desc.get("CreationTime")}

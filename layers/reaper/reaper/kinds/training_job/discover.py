@@ -63,6 +63,7 @@ def _training(job: dict[str, Any], region: str) -> Resource:
             spans=(Span(start, None, c.hourly_usd),),
             cluster=c,
             spot=bool(job.get("EnableManagedSpotTraining")),
+            billable_s=job.get("BillableTimeInSeconds"),
             secondary_status=job.get("SecondaryStatus"),
             max_runtime_s=(job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
             checkpoint_s3=(job.get("CheckpointConfig") or {}).get("S3Uri"),

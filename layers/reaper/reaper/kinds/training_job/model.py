@@ -47,6 +47,7 @@ class JobFacts:
     spans: tuple[Span, ...]  # what has been billed: one span, or a tuning job's training jobs
     cluster: Cluster
     spot: bool = False  # managed spot: the on-demand estimate is an upper bound
+    billable_s: int | None = None  # training: BillableTimeInSeconds, when SageMaker reports it (spot bills this, not wall time)
     max_runtime_s: int | None = None  # the job's own StoppingCondition
     checkpoint_s3: str | None = None  # training: where its checkpoints go (kept when stopped)
     secondary_status: str | None = None  # training: Starting, Downloading, Training…

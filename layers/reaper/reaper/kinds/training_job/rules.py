@@ -10,7 +10,7 @@ repeated only as context when a new one joins it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -84,16 +84,31 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
             ("ceiling-80:hours", f"at {100 * c.hours / c.max_hours:.0f}% of its {c.max_hours:g} h runtime ceiling after "
              f"{human_duration(c.hours * 60)}: it will be stopped at {c.max_hours:g} h unless {settings.tag('max-hours')} is raised")
         )  # fmt: skip
+    upper_bound: list[str] = []  # managed spot past the ceiling on the on-demand estimate alone: told, not stopped
+    if spot and c.usd is not None and facts.billable_s is not None and cl.hourly_usd is not None:
+        # Managed spot bills BillableTimeInSeconds at spot rates, not wall time at on-demand:
+        # https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html
+        billed = round(facts.billable_s / 3600.0 * cl.hourly_usd, 2)
+        evidence["billable_seconds"] = facts.billable_s
+        evidence["estimated_usd_billable"] = billed
+        c = replace(c, usd=billed)
     if c.usd is not None:
         basis = _basis(resource, facts)
-        if c.usd >= c.max_usd:
+        if c.usd >= c.max_usd and spot and facts.billable_s is None:
+            upper_bound.append(
+                f"the on-demand estimate ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis}), but it is "
+                f"managed spot: it is billed for its billable time at spot rates, which SageMaker has not reported yet, so the estimate is "
+                f"an upper bound and the job is not stopped on it (the runtime ceiling still holds)"
+            )
+        elif c.usd >= c.max_usd:
             (stop if c.usd_tagged or defaults_act else default_stop).append(
                 f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})"
             )
         elif c.usd >= share * c.max_usd:
             notes.append(
                 ("ceiling-80:usd", f"estimated cost ${c.usd:,.2f} is {100 * c.usd / c.max_usd:.0f}% of its ${c.max_usd:,.2f} cost ceiling "
-                 f"({basis}): it will be stopped at ${c.max_usd:,.2f} unless {settings.tag('max-usd')} is raised")
+                 f"({basis}): " + ("as managed spot it is not stopped on this upper bound" if spot and facts.billable_s is None
+                                   else f"it will be stopped at ${c.max_usd:,.2f} unless {settings.tag('max-usd')} is raised"))
             )  # fmt: skip
     else:
         unpriced = ", ".join(cl.unpriced) if cl.unpriced else "its instance type"
@@ -133,6 +148,8 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
             notify=True,
             notify_key="default-ceiling",
         )
+    if upper_bound:
+        notes.append(("spot-upper-bound", "; ".join(upper_bound)))
     if notes:
         notes.sort()
         return Decision(
@@ -154,7 +171,9 @@ def _basis(resource: Resource, facts: JobFacts) -> str:
         text = f"{resource.instance_count} x {resource.instance_type} at {per_hour} list price"
     if cl.lower_bound:
         text += ", the cheapest of its instance configs: a lower bound"
-    if facts.spot:
+    if facts.spot and facts.billable_s is not None:
+        text += f"; managed spot: {facts.billable_s:,} billable seconds at the on-demand price, an upper bound of the spot bill"
+    elif facts.spot:
         text += "; managed spot: this on-demand estimate is an upper bound"
     return text
 

@@ -5,10 +5,15 @@
 - GPU hosts: ListMetrics for GPUUtilization (dimension Host = JOB/algo-N), likewise.
 - Values: GetMetricData, 500 queries a call (reaper.metrics.fetch).
 - Logs: one FilterLogEvents over the log group /aws/sagemaker/TrainingJobs for the last 30
-  minutes, narrowed by a filter pattern to lines that mention loss with nan or inf, at most
-  MAX_LOG_PAGES pages. Each event is given to its job by its stream name (`JOB/algo-…`), so the
-  answer is right whether or not the service honours a stream-name prefix (moto does not).
-  0 log calls per job; at most MAX_LOG_PAGES per sweep.
+  minutes, narrowed by a filter pattern to lines that mention loss with nan or inf. CloudWatch Logs
+  answers a filtered search with pages that can be empty yet carry a nextToken ("Partially full or
+  empty pages don't necessarily mean that pagination is finished ... If the results don't include
+  a nextToken, then pagination is finished":
+  https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html),
+  so the scan follows nextToken until the window is covered, within a budget of MAX_LOG_PAGES
+  pages and LOG_SCAN_SECONDS; cut short, it says "inconclusive" and no nan seen proves nothing.
+  Each event is given to its job by its stream name (`JOB/algo-…`), so the answer is right
+  whether or not the service honours a stream-name prefix (moto does not). 0 log calls per job.
 
 A read that fails leaves that evidence unknown (said in the verdict); the ceilings, which need
 none of it, still hold.
@@ -17,7 +22,8 @@ none of it, still hold.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,6 +38,7 @@ from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
 log = logging.getLogger("reaper")
+clock: Callable[[], float] = time.monotonic  # tests replace it; the scan's time budget reads it
 
 NAMESPACE = "/aws/sagemaker/TrainingJobs"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -40,7 +47,8 @@ RECENTLY_ACTIVE = "PT3H"
 METRIC_PERIOD = 60
 GPU_PERIOD = 300
 LOG_LOOKBACK = timedelta(minutes=30)
-MAX_LOG_PAGES = 5
+MAX_LOG_PAGES = 200  # a budget, not a sample: most are empty pages the service sends while it searches
+LOG_SCAN_SECONDS = 20.0
 HITS_KEPT = 3
 # CloudWatch Logs regex pattern (case-sensitive, no groups): loss ... nan, or loss ... inf
 LOG_FILTER = "%[Ll][Oo][Ss][Ss].*[Nn][Aa][Nn]|[Ll][Oo][Ss][Ss].*[Ii][Nn][Ff]%"
@@ -108,9 +116,12 @@ def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, lis
         "endTime": int(as_utc(now).timestamp() * 1000),
         "filterPattern": LOG_FILTER,
     }
+    started = clock()
+    pages = 0
     try:
-        for _ in range(MAX_LOG_PAGES):
+        while True:
             page = logs.filter_log_events(**request)
+            pages += 1
             for event in page.get("events", []):
                 stream = event.get("logStreamName", "")
                 job = stream.split("/", 1)[0]
@@ -122,10 +133,15 @@ def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, lis
                     hits.setdefault(job, []).append(LogHit(stream, at, excerpt))
             token = page.get("nextToken")
             if not token:
-                return hits, None
+                return hits, None  # the whole window was searched
+            spent = clock() - started
+            if pages >= MAX_LOG_PAGES or spent >= LOG_SCAN_SECONDS:
+                return hits, (
+                    f"log scan inconclusive: {pages} pages in {spent:.0f} s did not cover the last "
+                    f"{int(LOG_LOOKBACK.total_seconds() // 60)} min, so a nan there may not have been seen"
+                )
             request["nextToken"] = token
     except AwsError as exc:
         if is_not_found(exc):
             return hits, None  # the log group does not exist: no training job has logged yet in this region
         return hits, short(exc)
-    return hits, f"log scan stopped after {MAX_LOG_PAGES} pages"
