@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import textwrap
 from collections.abc import Iterable
 
 from reaper.model import Mode, Outcome, Verdict
@@ -71,21 +72,32 @@ def format_table(outcomes: list[Outcome], width: int | None = None) -> str:
     if not outcomes:
         return "nothing found"
     width = width or terminal_width()
-    head = ("KIND", "REGION", "ID", "OWNER", "VERDICT", "ACTION", "$/H")
-    rows = []
+    one_region = len({o.resource.region for o in outcomes}) == 1  # then the region column says nothing
+    head: tuple[str, ...] = ("KIND", "REGION", "ID", "OWNER", "VERDICT", "ACTION", "$/H")
+    rows: list[tuple[tuple[str, ...], str]] = []
     for o in sorted(outcomes, key=lambda o: (ORDER[o.verdict], o.resource.kind, o.resource.id)):
         r = o.resource
         price = "?" if r.hourly_usd is None else f"{r.hourly_usd:.2f}"
         rows.append(((r.kind, r.region, r.id, o.owner or "-", o.verdict.value, verb(o), price), o.reason))
-    cells = [tuple(cut(c, CAPS.get(head[i], 10_000)) for i, c in enumerate(row)) for row, _ in rows]
-    widths = [max(len(head[i]), *(len(c[i]) for c in cells)) for i in range(len(head))]
-    fixed = sum(widths) + 2 * len(widths)
+    if one_region:
+        head = head[:1] + head[2:]
+        rows = [(row[:1] + row[2:], reason) for row, reason in rows]
+    caps = dict(CAPS)
+    while True:  # narrow the id and owner columns (to 12) before the reason goes under its minimum
+        cells = [tuple(cut(c, caps.get(head[i], 10_000)) for i, c in enumerate(row)) for row, _ in rows]
+        widths = [max(len(head[i]), *(len(c[i]) for c in cells)) for i in range(len(head))]
+        fixed = sum(widths) + 2 * len(widths)
+        wide = [k for k in caps if widths[head.index(k)] > 12]
+        if fixed + MIN_REASON <= width or not wide:
+            break
+        for k in wide:
+            caps[k] = widths[head.index(k)] - 1
     reason_width = max(width - fixed, MIN_REASON)
     lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)) + "  REASON"]
     for c, (_, reason) in zip(cells, rows, strict=True):
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)) + "  " + cut(reason, reason_width))
-    lines.append("")
-    lines.extend(footer(outcomes))
+    lines.append("" if not one_region else f"(all in {outcomes[0].resource.region})")
+    lines.extend(textwrap.fill(line, width, subsequent_indent="  ") for line in footer(outcomes))
     return "\n".join(lines)
 
 
