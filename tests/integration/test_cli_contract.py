@@ -161,3 +161,40 @@ def test_a_closed_pipe_ends_quietly():
     # Then no traceback, and the status is the command's own
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert status == 0
+
+
+def test_report_from_what_a_sweep_logged(aws, idle_notebook, table, capsys, monkeypatch):
+    # Given an enforce sweep that stopped the idle notebook
+    monkeypatch.setenv("REAPER_TABLE", table)
+    assert main(["sweep", "--kind", "notebook", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    capsys.readouterr()
+    # When the report is asked for, as JSON and as a table
+    assert main(["report", "--since", "1h", "--by", "owner", "--json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(["report", "--by", "kind"]) == 0
+    text = capsys.readouterr().out
+    # Then the stop is counted for its owner, and the table names the kind
+    assert row["owner"] == "ana@example.com" and row["resources"] == 1 and row["actions"] == 1
+    assert row["saved_usd"] >= 0 and row["hours_off"] < 0.1
+    assert "notebook" in text and "total: about $" in text
+
+
+def test_report_of_a_dry_run_reclaims_nothing_and_says_what_would_have_been(aws, idle_notebook, table, capsys, monkeypatch):
+    monkeypatch.setenv("REAPER_TABLE", table)
+    main(["sweep", "--kind", "notebook", "--json"])
+    capsys.readouterr()
+    assert main(["report"]) == 0
+    text = capsys.readouterr().out
+    assert "nothing was reclaimed" in text and "1 resource(s) would have been acted on" in text
+
+
+def test_plan_filters_by_verdict_and_owner(aws, sm, cw, capsys):
+    now = datetime.now(UTC)
+    for name, owner, activity in (("idle-ana", "ana@example.com", [0] * 20), ("idle-bo", "bo@example.com", [0] * 20), ("busy-ana", "ana@example.com", [1] * 20)):
+        seed.notebook(sm, name, {"ml:owner": owner})
+        seed.activity(cw, name, now, activity)
+    assert main(["plan", "--kind", "notebook", "--json", "--verdict", "act", "--owner", "ana@example.com"]) == 0
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == ["idle-ana"]
+    assert main(["plan", "--kind", "notebook", "--owner", "bo@example.com"]) == 0
+    out = capsys.readouterr().out
+    assert "idle-bo" in out and "idle-ana" not in out and "OWNER" in out
