@@ -198,3 +198,22 @@ def test_plan_filters_by_verdict_and_owner(aws, sm, cw, capsys):
     assert main(["plan", "--kind", "notebook", "--owner", "bo@example.com"]) == 0
     out = capsys.readouterr().out
     assert "idle-bo" in out and "idle-ana" not in out and "OWNER" in out
+
+
+@pytest.mark.slow
+def test_the_real_command_says_a_refused_slack_message_once():
+    # Given a local account with one idle notebook and a webhook that answers 404
+    with local_account(), SlackReceiver() as hook:
+        hook.fail_with = 404
+        now = datetime.now(UTC)
+        seed.notebook(session().client("sagemaker"), "idle", {"ml:owner": "ana@example.com"})
+        seed.activity(session().client("cloudwatch"), "idle", now, [0] * 15)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")}
+        env["REAPER_SLACK_WEBHOOK_URL"] = hook.url
+        # When the installed command sweeps (its stderr is a real stream, with no test logging in the way)
+        done = subprocess.run([sys.executable, "-m", "reaper", "sweep", "--kind", "notebook", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    # Then the refusal is one line, the resource is an error, and the status is 1
+    refused = [line for line in done.stderr.splitlines() if "404" in line]
+    assert len(refused) == 1, done.stderr
+    assert [json.loads(line)["verdict"] for line in done.stdout.splitlines()] == ["error"]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
