@@ -43,7 +43,15 @@ def silence_stdout() -> None:
 
 
 def terminal_width() -> int:
-    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    """The terminal's width; into a pipe or a file, COLUMNS if set, else 120 (not the width of
+    whatever terminal the parent process happens to have)."""
+    try:
+        if sys.stdout.isatty():
+            return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    except (AttributeError, ValueError):
+        pass
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
 
 
 def cut(text: str, width: int) -> str:
