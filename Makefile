@@ -14,7 +14,7 @@ WORKERS ?= auto
 # hypothesis examples per safety property: 500 in `make test`, 10,000 in `make props`
 PROPS ?= 10000
 
-.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv
+.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy
 
 $(VENV)/.ready: requirements-dev.txt layers/reaper/requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
@@ -36,7 +36,17 @@ $(CHECKOVVENV)/.ready: requirements-checkov.txt
 	$(CHECKOVVENV)/bin/pip install -q -r requirements-checkov.txt
 	@touch $@
 
-venv: $(VENV)/.ready
+# Both environments: the project's (.venv/bin/reaper) and the SAM CLI's (.venv-sam/bin/sam), so the
+# README's deploy steps work as written after `make venv`.
+venv: $(VENV)/.ready $(SAMVENV)/.ready
+
+sam-venv: $(SAMVENV)/.ready
+
+# Build, then deploy with SAM's prompts (stack name, region, parameters; CAPABILITY_IAM is asked for);
+# samconfig.toml keeps Mode=dry-run. Needs AWS credentials for the deploy step only.
+deploy: $(SAMVENV)/.ready
+	$(SAM) build --parallel
+	$(SAM) deploy --guided
 
 demo: $(VENV)/.ready
 	$(VENV)/bin/reaper demo

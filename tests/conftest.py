@@ -14,6 +14,9 @@ from typing import Any
 # Before any boto3 client exists: fake credentials, one region, and no REAPER_* from the shell.
 for var in [v for v in os.environ if v.startswith(("REAPER_", "AWS_"))]:
     del os.environ[var]
+# pytest-xdist workers set COLUMNS=80; the CLI's table (120 columns off a terminal, COLUMNS if set)
+# must not be narrower under -n than in one process
+os.environ.pop("COLUMNS", None)
 os.environ.update(
     AWS_ACCESS_KEY_ID="testing",
     AWS_SECRET_ACCESS_KEY="testing",

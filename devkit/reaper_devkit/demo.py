@@ -97,7 +97,8 @@ def run_demo(keep: bool = False) -> int:
             if after is not None:
                 step(f"4. {scene.KIND}: what comes next")
                 mark = len(slack_hook.messages)
-                after(rt, aws, now, lambda line: print(f"  {line}", flush=True))
+                # the real time, not the seeding time: what happens next is logged after the sweeps above
+                after(rt, aws, datetime.now(UTC), lambda line: print(f"  {line}", flush=True))
                 if len(slack_hook.messages) > mark:
                     print("\nSlack:")
                     show_slack(slack_hook.messages, mark)
@@ -114,6 +115,9 @@ def run_demo(keep: bool = False) -> int:
 
         step("6. reaper log — the action log")
         run(["log", "--since", "1h"])
+
+        step("7. reaper report — what was reclaimed and what it saved")
+        run(["report", "--since", "1h", "--by", "kind"])
 
         print(f"\n{BOLD}Demo finished in {time.monotonic() - started:.1f} s{RESET}: {len(slack_hook.messages)} Slack messages posted.")
         if keep:

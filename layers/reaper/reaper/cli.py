@@ -1,12 +1,14 @@
 """The `reaper` command line. It runs the same pipeline as the deployed functions.
 
-Exit status: 0 all verdicts fine, 1 some `error`, 2 bad usage or configuration.
+Exit status: 0 all verdicts fine, 1 some `error`, 2 bad usage or configuration (one line on stderr).
+The configuration is checked before the first real call (reaper/preflight.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import sys
 import uuid
@@ -16,43 +18,61 @@ from datetime import UTC, datetime, timedelta
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from reaper import kinds as kind_registry
-from reaper.errors import ConfigError, ReaperError, RestoreError, UsageError
-from reaper.model import Mode, Outcome, Verdict
+from reaper import preflight
+from reaper.actionlog import LOG_TTL
+from reaper.cli_output import Printer, format_log_line, format_table, select, silence_stdout
+from reaper.clients import default_region
+from reaper.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
+from reaper.model import Mode, Verdict
 from reaper.runtime import Runtime
 from reaper.settings import Settings
 
-DURATION = re.compile(r"^(\d+)([mhdw])$")
+__all__ = ["main", "format_table", "format_log_line", "parse_since"]
+
+DURATION = re.compile(r"^(\d{1,12})([mhdw])$")
+UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
+MAX_SINCE = LOG_TTL  # the log keeps nothing older
+NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
     sub = p.add_subparsers(dest="command", required=True)
+    aws = argparse.ArgumentParser(add_help=False)
+    aws.add_argument("--profile", help="AWS profile (default: AWS_PROFILE, then the standard chain)")
 
     def scope(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--kind", action="append", default=[], help="kind to sweep (repeatable; default: all)")
         sp.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
         sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
+        sp.add_argument("--json", action="store_true", help="one JSON object per resource per line (reasons whole)")
+        sp.add_argument("--verdict", action="append", default=[], choices=[v.value for v in Verdict], help="show only these verdicts (repeatable)")
+        sp.add_argument("--owner", action="append", default=[], help="show only resources of this ml:owner (repeatable)")
 
-    sw = sub.add_parser("sweep", help="decide, act (in enforce), record and notify")
+    sw = sub.add_parser("sweep", parents=[aws], help="decide, act (in enforce), record and notify")
     scope(sw)
     sw.add_argument("--mode", choices=[m.value for m in Mode], help="override the mode for every kind")
     sw.add_argument("--grace-minutes", type=int, help="minutes between the warning and the action (0 = act at once)")
-    sw.add_argument("--json", action="store_true", help="one JSON object per resource per line")
 
-    pl = sub.add_parser("plan", help="a dry-run sweep shown as a table; records and posts nothing")
+    pl = sub.add_parser("plan", parents=[aws], help="a dry-run sweep shown as a table; records and posts nothing")
     scope(pl)
-    pl.add_argument("--json", action="store_true")
 
-    lg = sub.add_parser("log", help="the action log")
-    lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d)")
+    lg = sub.add_parser("log", parents=[aws], help="the action log")
+    lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d; at most 400d)")
     lg.add_argument("--table")
     lg.add_argument("--json", action="store_true")
 
-    rs = sub.add_parser("restore", help="bring back a reaped endpoint (or FSx file system, by id)")
+    rp = sub.add_parser("report", parents=[aws], help="what was reclaimed and what it saved, from the action log")
+    rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
+    rp.add_argument("--by", choices=["owner", "kind", "project"], default="owner")
+    rp.add_argument("--table")
+    rp.add_argument("--json", action="store_true", help="one JSON object per group per line")
+
+    rs = sub.add_parser("restore", parents=[aws], help="bring back a reaped endpoint (or FSx file system, by id)")
     rs.add_argument("name")
     rs.add_argument("--table")
 
-    it = sub.add_parser("init", help="create the action-log table, to run the CLI without the stack")
+    it = sub.add_parser("init", parents=[aws], help="create the action-log table, to run the CLI without the stack")
     it.add_argument("--table", required=True)
 
     dm = sub.add_parser("demo", help="the whole loop on a local, seeded account (needs the dev install)")
@@ -62,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _plain_logging()
     try:
         return _run(args)
     except (ConfigError, UsageError, RestoreError) as exc:
@@ -70,12 +91,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NoCredentialsError:
         print("reaper: no AWS credentials found (standard chain: AWS_PROFILE, environment, instance role)", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away while something else was printing
+        silence_stdout()
+        return 0
     except ReaperError as exc:
         print(f"reaper: {exc}", file=sys.stderr)
         return 1
     except (ClientError, BotoCoreError) as exc:
         print(f"reaper: AWS call failed: {exc}", file=sys.stderr)
         return 1
+
+
+class _StderrLines(logging.Handler):
+    """One plain line per warning, on whatever sys.stderr is now (not the one at first use)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"reaper: {record.getMessage()}", file=sys.stderr)
+
+
+def _plain_logging() -> None:
+    """The core logs through `reaper`: each problem is printed once, as one line."""
+    log = logging.getLogger("reaper")
+    if not any(isinstance(h, _StderrLines) for h in log.handlers):
+        log.addHandler(_StderrLines(logging.WARNING))
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -98,6 +136,20 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings.replace(**changes) if changes else settings
 
 
+def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = False) -> Runtime:
+    """Profile, credentials, regions, then the table: each wrong one is exit 2 with one line."""
+    if needs_table and not settings.table:
+        raise ConfigError("no action log: set REAPER_TABLE or pass --table (reaper init --table NAME creates one)")
+    session = preflight.session(getattr(args, "profile", None))
+    preflight.check_credentials(session)
+    home = settings.regions[0] if settings.regions else default_region(session)
+    preflight.check_regions(session, settings.regions or ((home,) if home else ()))
+    rt = Runtime.build(settings, session=session)
+    if settings.table and args.command != "init":
+        preflight.check_table(rt.clients()("dynamodb"), settings.table, rt.home_region)
+    return rt
+
+
 def _kinds(args: argparse.Namespace) -> list[str]:
     names = args.kind or sorted(kind_registry.REGISTRY)
     for name in names:
@@ -118,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError("reaper demo needs the development install: run `make demo` from the repository") from None
         return int(run_demo(keep=args.keep))
     if args.command == "init":
-        rt = Runtime.build(_settings(args))
+        rt = _runtime(args, _settings(args))
         from reaper.actionlog import create_table
 
         created = create_table(rt.clients()("dynamodb"), args.table)
@@ -126,86 +178,96 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "log":
         return _log(args, now)
+    if args.command == "report":
+        return _report(args, now)
     if args.command == "restore":
-        from reaper import restore as restore_mod
-        rt = Runtime.build(_settings(args))
-        result = restore_mod.restore(rt, args.name, now, _progress)
-        print(result)
-        return 0
+        return _restore(args, now)
     kinds = _kinds(args)
     settings = _settings(args)
     if args.command == "plan":
         settings = settings.replace(mode=Mode.DRY_RUN, kind_modes={}, table=None, queue_url=None, slack_webhook_url=None, slack_secret_arn=None)
-    rt = Runtime.build(settings)
+    rt = _runtime(args, settings)
     from reaper.pipeline import sweep
 
     outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
+    shown = select(outcomes, args.verdict, args.owner)
+    out = Printer()
     if args.json:
-        for o in outcomes:
-            print(json.dumps(o.to_json(), default=str))
+        for o in shown:
+            out(json.dumps(o.to_json(), default=str))
     else:
-        print(format_table(outcomes))
+        out(format_table(shown))
     return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
-
-
-def format_table(outcomes: list[Outcome]) -> str:
-    if not outcomes:
-        return "nothing found"
-    rows = [("KIND", "REGION", "ID", "VERDICT", "ACTION", "$/H", "REASON")]
-    order = {Verdict.ERROR: 0, Verdict.ACT: 1, Verdict.WARN: 2, Verdict.EXEMPT: 3, Verdict.KEEP: 4}
-    for o in sorted(outcomes, key=lambda o: (order[o.verdict], o.resource.kind, o.resource.id)):
-        r = o.resource
-        verb = o.decision.action or "-"
-        if o.verdict is Verdict.ACT and not o.executed:
-            verb = f"would {verb}" if o.mode is Mode.DRY_RUN else verb
-        price = "?" if r.hourly_usd is None else f"{r.hourly_usd:.2f}"
-        rows.append((r.kind, r.region, r.id, o.verdict.value, verb, price, o.reason))
-    widths = [max(len(row[i]) for row in rows) for i in range(6)]
-    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:6])) + "  " + row[6] for row in rows]
-    total = sum(o.resource.hourly_usd or 0 for o in outcomes if o.verdict in (Verdict.ACT, Verdict.WARN))
-    counts = ", ".join(f"{sum(1 for o in outcomes if o.verdict is v)} {v.value}" for v in Verdict)
-    lines.append(f"\n{len(outcomes)} resources: {counts}; acting on them saves about ${total:,.2f}/h (${total * 730:,.0f}/month)")
-    return "\n".join(lines)
 
 
 def parse_since(text: str, now: datetime) -> datetime:
     m = DURATION.match(text.strip())
     if not m:
         raise UsageError(f"--since {text!r}: use a number and m, h, d or w, e.g. 7d")
-    n, unit = int(m.group(1)), m.group(2)
-    return now - timedelta(**{{"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[unit]: n})
+    minutes = int(m.group(1)) * UNIT_MINUTES[m.group(2)]
+    if minutes == 0 or minutes > MAX_SINCE.total_seconds() / 60:
+        raise UsageError(f"--since {text!r}: from 1m to {MAX_SINCE.days}d (the action log keeps {MAX_SINCE.days} days)")
+    return now - timedelta(minutes=minutes)
+
+
+def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]]]:
+    since = parse_since(args.since, now)
+    rt = _runtime(args, _settings(args), needs_table=True)
+    assert rt.log is not None
+    return since, list(rt.log.entries(since, now))
 
 
 def _log(args: argparse.Namespace, now: datetime) -> int:
-    since = parse_since(args.since, now)
-    settings = _settings(args)
-    if not settings.table:
-        raise ConfigError("no action log: set REAPER_TABLE or pass --table (reaper init --table NAME creates one)")
-    rt = Runtime.build(settings)
-    assert rt.log is not None
-    entries = list(rt.log.entries(since, now))
+    since, entries = _entries(args, now)
+    out = Printer()
     if args.json:
         for e in entries:
-            print(json.dumps(e, default=str))
+            out(json.dumps(e, default=str))
         return 0
     if not entries:
-        print(f"no actions logged since {since:%Y-%m-%d %H:%M} UTC")
+        out(f"no actions logged since {since:%Y-%m-%d %H:%M} UTC")
         return 0
     for e in entries:
-        print(format_log_line(e))
+        out(format_log_line(e))
     return 0
 
 
-def format_log_line(e: dict[str, object]) -> str:
-    at = str(e.get("logged_at") or "")
-    where = f"{e.get('kind')} {e.get('id')} ({e.get('region')})"
-    if e.get("type") == "notice":
-        body = str(e.get("title") or "")
-        text = str(e.get("text") or "").replace("\n", " ")
-        return f"{at:20} {'notice':6} {'-':18} {where} — {body}{': ' + text if text else ''}"
-    verb = str(e.get("action") or "-")
-    if e.get("type") not in (None, "verdict") and not e.get("verdict"):
-        return f"{at:20} {str(e.get('type')):6} {verb:18} {where} — {e.get('reason') or e.get('text') or ''}"
-    if e.get("verdict") == "act" and not e.get("executed"):
-        verb = f"would {verb}"
-    return f"{at:20} {str(e.get('verdict', '?')):6} {verb:18} {where} — {e.get('reason')}"
+def _report(args: argparse.Namespace, now: datetime) -> int:
+    from reaper import report
+
+    since, entries = _entries(args, now)
+    groups = report.group(report.reclaimed(entries, now), args.by)
+    out = Printer()
+    if args.json:
+        for g in groups:
+            out(json.dumps(g.to_json(args.by)))
+        return 0
+    out(report.format_report(groups, args.by, since, report.would_act(entries)))
+    return 0
+
+
+def _restore(args: argparse.Namespace, now: datetime) -> int:
+    from reaper import restore as restore_mod
+
+    rt = _runtime(args, _settings(args))
+    try:
+        result = restore_mod.restore(rt, args.name, now, _progress)
+    except NoRestoreRecord as exc:
+        raise RestoreError(_stopped_notebook(rt, args.name) or str(exc)) from None
+    Printer()(result)
+    return 0
+
+
+def _stopped_notebook(rt: Runtime, name: str) -> str | None:
+    """When NAME is a notebook, say it is restarted, not restored, and how (one read, CLI only)."""
+    if not NOTEBOOK_NAME.match(name):
+        return None
+    try:
+        found = rt.clients()("sagemaker").describe_notebook_instance(NotebookInstanceName=name)
+    except (ClientError, BotoCoreError):
+        return None
+    status = found.get("NotebookInstanceStatus", "?")
+    return (
+        f"{name!r} is a notebook ({status}): notebooks are stopped, not deleted, so there is nothing to restore; "
+        f"start it with `aws sagemaker start-notebook-instance --notebook-instance-name {name} --region {rt.home_region}`"
+    )

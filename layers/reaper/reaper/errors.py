@@ -21,6 +21,10 @@ class RestoreError(ReaperError):
     """A restore that cannot go ahead; the message says what is missing."""
 
 
+class NoRestoreRecord(RestoreError):
+    """The action log has no restore record for that name: the reaper never deleted it."""
+
+
 class ActionRefused(ReaperError):
     """An action that will not go ahead, decided at the last moment (the pipeline makes it an
     `error` verdict, reported like a failed call, and the sweep goes on). Nothing was changed."""

@@ -69,7 +69,6 @@ class DirectSlack:
             except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
                 print(redact(f"Slack message for {p.get('kind')} {p.get('id')}: {exc}", self.webhook_url), file=sys.stderr)
             except slack.SlackPostError as exc:
-                line = redact(f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc} (the action log keeps the record)", self.webhook_url)
-                problems[n] = line
-                print(line, file=sys.stderr)
+                # returned, not printed: the courier reports each problem once (and makes it the resource's error)
+                problems[n] = redact(f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc}", self.webhook_url)
         return problems

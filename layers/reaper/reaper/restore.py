@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from reaper.errors import RestoreError
+from reaper.errors import NoRestoreRecord, RestoreError
 from reaper.runtime import Runtime
 
 Say = Callable[[str], None]
+
+# What the other kinds do keeps the resource (stopped, or only the app deleted): it is restarted.
+RESTARTED = "notebooks, training jobs, Studio apps and EC2 instances are stopped, not deleted: they are restarted, not restored"
+
+
+def restorable_kinds() -> str:
+    from reaper import kinds
+
+    return ", ".join(k.name for k in kinds.all_kinds() if k.declaration.restorer is not None) or "none"
 
 
 def restore(rt: Runtime, name: str, now: datetime, say: Say) -> str:
@@ -24,6 +33,8 @@ def restore(rt: Runtime, name: str, now: datetime, say: Say) -> str:
             from reaper.kinds.base import RestoreRun, resolve
 
             run: RestoreRun = resolve(restorer.run)
-            return run(rt, name, now, say)
-    names = ", ".join(k.name for k in restorable) or "none yet"
-    raise RestoreError(f"nothing restorable is called {name!r} (restorable kinds: {names})")
+            try:
+                return run(rt, name, now, say)
+            except NoRestoreRecord as exc:
+                raise NoRestoreRecord(f"{exc}; restorable kinds: {restorable_kinds()}; {RESTARTED}") from None
+    raise NoRestoreRecord(f"nothing restorable is called {name!r} (restorable kinds: {restorable_kinds()}; {RESTARTED})")

@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws import is_not_found
 from reaper.clients import Clients
-from reaper.errors import ReaperError, RestoreError
+from reaper.errors import NoRestoreRecord, ReaperError, RestoreError
 from reaper.kinds.endpoint import autoscaling
 from reaper.kinds.endpoint.model import (
     ASYNC,
@@ -64,7 +64,7 @@ def restore_endpoint(rt: Runtime, name: str, now: datetime, say: Say) -> str:
         raise RestoreError("restore needs the action log, where restore records are kept: set REAPER_TABLE or pass --table")
     record = latest_record(rt, name)
     if record is None:
-        raise RestoreError(f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)")
+        raise NoRestoreRecord(f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)")
     clients = rt.clients(record.get("region") or rt.home_region)
     kind_of = record.get("type")
     if kind_of == CLASSIC:

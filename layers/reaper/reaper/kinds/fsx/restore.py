@@ -16,7 +16,7 @@ from typing import Any, cast
 from botocore.exceptions import ClientError
 
 from reaper.aws import is_not_found
-from reaper.errors import RestoreError
+from reaper.errors import NoRestoreRecord, RestoreError
 from reaper.kinds.fsx.actions import is_system_tag, lifecycle
 from reaper.kinds.fsx.model import KIND, PHASE_TAGS, RestoreRecord
 from reaper.restore import Say
@@ -30,7 +30,7 @@ def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     assert rt.log is not None  # reaper.restore.restore refuses without the action log
     found = rt.log.latest_restore(KIND, name)
     if found is None:
-        raise RestoreError(f"no restore record for {name}: the reaper never backed it up, exported or deleted it")
+        raise NoRestoreRecord(f"no restore record for {name}: the reaper never backed it up, exported or deleted it")
     record = cast(RestoreRecord, found)
     fsx = rt.clients(record.get("region") or rt.home_region)("fsx")
     if record.get("restored_as"):

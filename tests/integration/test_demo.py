@@ -1,0 +1,36 @@
+"""`make demo` end to end: it runs, its log is in the order things happened, it ends with the report."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+LOG_LINE = re.compile(r"^(\S+Z)\s+(act|warn|error|notice|keep|exempt)\s+(.*?)\s+(\S+) (\S+) \((\S+)\) — ")
+
+
+@pytest.mark.slow
+def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, monkeypatch):
+    from reaper_devkit.demo import run_demo
+
+    for var in ("REAPER_TABLE", "REAPER_SLACK_WEBHOOK_URL", "REAPER_MODE"):
+        monkeypatch.setenv(var, "restored-after-the-test")  # run_demo sets them; monkeypatch puts them back
+    assert run_demo() == 0
+    out = capsys.readouterr().out
+    log = out.split("6. reaper log", 1)[1].split("7. reaper report", 1)[0]
+    first_warn: dict[str, str] = {}
+    acted = 0
+    for line in log.splitlines():
+        m = LOG_LINE.match(line.strip())
+        if not m:
+            continue
+        at, verdict, action, kind, rid = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+        if verdict == "warn":
+            first_warn.setdefault(f"{kind} {rid}", at)
+        if verdict == "act" and not action.startswith("would"):
+            acted += 1
+            warned = first_warn.get(f"{kind} {rid}")
+            if kind == "fsx" or warned:
+                assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning"
+    assert acted > 0
+    assert "7. reaper report" in out and "total: about $" in out.split("7. reaper report", 1)[1]

@@ -1,0 +1,107 @@
+"""What an admin runs before the CLI exists: the README's deploy steps and `pip install .`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def deploy_block() -> list[str]:
+    """The shell lines of the README's first code block under `## Deploy`, comments dropped."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Deploy\n", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+
+
+def make_would_run(target: str) -> str:
+    """What `make TARGET` runs from nothing (-B: as if no venv existed; -n: print, do not run)."""
+    done = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_every_venv_the_readme_deploy_steps_use_is_made_by_the_make_step_before_them():
+    # Given the README's deploy steps, in order
+    steps = deploy_block()
+    made: set[str] = set()
+    used: list[str] = []
+    for step in steps:
+        for command in (c.strip() for c in step.split("&&")):
+            # When a step is a make target, it makes the venvs its recipe creates
+            if command.startswith("make "):
+                recipe = make_would_run(command.split()[1])
+                made |= set(re.findall(r"-m venv (\.venv[\w-]*)", recipe))
+                continue
+            # Then every later command that runs a venv's binary finds that venv made
+            venv = command.split("/", 1)[0]
+            if venv.startswith(".venv"):
+                used.append(venv)
+                assert venv in made, f"README runs {command!r} but no make step before it creates {venv}"
+    assert ".venv-sam" in used and any("sam deploy --guided" in s for s in steps)
+
+
+def test_make_deploy_builds_then_deploys_guided_with_the_sam_venv():
+    recipe = make_would_run("deploy")
+    assert "-m venv .venv-sam" in recipe
+    build, deploy = recipe.index(".venv-sam/bin/sam build"), recipe.index(".venv-sam/bin/sam deploy --guided")
+    assert build < deploy
+
+
+def requirement_lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
+    # Given a copy of what `pip install .` reads (built elsewhere: no build/ or egg-info in the worktree)
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", src)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "layers" / "reaper", src / "layers" / "reaper", ignore=ignore)
+    shutil.copytree(ROOT / "devkit", src / "devkit", ignore=ignore)
+    # When pip builds the wheel (setuptools from PyPI, in build isolation, as pipx would)
+    out = tmp_path / "wheel"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = out.glob("mlreaper-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    # Then every package on disk is in it, and the price table
+    for root in (ROOT / "layers" / "reaper", ROOT / "devkit"):
+        for init in root.rglob("__init__.py"):
+            if "__pycache__" in init.parts:
+                continue
+            package = init.parent.relative_to(root)
+            assert f"{package.as_posix()}/__init__.py" in names, f"package {package} missing from the wheel"
+            for module in init.parent.glob("*.py"):
+                assert f"{package.as_posix()}/{module.name}" in names
+    assert "reaper/prices.json" in names
+    # And it requires exactly the layer's pins, so an installed `reaper` finds botocore
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(wheel).read(metadata).decode()
+    required = {line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
+    assert required == set(requirement_lines(ROOT / "layers" / "reaper" / "requirements.txt"))
+    entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "reaper = reaper.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    # And no setuptools warning on the way
+    assert "warning" not in done.stderr.lower(), done.stderr[-2000:]
+
+
+def test_the_demo_extra_pins_the_dev_moto():
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["demo"]
+    moto_dev = [r for r in requirement_lines(ROOT / "requirements-dev.txt") if r.startswith("moto")]
+    assert extra == moto_dev

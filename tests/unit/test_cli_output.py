@@ -1,0 +1,55 @@
+"""The plan table: fits the terminal, shows the owner, filters, and an honest savings footer."""
+
+from __future__ import annotations
+
+from reaper.cli_output import footer, format_table, select
+from reaper.model import Decision, Mode, Outcome, Resource, Verdict
+
+LONG = "no activity for 3 h 05 m; " + "the agent reported 0 in every period of the window; " * 8
+
+
+def outcome(rid: str, verdict: Verdict, hourly: float | None = 1.0, owner: str | None = "ana@example.com", kind: str = "notebook", **evidence: object) -> Outcome:
+    r = Resource(kind=kind, id=rid, arn=f"arn:aws:sagemaker:us-east-1:123456789012:{kind}/{rid}", region="us-east-1", state="InService", hourly_usd=hourly)
+    return Outcome(r, Decision(verdict, LONG, action="stop", evidence=dict(evidence)), Mode.DRY_RUN, owner=owner)
+
+
+def test_every_line_fits_the_width_and_the_reason_is_cut_with_an_ellipsis():
+    rows = [outcome("nb-" + "x" * 70, Verdict.ACT), outcome("busy", Verdict.KEEP, owner="someone-with-a-very-long-address@example.com")]
+    for width in (100, 120, 200):  # below ~90 columns the reason keeps its 24-character minimum
+        table = format_table(rows, width=width)
+        assert all(len(line) <= width for line in table.splitlines()), width
+        assert "…" in table
+    assert "OWNER" in table and "ana@example.com" in table and "would stop" in table
+    assert "REGION" not in table and "(all in us-east-1)" in table
+
+
+def test_several_regions_get_a_region_column():
+    other = outcome("nb2", Verdict.ACT)
+    other.resource.region = "us-west-2"
+    assert "REGION" in format_table([outcome("nb", Verdict.ACT), other], width=120)
+
+
+def test_a_narrow_terminal_still_shows_some_of_the_reason():
+    table = format_table([outcome("nb", Verdict.ACT)], width=40)
+    assert "no activity" in table.splitlines()[1]
+
+
+def test_filters_by_verdict_and_owner_case_insensitively():
+    rows = [outcome("a", Verdict.ACT), outcome("b", Verdict.KEEP), outcome("c", Verdict.ACT, owner="bo@example.com"), outcome("d", Verdict.ACT, owner=None)]
+    assert [o.resource.id for o in select(rows, ["act"], ["ANA@example.com "])] == ["a"]
+    assert [o.resource.id for o in select(rows, ["act", "keep"], [])] == ["a", "b", "c", "d"]
+    assert select(rows, [], ["nobody"]) == []
+
+
+def test_a_jobs_spend_is_spend_so_far_not_a_monthly_saving():
+    # Given a notebook at $1/h and a training job at $39.62/h that has spent $120 (the issue's $28,920/month)
+    rows = [outcome("nb", Verdict.ACT), outcome("job", Verdict.ACT, hourly=39.62, kind="training-job", estimated_usd=120.0)]
+    text = "\n".join(footer(rows))
+    assert "$1.00/h ($730/month)" in text
+    assert "$120.00 so far" in text
+    assert "28,923" not in text and "29,652" not in text  # 39.62 * 730, (39.62 + 1) * 730
+
+
+def test_unpriced_resources_are_counted_not_priced_at_zero_silently():
+    text = "\n".join(footer([outcome("a", Verdict.WARN, hourly=None), outcome("b", Verdict.ACT)]))
+    assert "1 without a price" in text
