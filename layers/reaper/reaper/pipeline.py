@@ -18,7 +18,7 @@ from reaper.deadline import Deadline
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Action, Kind
 from reaper.model import Decision, Mode, Outcome, Resource, Result, ResultCode, Verdict
-from reaper.policy import TagView, apply_grace, exempt_hint, is_production, production_guard, read_tags, screen
+from reaper.policy import TagView, apply_grace, exempt_hint, is_production, kill_date, production_guard, read_tags, screen
 from reaper.runtime import Runtime
 from reaper.settings import Settings
 from reaper.tagging import current_tags, remove_tags, write_tags
@@ -100,9 +100,10 @@ def sweep_kind(
 
 
 def decide(kind: Kind, resource: Resource, signal: Any, settings: Settings, now: datetime) -> tuple[Decision, TagView]:
-    """The whole decision for one resource, pure: tags, exemptions, the kind's rule, production, grace."""
+    """The whole decision for one resource, pure: tags, exemptions, the kind's rule, kill date, production, grace."""
     view = read_tags(resource.tags, settings)
     decision = screen(view, settings, now) or kind.decide(resource, signal, view, settings, now)
+    decision = kill_date(decision, view, settings, now, lambda reason: kind.kill_decision(resource, signal, view, settings, now, reason))
     decision = production_guard(decision, view, settings)
     if settings.mode_for(kind.name) is Mode.ENFORCE and decision.verdict in (Verdict.ACT, Verdict.KEEP):
         decision = apply_grace(decision, view, settings.grace_for(kind.name), now)

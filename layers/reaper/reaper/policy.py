@@ -6,6 +6,7 @@ All pure functions of (tags, settings, now): no AWS calls here.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -213,6 +214,24 @@ def production_guard(decision: Decision, view: TagView, settings: Settings) -> D
             notify=True,
         )
     return decision.with_(verdict=Verdict.EXEMPT, reason=f"production stage {view.stage!r}: {decision.reason}", action=None)
+
+
+def kill_date(decision: Decision, view: TagView, settings: Settings, now: datetime, pick: Callable[[str], Decision | None]) -> Decision:
+    """Past `reaper:kill-after`, a keep from the kind's rule becomes the kind's action, whatever the activity.
+
+    Only a keep changes: exempt, snooze and bad tags were screened before the rule, an act or a
+    warning stands as it is, an error is never hidden. `pick(reason)` is the kind's choice (its
+    default action when the resource is in a state it may start from, or None: nothing to do).
+    The usual warning and grace follow, and production stages still only hear of it.
+    """
+    if view.kill_after is None or now < view.kill_after or decision.verdict is not Verdict.KEEP:
+        return decision
+    when = iso(view.kill_after)
+    reason = f"past its kill date {when} ({settings.tag('kill-after')}), whatever its activity (the rule said: {decision.reason})"
+    picked = pick(reason)
+    if picked is None:
+        return decision.with_(reason=f"{decision.reason} (past its kill date {when}, but nothing to do in its current state)")
+    return picked.with_(evidence={**decision.evidence, **picked.evidence, "kill_after": when, "policy": "kill-date"})
 
 
 def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: datetime) -> Decision:

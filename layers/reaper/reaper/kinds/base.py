@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from reaper.clients import Clients
 from reaper.deadline import Deadline
-from reaper.model import Decision, Resource
+from reaper.model import Decision, Resource, Verdict
 from reaper.policy import TagView
 from reaper.settings import Settings
 
@@ -83,6 +83,10 @@ class EventRoute:
         return source == self.source and detail_type in self.detail_types
 
 
+# (resource, signal, view, settings, now, reason) -> the act decision past a kill date, or None when
+# the kind has nothing to do to this resource now (kinds whose action depends on the resource)
+KillDecision = Callable[[Resource, Any, TagView, Settings, datetime, str], Decision | None]
+
 # (runtime, name, now, say) -> the final one-line result
 RestoreRun = Callable[["Runtime", str, datetime, "Say"], str]
 
@@ -115,6 +119,12 @@ class KindDeclaration:
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
     restorer: Restorer | None = None
     doc: str = ""  # one line for `--help` and the README
+    # The action a kill date (`reaper:kill-after`) leads to, through the usual warning and grace.
+    # Kinds whose action depends on the resource (an endpoint's type, an FSx file system's
+    # protection) also name `kill_decision`, which picks it; otherwise this one is taken when the
+    # resource is in a state it may start from.
+    default_action: str | None = None
+    kill_decision: Ref | None = None  # -> KillDecision
 
 
 class Kind:
@@ -158,6 +168,17 @@ class Kind:
         state: str | None = self._part(self.declaration.current_state)(clients, resource)
         return state
 
+    def kill_decision(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+        """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
+        d = self.declaration
+        if d.kill_decision is not None:
+            picked: Decision | None = self._part(d.kill_decision)(resource, signal, view, settings, now, reason)
+            return picked
+        action = d.actions.get(d.default_action) if d.default_action else None
+        if action is None or resource.state not in action.valid_origin_states:
+            return None
+        return Decision(Verdict.ACT, reason, action=action.name)
+
     def undo_hint(self, resource: Resource, action: str | None) -> str | None:
         if self.declaration.undo_hint is None:
             return None
@@ -197,6 +218,7 @@ __all__ = [
     "EventRoute",
     "Kind",
     "KindDeclaration",
+    "KillDecision",
     "Ref",
     "Restorer",
     "RestoreRun",
