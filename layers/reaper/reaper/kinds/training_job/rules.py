@@ -18,6 +18,7 @@ from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
+from reaper.kinds.training_job.spot import spot_advice
 from reaper.model import Decision, Resource, Verdict
 from reaper.policy import TagView
 from reaper.settings import Settings
@@ -141,6 +142,16 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
             evidence=evidence,
             notify=True,
             notify_key="+".join(key for key, _ in notes),
+        )
+    spot_tip = spot_advice(facts, resource.hourly_usd, c.hours)
+    if spot_tip is not None:
+        # The least urgent finding: told on its own, once, when there is nothing more pressing to say.
+        return Decision(
+            Verdict.KEEP,
+            f"{_within(c, summary)}. Spot: {spot_tip.text}",
+            evidence={**evidence, "spot_advice": spot_tip.evidence},
+            notify=True,
+            notify_key="spot-advice",
         )
     return Decision(Verdict.KEEP, _within(c, summary), evidence=evidence)
 
