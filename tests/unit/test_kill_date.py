@@ -40,3 +40,10 @@ def test_before_the_date_or_without_one_nothing_changes() -> None:
 def test_nothing_to_do_in_its_state_keeps_and_says_so() -> None:
     d = kill_date(Decision(Verdict.KEEP, "not running (Stopped)"), PAST, Settings(), NOW, lambda _r: None)
     assert d.verdict is Verdict.KEEP and "nothing to do in its current state" in d.reason
+
+
+def test_every_kind_declares_a_kill_date_action_it_has() -> None:
+    from reaper import kinds
+
+    for kind in kinds.all_kinds():
+        assert kind.declaration.default_action in kind.actions, kind.name
