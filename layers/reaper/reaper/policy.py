@@ -6,12 +6,12 @@ All pure functions of (tags, settings, now): no AWS calls here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from reaper.model import Decision, Verdict
+from reaper.model import Decision, ProjectSpend, Verdict
 from reaper.settings import Settings
 from reaper.timeutil import iso, parse_instant
 
@@ -50,6 +50,7 @@ STAGE, OWNER, PROJECT = "ml:stage", "ml:owner", "ml:project"
 IDLE_MINUTES = (5, 10_080)  # five minutes to a week
 MAX_HOURS = 8_760.0  # a year
 MAX_USD = 1_000_000.0
+THRESHOLD_TOLD = 80.0  # a project's budget share at which its owners are told
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,42 @@ def kill_date(decision: Decision, view: TagView, settings: Settings, now: dateti
     if picked is None:
         return decision.with_(reason=f"{decision.reason} (past its kill date {when}, but nothing to do in its current state)")
     return picked.with_(evidence={**decision.evidence, **picked.evidence, "kill_after": when, "policy": "kill-date"})
+
+
+def over_budget(
+    decision: Decision, view: TagView, settings: Settings, spend: Mapping[str, ProjectSpend], now: datetime, pick: Callable[[str], Decision | None]
+) -> Decision:
+    """The project's AWS Budget: at 80 % the owner is told (once a month); at 100 % a keep becomes the
+    kind's action (after the usual warning), or, unless the admin opted in (BudgetEnforce), is told
+    what would be done. Like kill_date, only a keep changes."""
+    s = spend.get(view.project) if view.project else None
+    if s is None or s.percent < THRESHOLD_TOLD or decision.verdict is not Verdict.KEEP:
+        return decision
+    month = now.strftime("%Y-%m")
+    figures = (
+        f"project {s.project} has spent ${s.actual_usd:,.2f} of its ${s.limit_usd:,.2f} monthly AWS Budget {s.budget_name} "
+        f"({s.percent:.0f} %; Budgets' figures lag by hours)"
+    )
+    evidence = {**decision.evidence, "budget": {"name": s.budget_name, "limit_usd": s.limit_usd, "actual_usd": s.actual_usd, "percent": round(s.percent, 1)}}
+    if s.percent < 100:
+        then = "its kind's action" if settings.budget_enforce else "a notice (notify-only: BudgetEnforce is off)"
+        return decision.with_(
+            reason=f"{figures}: at 100 % its running resources get {then} — {decision.reason}",
+            evidence=evidence,
+            notify=True,
+            notify_key=f"budget-80:{s.budget_name}:{month}",
+        )
+    picked = pick(f"{figures}: over budget")
+    if picked is None:
+        return decision.with_(reason=f"{decision.reason} ({figures}; nothing to do in its current state)", evidence=evidence)
+    if not settings.budget_enforce:
+        return decision.with_(
+            reason=f"{figures}: would {picked.action} it, but budgets are notify-only (the stack's BudgetEnforce is false) — {decision.reason}",
+            evidence={**evidence, "would": picked.action},
+            notify=True,
+            notify_key=f"budget-100:{s.budget_name}:{month}",
+        )
+    return picked.with_(evidence={**evidence, **picked.evidence, "policy": "budget"})
 
 
 def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: datetime) -> Decision:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reaper.clients import Clients
 from reaper.deadline import Deadline
-from reaper.model import Decision, Resource, Verdict
+from reaper.model import Decision, ProjectSpend, Resource, Verdict
 from reaper.policy import TagView
 from reaper.settings import Settings
 
@@ -46,6 +46,7 @@ class ActContext:
     log: ActionLog | None
     event_id: str
     deadline: Deadline = Deadline(None)
+    spend: Mapping[str, ProjectSpend] = field(default_factory=dict)  # budgeted projects' spend, read once per sweep
 
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"
@@ -125,6 +126,10 @@ class KindDeclaration:
     # resource is in a state it may start from.
     default_action: str | None = None
     kill_decision: Ref | None = None  # -> KillDecision
+    # Budgets per ml:project (reaper.budgets): a budgeted kind reads the projects' spend each sweep and
+    # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
+    budgeted: bool = False
+    manages_budgets: bool = False
 
 
 class Kind:
@@ -202,6 +207,12 @@ class Kind:
         if d.tag_resource_types:
             perms.add("tag:GetResources")
         perms |= set(d.event_permissions)
+        if d.budgeted or d.manages_budgets:
+            from reaper.budgets import READ_PERMISSIONS, WRITE_PERMISSIONS
+
+            perms |= set(READ_PERMISSIONS)
+            if d.manages_budgets:  # creates the missing budgets; finds tagged budgets with GetResources
+                perms |= set(WRITE_PERMISSIONS) | {"tag:GetResources"}
         for action in d.actions.values():
             perms |= set(action.permissions)
         return perms

@@ -37,6 +37,7 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    budgeted=True,
     default_action="stop",
     events=(EventRoute("aws.sagemaker", ("AWS API Call via CloudTrail",), f"{_P}.events:route"),),
 )
