@@ -271,6 +271,23 @@ def over_budget(
     return picked.with_(evidence={**evidence, **picked.evidence, "policy": "budget"})
 
 
+def experiment_gap(view: TagView, settings: Settings) -> str | None:
+    """At creation: a resource with neither a kill date nor a budgeted project is told so, once.
+
+    "Budgeted" is judged from what needs no call: the stack's ProjectBudgets and this resource's own
+    reaper:budget-usd tag (a budget tagged only on the project's other resources is not seen here).
+    """
+    if view.exempt or view.problems or view.kill_after is not None or view.budget_usd is not None or is_production(view, settings):
+        return None
+    if view.project and view.project in settings.project_budgets:
+        return None
+    project = f"its ml:project ({view.project})" if view.project else "an ml:project"
+    return (
+        f"neither a kill date nor a budgeted project: tag {settings.tag('kill-after')}=YYYY-MM-DD to have it reaped after that "
+        f"date, or give {project} a monthly budget ({settings.tag('budget-usd')}=N, or the stack's ProjectBudgets) so its spend is watched"
+    )
+
+
 def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: datetime) -> Decision:
     """In enforce: the first reapable finding warns; acting waits `grace_minutes` after the warning."""
     if decision.verdict is Verdict.KEEP and view.warned_at is not None:

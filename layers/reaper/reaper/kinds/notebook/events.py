@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 from reaper.errors import BadEventError
 from reaper.events import EventBridgeEvent, parse_cloudtrail
 from reaper.notices import post_notice
+from reaper.policy import experiment_gap, read_tags
 from reaper.runtime import Runtime
 
 WATCHED_CALLS = ("CreateNotebookInstance", "StartNotebookInstance")
@@ -31,7 +32,7 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
     if not isinstance(name, str) or not name:
         raise BadEventError("CloudTrail event has no requestParameters.notebookInstanceName")
     region = detail.awsRegion or ev.region or rt.home_region
-    problems, facts = check(rt, region, name)
+    problems, facts = check(rt, region, name, created=detail.eventName == "CreateNotebookInstance")
     result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
     if problems and facts:
         notice = {
@@ -48,7 +49,7 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
     return result
 
 
-def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any] | None]:
+def check(rt: Runtime, region: str, name: str, created: bool = False) -> tuple[list[str], dict[str, Any] | None]:
     sm = rt.clients(region)("sagemaker")
     settings = rt.settings
     try:
@@ -58,7 +59,8 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
             return [], None  # deleted since: nothing to say
         raise
     arn = desc["NotebookInstanceArn"]
-    tags = {t["Key"].strip().lower(): t["Value"].strip() for t in sm.list_tags(ResourceArn=arn).get("Tags", [])}
+    raw_tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn).get("Tags", [])}
+    tags = {k.strip().lower(): v.strip() for k, v in raw_tags.items()}
     problems: list[str] = []
     if desc.get("NotebookInstanceLifecycleConfigName") != settings.agent_lifecycle_config:
         current = desc.get("NotebookInstanceLifecycleConfigName") or "none"
@@ -72,4 +74,7 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
             problems.append(
                 f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`"
             )
+    gap = experiment_gap(read_tags(raw_tags, settings), settings) if created else None  # at creation only: told once
+    if gap is not None:
+        problems.append(gap)
     return problems, {"arn": arn, "owner": tags.get("ml:owner")}
