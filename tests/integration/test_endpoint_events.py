@@ -14,7 +14,8 @@ from reaper_devkit.moto_ext.sagemaker_inference import script_status, set_status
 from reaper_devkit.template import function_actions
 from tests.conftest import TABLE, drain, event, load_function
 
-DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "reaper:kill-after": "2099-01-01"}
+KILL = {"reaper:kill-after": "2099-01-01"}  # a kill date: no "neither a kill date nor a budget" notice
 
 
 @pytest.fixture
@@ -25,9 +26,9 @@ def aas(aws):
 @pytest.mark.parametrize(
     ("tags", "problems"),
     [
-        ({"ml:stage": "dev"}, ["ml:owner"]),
-        ({}, ["ml:owner", "ml:stage"]),
-        ({"ml:owner": "ana@example.com"}, ["ml:stage"]),
+        ({"ml:stage": "dev", **KILL}, ["ml:owner"]),
+        (KILL, ["ml:owner", "ml:stage"]),
+        ({"ml:owner": "ana@example.com", **KILL}, ["ml:stage"]),
     ],
 )
 def test_a_new_endpoint_missing_what_the_reaper_needs_is_reported_once(aws, sm, deployed_env, lambda_context, tags, problems):
@@ -45,6 +46,22 @@ def test_a_new_endpoint_missing_what_the_reaper_needs_is_reported_once(aws, sm, 
     assert notices[0]["title"] == "Endpoint llm-dev was created without what the reaper needs"
     assert calls.actions <= function_actions("EndpointFunction")
     assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
+
+
+def test_a_new_endpoint_with_neither_a_kill_date_nor_a_budget_is_told_once_and_an_update_says_nothing(aws, sm, deployed_env, lambda_context, monkeypatch):
+    # Given a new endpoint with owner and stage, but no kill date and no budgeted project
+    se.classic(sm, "llm-dev", {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"})
+    app = load_function("endpoint")
+    results = [app.handler(event("endpoint-state-creating.json"), lambda_context) for _ in range(2)]
+    # Then the Creating event tells it once
+    assert [r["posted"] for r in results] == [True, False]
+    assert len(results[0]["problems"]) == 1 and "neither a kill date nor a budgeted project" in results[0]["problems"][0]
+    assert "its ml:project (vision)" in results[0]["problems"][0]
+    drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    # And with vision budgeted by the stack, nothing is said
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=800")
+    budgeted = load_function("endpoint").handler(event("endpoint-state-creating.json", id="budgeted"), lambda_context)
+    assert budgeted["problems"] == [] and budgeted["posted"] is False
 
 
 @pytest.mark.parametrize("tags", [DEV, {"ml:stage": "prod"}])

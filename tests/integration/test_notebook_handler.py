@@ -188,7 +188,7 @@ def test_started_notebook_without_agent_or_tags_tells_once(aws, sm, deployed_env
 
 
 def test_created_notebook_with_everything_says_nothing(aws, sm, deployed_env, lambda_context):
-    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev", "reaper:kill-after": "2099-01-01"})
     app = load_function("notebook")
     result = app.handler(event("notebook-cloudtrail-create.json"), lambda_context)
     assert result["problems"] == [] and result["posted"] is False
@@ -347,3 +347,12 @@ def test_a_state_change_for_a_notebook_deleted_since_says_nothing(aws, sm, deplo
     result = load_function("notebook").handler(event("notebook-state-inservice.json"), lambda_context)
     assert result["problems"] == [] and result["posted"] is False
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+def test_created_notebook_without_kill_date_or_budget_is_told_at_creation_only(aws, sm, deployed_env, lambda_context):
+    # Given a notebook with owner and stage but neither a kill date nor a budgeted project
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})
+    app = load_function("notebook")
+    created = app.handler(event("notebook-cloudtrail-create.json"), lambda_context)
+    started = app.handler(event("notebook-cloudtrail-start.json"), lambda_context)
+    # Then its creation tells it, and a later start does not repeat it
+    assert [p.split(":")[0] for p in created["problems"]] == ["neither a kill date nor a budgeted project"] and created["posted"] is True
+    assert started["problems"] == []

@@ -36,9 +36,10 @@ def test_a_job_started_without_tags_or_ceiling_is_told_once_whatever_the_deliver
     # Then the owner is told once, with every missing piece and how to fix it
     assert [r["posted"] for r in results] == [True, False, False] and again["posted"] is False
     problems = results[0]["problems"]
-    assert len(problems) == 4
+    assert len(problems) == 5
     assert [p.split("`")[1] for p in problems[:3]] == ["ml:owner", "ml:project", "ml:stage"]
     assert "no ceiling of its own" in problems[3] and "$7.65/h" in problems[3] and "reaches $500 after 2 d 17 h" in problems[3]
+    assert "neither a kill date nor a budgeted project: tag reaper:kill-after=YYYY-MM-DD" in problems[4]
     notices = drain(aws, deployed_env["REAPER_QUEUE_URL"])
     assert len(notices) == 1 and notices[0]["type"] == "notice" and notices[0]["id"] == "resnet-untagged"
     assert "aws sagemaker add-tags" in notices[0]["text"]
@@ -48,11 +49,22 @@ def test_a_job_started_without_tags_or_ceiling_is_told_once_whatever_the_deliver
 
 def test_a_job_with_tags_and_its_own_ceiling_says_nothing(aws, sm, deployed_env, lambda_context):
     # Given a tagged job whose MaxRuntimeInSeconds (2 h) is under the stack's 24 h
-    st.training_job(sm, "resnet-untagged", datetime.now(UTC), hours_ago=0, tags=DEV, max_runtime_s=7200)
+    st.training_job(sm, "resnet-untagged", datetime.now(UTC), hours_ago=0, tags={**DEV, "reaper:kill-after": "2099-01-01"}, max_runtime_s=7200)
     app = load_function("training_job")
     result = app.handler(event(INPROGRESS), lambda_context)
     assert result["problems"] == [] and result["posted"] is False
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
+def test_a_job_in_a_budgeted_project_needs_no_kill_date_and_one_without_is_told(aws, sm, deployed_env, lambda_context, monkeypatch):
+    # Given a tagged job with its own ceiling, no kill date, in project vision
+    st.training_job(sm, "resnet-untagged", datetime.now(UTC), hours_ago=0, tags=DEV, max_runtime_s=7200)
+    told = load_function("training_job").handler(event(INPROGRESS), lambda_context)
+    assert [p.split(":")[0] for p in told["problems"]] == ["neither a kill date nor a budgeted project"]
+    # When vision has a budget by the stack's parameter, Then nothing is missing
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")
+    ok = load_function("training_job").handler(event(INPROGRESS, id="budgeted"), lambda_context)
+    assert ok["problems"] == []
 
 
 def test_a_max_usd_tag_is_a_ceiling_and_a_bad_reaper_tag_is_named(aws, sm, deployed_env, lambda_context):
@@ -61,7 +73,7 @@ def test_a_max_usd_tag_is_a_ceiling_and_a_bad_reaper_tag_is_named(aws, sm, deplo
     result = app.handler(event(INPROGRESS), lambda_context)
     assert len(result["problems"]) == 2  # the unreadable tag, and so no ceiling of its own
     assert "reaper:max-usd='lots' cannot be read" in result["problems"][0]
-    st.training_job(sm, "resnet-ok", datetime.now(UTC), hours_ago=0, tags={**DEV, "reaper:max-usd": "200"})
+    st.training_job(sm, "resnet-ok", datetime.now(UTC), hours_ago=0, tags={**DEV, "reaper:max-usd": "200", "reaper:budget-usd": "900"})
     ok = app.handler(event(INPROGRESS, id="ok", detail={"TrainingJobName": "resnet-ok", "TrainingJobStatus": "InProgress"}), lambda_context)
     assert ok["problems"] == []
 

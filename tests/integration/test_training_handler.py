@@ -52,7 +52,7 @@ def test_dry_run_decides_every_job_and_changes_nothing(aws, sm, jobs, deployed_e
     assert result["acted"] == []
     assert all(s == "InProgress" for s in fleet.statuses(sm).values() if s != "Completed")
     messages = by_id(drain(aws, deployed_env["REAPER_QUEUE_URL"]))
-    assert set(messages) == set(fleet.STOPPED) | {"near-ceiling", "gpu-starved", "prod", "bad-tag"}
+    assert set(messages) == set(fleet.STOPPED) | {"near-ceiling", "gpu-starved", "prod", "bad-tag"} | set(fleet.SPOT_ADVISED)
     assert all(messages[k]["verdict"] == "act" and messages[k]["executed"] is False for k in fleet.STOPPED)
     assert "production stage" in messages["prod"]["reason"] and "would stop" in messages["prod"]["reason"]
     assert calls.actions <= function_actions("TrainingJobFunction")
@@ -82,7 +82,10 @@ def test_enforce_stops_exactly_the_jobs_past_a_ceiling_and_the_diverged(aws, sm,
     # And the GPU-starved job got its advisory, the near-ceiling job its warning, as notify-only keeps
     assert messages["gpu-starved"]["verdict"] == "keep" and "data loader" in messages["gpu-starved"]["reason"]
     assert messages["near-ceiling"]["verdict"] == "keep" and "at 83% of its 24 h runtime ceiling" in messages["near-ceiling"]["reason"]
-    assert "healthy" not in messages and "acc-up" not in messages and "no-metrics" not in messages
+    # And the on-demand jobs with nothing else to say got the spot advisory, and were not stopped
+    for name in fleet.SPOT_ADVISED:
+        assert messages[name]["verdict"] == "keep" and messages[name]["executed"] is False
+        assert "managed spot would save about $" in messages[name]["reason"] and "no CheckpointConfig" in messages[name]["reason"]
     assert calls.actions <= function_actions("TrainingJobFunction")
     assert calls.ungranted("TrainingJobFunction") == []  # on the resource it names, conditions included
 

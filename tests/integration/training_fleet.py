@@ -35,6 +35,8 @@ EXPECTED = {
     "hpo-002": "keep",
     "hpo-003": "keep",  # still running, within its own ceilings
 }
+# on demand, 2 h in, within their ceilings, nothing else to say: one spot advisory each
+SPOT_ADVISED = ["acc-up", "healthy", "no-metrics"]
 STOPPED = sorted(k for k, v in EXPECTED.items() if v == "act")
 RUNNING_AFTER = sorted(k for k, v in EXPECTED.items() if v != "act" and k not in ("hpo-001", "hpo-002", "hpo-003"))
 

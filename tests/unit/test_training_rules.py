@@ -68,7 +68,7 @@ def decide(resource: Resource, signal: TrainingSignal | None = None, settings: S
 
 # -- runtime ceiling ----------------------------------------------------------------------------
 def test_under_the_runtime_ceiling_is_kept_with_its_figures():
-    d = decide(job(hours_ago=2), sig())
+    d = decide(job(hours_ago=2, spot=True), sig())  # spot: no spot advice to give
     assert d.verdict is Verdict.KEEP and not d.notify
     assert d.reason.startswith("within its ceilings: 2 h 00 m of 24 h, est. $7.65 of $500.00")
 
@@ -139,7 +139,7 @@ def test_both_ceilings_passed_are_both_said():
 
 def test_an_unknown_price_is_never_guessed():
     # Given an instance type with no list price in the table
-    d = decide(job(5, instance_type="ml.c5.9xlarge"), sig())
+    d = decide(job(5, instance_type="ml.c5.9xlarge", spot=True), sig())
     assert d.verdict is Verdict.KEEP and not d.notify
     assert "cost not judged (no list price)" in d.reason
     assert d.evidence["estimated_usd"] is None
@@ -167,7 +167,7 @@ def test_both_ceilings_past_80_percent_make_a_new_key_so_the_second_is_told_too(
 
 
 def test_the_warning_share_is_a_setting():
-    assert not decide(job(20), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify
+    assert not decide(job(20, spot=True), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify
     assert decide(job(22), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify_key == "ceiling-80:hours"
 
 
@@ -222,15 +222,15 @@ def test_gpus_below_70_percent_for_30_minutes_get_one_advisory_and_no_action():
 def test_gpu_utilisation_is_divided_by_the_number_of_gpus():
     # ml.p3.8xlarge has 4 GPUs: 240 published is 60 % each (advice), 320 is 80 % (none)
     assert decide(job(2, instance_type="ml.p3.8xlarge"), sig(gpu={"j/algo-1": [240] * 6})).notify_key == "gpu-idle"
-    assert not decide(job(2, instance_type="ml.p3.8xlarge"), sig(gpu={"j/algo-1": [320] * 6})).notify
+    assert not decide(job(2, instance_type="ml.p3.8xlarge", spot=True), sig(gpu={"j/algo-1": [320] * 6})).notify
 
 
 def test_busy_gpus_a_gap_or_one_busy_host_give_no_advice():
     g4 = "ml.g4dn.xlarge"
-    assert not decide(job(2, instance_type=g4), sig(gpu={"j/algo-1": [95, 92, 97, 90, 99, 94]})).notify
-    assert not decide(job(2, instance_type=g4), sig(gpu={"j/algo-1": [35, 40, 30, 38, 36]})).notify  # 25 min only
+    assert not decide(job(2, instance_type=g4, spot=True), sig(gpu={"j/algo-1": [95, 92, 97, 90, 99, 94]})).notify
+    assert not decide(job(2, instance_type=g4, spot=True), sig(gpu={"j/algo-1": [35, 40, 30, 38, 36]})).notify  # 25 min only
     both = {"j/algo-1": [35] * 6, "j/algo-2": [35, 35, 80, 35, 35, 35]}
-    assert not decide(job(2, instance_type=g4, count=2), sig(gpu=both)).notify
+    assert not decide(job(2, instance_type=g4, count=2, spot=True), sig(gpu=both)).notify
 
 
 def test_gpu_advice_and_a_ceiling_warning_together_are_one_message_with_both():

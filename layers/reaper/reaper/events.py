@@ -55,5 +55,42 @@ def parse_cloudtrail(event: EventBridgeEvent) -> CloudTrailDetail:
     return parse_model(CloudTrailDetail, event.detail, "a CloudTrail API call event", "detail.")
 
 
+class SnsMessage(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    MessageId: str = Field(min_length=1)
+    TopicArn: str = Field(min_length=1)
+    Message: str = ""
+
+
+class SnsRecord(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    EventSource: str
+    Sns: SnsMessage
+
+
+class SnsEvent(BaseModel):
+    """An SNS delivery to Lambda (AWS Budgets notifications come this way).
+    https://docs.aws.amazon.com/lambda/latest/dg/with-sns.html"""
+
+    model_config = ConfigDict(extra="allow")
+
+    Records: list[SnsRecord] = Field(min_length=1)
+
+
+def is_sns(event: Any) -> bool:
+    return isinstance(event, dict) and isinstance(event.get("Records"), list) and any(
+        isinstance(r, dict) and r.get("EventSource") == "aws:sns" for r in event["Records"]
+    )
+
+
+def parse_sns(event: Any) -> SnsEvent:
+    parsed = parse_model(SnsEvent, event, "an SNS event")
+    if any(r.EventSource != "aws:sns" for r in parsed.Records):
+        raise BadEventError("not an SNS event: a record is not from aws:sns")
+    return parsed
+
+
 SCHEDULED = ("Scheduled Event",)
 SCHEDULE_SOURCES = ("aws.events", "aws.scheduler", "mlreaper")

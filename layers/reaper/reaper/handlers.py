@@ -12,7 +12,7 @@ from reaper import kinds as kind_registry
 from reaper import pipeline
 from reaper.deadline import Deadline
 from reaper.errors import BadEventError
-from reaper.events import SCHEDULE_SOURCES, SCHEDULED, parse_eventbridge
+from reaper.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
 from reaper.model import Outcome, Verdict
 from reaper.observability import MetricUnit, logger, metrics
 from reaper.runtime import Runtime
@@ -48,6 +48,8 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
     With the Lambda context, the sweep knows its deadline and starts no change in its last seconds.
     """
     now = now or datetime.now(UTC)
+    if is_sns(event):
+        return handle_budget_notification(event, kind_name, rt, now, context)
     ev = parse_eventbridge(event)
     if ev.detail_type in SCHEDULED and ev.source in SCHEDULE_SOURCES:
         outcomes = pipeline.sweep(rt, [kind_name], now, event_id=ev.id, deadline=Deadline.from_lambda(context))
@@ -62,3 +64,24 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
         logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
         return result
     raise BadEventError(f"{kind_name} function does not handle {ev.detail_type!r} events from {ev.source!r}")
+
+
+def handle_budget_notification(event: Any, kind_name: str, rt: Runtime, now: datetime, context: Any = None) -> dict[str, Any]:
+    """An AWS Budgets notification (through the reaper's SNS topic): sweep the kind now.
+
+    The message is only the trigger: its text is not parsed. The sweep reads every mlreaper budget's
+    figures from the Budgets API, as each scheduled sweep does, so a late, repeated or forged
+    message changes nothing that the budgets themselves do not say.
+    """
+    sns = parse_sns(event)
+    topic = rt.settings.budget_topic_arn
+    for record in sns.Records:
+        if topic is None or record.Sns.TopicArn != topic:
+            raise BadEventError(f"SNS message from {record.Sns.TopicArn!r}, not the budget topic ({topic or 'none configured'})")
+    if not kind_registry.get(kind_name).declaration.budgeted:
+        raise BadEventError(f"{kind_name} function does not take budget notifications")
+    event_id = f"budget:{sns.Records[0].Sns.MessageId}"
+    outcomes = pipeline.sweep(rt, [kind_name], now, event_id=event_id, deadline=Deadline.from_lambda(context))
+    summary = summarize(event_id, outcomes)
+    logger.info("budget notification handled", extra={"kind": kind_name, **summary})
+    return summary

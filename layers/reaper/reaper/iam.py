@@ -81,7 +81,15 @@ def implied(permissions: Iterable[str]) -> set[str]:
 # boto3 service name -> IAM prefix, where they differ
 SERVICE_PREFIX = {"resourcegroupstaggingapi": "tag", "monitoring": "cloudwatch"}
 # operations whose IAM action has another name
-OPERATION_ACTION = {"sqs:SendMessageBatch": "sqs:SendMessage", "sqs:DeleteMessageBatch": "sqs:DeleteMessage"}
+OPERATION_ACTION = {
+    "sqs:SendMessageBatch": "sqs:SendMessage",
+    "sqs:DeleteMessageBatch": "sqs:DeleteMessage",
+    # AWS Budgets authorizes its API by two actions
+    # https://docs.aws.amazon.com/cost-management/latest/userguide/budgets-permissions.html
+    "budgets:DescribeBudgets": "budgets:ViewBudget",
+    "budgets:DescribeBudget": "budgets:ViewBudget",
+    "budgets:CreateBudget": "budgets:ModifyBudget",
+}
 
 
 def iam_action(service: str, operation: str) -> str:

@@ -75,6 +75,20 @@ class Decision:
         return Decision(**data)
 
 
+@dataclass(frozen=True)
+class ProjectSpend:
+    """One ml:project's AWS Budget as Budgets last calculated it (its figures lag by hours)."""
+
+    project: str
+    budget_name: str
+    limit_usd: float
+    actual_usd: float
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.actual_usd / self.limit_usd if self.limit_usd > 0 else 0.0
+
+
 class ResultCode(enum.StrEnum):
     """What became of a decision when the pipeline tried to carry it out."""
 

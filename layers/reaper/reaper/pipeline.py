@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from reaper import budgets
 from reaper import kinds as kind_registry
 from reaper.aws import AwsError, short
 from reaper.courier import Courier
 from reaper.deadline import Deadline
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Action, Kind
-from reaper.model import Decision, Mode, Outcome, Resource, Result, ResultCode, Verdict
-from reaper.policy import TagView, apply_grace, exempt_hint, is_production, production_guard, read_tags, screen
+from reaper.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, ResultCode, Verdict
+from reaper.policy import TagView, apply_grace, exempt_hint, is_production, kill_date, over_budget, production_guard, read_tags, screen
 from reaper.runtime import Runtime
 from reaper.settings import Settings
 from reaper.tagging import current_tags, remove_tags, write_tags
@@ -88,7 +89,11 @@ def sweep_kind(
         outcome = Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep"), settings.mode_for(kind.name), result=failed)
         courier.take(outcome)
         return [outcome]
-    ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline)
+    spend: dict[str, ProjectSpend] = {}
+    if kind.declaration.budgeted and settings.budget_topic_arn:
+        account = settings.budget_topic_arn.split(":")[4] if settings.budget_topic_arn.count(":") >= 5 else ""
+        spend = budgets.read(clients, settings, account, manage=kind.declaration.manages_budgets)
+    ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
     outcomes: list[Outcome] = []
     for r in resources:
         outcome = process(kind, r, signals.get(r.id), ctx)
@@ -99,10 +104,18 @@ def sweep_kind(
     return outcomes
 
 
-def decide(kind: Kind, resource: Resource, signal: Any, settings: Settings, now: datetime) -> tuple[Decision, TagView]:
-    """The whole decision for one resource, pure: tags, exemptions, the kind's rule, production, grace."""
+def decide(
+    kind: Kind, resource: Resource, signal: Any, settings: Settings, now: datetime, spend: Mapping[str, ProjectSpend] | None = None
+) -> tuple[Decision, TagView]:
+    """The whole decision for one resource, pure: tags, exemptions, the kind's rule, kill date, budget, production, grace."""
     view = read_tags(resource.tags, settings)
     decision = screen(view, settings, now) or kind.decide(resource, signal, view, settings, now)
+
+    def pick(reason: str) -> Decision | None:
+        return kind.kill_decision(resource, signal, view, settings, now, reason)
+
+    decision = kill_date(decision, view, settings, now, pick)
+    decision = over_budget(decision, view, settings, spend or {}, now, pick)
     decision = production_guard(decision, view, settings)
     if settings.mode_for(kind.name) is Mode.ENFORCE and decision.verdict in (Verdict.ACT, Verdict.KEEP):
         decision = apply_grace(decision, view, settings.grace_for(kind.name), now)
@@ -112,7 +125,7 @@ def decide(kind: Kind, resource: Resource, signal: Any, settings: Settings, now:
 def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Outcome:
     settings = ctx.settings
     try:
-        decision, view = decide(kind, resource, signal, settings, ctx.now)
+        decision, view = decide(kind, resource, signal, settings, ctx.now, ctx.spend)
     except Exception as exc:  # a bug in one rule must not end the sweep
         log.exception("decision failed for %s", resource.arn)
         decision, view = Decision(Verdict.ERROR, f"decision failed: {exc}"), TagView()

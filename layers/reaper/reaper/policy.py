@@ -6,11 +6,12 @@ All pure functions of (tags, settings, now): no AWS calls here.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from reaper.model import Decision, Verdict
+from reaper.model import Decision, ProjectSpend, Verdict
 from reaper.settings import Settings
 from reaper.timeutil import iso, parse_instant
 
@@ -49,6 +50,7 @@ STAGE, OWNER, PROJECT = "ml:stage", "ml:owner", "ml:project"
 IDLE_MINUTES = (5, 10_080)  # five minutes to a week
 MAX_HOURS = 8_760.0  # a year
 MAX_USD = 1_000_000.0
+THRESHOLD_TOLD = 80.0  # a project's budget share at which its owners are told
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,77 @@ def production_guard(decision: Decision, view: TagView, settings: Settings) -> D
             notify=True,
         )
     return decision.with_(verdict=Verdict.EXEMPT, reason=f"production stage {view.stage!r}: {decision.reason}", action=None)
+
+
+def kill_date(decision: Decision, view: TagView, settings: Settings, now: datetime, pick: Callable[[str], Decision | None]) -> Decision:
+    """Past `reaper:kill-after`, a keep from the kind's rule becomes the kind's action, whatever the activity.
+
+    Only a keep changes: exempt, snooze and bad tags were screened before the rule, an act or a
+    warning stands as it is, an error is never hidden. `pick(reason)` is the kind's choice (its
+    default action when the resource is in a state it may start from, or None: nothing to do).
+    The usual warning and grace follow, and production stages still only hear of it.
+    """
+    if view.kill_after is None or now < view.kill_after or decision.verdict is not Verdict.KEEP:
+        return decision
+    when = iso(view.kill_after)
+    reason = f"past its kill date {when} ({settings.tag('kill-after')}), whatever its activity (the rule said: {decision.reason})"
+    picked = pick(reason)
+    if picked is None:
+        return decision.with_(reason=f"{decision.reason} (past its kill date {when}, but nothing to do in its current state)")
+    return picked.with_(evidence={**decision.evidence, **picked.evidence, "kill_after": when, "policy": "kill-date"})
+
+
+def over_budget(
+    decision: Decision, view: TagView, settings: Settings, spend: Mapping[str, ProjectSpend], now: datetime, pick: Callable[[str], Decision | None]
+) -> Decision:
+    """The project's AWS Budget: at 80 % the owner is told (once a month); at 100 % a keep becomes the
+    kind's action (after the usual warning), or, unless the admin opted in (BudgetEnforce), is told
+    what would be done. Like kill_date, only a keep changes."""
+    s = spend.get(view.project) if view.project else None
+    if s is None or s.percent < THRESHOLD_TOLD or decision.verdict is not Verdict.KEEP:
+        return decision
+    month = now.strftime("%Y-%m")
+    figures = (
+        f"project {s.project} has spent ${s.actual_usd:,.2f} of its ${s.limit_usd:,.2f} monthly AWS Budget {s.budget_name} "
+        f"({s.percent:.0f} %; Budgets' figures lag by hours)"
+    )
+    evidence = {**decision.evidence, "budget": {"name": s.budget_name, "limit_usd": s.limit_usd, "actual_usd": s.actual_usd, "percent": round(s.percent, 1)}}
+    if s.percent < 100:
+        then = "its kind's action" if settings.budget_enforce else "a notice (notify-only: BudgetEnforce is off)"
+        return decision.with_(
+            reason=f"{figures}: at 100 % its running resources get {then} — {decision.reason}",
+            evidence=evidence,
+            notify=True,
+            notify_key=f"budget-80:{s.budget_name}:{month}",
+        )
+    picked = pick(f"{figures}: over budget")
+    if picked is None:
+        return decision.with_(reason=f"{decision.reason} ({figures}; nothing to do in its current state)", evidence=evidence)
+    if not settings.budget_enforce:
+        return decision.with_(
+            reason=f"{figures}: would {picked.action} it, but budgets are notify-only (the stack's BudgetEnforce is false) — {decision.reason}",
+            evidence={**evidence, "would": picked.action},
+            notify=True,
+            notify_key=f"budget-100:{s.budget_name}:{month}",
+        )
+    return picked.with_(evidence={**evidence, **picked.evidence, "policy": "budget"})
+
+
+def experiment_gap(view: TagView, settings: Settings) -> str | None:
+    """At creation: a resource with neither a kill date nor a budgeted project is told so, once.
+
+    "Budgeted" is judged from what needs no call: the stack's ProjectBudgets and this resource's own
+    reaper:budget-usd tag (a budget tagged only on the project's other resources is not seen here).
+    """
+    if view.exempt or view.problems or view.kill_after is not None or view.budget_usd is not None or is_production(view, settings):
+        return None
+    if view.project and view.project in settings.project_budgets:
+        return None
+    project = f"its ml:project ({view.project})" if view.project else "an ml:project"
+    return (
+        f"neither a kill date nor a budgeted project: tag {settings.tag('kill-after')}=YYYY-MM-DD to have it reaped after that "
+        f"date, or give {project} a monthly budget ({settings.tag('budget-usd')}=N, or the stack's ProjectBudgets) so its spend is watched"
+    )
 
 
 def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: datetime) -> Decision:

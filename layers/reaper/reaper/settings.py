@@ -124,6 +124,20 @@ class Settings(BaseModel):
     studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
     # EC2 (issue 13): let CPU and network alone decide when an instance publishes no GPU metric
     ec2_cpu_only: bool = False
+    # Budgets per experiment (issue 17): ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
+    # "proj-a=500,proj-b=2000"; projects are case-sensitive, as the cost-allocation tag), the SNS
+    # topic the budgets notify, and whether 100 % acts (default: notify only, like default ceilings)
+    project_budgets: dict[str, float] = Field(default_factory=dict)
+    budget_topic_arn: str | None = None
+    budget_enforce: bool = False
+
+    @field_validator("project_budgets")
+    @classmethod
+    def _budgets(cls, v: dict[str, float]) -> dict[str, float]:
+        for project, usd in v.items():
+            if not project or not 0 < usd <= 1_000_000:
+                raise ValueError(f"project {project!r}: a budget from 0 to 1,000,000 USD expected")
+        return v
 
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
@@ -191,6 +205,14 @@ class Settings(BaseModel):
         grace = dict(cls.model_fields["kind_grace_minutes"].default_factory())  # type: ignore[misc,call-arg]
         grace.update(_pairs(env.get("REAPER_KIND_GRACE_MINUTES", ""), "REAPER_KIND_GRACE_MINUTES"))
         raw["kind_grace_minutes"] = grace
+        budgets: dict[str, str] = {}
+        for item in (p.strip() for p in env.get("REAPER_PROJECT_BUDGETS", "").split(",")):
+            if item:
+                project, sep, usd = item.rpartition("=")
+                if not sep:
+                    raise ConfigError(f"bad configuration: REAPER_PROJECT_BUDGETS: expected project=usd pairs, got {item!r}")
+                budgets[project.strip()] = usd.strip()
+        raw["project_budgets"] = budgets
         off: dict[str, Any] = {
             "enabled": env.get("REAPER_OFF_HOURS", "").strip().lower() in ("1", "true", "yes", "on"),
         }
@@ -256,6 +278,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
     "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
     "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
+    "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
+    "REAPER_BUDGET_ENFORCE": "budget_enforce",
 }
 
 
@@ -274,6 +298,7 @@ def _pairs(text: str, var: str) -> dict[str, str]:
 _VAR_OF = {name: var for var, name in ENV_VARS.items()} | {
     "kind_modes": "REAPER_KIND_MODES",
     "kind_grace_minutes": "REAPER_KIND_GRACE_MINUTES",
+    "project_budgets": "REAPER_PROJECT_BUDGETS",
     "idle_minutes": "REAPER_IDLE_MINUTES_<KIND>",
     "off_hours": "REAPER_OFF_HOURS",
     "off_hours.timezone": "REAPER_TIMEZONE",

@@ -13,13 +13,13 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reaper.clients import Clients
 from reaper.deadline import Deadline
-from reaper.model import Decision, Resource
+from reaper.model import Decision, ProjectSpend, Resource, Verdict
 from reaper.policy import TagView
 from reaper.settings import Settings
 
@@ -46,6 +46,7 @@ class ActContext:
     log: ActionLog | None
     event_id: str
     deadline: Deadline = Deadline(None)
+    spend: Mapping[str, ProjectSpend] = field(default_factory=dict)  # budgeted projects' spend, read once per sweep
 
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"
@@ -83,6 +84,10 @@ class EventRoute:
         return source == self.source and detail_type in self.detail_types
 
 
+# (resource, signal, view, settings, now, reason) -> the act decision past a kill date, or None when
+# the kind has nothing to do to this resource now (kinds whose action depends on the resource)
+KillDecision = Callable[[Resource, Any, TagView, Settings, datetime, str], Decision | None]
+
 # (runtime, name, now, say) -> the final one-line result
 RestoreRun = Callable[["Runtime", str, datetime, "Say"], str]
 
@@ -115,6 +120,16 @@ class KindDeclaration:
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
     restorer: Restorer | None = None
     doc: str = ""  # one line for `--help` and the README
+    # The action a kill date (`reaper:kill-after`) leads to, through the usual warning and grace.
+    # Kinds whose action depends on the resource (an endpoint's type, an FSx file system's
+    # protection) also name `kill_decision`, which picks it; otherwise this one is taken when the
+    # resource is in a state it may start from.
+    default_action: str | None = None
+    kill_decision: Ref | None = None  # -> KillDecision
+    # Budgets per ml:project (reaper.budgets): a budgeted kind reads the projects' spend each sweep and
+    # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
+    budgeted: bool = False
+    manages_budgets: bool = False
 
 
 class Kind:
@@ -158,6 +173,17 @@ class Kind:
         state: str | None = self._part(self.declaration.current_state)(clients, resource)
         return state
 
+    def kill_decision(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+        """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
+        d = self.declaration
+        if d.kill_decision is not None:
+            picked: Decision | None = self._part(d.kill_decision)(resource, signal, view, settings, now, reason)
+            return picked
+        action = d.actions.get(d.default_action) if d.default_action else None
+        if action is None or resource.state not in action.valid_origin_states:
+            return None
+        return Decision(Verdict.ACT, reason, action=action.name)
+
     def undo_hint(self, resource: Resource, action: str | None) -> str | None:
         if self.declaration.undo_hint is None:
             return None
@@ -181,6 +207,12 @@ class Kind:
         if d.tag_resource_types:
             perms.add("tag:GetResources")
         perms |= set(d.event_permissions)
+        if d.budgeted or d.manages_budgets:
+            from reaper.budgets import READ_PERMISSIONS, WRITE_PERMISSIONS
+
+            perms |= set(READ_PERMISSIONS)
+            if d.manages_budgets:  # creates the missing budgets; finds tagged budgets with GetResources
+                perms |= set(WRITE_PERMISSIONS) | {"tag:GetResources"}
         for action in d.actions.values():
             perms |= set(action.permissions)
         return perms
@@ -197,6 +229,7 @@ __all__ = [
     "EventRoute",
     "Kind",
     "KindDeclaration",
+    "KillDecision",
     "Ref",
     "Restorer",
     "RestoreRun",

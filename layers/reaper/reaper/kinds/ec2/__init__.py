@@ -35,5 +35,8 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    budgeted=True,
+    default_action="stop",
+    kill_decision=f"{_P}.rules:kill_decision",  # never what a fleet manages, nor what cannot stop
     events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),
 )

@@ -183,3 +183,15 @@ def _instance_store_kept(resource: Resource, facts: Ec2Facts, decision: Decision
         notify=True,
         notify_key=f"ec2-instance-store:{resource.id}:{iso(facts.launched_at) if facts.launched_at else '-'}",
     )
+
+
+def kill_decision(resource: Resource, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+    """Past its kill date: stopped, unless it cannot be (instance store root, Spot that cannot stop) or
+    something else manages it; instance-store data still waits for `reaper:disposable=true`."""
+    facts = resource.facts_as(Ec2Facts)
+    if resource.state != "running" or facts.managed_by or facts.root_device_type != "ebs" or facts.spot_stop:
+        return None
+    decision = Decision(Verdict.ACT, reason, action="stop")
+    if facts.instance_store_gib and not view.disposable:
+        return _instance_store_kept(resource, facts, decision, settings)
+    return decision

@@ -116,6 +116,9 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    budgeted=True,
+    default_action="scale-to-zero",  # classic endpoints cannot scale to zero: kill_decision picks delete for them
+    kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,
     restorer=Restorer(name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE),

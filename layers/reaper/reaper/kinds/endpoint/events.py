@@ -20,7 +20,7 @@ from reaper.events import EventBridgeEvent, parse_model
 from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
 from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
 from reaper.notices import post_notice
-from reaper.policy import is_dev, read_tags
+from reaper.policy import experiment_gap, is_dev, read_tags
 from reaper.runtime import Runtime
 
 
@@ -94,6 +94,9 @@ def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: Even
             "no `ml:stage` tag: only dev-stage endpoints are taken to zero when idle, so this one would stay up, and bill, however idle. "
             f"`aws sagemaker add-tags --resource-arn {arn} --tags Key=ml:stage,Value=dev`"
         )
+    gap = experiment_gap(view, rt.settings) if status_of(detail.EndpointStatus) == "CREATING" else None
+    if gap is not None:
+        problems.append(gap)
     result: dict[str, Any] = {"checked": name, "problems": problems, "posted": False}
     if problems:
         what = "created" if status_of(detail.EndpointStatus) == "CREATING" else "updated"

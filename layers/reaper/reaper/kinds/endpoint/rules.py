@@ -134,12 +134,25 @@ def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason
 
 
 def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime) -> bool:
-    """Worth reading details for: not exempt, and quiet for the window (or off-hours for dev)."""
+    """Worth reading details for: not exempt, and quiet for the window (or off-hours for dev, or past its kill date)."""
     view = read_tags(r.tags, settings)
     if screen(view, settings, now) is not None:
         return False
+    if view.kill_after is not None and now >= view.kill_after:
+        return True  # past its kill date: reaped whatever its traffic, so its details are needed
     if settings.off_hours.enabled and is_dev(view, settings) and not in_working_hours(settings, now):
         return True
     window_start = as_utc(now) - timedelta(minutes=view.idle_minutes or settings.idle_for(KIND))
     since = in_service_since(r.created_at, r.changed_at)
     return since is not None and since <= window_start and traffic_in_window(sig.traffic, window_start) == 0
+
+
+def kill_decision(r: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+    """Past its kill date: to zero by the endpoint's type (classic: deleted, restorable), as for an idle one."""
+    if r.state != IN_SERVICE or signal is None or signal.problem or signal.details is None:
+        return None  # not live, or its configuration was not read: nothing can be chosen safely
+    facts = r.facts_as(EndpointFacts)
+    if facts.serverless:
+        return None
+    picked = _by_type(r, facts, signal.details, reason, {"type": signal.details.type}, is_production(view, settings))
+    return picked if picked.verdict is not Verdict.KEEP else None

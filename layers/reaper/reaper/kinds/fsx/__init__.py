@@ -72,6 +72,8 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    default_action="backup",  # phase 1; kill_decision picks backup, export or discard by the file system's protection
+    kill_decision=f"{_P}.rules:kill_decision",
     events=(
         EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),
         EventRoute("mlreaper", ("FSx Idle Window Check",), f"{_P}.events:idle_window_check"),

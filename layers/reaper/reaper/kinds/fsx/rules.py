@@ -283,3 +283,13 @@ def _bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
         n /= 1000
     return f"{n:,.1f} TB"
+
+
+def kill_decision(resource: Resource, signal: FsxSignal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+    """Past its kill date: phase 1 (backup, export, or discard when disposable), as for a finished one.
+
+    Once a phase has started, the kind's own rule carries it on (its decision is not a plain keep).
+    """
+    if resource.state != "AVAILABLE" or resource.facts_as(FsxFacts).phase is not None:
+        return None
+    return _phase_one(resource, view, settings, {}, reason, "")

@@ -37,6 +37,8 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    budgeted=True,
+    default_action="stop",
     # SageMaker sends the state change itself; CloudTrail calls only reach EventBridge with a trail
     # (the stack makes none), and are still understood if an account routes them here.
     events=(EventRoute("aws.sagemaker", ("SageMaker Notebook Instance State Change", "AWS API Call via CloudTrail"), f"{_P}.events:route"),),

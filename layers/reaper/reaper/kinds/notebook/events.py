@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.errors import BadEventError
 from reaper.events import EventBridgeEvent, parse_cloudtrail, parse_model
 from reaper.notices import post_notice
+from reaper.policy import experiment_gap, read_tags
 from reaper.runtime import Runtime
 
 WATCHED_CALLS = ("CreateNotebookInstance", "StartNotebookInstance")
@@ -73,7 +74,7 @@ def _cloudtrail(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, A
 
 
 def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: str, name: str, how: str | None) -> dict[str, Any]:
-    problems, facts = check(rt, region, name)
+    problems, facts = check(rt, region, name, created=how == "created")
     result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
     if problems and facts:
         if how is None:
@@ -93,7 +94,7 @@ def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: st
     return result
 
 
-def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any] | None]:
+def check(rt: Runtime, region: str, name: str, created: bool = False) -> tuple[list[str], dict[str, Any] | None]:
     sm = rt.clients(region)("sagemaker")
     settings = rt.settings
     try:
@@ -103,7 +104,8 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
             return [], None  # deleted since: nothing to say
         raise
     arn = desc["NotebookInstanceArn"]
-    tags = {t["Key"].strip().lower(): t["Value"].strip() for t in sm.list_tags(ResourceArn=arn).get("Tags", [])}
+    raw_tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn).get("Tags", [])}
+    tags = {k.strip().lower(): v.strip() for k, v in raw_tags.items()}
     problems: list[str] = []
     if desc.get("NotebookInstanceLifecycleConfigName") != settings.agent_lifecycle_config:
         current = desc.get("NotebookInstanceLifecycleConfigName") or "none"
@@ -117,4 +119,7 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
             problems.append(
                 f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`"
             )
+    gap = experiment_gap(read_tags(raw_tags, settings), settings) if created else None  # at creation only: told once
+    if gap is not None:
+        problems.append(gap)
     return problems, {"arn": arn, "owner": tags.get("ml:owner"), "created": desc.get("CreationTime")}

@@ -50,4 +50,6 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    default_action="delete",
+    kill_decision=f"{_P}.rules:kill_decision",  # apps only, never a domain
 )

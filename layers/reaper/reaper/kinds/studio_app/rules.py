@@ -83,3 +83,10 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
         evidence={**evidence, "timeout_minutes": minutes, "previous": facts.previous},
         skip_grace=True,  # the admin asked for it; it stops nothing by itself
     )
+
+
+def kill_decision(resource: Resource, signal: AppActivity | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+    """Past its kill date: the app is deleted (its space and storage stay); a domain is never touched."""
+    if not isinstance(resource.facts, AppFacts) or resource.state != "InService":
+        return None
+    return Decision(Verdict.ACT, f"{reason}; {OPEN_WORK}", action="delete")

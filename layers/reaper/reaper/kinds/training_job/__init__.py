@@ -45,5 +45,8 @@ DECLARATION = KindDeclaration(
     decide=f"{_P}.rules:decide",
     current_state=f"{_P}.actions:current_state",
     undo_hint=f"{_P}.actions:undo_hint",
+    default_action="stop",
+    budgeted=True,
+    manages_budgets=True,  # the training-job function creates the budgets (template: ProjectBudgets, BudgetTopic)
     events=(EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:route"),),
 )

@@ -127,6 +127,7 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
     clusters = {key: tuning_cluster(region, x) for key, x in definitions.items()}
     main = tuning_cluster(region, default)
     spans: list[Span] = []
+    names: list[str] = []
     running = 0
     children = sm.get_paginator("list_training_jobs_for_hyper_parameter_tuning_job")
     for page in children.paginate(HyperParameterTuningJobName=name, PaginationConfig={"PageSize": PAGE}):
@@ -134,9 +135,12 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
             c = clusters.get(s.get("TrainingJobDefinitionName"), main)
             spans.append(Span(s.get("TrainingStartTime"), s.get("TrainingEndTime"), c.hourly_usd))
             running += s.get("TrainingJobStatus") == RUNNING
+            names.append(s["TrainingJobName"])
     spot = bool(default.get("EnableManagedSpotTraining")) or any(x.get("EnableManagedSpotTraining") for x in definitions.values())
     hourly = None if main.hourly_usd is None else round(main.hourly_usd * running, 4)
     created = d.get("CreationTime")
+    config: dict[str, Any] = d.get("HyperParameterTuningJobConfig") or {}
+    objective: dict[str, Any] = config.get("HyperParameterTuningJobObjective") or {}
     return Resource(
         kind=KIND,
         id=name,
@@ -157,6 +161,9 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
             spot=spot,
             training_jobs=len(spans),
             training_jobs_running=running,
+            early_stopping=config.get("TrainingJobEarlyStoppingType", "Off"),  # Off unless set (the API's default)
+            objective=(objective["MetricName"], objective["Type"]) if objective.get("MetricName") and objective.get("Type") else None,
+            children=tuple(names),
         ),
     )
 

@@ -25,7 +25,7 @@ from reaper.events import EventBridgeEvent, parse_model
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
 from reaper.notices import post_notice
-from reaper.policy import read_tags
+from reaper.policy import experiment_gap, read_tags
 from reaper.runtime import Runtime
 from reaper.timeutil import human_duration
 
@@ -126,6 +126,9 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
             + ("stopped" if settings.training_default_ceilings_act else "reported (not stopped: the stack's defaults are notify-only)")
             + f" after {settings.max_hours:g} h or about ${settings.max_usd:,.0f}, whichever comes first{reach}"
         )
+    gap = experiment_gap(view, settings)
+    if gap is not None:
+        problems.append(gap)
     return problems
 
 

@@ -54,6 +54,9 @@ class JobFacts:
     tuning_job_arn: str | None = None  # training: the tuning job that launched it
     training_jobs: int = 0  # tuning: training jobs launched so far
     training_jobs_running: int = 0  # tuning: of which running now
+    early_stopping: str | None = None  # tuning: TrainingJobEarlyStoppingType (Off, Auto)
+    objective: tuple[str, str] | None = None  # tuning: (objective metric name, "Minimize" | "Maximize")
+    children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,30 @@ class TrainingSignal:
     window_end: datetime | None = None
     metrics_error: str | None = None  # the metric read failed: divergence and GPU use unknown
     logs_error: str | None = None  # the log scan failed or was cut short: "no nan seen" is not conclusive
+    early_stop: MedianCheck | None = None  # a tuning child under reaper:early-stop=median: how it compares
+
+
+@dataclass(frozen=True)
+class MedianCheck:
+    """One tuning child's objective at its latest evaluation against its siblings' at the same evaluation."""
+
+    tuning_job: str
+    metric: str
+    direction: str  # "Minimize" | "Maximize"
+    evaluation: int  # 1-based: the child's latest evaluation
+    value: float
+    siblings: tuple[tuple[str, float], ...]  # (sibling, its objective at that evaluation), for those that reached it
+    median: float | None  # None: fewer siblings than needed reached it
+    losing: bool
+
+    def text(self) -> str:
+        worse = "higher" if self.direction == "Minimize" else "lower"
+        shown = ", ".join(f"{n} {v:g}" for n, v in self.siblings[:8]) + (" …" if len(self.siblings) > 8 else "")
+        return (
+            f"losing its sweep: objective {self.metric} {self.value:g} at evaluation {self.evaluation} is {worse} (worse) than "
+            f"the median {self.median:g} of {len(self.siblings)} siblings at that evaluation ({shown}; tuning job "
+            f"{self.tuning_job}, early-stop=median)"
+        )
 
 
 class CostRecord(TypedDict):

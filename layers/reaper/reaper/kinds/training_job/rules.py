@@ -18,6 +18,7 @@ from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
+from reaper.kinds.training_job.spot import spot_advice
 from reaper.model import Decision, Resource, Verdict
 from reaper.policy import TagView
 from reaper.settings import Settings
@@ -69,6 +70,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
     }
     if job_type == "tuning":
         evidence["training_jobs"] = facts.training_jobs
+        evidence["early_stopping"] = facts.early_stopping
     stop: list[str] = []
     default_stop: list[str] = []  # past a ceiling the job does not carry: the stack's default
     notes: list[tuple[str, str]] = []
@@ -119,11 +121,27 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
                  f"{unpriced} in {resource.region} (the runtime ceiling still holds)")
             )  # fmt: skip
 
+    if job_type == "tuning" and facts.early_stopping == "Off" and view.early_stop != "median":
+        # https://docs.aws.amazon.com/sagemaker/latest/dg/automatic-model-tuning-early-stopping.html
+        notes.append(
+            ("early-stopping-off", "early stopping is off (TrainingJobEarlyStoppingType=Off): every training job it launches runs to "
+             "the end, losing or not. Set it to Auto on the next tuning job, or tag this one "
+             f"{settings.tag('early-stop')}=median to have the reaper stop children losing to the median of their siblings")
+        )  # fmt: skip
+
     summary = ""
     if job_type == "training":
         diverged_texts, summary, div_evidence = divergence(signal, view, settings)
         evidence.update(div_evidence)
         stop.extend(diverged_texts)
+        check = signal.early_stop if signal else None
+        if check is not None:
+            evidence["early_stop"] = {
+                "tuning_job": check.tuning_job, "metric": check.metric, "direction": check.direction, "evaluation": check.evaluation,
+                "value": check.value, "median": check.median, "siblings": dict(check.siblings), "losing": check.losing,
+            }  # fmt: skip
+            if check.losing:
+                stop.append(check.text())
         advice = idle_gpus(
             signal.gpu if signal else {}, resource.instance_type, signal.window_end or now if signal else now,
             settings.gpu_idle_minutes, settings.gpu_idle_percent,
@@ -158,6 +176,16 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
             evidence=evidence,
             notify=True,
             notify_key="+".join(key for key, _ in notes),
+        )
+    spot_tip = spot_advice(facts, resource.hourly_usd, c.hours)
+    if spot_tip is not None:
+        # The least urgent finding: told on its own, once, when there is nothing more pressing to say.
+        return Decision(
+            Verdict.KEEP,
+            f"{_within(c, summary)}. Spot: {spot_tip.text}",
+            evidence={**evidence, "spot_advice": spot_tip.evidence},
+            notify=True,
+            notify_key="spot-advice",
         )
     return Decision(Verdict.KEEP, _within(c, summary), evidence=evidence)
 

@@ -15,6 +15,10 @@
   Each event is given to its job by its stream name (`JOB/algo-…`), so the answer is right
   whether or not the service honours a stream-name prefix (moto does not). 0 log calls per job.
 
+- Sweeps: for running tuning jobs tagged `reaper:early-stop=median`, the objective metric of every
+  training job they launched (running or finished), in the same GetMetricData batches; each
+  running child is compared with its siblings (sweeps.median_check).
+
 A read that fails leaves that evidence unknown (said in the verdict); the ceilings, which need
 none of it, still hold.
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,9 +36,10 @@ from reaper.aws import AwsError, is_not_found, short
 from reaper.clients import Clients
 from reaper.kinds.training_job.divergence import direction_of, nan_loss
 from reaper.kinds.training_job.model import RUNNING, JobFacts, LogHit, TrainingSignal, align
+from reaper.kinds.training_job.sweeps import median_check
 from reaper.metrics import MetricQuery, Series, fetch
 from reaper.model import Resource
-from reaper.policy import read_tags
+from reaper.policy import read_tags, screen
 from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
@@ -43,6 +49,7 @@ clock: Callable[[], float] = time.monotonic  # tests replace it; the scan's time
 NAMESPACE = "/aws/sagemaker/TrainingJobs"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 METRIC_LOOKBACK = timedelta(hours=3)
+OBJECTIVE_LOOKBACK = timedelta(hours=24)  # a sweep's children are compared over its last day (1-minute values)
 RECENTLY_ACTIVE = "PT3H"
 METRIC_PERIOD = 60
 GPU_PERIOD = 300
@@ -56,6 +63,7 @@ LOG_FILTER = "%[Ll][Oo][Ss][Ss].*[Nn][Aa][Nn]|[Ll][Oo][Ss][Ss].*[Ii][Nn][Ff]%"
 
 def signals(clients: Clients, resources: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, TrainingSignal]:
     """Evidence for every running training job (processing and tuning jobs have none to read)."""
+    resources = list(resources)
     running = [r for r in resources if r.state == RUNNING and r.facts_as(JobFacts).job_type == "training"]
     if not running:
         return {}
@@ -80,6 +88,49 @@ def signals(clients: Clients, resources: Iterable[Resource], settings: Settings,
                 continue
             (gpu if what == "gpu" else metrics)[name] = points
         out[r.id] = TrainingSignal(metrics, gpu, tuple(hits.get(r.id, ())), end, metric_error, logs_error)
+    return _with_median_checks(clients, resources, running, out, settings, now)
+
+
+def _with_median_checks(
+    clients: Clients, resources: list[Resource], running: list[Resource], out: dict[str, TrainingSignal], settings: Settings, now: datetime
+) -> dict[str, TrainingSignal]:
+    """For each running tuning job tagged early-stop=median (and not exempt), its running children are
+    compared with their siblings: one GetMetricData batch for every child of every such tuning job."""
+    sweeps: dict[str, Resource] = {}
+    for r in resources:
+        facts = r.facts_as(JobFacts)
+        view = read_tags(r.tags, settings)
+        if r.state == RUNNING and facts.job_type == "tuning" and facts.objective and view.early_stop == "median" and screen(view, settings, now) is None:
+            sweeps[r.arn] = r
+    judged = [r for r in running if r.facts_as(JobFacts).tuning_job_arn in sweeps]
+    if not judged:
+        return out
+    end = align(now)
+    queries: list[MetricQuery] = []
+    start = end - OBJECTIVE_LOOKBACK
+    for tuning in sweeps.values():
+        facts = tuning.facts_as(JobFacts)
+        assert facts.objective is not None
+        if facts.started_at is not None:
+            start = min(start, max(as_utc(facts.started_at), end - OBJECTIVE_LOOKBACK))
+        queries += [
+            MetricQuery(f"{tuning.arn}\t{child}", NAMESPACE, facts.objective[0], (("TrainingJobName", child),), "Average", METRIC_PERIOD)
+            for child in facts.children
+        ]
+    try:
+        series = fetch(clients("cloudwatch"), queries, start, end)
+    except AwsError as exc:
+        log.warning("tuning objectives unreadable: %s", short(exc))
+        return out  # unknown: no child is stopped for losing
+    for r in judged:
+        tuning = sweeps[r.facts_as(JobFacts).tuning_job_arn or ""]
+        facts = tuning.facts_as(JobFacts)
+        assert facts.objective is not None
+        values = {child: [v for _, v in series.get(f"{tuning.arn}\t{child}", [])] for child in facts.children}
+        own = values.pop(r.id, [])
+        check = median_check(tuning.id, facts.objective[0], facts.objective[1], own, values)
+        if check is not None and r.id in out:
+            out[r.id] = replace(out[r.id], early_stop=check)
     return out
 
 
