@@ -12,6 +12,7 @@ not of AWS: read them as relative figures; the call counts are what AWS would se
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -20,7 +21,6 @@ import statistics
 import subprocess
 import sys
 import time
-import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,13 +53,12 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         module.seed(session(), n, now)
         seeded = time.monotonic() - t0
         rt = Runtime.build(Settings(), region="us-east-1")  # dry-run, no log, no Slack: the sweep's own calls
-        tracemalloc.start()
+        base = reset_peak_rss()
         with recording() as calls, counting() as items:
             t1 = time.monotonic()
             outcomes = pipeline.sweep(rt, [kind], now, event_id="bench")
             elapsed = time.monotonic() - t1
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        peak = rss_kb("VmHWM")
     verdicts: dict[str, int] = {}
     for o in outcomes:
         verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
@@ -74,6 +73,7 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         "n": n,
         "resources": len(outcomes),
         "verdicts": verdicts,
+        "errors": sorted({o.reason[:200] for o in outcomes if o.verdict.value == "error"})[:5],
         "calls": by_op,
         "calls_total": calls.total(),
         "calls_per_resource": round(calls.total() / max(n, 1), 4),
@@ -83,13 +83,29 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         "metric_queries": queries,
         "sweep_seconds": round(elapsed, 2),
         "seed_seconds": round(seeded, 1),
-        "peak_mb": round(peak / 2**20, 1),
+        "peak_mb": round(peak / 1024, 1),  # the process's peak RSS during the sweep (moto runs in it too)
+        "sweep_rss_growth_mb": round((peak - base) / 1024, 1),
         "projected_aws_seconds": round(projected, 1),
         "half_timeout_exceeded": projected > cost_model.TIMEOUT_S / 2,
         "monthly_bill_usd": bill,
         "monthly_bill_per_1000_usd": cost_model.per_thousand(bill, n),
         "idle_spend_found_per_1000_usd_month": round(cost_model.idle_spend_found(outcomes) * 1000 / max(n, 1), 2),
     }
+
+
+def rss_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def reset_peak_rss() -> int:
+    """Reset the process's RSS high-water mark (Linux: clear_refs 5) and return the RSS now, in kB.
+    tracemalloc is not used: it traces moto's in-process server too and slows it past boto's timeouts."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+    return rss_kb("VmRSS")
 
 
 def cold_import(function: str, runs: int = 5) -> float:
@@ -117,7 +133,8 @@ def report(r: dict[str, Any]) -> str:
     late = "  PAST HALF THE 300 s TIMEOUT" if r["half_timeout_exceeded"] else ""
     return (
         f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
-        f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak {r['peak_mb']} MB  "
+        f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
+        f"(+{r['sweep_rss_growth_mb']} MB in the sweep)  "
         f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}\n{per}\n"
         f"    reaper's own bill per 1,000 a month: ${bill['total']:,.2f} ({lines}); "
         f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month"
