@@ -3,7 +3,8 @@
 While a sweep runs, `counting()` records per operation how many items AWS returned (list and search
 pages) or how many queries were sent (GetMetricData). The floor of a paginated operation is then
 ceil(items / AWS's largest page); of GetMetricData ceil(queries / 500). An operation not in PAGE has
-no batch form in AWS (DescribeEndpointConfig, DescribeApp, DescribeProcessingJob, …): its floor is
+no batch form in AWS (DescribeEndpointConfig, DescribeApp, DescribeProcessingJob, and lists scoped to
+one parent such as ListTrainingJobsForHyperParameterTuningJob): its floor is
 the calls recorded, so the ratio measures paging and batching, and the per-resource reads are shown
 by operation for what they are.
 """
@@ -32,7 +33,6 @@ PAGE: dict[str, tuple[str, int]] = {
     "sagemaker:ListProcessingJobs": ("ProcessingJobSummaries", 100),
     "sagemaker:ListTrainingJobs": ("TrainingJobSummaries", 100),
     "sagemaker:ListHyperParameterTuningJobs": ("HyperParameterTuningJobSummaries", 100),
-    "sagemaker:ListTrainingJobsForHyperParameterTuningJob": ("TrainingJobSummaries", 100),
     "sagemaker:ListApps": ("Apps", 100),
     "sagemaker:ListSpaces": ("Spaces", 100),
     "sagemaker:ListDomains": ("Domains", 100),

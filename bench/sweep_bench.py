@@ -81,10 +81,11 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         "floor_total": floor_total,
         "floor_ratio": round(calls.total() / max(floor_total, 1), 3),
         "metric_queries": queries,
+        "items_returned": dict(items.items),
         "sweep_seconds": round(elapsed, 2),
         "seed_seconds": round(seeded, 1),
         "peak_mb": round(peak / 1024, 1),  # the process's peak RSS during the sweep (moto runs in it too)
-        "sweep_rss_growth_mb": round((peak - base) / 1024, 1),
+        "sweep_rss_growth_mb": round(max(peak - base, 0) / 1024, 1),
         "projected_aws_seconds": round(projected, 1),
         "half_timeout_exceeded": projected > cost_model.TIMEOUT_S / 2,
         "monthly_bill_usd": bill,
