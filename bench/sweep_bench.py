@@ -1,5 +1,6 @@
-"""Benchmark: API calls per resource by operation and sweep time against a local moto server,
-plus each function's cold import time.
+"""Benchmark: API calls per resource by operation, their floor (bench/floor.py) and the ratio, sweep
+time against a local moto server, peak memory, the projected time on AWS and the reaper's own monthly
+bill (bench/cost_model.py: stated latencies and public prices), plus each function's cold import time.
 
     .venv/bin/python bench/sweep_bench.py [--kind K]... [--n 100 1000] [--out bench/results/latest.json]
 
@@ -11,9 +12,9 @@ not of AWS: read them as relative figures; the call counts are what AWS would se
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
-import math
 import os
 import pkgutil
 import statistics
@@ -27,7 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import cost_model  # noqa: E402
 from bench import kinds as bench_kinds  # noqa: E402
+from bench.floor import counting  # noqa: E402
 from reaper import pipeline  # noqa: E402
 from reaper.runtime import Runtime  # noqa: E402
 from reaper.settings import Settings  # noqa: E402
@@ -50,25 +53,60 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         module.seed(session(), n, now)
         seeded = time.monotonic() - t0
         rt = Runtime.build(Settings(), region="us-east-1")  # dry-run, no log, no Slack: the sweep's own calls
-        with recording() as calls:
+        base = reset_peak_rss()
+        with recording() as calls, counting() as items:
             t1 = time.monotonic()
             outcomes = pipeline.sweep(rt, [kind], now, event_id="bench")
             elapsed = time.monotonic() - t1
+        peak = rss_kb("VmHWM")
     verdicts: dict[str, int] = {}
     for o in outcomes:
         verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
+    by_op = calls.by_operation()
+    floor = items.floor(by_op)
+    floor_total = sum(floor.values())
+    projected = cost_model.projected_seconds(by_op)
+    queries = items.queries["cloudwatch:GetMetricData"]
+    bill = cost_model.monthly_bill(kind, n, by_op, queries, verdicts)
     return {
         "kind": kind,
         "n": n,
         "resources": len(outcomes),
         "verdicts": verdicts,
-        "calls": calls.by_operation(),
+        "errors": sorted({o.reason[:200] for o in outcomes if o.verdict.value == "error"})[:5],
+        "calls": by_op,
         "calls_total": calls.total(),
         "calls_per_resource": round(calls.total() / max(n, 1), 4),
-        "metric_call_budget": math.ceil(n / 500),
+        "floor": floor,
+        "floor_total": floor_total,
+        "floor_ratio": round(calls.total() / max(floor_total, 1), 3),
+        "metric_queries": queries,
+        "items_returned": dict(items.items),
         "sweep_seconds": round(elapsed, 2),
         "seed_seconds": round(seeded, 1),
+        "peak_mb": round(peak / 1024, 1),  # the process's peak RSS during the sweep (moto runs in it too)
+        "sweep_rss_growth_mb": round(max(peak - base, 0) / 1024, 1),
+        "projected_aws_seconds": round(projected, 1),
+        "half_timeout_exceeded": projected > cost_model.TIMEOUT_S / 2,
+        "monthly_bill_usd": bill,
+        "monthly_bill_per_1000_usd": cost_model.per_thousand(bill, n),
+        "idle_spend_found_per_1000_usd_month": round(cost_model.idle_spend_found(outcomes) * 1000 / max(n, 1), 2),
     }
+
+
+def rss_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def reset_peak_rss() -> int:
+    """Reset the process's RSS high-water mark (Linux: clear_refs 5) and return the RSS now, in kB.
+    tracemalloc is not used: it traces moto's in-process server too and slows it past boto's timeouts."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+    return rss_kb("VmRSS")
 
 
 def cold_import(function: str, runs: int = 5) -> float:
@@ -84,6 +122,24 @@ def cold_import(function: str, runs: int = 5) -> float:
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return round(statistics.median(times), 3)
+
+
+def report(r: dict[str, Any]) -> str:
+    n = r["n"]
+    per = "\n".join(
+        f"    {op:50} {c:6} = {c / n:.4f}/res   floor {r['floor'][op]:6}" for op, c in r["calls"].items()
+    )
+    bill = r["monthly_bill_per_1000_usd"]
+    lines = "  ".join(f"{k} ${v:,.2f}" for k, v in bill.items() if k != "total" and v)
+    late = "  PAST HALF THE 300 s TIMEOUT" if r["half_timeout_exceeded"] else ""
+    return (
+        f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
+        f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
+        f"(+{r['sweep_rss_growth_mb']} MB in the sweep)  "
+        f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}\n{per}\n"
+        f"    reaper's own bill per 1,000 a month: ${bill['total']:,.2f} ({lines}); "
+        f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month"
+    )
 
 
 def main() -> int:
@@ -104,8 +160,10 @@ def main() -> int:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
             r = measure(kind, available[kind], n)
             results["sweeps"].append(r)
-            per = ", ".join(f"{op} {c} ({c / n:.3f}/res)" for op, c in r["calls"].items())
-            print(f"{kind:13} N={n:5}  {r['calls_total']:5} calls = {r['calls_per_resource']:.3f}/resource  sweep {r['sweep_seconds']:6.2f} s  [{per}]")
+            print(report(r), flush=True)
+            out = Path(args.out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(results, indent=1))  # after each sweep: a slow N keeps what it measured
     if not args.no_cold_start:
         for fn in sorted(d.name for d in (ROOT / "functions").iterdir() if (d / "app.py").exists()):
             results["cold_import_seconds"][fn] = cold_import(fn)

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from reaper.cli import main
-from reaper.kinds.fsx import jobs as fsx_jobs
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext
@@ -20,10 +19,6 @@ from tests.conftest import load_function
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 TAGS = {**sf.DEV, "Name": "llm-data", "cost-center": "4711"}
 
-
-@pytest.fixture(autouse=True)
-def fresh_job_cache() -> None:
-    fsx_jobs._inputs.clear()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from reaper.handlers import handle_kind_event
-from reaper.kinds.fsx import jobs as fsx_jobs
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
@@ -20,10 +19,6 @@ FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mlreaper-fsx"
 ROLE_ARN = "arn:aws:iam::123456789012:role/mlreaper-FsxCheckSchedulerRole"
 JOB_EVENT = "fsx-training-job-state-change.json"
 
-
-@pytest.fixture(autouse=True)
-def fresh_job_cache() -> None:
-    fsx_jobs._inputs.clear()
 
 
 @pytest.fixture

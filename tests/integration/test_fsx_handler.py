@@ -11,7 +11,6 @@ import pytest
 from reaper.actionlog import ActionLog
 from reaper.errors import BadEventError
 from reaper.handlers import handle_kind_event
-from reaper.kinds.fsx import jobs as fsx_jobs
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext
@@ -22,10 +21,6 @@ from tests.integration.fsx_fleet import DELETED_IN_THE_END, EXPECTED, NOTIFY_IN_
 SCHEDULE = "fsx-schedule.json"
 MUTATING = {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem", "fsx:TagResource", "fsx:UntagResource"}
 
-
-@pytest.fixture(autouse=True)
-def fresh_job_cache() -> None:
-    fsx_jobs._inputs.clear()  # job inputs are cached per process; each test has its own account
 
 
 @pytest.fixture
@@ -327,8 +322,8 @@ def test_a_disposable_scratch_file_system_is_warned_then_deleted_and_the_message
     assert fs_id not in by_name(fsx) and fsx.describe_backups()["Backups"] == []
 
 
-def test_training_jobs_are_described_as_few_times_as_the_answer_needs(aws, fsx, sm, deployed_env):
-    # Given two dev file systems and three jobs: running, ended 3 h ago, ended 2 days ago
+def test_training_job_inputs_come_from_search_pages_not_a_describe_each(aws, fsx, sm, deployed_env):
+    # Given two dev file systems and jobs: running, ended 3 h ago, ended 2 days ago, and one older than both
     now = datetime.now(UTC)
     subnet, group = sf.network(aws.client("ec2"))
     a = sf.file_system(fsx, subnet, group, tags=sf.DEV, created_at=now - timedelta(days=5))
@@ -338,17 +333,29 @@ def test_training_jobs_are_described_as_few_times_as_the_answer_needs(aws, fsx, 
     sf.training_job(sm, "old", [a, b], now, started_hours_ago=50, ended_hours_ago=48)
     sf.training_job(sm, "before-the-file-systems", [], now, started_hours_ago=24 * 6, ended_hours_ago=24 * 6 - 2)
     app = load_function("fsx")
-    # When every file system is dev-tagged, only jobs inside the idle window (or running) matter
+    # When the sweep runs (also with an untagged file system, which widens the lookback)
+    for run in ("s1", "s2"):
+        with recording() as calls:
+            result = sweep(app, now, run)
+        # Then one Search page holds every job with its inputs: no job is described
+        assert calls.calls["sagemaker:Search"] == 1 and "sagemaker:DescribeTrainingJob" not in calls.calls
+        assert "sagemaker:ListTrainingJobs" not in calls.calls
+        assert result["verdicts"]["keep"] >= 2  # a is read by a running job, b ended 3 h ago: both in use
+        sf.file_system(fsx, subnet, group, tags={"team": "nlp"}, created_at=now - timedelta(days=5))
+
+
+def test_search_stops_at_the_first_job_older_than_every_file_system(aws, fsx, sm, deployed_env):
+    # Given 120 jobs since the file system was created and 150 older ones (three pages in all)
+    now = datetime.now(UTC)
+    subnet, group = sf.network(aws.client("ec2"))
+    fs = sf.file_system(fsx, subnet, group, tags=sf.DEV, created_at=now - timedelta(days=2))
+    for i in range(150):
+        sf.training_job(sm, f"before-{i}", [], now, started_hours_ago=24 * 3 + i, ended_hours_ago=24 * 3 + i - 1)
+    for i in range(120):
+        sf.training_job(sm, f"since-{i}", [fs] if i == 119 else [], now, started_hours_ago=1 + i / 10, ended_hours_ago=0.5 if i else None)
+    app = load_function("fsx")
+    # When the sweep runs
     with recording() as calls:
         sweep(app, now, "s1")
-    assert calls.calls["sagemaker:DescribeTrainingJob"] == 2 and calls.calls["sagemaker:ListTrainingJobs"] == 1
-    # When an untagged one exists, jobs of the lookback are read too, to find the ones jobs use
-    sf.file_system(fsx, subnet, group, tags={"team": "nlp"}, created_at=now - timedelta(days=5))
-    fsx_jobs._inputs.clear()
-    with recording() as calls:
-        sweep(app, now, "s2")
-    assert calls.calls["sagemaker:DescribeTrainingJob"] == 3  # never the job created before every file system
-    # And a warm function describes no job twice: their inputs never change
-    with recording() as calls:
-        sweep(app, now, "s3")
-    assert calls.calls["sagemaker:DescribeTrainingJob"] == 0
+    # Then two pages are read, not three: the second page reaches a job older than the file system
+    assert calls.calls["sagemaker:Search"] == 2 and "sagemaker:DescribeTrainingJob" not in calls.calls

@@ -27,7 +27,11 @@ def check_jobs(sm: Any) -> None:
         st.training_job(sm, f"k{i}", now, hours_ago=1)
     pages = list(sm.get_paginator("search").paginate(Resource="TrainingJob", SearchExpression=RUNNING, PaginationConfig={"PageSize": 5}))
     assert [len(p["Results"]) for p in pages] == [5, 5, 3]
-    assert pages[0]["Results"][0]["TrainingJob"]["TrainingJobArn"] == arn
+    assert pages[0]["Results"][0]["TrainingJob"]["TrainingJobName"] == "k11"  # AWS's default: LastModifiedTime, newest first
+    oldest_first = sm.search(Resource="TrainingJob", SortBy="CreationTime", SortOrder="Ascending", MaxResults=100)["Results"]
+    assert oldest_first[0]["TrainingJob"]["TrainingJobArn"] == arn
+    newest_first = sm.search(Resource="TrainingJob", SortBy="CreationTime", SortOrder="Descending", MaxResults=100)["Results"]
+    assert newest_first[-1]["TrainingJob"]["TrainingJobArn"] == arn
     # A stop reads Stopping once, then Stopped; stopping again is refused as on AWS
     sm.stop_training_job(TrainingJobName="j")
     assert sm.describe_training_job(TrainingJobName="j")["TrainingJobStatus"] == "Stopping"

@@ -14,8 +14,10 @@ What changes (all in moto's backend and response classes, so in-process and serv
   not found.` as AWS does (moto says "Could not find training job ..."), although the API reference
   lists ResourceNotFound: https://github.com/aws/aws-sdk/issues/165, https://github.com/boto/boto3/issues/2808
   (API: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingJob.html).
-- Search over TrainingJob returns the real shape (`TrainingJobArn`, no nulls) and pages with
-  MaxResults (default 10, at most 100) and NextToken, as AWS does.
+- Search over TrainingJob returns the real shape (`TrainingJobArn`, no nulls, InputDataConfig as
+  created) and pages with MaxResults (default 10, at most 100) and NextToken, sorted by SortBy
+  (default LastModifiedTime) in SortOrder (default Descending), as AWS does; moto ignores both
+  (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Search.html).
 """
 
 from __future__ import annotations
@@ -277,9 +279,21 @@ def _patch_search() -> None:
             job = {k: v for k, v in result["TrainingJob"].items() if v is not None}
             job["TrainingJobArn"] = job.pop("Arn")
             shaped.append({"TrainingJob": job})
+        sort_by = self._get_param("SortBy") or "LastModifiedTime"
+        descending = (self._get_param("SortOrder") or "Descending") == "Descending"
+        shaped.sort(key=lambda r: _sort_key(r["TrainingJob"].get(sort_by)), reverse=descending)
         return ActionResult(_page(shaped, self._get_param("MaxResults"), self._get_param("NextToken"), "Results"))
 
     responses.SageMakerResponse.search = search  # type: ignore[method-assign]
+
+
+def _sort_key(value: Any) -> tuple[int, str]:
+    """Dates in moto's responses are datetimes or ISO strings; missing values sort first."""
+    if value is None:
+        return (0, "")
+    if isinstance(value, datetime):
+        return (1, _utc_naive(value).isoformat())
+    return (1, str(value))
 
 
 # -- seeding helpers (tests, demo, bench) ------------------------------------------------------

@@ -87,6 +87,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeEndpoint",
         "sagemaker:DescribeEndpointConfig",
         "sagemaker:DescribeModel",
+        "sagemaker:ListModels",  # whether a dev endpoint's models exist, 100 a page (signals.py)
         "sagemaker:DescribeInferenceComponent",
         "cloudwatch:GetMetricData",
     ),

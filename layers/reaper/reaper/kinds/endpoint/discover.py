@@ -1,5 +1,6 @@
 """Every endpoint in the region, in bulk: one paginated Search (100 endpoints a page, with their
-variants and tags) and one paginated ListInferenceComponents for the region."""
+variants and tags) and one paginated ListInferenceComponents for the region (optional: a failure
+there is kept on each endpoint's facts, not raised)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
+from reaper.aws import AwsError, is_not_found, short
 from reaper.clients import Clients
 from reaper.kinds.endpoint.model import IN_SERVICE, KIND, EndpointFacts, VariantSummary
 from reaper.model import Resource
@@ -19,7 +20,13 @@ PAGE = 100
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-    components = components_by_endpoint(clients)
+    # Optional for most endpoints: if it fails, only the endpoints that turn out to host components
+    # are left undecided (signals.py); the rest of the kind is swept.
+    components_problem: str | None = None
+    try:
+        components = components_by_endpoint(clients)
+    except AwsError as exc:
+        components, components_problem = {}, short(exc)
     out: list[Resource] = []
     for ep in search_endpoints(clients):
         name = ep["EndpointName"]
@@ -39,6 +46,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
                     config=ep.get("EndpointConfigName"),
                     variants=variants,
                     components=tuple(components.get(name, [])),
+                    components_problem=components_problem,
                     serverless=bool(variants) and all(v.serverless for v in variants),
                     table=settings.table,
                 ),

@@ -78,6 +78,7 @@ class EndpointDetails:
     variants: tuple[VariantSpec, ...] = ()
     models_missing: tuple[str, ...] = ()
     components: tuple[Component, ...] = ()
+    models_checked: bool = True  # False: a delete may follow and models_missing is not yet known
 
     @property
     def instance_types(self) -> tuple[str, ...]:
@@ -124,6 +125,7 @@ class EndpointFacts:
     config: str | None  # EndpointConfigName
     variants: tuple[VariantSummary, ...] = ()
     components: tuple[str, ...] = ()  # the inference components it hosts, by name
+    components_problem: str | None = None  # ListInferenceComponents failed: `components` is not known
     serverless: bool = False  # every variant is serverless
     table: str | None = None  # the action log the restore record goes to: the undo command names it
     details: EndpointDetails | None = None  # read only for endpoints that may be acted on

@@ -37,7 +37,7 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
     if sig is None:
         return Decision(Verdict.KEEP, "no traffic reading (unknown is not idle)")
     if sig.problem:
-        return Decision(Verdict.ERROR, f"could not read its configuration, so nothing was decided: {sig.problem}")
+        return Decision(Verdict.ERROR, f"{sig.problem}, so nothing was decided")
     dev, prod = is_dev(view, settings), is_production(view, settings)
     window = view.idle_minutes or settings.idle_for(KIND)
     window_start = as_utc(now) - timedelta(minutes=window)
@@ -66,7 +66,7 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
                 f"InService only {age}, less than the {window} min idle window: no data is not yet evidence of no traffic",
                 evidence=evidence,
             )
-    if details is None:
+    if details is None and (dev or prod):
         return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
     quiet = quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
     if off_hours:
@@ -85,6 +85,7 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
             notify=True,
             notify_key=f"idle-not-dev:{iso(since) if since else '-'}",
         )
+    assert details is not None  # read for dev and production stages (signals.py)
     return _by_type(r, facts, details, reason, evidence, prod)
 
 

@@ -36,7 +36,7 @@ from reaper.kinds.endpoint.model import (
 from reaper.kinds.endpoint.rules import may_act
 from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
-from reaper.policy import is_dev, read_tags
+from reaper.policy import is_dev, is_production, read_tags
 from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
@@ -44,7 +44,13 @@ from reaper.timeutil import as_utc
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, EndpointSignal]:
     """Traffic for every live endpoint in one batch; details only for those that may be acted on.
 
-    Details also complete the resource (its facts, instance type, hourly cost) for the message.
+    Configurations are read for quiet endpoints the reaper may change (dev stages) or whose
+    notify-only message names what would be done (production stages); quiet endpoints of any
+    other stage get only the notice "tag it dev", which needs no configuration: for them the
+    asynchronous metrics are read in the second batch instead (an async endpoint publishes no
+    Invocations). Whether the models of a dev classic endpoint still exist comes from ListModels
+    pages, read once per sweep. Details also complete the resource (facts, instance type, hourly
+    cost) for the message.
     """
     live = [r for r in resources if r.state == IN_SERVICE and not r.facts_as(EndpointFacts).serverless]
     if not live:
@@ -56,23 +62,54 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     traffic = fetch(clients("cloudwatch"), [q for r in live for q in traffic_queries(r)], start, end)
     reader = DetailReader(clients)
     out: dict[str, EndpointSignal] = {}
+    unread: list[Resource] = []  # quiet, other stage, configuration not needed: async metrics instead
     for r in live:
         sig = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
         if may_act(r, sig, settings, now):
-            try:
-                details = reader.details(r, check_models=is_dev(read_tags(r.tags, settings), settings))
-            except AwsError as exc:
-                sig = replace(sig, problem=short(exc))
+            view = read_tags(r.tags, settings)
+            dev = is_dev(view, settings)
+            if dev or is_production(view, settings) or r.facts_as(EndpointFacts).components_problem:
+                try:
+                    sig = replace(sig, details=reader.details(r, check_models=dev))
+                except AwsError as exc:
+                    sig = replace(sig, problem=f"could not read its configuration: {short(exc)}")
             else:
-                sig = replace(sig, details=details)
-                _complete(r, details)
+                unread.append(r)
         out[r.id] = sig
+    _check_models(reader, out, resources)
+    for r in live:
+        sig = out[r.id]
+        problem = r.facts_as(EndpointFacts).components_problem
+        if sig.details is not None and sig.details.type == COMPONENTS and problem:
+            out[r.id] = sig = replace(sig, details=None, problem=f"could not list its inference components: {problem}")
+        if sig.details is not None:
+            _complete(r, sig.details)
     async_ones = [r for r in live if (d := out[r.id].details) is not None and d.type == ASYNC]
-    if async_ones:
-        series = fetch(clients("cloudwatch"), [q for r in async_ones for q in async_queries(r)], start, end)
+    if async_ones or unread:
+        series = fetch(clients("cloudwatch"), [q for r in async_ones + unread for q in async_queries(r)], start, end)
         for r in async_ones:
             out[r.id] = replace(out[r.id], traffic=series.get(f"{r.id}|processed", []), backlog=series.get(f"{r.id}|backlog", []))
+        for r in unread:  # type unknown: Invocations and, if it is async, what it processed
+            both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
+            out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
     return out
+
+
+def _check_models(reader: DetailReader, out: dict[str, EndpointSignal], resources: list[Resource]) -> None:
+    """Dev classic endpoints: which of their models are gone, from ListModels pages (one read for all)."""
+    wanted = {r.id: d for r in resources if (d := out.get(r.id, _NONE).details) is not None and d.models_checked is False}
+    names = {v.model for d in wanted.values() for v in d.variants if v.model}
+    if not names:
+        return
+    try:
+        existing = reader.models_existing(names)
+    except AwsError as exc:
+        for rid in wanted:
+            out[rid] = replace(out[rid], details=None, problem=f"could not check that its models exist: {short(exc)}")
+        return
+    for rid, d in wanted.items():
+        missing = tuple(sorted({v.model for v in d.variants if v.model and v.model not in existing}))
+        out[rid] = replace(out[rid], details=replace(d, models_missing=missing, models_checked=True))
 
 
 def traffic_queries(r: Resource) -> list[MetricQuery]:
@@ -125,6 +162,33 @@ class DetailReader:
                 self._models[name] = False
         return self._models[name]
 
+    def models_existing(self, names: set[str]) -> set[str]:
+        """Which of `names` exist: ListModels pages (100 models a page) while that is cheaper than a
+        DescribeModel each, then a DescribeModel for each name not yet seen. Pages are read until
+        every name is found or the pages read reach half the names (a name that is gone is proved
+        gone only by the last page, so in a large account the rest are described instead).
+        https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListModels.html (MaxResults ≤ 100)
+        """
+        unseen = {n for n in names if n not in self._models}
+        budget = max(1, len(unseen) // 2)
+        if len(unseen) > 1:
+            pages = self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100})
+            for read, page in enumerate(pages, start=1):
+                for m in page.get("Models", []):
+                    self._models[m["ModelName"]] = True
+                    unseen.discard(m["ModelName"])
+                if not unseen:
+                    break
+                if read >= budget and page.get("NextToken"):
+                    break
+            else:  # every page read: what was not listed is gone
+                for n in unseen:
+                    self._models[n] = False
+                unseen = set()
+        for n in unseen:
+            self.model_exists(n)
+        return {n for n in names if self._models.get(n)}
+
     def components(self, names: list[str]) -> tuple[Component, ...]:
         out: list[Component] = []
         for name in names:
@@ -139,7 +203,8 @@ class DetailReader:
         return tuple(out)
 
     def details(self, r: Resource, check_models: bool = True) -> EndpointDetails:
-        """Type, variants and components; whether the models exist only where a delete may follow."""
+        """Type, variants and components. `check_models`: a delete may follow, so whether its models
+        exist is to be checked (`models_checked` False until _check_models has done it, in bulk)."""
         facts = r.facts_as(EndpointFacts)
         config_name = facts.config or ""
         config = self.config(config_name) if config_name else None
@@ -153,17 +218,14 @@ class DetailReader:
             kind = SERVERLESS
         else:
             kind = CLASSIC
-        missing: tuple[str, ...] = ()
-        if kind == CLASSIC and config is not None and check_models:
-            missing = tuple(sorted({s.model for s in specs if s.model and not self.model_exists(s.model)}))
         components = self.components(component_names) if kind == COMPONENTS else ()
         return EndpointDetails(
             type=kind,
             config_name=config_name,
             config_exists=config is not None,
             variants=specs,
-            models_missing=missing,
             components=components,
+            models_checked=not (check_models and kind == CLASSIC and config is not None),
         )
 
 
@@ -189,6 +251,9 @@ def _complete(r: Resource, details: EndpointDetails) -> None:
     r.instance_type = " + ".join(sorted(set(types))) or None
     prices = [pricing.hourly(pricing.HOSTING, r.region, v.instance_type, current.get(v.name, 0)) for v in details.variants if v.instance_type]
     r.hourly_usd = None if not prices or any(p is None for p in prices) else round(sum(p for p in prices if p is not None), 4)
+
+
+_NONE = EndpointSignal(start=datetime.min, end=datetime.min)
 
 
 def _floor5(t: datetime) -> datetime:

@@ -8,7 +8,7 @@ actions are in actions.py; `reaper restore fs-…` is restore.py; events are eve
 
 Reads per sweep: DescribeFileSystems (tags come with it, so no Resource Groups Tagging API call),
 DescribeDataRepositoryAssociations only when a scratch or linked file system is present,
-ListTrainingJobs + DescribeTrainingJob (see jobs.py for how few), GetMetricData (3 queries per
+Search over training jobs, 100 a page with their inputs (jobs.py), GetMetricData (3 queries per
 candidate, 500 per call), and DescribeBackups / DescribeDataRepositoryTasks for the file systems
 between phases (50 ids per call).
 
@@ -33,8 +33,8 @@ DECLARATION = KindDeclaration(
         "fsx:DescribeDataRepositoryAssociations",
         "fsx:DescribeBackups",
         "fsx:DescribeDataRepositoryTasks",
-        "sagemaker:ListTrainingJobs",
-        "sagemaker:DescribeTrainingJob",
+        "sagemaker:Search",
+        "sagemaker:DescribeTrainingJob",  # events.py: the inputs of the job whose end an event reports
         "cloudwatch:GetMetricData",
     ),
     actions={

@@ -1,11 +1,13 @@
 """Which SageMaker training jobs use which FSx for Lustre file systems (FileSystemDataSource inputs).
 
-ListTrainingJobs does not say what a job reads, so some jobs must be described. As few as can be:
-  * only jobs created after the oldest available file system (an older job cannot name it);
-  * only jobs still running, or that ended within the lookback (the longer of
-    REAPER_FSX_JOB_LOOKBACK_DAYS and the idle window): older ones change no verdict;
-  * a job's inputs never change, so a warm function describes each job once (bounded cache).
-So DescribeTrainingJob calls per sweep = jobs that pass both filters and are new to this process.
+One paginated Search over training jobs (100 a page) returns each job with its InputDataConfig, so
+no job is described. Pages come newest first (SortBy CreationTime, Descending) and stop at the first
+job created before the oldest available file system: an older job cannot name it. Of those, only jobs
+still running, or that ended within the lookback (the longer of REAPER_FSX_JOB_LOOKBACK_DAYS and the
+idle window), count: older ones change no verdict. So calls per sweep = ceil(jobs created since the
+oldest file system / 100).
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Search.html (MaxResults ≤ 100; SortBy,
+SortOrder) and API_TrainingJob.html (the TrainingJob search record carries InputDataConfig).
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ from typing import Any
 from reaper.kinds.fsx.model import RUNNING_JOB, JobRef
 from reaper.timeutil import as_utc
 
-CACHE_LIMIT = 20_000
-_inputs: dict[str, tuple[str, ...]] = {}  # "<job arn>|<creation time>" -> FSx for Lustre file system ids
+PAGE = 100
 
 
 def lustre_inputs(input_data_config: Iterable[dict[str, Any]] | None) -> tuple[str, ...]:
@@ -35,23 +36,27 @@ def lustre_inputs(input_data_config: Iterable[dict[str, Any]] | None) -> tuple[s
 def scan(sagemaker: Any, created_after: datetime, ended_after: datetime) -> dict[str, list[JobRef]]:
     """File system id -> the jobs that read it (running, or ended after `ended_after`)."""
     refs: dict[str, list[JobRef]] = {}
-    paginator = sagemaker.get_paginator("list_training_jobs")
-    for page in paginator.paginate(CreationTimeAfter=created_after, PaginationConfig={"PageSize": 100}):
-        for job in page.get("TrainingJobSummaries", []):
+    paginator = sagemaker.get_paginator("search")
+    pages = paginator.paginate(Resource="TrainingJob", SortBy="CreationTime", SortOrder="Descending", PaginationConfig={"PageSize": PAGE})
+    for page in pages:
+        older = False
+        for item in page.get("Results", []):
+            job = item.get("TrainingJob") or {}
+            created = job.get("CreationTime")
+            if created is not None and as_utc(created) < as_utc(created_after):
+                older = True  # newest first: every job after this one is older still
+                break
+            ids = lustre_inputs(job.get("InputDataConfig"))
+            if not ids or not job.get("TrainingJobName"):
+                continue
             status = job.get("TrainingJobStatus", "")
             running = status in RUNNING_JOB
             ended = job.get("TrainingEndTime") or job.get("LastModifiedTime")
             ended = as_utc(ended) if ended else None
-            if not running and ended is not None and ended < ended_after:
+            if not running and ended is not None and ended < as_utc(ended_after):
                 continue
-            key = f"{job['TrainingJobArn']}|{as_utc(job['CreationTime']).isoformat() if job.get('CreationTime') else ''}"
-            ids = _inputs.get(key)
-            if ids is None:
-                desc = sagemaker.describe_training_job(TrainingJobName=job["TrainingJobName"])
-                ids = lustre_inputs(desc.get("InputDataConfig"))
-                if len(_inputs) >= CACHE_LIMIT:
-                    _inputs.clear()
-                _inputs[key] = ids
             for fs_id in ids:
                 refs.setdefault(fs_id, []).append(JobRef(job["TrainingJobName"], status, None if running else ended))
+        if older:
+            break
     return refs

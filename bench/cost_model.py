@@ -1,0 +1,86 @@
+"""What a sweep would take on AWS, and what the reaper itself costs to run, from a sweep's call counts.
+
+Latencies are stated, not measured: 100 ms per list/describe/search call, 300 ms per GetMetricData
+and FilterLogEvents (they scan data), calls made one after another as the code makes them. Prices are
+public list prices, us-east-1, x86, without free tiers, as of 2026-12:
+  CloudWatch  https://aws.amazon.com/cloudwatch/pricing/
+              custom metric $0.30 per metric-month (first 10,000), PutMetricData $0.01 per 1,000
+              requests, GetMetricData $0.01 per 1,000 metrics requested, other API calls $0.01 per 1,000.
+  Lambda      https://aws.amazon.com/lambda/pricing/  $0.0000166667 per GB-second, $0.20 per 1M requests.
+  DynamoDB    https://aws.amazon.com/dynamodb/pricing/on-demand/  $0.625 per 1M write request units,
+              $0.125 per 1M read request units.
+  SQS         https://aws.amazon.com/sqs/pricing/  $0.40 per 1M standard requests.
+SageMaker, EC2, FSx and Resource Groups Tagging read APIs have no per-request charge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LATENCY_S = {"cloudwatch:GetMetricData": 0.3, "logs:FilterLogEvents": 0.3}
+DEFAULT_LATENCY_S = 0.1
+
+CW_METRIC_MONTH = 0.30
+CW_PUT_PER_1000 = 0.01
+CW_GET_METRICS_PER_1000 = 0.01
+CW_API_PER_1000 = 0.01  # ListMetrics and other CloudWatch API requests
+LAMBDA_GB_S = 0.0000166667
+LAMBDA_REQUEST = 0.20 / 1_000_000
+DDB_WRITE = 0.625 / 1_000_000
+DDB_READ = 0.125 / 1_000_000
+SQS_REQUEST = 0.40 / 1_000_000
+
+MEMORY_GB = 0.5  # template.yaml Globals MemorySize 512
+TIMEOUT_S = 300  # template.yaml Globals Timeout
+HOURS_PER_MONTH = 730
+# template.yaml schedule defaults (sweeps a month = 30 days / rate)
+SWEEPS_PER_MONTH = {
+    "notebook": 30 * 24 * 4,
+    "endpoint": 30 * 24 * 4,
+    "studio-app": 30 * 24 * 4,
+    "ec2": 30 * 24 * 4,
+    "training-job": 30 * 24 * 12,
+    "fsx": 30 * 24,
+}
+AGENT_PUTS_PER_MONTH = 30 * 24 * 12  # the notebook agent publishes every 5 minutes (CONTRACT.md)
+
+
+def projected_seconds(calls: dict[str, int]) -> float:
+    return sum(n * LATENCY_S.get(op, DEFAULT_LATENCY_S) for op, n in calls.items())
+
+
+def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int]) -> dict[str, float]:
+    """The reaper's own bill per month for `n` resources of `kind`, in USD, by line.
+
+    Per sweep: GetMetricData by metrics requested, other CloudWatch calls by request, Lambda by the
+    projected duration. The action log and queue: each act/warn/error outcome claims its message
+    (one conditional write), records itself (one write) and is queued (one SQS request per 10);
+    acted resources leave, so only findings are counted, per sweep, as an upper bound.
+    """
+    sweeps = SWEEPS_PER_MONTH[kind]
+    seconds = projected_seconds(calls)
+    findings = sum(verdicts.get(v, 0) for v in ("act", "warn", "error"))
+    other_cw = sum(c for op, c in calls.items() if op.startswith("cloudwatch:") and op != "cloudwatch:GetMetricData")
+    bill = {
+        "getmetricdata": sweeps * metric_queries * CW_GET_METRICS_PER_1000 / 1000,
+        "cloudwatch_api": sweeps * other_cw * CW_API_PER_1000 / 1000,
+        "lambda": sweeps * (seconds * MEMORY_GB * LAMBDA_GB_S + LAMBDA_REQUEST),
+        "dynamodb": sweeps * findings * 2 * DDB_WRITE,
+        "sqs": sweeps * (findings / 10) * SQS_REQUEST,
+    }
+    if kind == "notebook":  # the activity agent on each notebook: one custom metric, a put every 5 min
+        bill["agent_metric"] = n * CW_METRIC_MONTH
+        bill["agent_puts"] = n * AGENT_PUTS_PER_MONTH * CW_PUT_PER_1000 / 1000
+    bill["total"] = sum(bill.values())
+    return {k: round(v, 4) for k, v in bill.items()}
+
+
+def per_thousand(bill: dict[str, float], n: int) -> dict[str, float]:
+    return {k: round(v * 1000 / max(n, 1), 2) for k, v in bill.items()}
+
+
+def idle_spend_found(outcomes: list[Any]) -> float:
+    """Monthly list-price cost of what the sweep found reapable (act), if it ran all month: what the
+    kind saves at most per sweep's findings (actual savings depend on how long each would have idled)."""
+    hourly = sum(o.resource.hourly_usd or 0.0 for o in outcomes if o.verdict.value == "act")
+    return round(hourly * HOURS_PER_MONTH, 2)

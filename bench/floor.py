@@ -1,0 +1,93 @@
+"""The floor of API calls for what a sweep read: each list page full, each metric batch full.
+
+While a sweep runs, `counting()` records per operation how many items AWS returned (list and search
+pages) or how many queries were sent (GetMetricData). The floor of a paginated operation is then
+ceil(items / AWS's largest page); of GetMetricData ceil(queries / 500). An operation not in PAGE has
+no batch form in AWS (DescribeEndpointConfig, DescribeApp, DescribeProcessingJob, and lists scoped to
+one parent such as ListTrainingJobsForHyperParameterTuningJob): its floor is
+the calls recorded, so the ratio measures paging and batching, and the per-resource reads are shown
+by operation for what they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from botocore.client import BaseClient
+
+from reaper.iam import iam_action
+
+# operation -> (the list field of the response, AWS's largest page), from each API reference's MaxResults
+PAGE: dict[str, tuple[str, int]] = {
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Search.html
+    "sagemaker:Search": ("Results", 100),
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListInferenceComponents.html
+    "sagemaker:ListInferenceComponents": ("InferenceComponents", 100),
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListModels.html
+    "sagemaker:ListModels": ("Models", 100),
+    "sagemaker:ListNotebookInstances": ("NotebookInstances", 100),
+    "sagemaker:ListProcessingJobs": ("ProcessingJobSummaries", 100),
+    "sagemaker:ListTrainingJobs": ("TrainingJobSummaries", 100),
+    "sagemaker:ListHyperParameterTuningJobs": ("HyperParameterTuningJobSummaries", 100),
+    "sagemaker:ListApps": ("Apps", 100),
+    "sagemaker:ListSpaces": ("Spaces", 100),
+    "sagemaker:ListDomains": ("Domains", 100),
+    # https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html (ResourcesPerPage ≤ 100)
+    "tag:GetResources": ("ResourceTagMappingList", 100),
+    # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html (MaxResults ≤ 1000)
+    "ec2:DescribeInstances": ("Reservations", 1000),
+    "ec2:DescribeInstanceTypes": ("InstanceTypes", 100),
+    # https://docs.aws.amazon.com/fsx/latest/APIReference/API_DescribeFileSystems.html (MaxResults ≤ 2147483647)
+    "fsx:DescribeFileSystems": ("FileSystems", 2_147_483_647),
+    # https://docs.aws.amazon.com/fsx/latest/APIReference/API_DescribeDataRepositoryAssociations.html (MaxResults ≤ 25)
+    "fsx:DescribeDataRepositoryAssociations": ("Associations", 25),
+    "fsx:DescribeBackups": ("Backups", 2_147_483_647),
+    "fsx:DescribeDataRepositoryTasks": ("DataRepositoryTasks", 2_147_483_647),
+    # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html (500 a page)
+    "cloudwatch:ListMetrics": ("Metrics", 500),
+}
+METRIC_BATCH = 500  # GetMetricData: at most 500 MetricDataQuery structures per call
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html
+
+
+class ItemCounter:
+    def __init__(self) -> None:
+        self.items: Counter[str] = Counter()  # operation -> items returned (or metric queries sent)
+        self.queries: Counter[str] = Counter()
+
+    def floor(self, calls: dict[str, int]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for op, n in calls.items():
+            if op == "cloudwatch:GetMetricData":
+                out[op] = min(n, math.ceil(self.queries[op] / METRIC_BATCH))
+            elif op in PAGE:
+                # a list that came back empty still costs its one call
+                out[op] = min(n, max(1, math.ceil(self.items[op] / PAGE[op][1])))
+            else:
+                out[op] = n  # no batch form in AWS: one call per resource that needs it
+        return out
+
+
+@contextmanager
+def counting() -> Iterator[ItemCounter]:
+    counter = ItemCounter()
+    original = BaseClient._make_api_call
+
+    def wrapped(self: BaseClient, operation_name: str, api_params: Any) -> Any:
+        op = iam_action(self.meta.service_model.service_name, operation_name)
+        if op == "cloudwatch:GetMetricData":
+            counter.queries[op] += len(api_params.get("MetricDataQueries", []))
+        response = original(self, operation_name, api_params)
+        if op in PAGE and isinstance(response, dict):
+            counter.items[op] += len(response.get(PAGE[op][0]) or [])
+        return response
+
+    BaseClient._make_api_call = wrapped  # type: ignore[method-assign]
+    try:
+        yield counter
+    finally:
+        BaseClient._make_api_call = original  # type: ignore[method-assign]

@@ -1,0 +1,43 @@
+"""The bench's floor and bill arithmetic (bench/floor.py, bench/cost_model.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import cost_model
+from bench.floor import ItemCounter
+
+
+def test_floor_is_full_pages_and_full_metric_batches_and_per_resource_reads_as_recorded() -> None:
+    # Given a sweep that read 250 search results in 10 pages, sent 1,200 metric queries in 5 calls,
+    # and described 40 configurations
+    c = ItemCounter()
+    c.items["sagemaker:Search"] = 250
+    c.queries["cloudwatch:GetMetricData"] = 1200
+    calls = {"sagemaker:Search": 10, "cloudwatch:GetMetricData": 5, "sagemaker:DescribeEndpointConfig": 40, "sagemaker:ListModels": 1}
+    # Then the floor is 3 pages, 3 batches, the 40 describes, and one call for an empty list
+    assert c.floor(calls) == {"sagemaker:Search": 3, "cloudwatch:GetMetricData": 3, "sagemaker:DescribeEndpointConfig": 40, "sagemaker:ListModels": 1}
+
+
+def test_floor_never_exceeds_what_was_called() -> None:
+    c = ItemCounter()
+    c.items["sagemaker:Search"] = 1000  # 10 pages' worth, fetched in fewer calls cannot happen, but never claim more
+    assert c.floor({"sagemaker:Search": 4}) == {"sagemaker:Search": 4}
+
+
+def test_notebook_agent_bill_is_the_metric_and_its_puts() -> None:
+    # Given 1,000 notebooks: one custom metric each ($0.30) and a put every 5 minutes (8,640 a month)
+    bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10}, 0, {})
+    assert bill["agent_metric"] == pytest.approx(300.0)
+    assert bill["agent_puts"] == pytest.approx(86.4)
+    assert bill["getmetricdata"] == 0 and bill["total"] == pytest.approx(sum(v for k, v in bill.items() if k != "total"), abs=0.01)
+
+
+def test_getmetricdata_is_billed_by_metrics_requested_per_sweep() -> None:
+    # 1,000 queries a sweep, every 15 minutes (2,880 sweeps a month), $0.01 per 1,000 metrics
+    bill = cost_model.monthly_bill("endpoint", 1000, {"cloudwatch:GetMetricData": 2}, 1000, {})
+    assert bill["getmetricdata"] == pytest.approx(28.8)
+
+
+def test_projection_uses_the_stated_latencies() -> None:
+    assert cost_model.projected_seconds({"sagemaker:Search": 10, "cloudwatch:GetMetricData": 2}) == pytest.approx(1.6)
