@@ -19,6 +19,16 @@ from reaper.slack_buttons import Invoke, handle_click
 from reaper.slack_reply import answer
 from reaper.slack_request import RequestRefused, parse_click, verify
 
+# The interactions function's role, exactly (tests/unit/test_iam.py): the secret, the click's claim,
+# record and lease, the two protection tags, and invoking the functions that stop and restore.
+PERMISSIONS = frozenset({
+    "secretsmanager:GetSecretValue",
+    "dynamodb:PutItem", "dynamodb:DeleteItem",
+    "sagemaker:ListTags", "fsx:ListTagsForResource", "ec2:DescribeTags",
+    "sagemaker:AddTags", "fsx:TagResource", "ec2:CreateTags",
+    "lambda:InvokeFunction",
+})
+
 
 def http(status: int, text: str = "") -> dict[str, Any]:
     return {"statusCode": status, "headers": {"Content-Type": "text/plain"}, "body": text}
