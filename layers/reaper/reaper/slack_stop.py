@@ -16,7 +16,7 @@ from reaper import pipeline
 from reaper.courier import Courier
 from reaper.kinds.base import ActContext, Kind
 from reaper.model import Decision, Mode, Outcome, Verdict
-from reaper.policy import exempt_hint, production_guard, read_tags, screen
+from reaper.policy import exempt_hint, production_guard
 from reaper.runtime import Runtime
 from reaper.slack_reply import answer
 
@@ -32,12 +32,19 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     if not found:
         return _said(detail, f"`{name}` is gone or no longer a candidate: nothing was done.", "gone")
     r = found[0]
-    action = next((a for a in kind.actions.values() if r.state in a.valid_origin_states), None)
-    if action is None:
+    # The kind's rule names the action (an endpoint is deleted or taken to zero by its type, an FSx
+    # file system is backed up first); when the rule would keep it, the kind's first action.
+    signal = kind.signals(clients, [r], rt.settings, now).get(r.id)
+    ruled, view = pipeline.decide(kind, r, signal, rt.settings, now)
+    first = next(iter(kind.actions.values()))
+    action = kind.actions.get(ruled.action or "") or (first if r.state in first.valid_origin_states else None)
+    if ruled.verdict in (Verdict.EXEMPT, Verdict.ERROR):  # exempt, snoozed, bad tag, production: as a sweep
+        decision = ruled
+    elif action is None or r.state not in action.valid_origin_states:
         return _said(detail, f"`{name}` is {r.state}: nothing to stop.", "state")
-    view = read_tags(r.tags, rt.settings)
-    decision = screen(view, rt.settings, now) or Decision(Verdict.ACT, f"{action.name} now, asked in Slack by {user}", action=action.name,
-                                                         skip_grace=True)
+    else:
+        decision = Decision(Verdict.ACT, f"{action.name} now, asked in Slack by {user} (the rule said: {ruled.reason})",
+                            action=action.name, evidence=ruled.evidence, skip_grace=True)
     decision = production_guard(decision, view, rt.settings)
     outcome = Outcome(r, decision, rt.settings.mode_for(kind.name), owner=view.owner, project=view.project, stage=view.stage,
                       undo=kind.undo_hint(r, decision.action) if decision.action else None, opt_out=exempt_hint(r.arn, rt.settings))
@@ -48,9 +55,11 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     courier.take(outcome)
     courier.flush()
     if outcome.executed:
-        text = f"`{name}` {action.past}, at <@{user}>'s request."
+        done = kind.actions.get(decision.action or "")
+        past = done.past if done is not None else "changed"
+        text = f"`{name}` {past}, at <@{user}>'s request."
     elif outcome.mode is Mode.DRY_RUN and decision.verdict is Verdict.ACT:
-        text = f"Would {action.name} `{name}` (dry-run: nothing was changed)."
+        text = f"Would {decision.action} `{name}` (dry-run: nothing was changed)."
     else:
         text = f"`{name}` was not changed: {outcome.reason}"
     return _said(detail, text, outcome.verdict.value)
