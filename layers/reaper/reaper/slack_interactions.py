@@ -55,7 +55,7 @@ def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime,
         metrics.add_metric(name="SlackRequestReplayed", unit=MetricUnit.Count, value=1)
         logger.warning("Slack request replayed: not acted on again", extra={"user": click.user, "button": click.action})
         rt.log.record({"type": "slack-click", "button": click.action, "arn": click.arn, "kind": click.kind, "user": click.user,
-                       "id": click.arn.rsplit("/", 1)[-1], "result": "replayed", "reason": "the same signed request again: ignored"},
+                       "id": click.arn.rsplit("/", 1)[-1], "region": click.arn.split(":")[3] if click.arn.count(":") >= 5 else "", "result": "replayed", "reason": "the same signed request again: ignored"},
                       now, event_id)
         return http(200)
     result = handle_click(rt, bot, click, now, invoke)
