@@ -20,6 +20,7 @@ from reaper.settings import Settings
 from reaper.slack_bot import BotConfig, SlackBot
 from reaper.slack_interactions import handle_request
 from reaper_devkit import seed
+from reaper_devkit.calls import recording
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import drain, load_function
 
@@ -67,7 +68,9 @@ def test_the_owner_snoozes_and_the_tag_the_record_and_the_thread_answer_follow(w
     now = datetime.now(UTC)
     body = click_body(world["api"], "reaper:snooze", world["arn"], OWNER)
     # When the owner clicks Snooze (a signed request, just now)
-    result = world["call"](signed(body, now), now)
+    with recording() as calls:
+        result = world["call"](signed(body, now), now)
+    assert calls.ungranted("InteractionsFunction") == []  # every AWS call on the resource it names
     # Then: 200, the tag, the record, and the answer in the thread
     assert result["statusCode"] == 200
     until = tags(sm, world["arn"])["reaper:snooze-until"]
