@@ -113,7 +113,10 @@ def run_demo(keep: bool = False) -> int:
             for field in block.get("fields", []) + block.get("elements", []):
                 print("  " + field.get("text", ""))
 
-        step("6. reaper log — the action log")
+        step("6. Bot mode: a Snooze click, end to end (local Slack Web API stand-in)")
+        demo_click(aws, now)
+
+        step("7. reaper log — the action log")
         run(["log", "--since", "1h"])
 
         step("7. reaper report — what was reclaimed and what it saved")
@@ -130,4 +133,35 @@ def run_demo(keep: bool = False) -> int:
     return 0 if code in (0, 1) else code
 
 
-__all__ = ["run_demo", "slack"]
+def demo_click(aws: Any, now: datetime) -> None:
+    """A notebook's owner clicks Snooze; then the same request is replayed, and a forged one sent."""
+    from reaper.slack_bot import BotConfig, SlackBot
+    from reaper.slack_interactions import handle_request
+    from reaper_devkit.seed import notebook
+    from reaper_devkit.slack_api import SlackApi
+    from reaper_devkit.slack_click import click_body, signed_request
+
+    secret = "demo-signing-secret"
+    sm = aws.client("sagemaker")
+    arn = notebook(sm, "click-me", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
+    rt = Runtime.build(Settings.from_env().replace(mode="enforce", slack_webhook_url=None))
+    with SlackApi({"ana@example.com": "U0ANA0001"}) as api:
+        bot = SlackBot.build(BotConfig(bot_token="xoxb-demo", admin_channel="C0ADMIN", signing_secret=secret, base_url=api.url))
+        body = click_body("reaper:snooze", arn, "notebook", "U0ANA0001", api.response_url("snooze"))
+        request = signed_request(body, now, secret)
+
+        def click(label: str, event: dict[str, Any]) -> None:
+            answer = handle_request(event, rt, bot, datetime.now(UTC), lambda target, ev: None)
+            print(f"  {label:34} -> HTTP {answer['statusCode']} {answer['body']}".rstrip())
+
+        click("ana clicks Snooze 24 h", request)
+        click("the same request, replayed", request)
+        forged = signed_request(body.replace("U0ANA0001", "U0EVE0001"), now, "a-guessed-secret")
+        click("a forged click (wrong secret)", forged)
+        for said in api.responses:
+            print(f"  answered in the thread: {said['text']}")
+    tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn)["Tags"]}
+    print(f"  tags on click-me now: reaper:snooze-until={tags.get('reaper:snooze-until')}")
+
+
+__all__ = ["demo_click", "run_demo", "slack"]

@@ -113,12 +113,18 @@ CREATED = {
 }
 
 
+TAG_WRITES_WITH_KEYS = frozenset({"sagemaker:AddTags", "fsx:TagResource", "ec2:CreateTags"})
+
+
 def _context(action: str, p: Params) -> dict[str, tuple[str, ...]]:
     if action.startswith("application-autoscaling:") and "ServiceNamespace" in p:
         return {
             "application-autoscaling:service-namespace": (p["ServiceNamespace"],),
             "application-autoscaling:scalable-dimension": (p["ScalableDimension"],),
         }
+    if action in TAG_WRITES_WITH_KEYS and p.get("Tags"):
+        # aws:TagKeys: the keys in the request (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-tagkeys)
+        return {"aws:TagKeys": tuple(str(t.get("Key")) for t in p["Tags"])}
     if action == "cloudwatch:PutMetricAlarm":
         actions = [*p.get("AlarmActions", []), *p.get("OKActions", []), *p.get("InsufficientDataActions", [])]
         return {"cloudwatch:AlarmActions": tuple(actions)} if actions else {}
@@ -200,7 +206,8 @@ def _holds(condition: Mapping[str, Mapping[str, Any]], context: Mapping[str, tup
             elif operator == "StringEquals":
                 if not all(v in allowed_text for v in have):
                     return False
-            elif operator in ("StringLike", "ForAllValues:StringLike"):
+            # ForAllValues:StringEquals is matched as a glob: a template parameter in a !Sub reads as `*` here
+            elif operator in ("StringLike", "ForAllValues:StringLike", "ForAllValues:StringEquals"):
                 if not all(any(_matches(a, v) for a in allowed_text) for v in have):
                     return False
             else:

@@ -9,6 +9,7 @@ from reaper.clients import Clients, default_region
 from reaper.notifier import Notifier
 from reaper.observability import logger, metrics
 from reaper.settings import Settings
+from reaper.slack_bot import SlackBot, bot_from_secret
 from reaper.webhook import WebhookConfigError, webhook_from_secret
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
@@ -16,20 +17,40 @@ SECRET_ARN = SETTINGS.slack_secret_arn or ""
 LOG = ActionLog(Clients(default_region() or "us-east-1")("dynamodb"), SETTINGS.table) if SETTINGS.table else None
 
 
-def webhook_url() -> str | None:
-    """The URL from the secret (cached 5 minutes), None when Slack is off."""
-    if not SECRET_ARN:
-        return None
+def secret_text() -> str:
+    """The secret as stored (cached 5 minutes by Powertools Parameters)."""
     try:
         value = parameters.get_secret(SECRET_ARN, max_age=300)
     except Exception as exc:  # noqa: BLE001 - missing secret, no permission: a configuration problem, counted
         raise WebhookConfigError(f"the Slack secret cannot be read: {type(exc).__name__}") from None
     if isinstance(value, bytes):  # a SecretBinary
         value = value.decode("utf-8", errors="replace")
-    return webhook_from_secret(str(value))
+    return str(value)
 
 
-NOTIFIER = Notifier(webhook=webhook_url, log=LOG)
+def webhook_url() -> str | None:
+    """The URL from the secret, None when Slack is off."""
+    return webhook_from_secret(secret_text()) if SECRET_ARN else None
+
+
+_BOTS: dict[str, SlackBot] = {}
+
+
+def bot() -> SlackBot | None:
+    """Bot mode when the secret holds a bot token; one SlackBot per secret value, so its e-mail cache lives on."""
+    if not SECRET_ARN:
+        return None
+    text = secret_text()
+    if text not in _BOTS:
+        config = bot_from_secret(text)
+        if config is None:
+            return None
+        _BOTS.clear()
+        _BOTS[text] = SlackBot.build(config)
+    return _BOTS[text]
+
+
+NOTIFIER = Notifier(webhook=webhook_url, log=LOG, bot=bot)
 
 
 @metrics.log_metrics

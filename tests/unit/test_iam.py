@@ -42,6 +42,18 @@ def test_notifier_reads_its_secret_and_writes_only_its_post_claims():
     assert function_actions("NotifierFunction") == set(notifier.PERMISSIONS)
 
 
+def test_interactions_function_role_is_exactly_what_a_click_needs():
+    from reaper import slack_interactions
+
+    assert function_actions("InteractionsFunction") == set(slack_interactions.PERMISSIONS)
+
+
+def test_buttons_write_only_the_two_protection_tags():
+    stmt = next(s for s in function_statements("InteractionsFunction") if s.get("Sid") == "WriteProtectionTags")
+    keys = stmt["Condition"]["ForAllValues:StringEquals"]["aws:TagKeys"]
+    assert keys == [{"Sub": "${TagPrefix}snooze-until"}, {"Sub": "${TagPrefix}exempt"}]
+
+
 def test_no_function_uses_managed_or_wildcard_policies():
     for name, fn in FUNCTIONS.items():
         for policy in fn["Properties"].get("Policies", []):
@@ -52,7 +64,7 @@ def test_no_function_uses_managed_or_wildcard_policies():
 
 
 def test_every_function_is_accounted_for():
-    known = set(sweep_functions().values()) | {"NotifierFunction"}
+    known = set(sweep_functions().values()) | {"NotifierFunction", "InteractionsFunction"}
     known |= {n for n, f in FUNCTIONS.items() if f.get("Metadata", {}).get("ReaperRestore")}
     assert set(FUNCTIONS) == known
 
@@ -226,7 +238,8 @@ def test_no_write_is_granted_on_every_resource(logical_id):
 
 def test_every_asynchronously_invoked_function_keeps_its_failures_in_an_alarmed_queue():
     resources = load()["Resources"]
-    asynchronous = {n for n, f in FUNCTIONS.items() if n != "NotifierFunction"}  # schedules, rules, Scheduler
+    # schedules, rules, Scheduler, the digest schedule; Slack calls the interactions function synchronously
+    asynchronous = {n for n in FUNCTIONS if n != "InteractionsFunction"}
     for name in asynchronous:
         config = FUNCTIONS[name]["Properties"]["EventInvokeConfig"]
         assert config["DestinationConfig"]["OnFailure"] == {"Type": "SQS", "Destination": {"GetAtt": "FailedInvocationsQueue.Arn"}}, name

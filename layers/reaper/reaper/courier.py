@@ -5,6 +5,11 @@ Until a message is queued it is also kept in the action log as *unposted*; once 
 dropped from there. A sweep that dies (timeout, crash) leaves its unposted messages behind and
 the next sweep posts them: an executed action reaches Slack at the latest through the next sweep.
 A log or queue failure is that resource's `error`; the sweep goes on.
+
+In bot mode (`REAPER_SLACK_MODE=bot`) messages are not queued one per resource: each outcome is
+still recorded and kept as unposted as it happens, and `flush` (at the end of the sweep) queues
+one summary per owner (reaper.owner_summary) and then drops its members from the unposted list.
+A sweep that dies first leaves them all unposted, and the next sweep posts them, grouped too.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from reaper import kinds as kind_registry
+from reaper import owner_summary
 from reaper.aws import AwsError, short
 from reaper.model import Mode, Outcome, Result, ResultCode, Verdict
 from reaper.runtime import Runtime
@@ -68,10 +74,17 @@ class Courier:
                 self._fail(outcome, f"the action log could not be written ({short(exc)})")
                 body = {**payload(outcome), "message_key": body["message_key"]}
         self.pending.append(_Pending(outcome, body, key))
-        if len(self.pending) >= BATCH:
+        if len(self.pending) >= BATCH and not self.grouped:
             self.flush()
 
+    @property
+    def grouped(self) -> bool:
+        return self.rt.settings.slack_mode == "bot"
+
     def flush(self) -> None:
+        if self.grouped:
+            self._flush_grouped()
+            return
         while self.pending:
             batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
             self._send(batch)
@@ -116,6 +129,47 @@ class Courier:
         self.pending.append(_Pending(None, body, key))
 
     # -- internals -----------------------------------------------------------------------
+    def _flush_grouped(self) -> None:
+        """One summary per owner for this sweep's verdicts; notices still go one by one."""
+        verdicts = [p for p in self.pending if p.body.get("type") == "verdict"]
+        others = [p for p in self.pending if p.body.get("type") != "verdict"]
+        self.pending = []
+        members: dict[str, list[_Pending]] = {}
+        for p in verdicts:
+            members.setdefault(str(p.body.get("owner") or "").strip(), []).append(p)
+        summaries = owner_summary.group([p.body for p in verdicts], self.event_id)
+        groups = [
+            _Pending(None, {**s, "message_key": uuid.uuid4().hex}, None) for s in summaries
+        ]
+        for i in range(0, len(groups), BATCH):
+            batch = groups[i : i + BATCH]
+            try:
+                problems = self.rt.outbox.send([g.body for g in batch])
+            except Exception as exc:  # the queue itself failed: every summary in the batch
+                problems = {n: f"queueing failed: {short(exc)}" for n in range(len(batch))}
+            for n, g in enumerate(batch):
+                owned = members.get(str(g.body.get("owner") or "").strip(), [])
+                if n in problems:
+                    log.error(problems[n])
+                    for p in owned:
+                        if p.outcome is not None:
+                            kept = " (kept in the action log; the next sweep posts it)" if p.unposted_key else ""
+                            self._fail(p.outcome, f"its message could not be queued: {problems[n]}{kept}")
+                    continue
+                for p in owned:
+                    if p.outcome is not None:
+                        p.outcome.posted = True
+                self._drop([p.unposted_key for p in owned if p.unposted_key])
+        for i in range(0, len(others), BATCH):
+            self._send(others[i : i + BATCH])
+
+    def _drop(self, keys: list[str]) -> None:
+        if keys and self.rt.log is not None:
+            try:
+                self.rt.log.drop_unposted(keys)
+            except AwsError as exc:  # they would be posted twice: say so, but nothing is lost
+                log.error("could not mark %d message(s) as posted: %s", len(keys), short(exc))
+
     def _send(self, batch: list[_Pending]) -> None:
         try:
             problems = self.rt.outbox.send([p.body for p in batch])
@@ -131,12 +185,7 @@ class Courier:
         for p in sent:
             if p.outcome is not None:
                 p.outcome.posted = True
-        keys = [p.unposted_key for p in sent if p.unposted_key]
-        if keys and self.rt.log is not None:
-            try:
-                self.rt.log.drop_unposted(keys)
-            except AwsError as exc:  # they would be posted twice: say so, but nothing is lost
-                log.error("could not mark %d message(s) as posted: %s", len(keys), short(exc))
+        self._drop([p.unposted_key for p in sent if p.unposted_key])
 
     def _message_claim(self, o: Outcome) -> bool:
         """Enforce act/warn messages were claimed with the action; the rest once a day per finding."""

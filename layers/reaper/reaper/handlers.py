@@ -17,6 +17,7 @@ from reaper.model import Outcome, Verdict
 from reaper.observability import MetricUnit, logger, metrics
 from reaper.runtime import Runtime
 from reaper.settings import Settings
+from reaper.slack_buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 
 
 def build_runtime(*kind_names: str) -> Runtime:
@@ -58,6 +59,12 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
             metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
         logger.info("sweep done", extra={"kind": kind_name, **summary})
         return summary
+    if ev.source == STOP_SOURCE and ev.detail_type == STOP_DETAIL_TYPE:  # invoked by the interactions function only
+        from reaper.slack_stop import stop_now
+
+        result = stop_now(rt, kind_registry.get(kind_name), ev.id, ev.detail, now)
+        logger.info("stop now (Slack)", extra={"kind": kind_name, **result})
+        return result
     handler = kind_registry.get(kind_name).event_handler(ev.source, ev.detail_type)
     if handler is not None:
         result = handler(rt, ev, now)

@@ -29,16 +29,20 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from reaper import slack
+from reaper import daily_digest, owner_summary, slack
 from reaper.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
 from reaper.errors import BadEventError
 from reaper.observability import MetricUnit, logger, metrics
+from reaper.slack_bot import SlackBot
 from reaper.webhook import WebhookConfigError, redact
 
-PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS})
+# the daily digest reads the action log (Query)
+PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query"})
 
 # () -> the webhook URL, None when Slack is off; raises WebhookConfigError when it cannot be used
 WebhookSource = Callable[[], str | None]
+# () -> the bot (bot mode), None in webhook mode; raises WebhookConfigError when the secret cannot be used
+BotSource = Callable[[], SlackBot | None]
 
 
 class PoisonMessage(Exception):
@@ -53,6 +57,7 @@ class HeldBack(Exception):
 class Notifier:
     webhook: WebhookSource
     log: ActionLog | None = None
+    bot: BotSource = lambda: None
     policy: slack.PostPolicy = field(default_factory=slack.PostPolicy)
     min_interval: float = 1.0
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -64,21 +69,54 @@ class Notifier:
         return timedelta(seconds=self.policy.longest_post + self.min_interval + 5)
 
     def handle(self, event: Any, context: Any = None) -> dict[str, Any]:
+        if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event":
+            return self.post_daily_digest()
         if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
             raise BadEventError("notifier expects an SQS event with Records")
         try:
-            url = self.webhook() or None
+            bot = self.bot()
+            url = None if bot is not None else (self.webhook() or None)
         except WebhookConfigError as exc:
             # Never silence: count it (alarmed), say why (never the value), and keep every message.
             metrics.add_metric(name="SlackConfigError", unit=MetricUnit.Count, value=1)
             logger.error("the Slack webhook secret cannot be used; messages go back to the queue", extra={"problem": str(exc)})
             return {"batchItemFailures": [{"itemIdentifier": r.get("messageId", "")} for r in event["Records"]]}
+        if bot is not None:
+            batch = _Batch(self, "", context, bot=bot)
+            processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+            return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
         if url is None:
             logger.info("Slack is not configured; the action log keeps the records", extra={"messages": len(event["Records"])})
             return {"batchItemFailures": []}
         batch = _Batch(self, url, context)
         processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
         return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
+
+    def post_daily_digest(self) -> dict[str, Any]:
+        """The admin channel's digest (bot mode), once per day however often the schedule fires.
+        A failed post raises: the schedule's asynchronous invocation retries it."""
+        bot = self.bot()
+        if bot is None or self.log is None:
+            logger.info("no daily digest: it needs a bot token in the Slack secret and the action log")
+            return {"posted": False}
+        now = self.clock()
+        payload = daily_digest.build(self.log.entries(daily_digest.window_start(now), now), now)
+        key = f"post|{payload['id']}"
+        claim = self.log.claim_post(key, now, self.lease)
+        if claim is not PostClaim.CLAIMED:
+            return {"posted": False, "claim": claim.value}
+        message = daily_digest.render(payload)
+        try:
+            bot.post(payload, message)
+        except slack.SlackUnconfirmed:
+            self.log.finish_post(key, self.clock(), PostClaim.UNCONFIRMED)
+            return {"posted": False, "claim": PostClaim.UNCONFIRMED.value}
+        except BaseException:
+            self.log.release_post(key)
+            raise
+        self.log.finish_post(key, self.clock(), PostClaim.SENT)
+        metrics.add_metric(name="SlackDigestPosted", unit=MetricUnit.Count, value=1)
+        return {"posted": True, "digest": payload}
 
 
 @dataclass
@@ -90,12 +128,13 @@ class _Batch:
     context: Any
     last_post: float | None = None
     held_until: float | None = None
+    bot: SlackBot | None = None
 
     def post_record(self, record: SQSRecord) -> None:
         n = self.notifier
         try:
             payload = _payload(record.body)
-            message = slack.render_message(payload)
+            message = render_for(payload)
         except PoisonMessage as exc:
             metrics.add_metric(name="NotifierPoisonMessage", unit=MetricUnit.Count, value=1)
             logger.error("message cannot be posted; it goes to the dead-letter queue", extra={"message_id": record.message_id, "problem": str(exc)})
@@ -115,7 +154,10 @@ class _Batch:
             raise HeldBack("another delivery is posting this message now")
         try:
             self._pace()
-            slack.send(self.url, message, n.policy, n.sleep)
+            if self.bot is not None:
+                self.bot.post(payload, message)
+            else:
+                slack.send(self.url, message, n.policy, n.sleep)
         except slack.SlackUnconfirmed as exc:
             self._finish(key, PostClaim.UNCONFIRMED, message, payload)
             metrics.add_metric(name="SlackPostUnconfirmed", unit=MetricUnit.Count, value=1)
@@ -158,6 +200,15 @@ class _Batch:
     def _release(self, key: str) -> None:
         if self.notifier.log is not None:
             self.notifier.log.release_post(key)
+
+
+def render_for(payload: dict[str, Any]) -> slack.Message:
+    """The message for a payload: an owner's summary, the daily digest, or one resource's message."""
+    if payload.get("type") == "owner-summary":
+        return owner_summary.render(payload)
+    if payload.get("type") == "daily-digest":
+        return daily_digest.render(payload)
+    return slack.render_message(payload)
 
 
 def _payload(body: str | None) -> dict[str, Any]:

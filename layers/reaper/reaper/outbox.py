@@ -72,3 +72,24 @@ class DirectSlack:
                 # returned, not printed: the courier reports each problem once (and makes it the resource's error)
                 problems[n] = redact(f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc}", self.webhook_url)
         return problems
+
+
+class DirectBot:
+    """The CLI's path in bot mode (the secret holds a bot token): post now, to the owner."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot  # reaper.slack_bot.SlackBot
+
+    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+        from reaper.notifier import render_for
+
+        problems: dict[int, str] = {}
+        for n, p in enumerate(payloads):
+            try:
+                self.bot.post(p, render_for(p))
+            except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
+                print(f"Slack message for {p.get('owner') or p.get('id')}: {exc}", file=sys.stderr)
+            except slack.SlackPostError as exc:
+                problems[n] = f"Slack message for {p.get('owner') or p.get('id')} not posted: {exc} (the action log keeps the record)"
+                print(problems[n], file=sys.stderr)
+        return problems

@@ -10,8 +10,9 @@ import boto3
 from reaper.actionlog import ActionLog
 from reaper.clients import Clients, default_region
 from reaper.errors import ConfigError
-from reaper.outbox import DirectSlack, NoOutbox, Outbox, QueueOutbox
+from reaper.outbox import DirectBot, DirectSlack, NoOutbox, Outbox, QueueOutbox
 from reaper.settings import Settings
+from reaper.slack_bot import SlackBot, bot_from_secret
 from reaper.webhook import validated, webhook_from_secret
 
 
@@ -47,8 +48,12 @@ class Runtime:
         elif settings.slack_webhook_url:
             rt.outbox = DirectSlack(validated(settings.slack_webhook_url))
         elif settings.slack_secret_arn:
-            url = webhook_from_secret(read_secret(rt.clients()("secretsmanager"), settings.slack_secret_arn))
-            if url:
+            text = read_secret(rt.clients()("secretsmanager"), settings.slack_secret_arn)
+            bot = bot_from_secret(text)
+            if bot is not None:
+                rt.outbox = DirectBot(SlackBot.build(bot))
+                rt.settings = settings.replace(slack_mode="bot")
+            elif url := webhook_from_secret(text):
                 rt.outbox = DirectSlack(url)
         return rt
 

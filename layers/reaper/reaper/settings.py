@@ -93,6 +93,8 @@ class Settings(BaseModel):
     queue_url: str | None = None
     slack_webhook_url: str | None = None
     slack_secret_arn: str | None = None
+    # "bot": the secret holds a bot token; sweeps queue one message per owner (reaper.owner_summary)
+    slack_mode: str = Field(default="webhook", pattern="^(webhook|bot)$")
     agent_lifecycle_config: str = "mlreaper-activity-agent"
     attach_agent: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
@@ -256,6 +258,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_QUEUE_URL": "queue_url",
     "REAPER_SLACK_WEBHOOK_URL": "slack_webhook_url",
     "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
+    "REAPER_SLACK_MODE": "slack_mode",
     "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
     "REAPER_ATTACH_AGENT": "attach_agent",
     "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",

@@ -1,0 +1,60 @@
+"""Slack interactions: button clicks, posted by Slack to this function's URL (signed, checked here)."""
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.utilities import parameters
+
+from reaper.clients import RETRY_CONFIG
+from reaper.errors import ConfigError
+from reaper.observability import logger, metrics
+from reaper.runtime import Runtime
+from reaper.settings import Settings
+from reaper.slack_bot import SlackBot, bot_from_secret
+from reaper.slack_interactions import handle_request
+
+SETTINGS = Settings.from_env()  # validated once, at cold start
+RUNTIME = Runtime.build(SETTINGS.replace(queue_url=None, slack_secret_arn=None))  # it posts nothing through the queue itself
+SECRET_ARN = SETTINGS.slack_secret_arn or ""
+LAMBDA = boto3.client("lambda", config=RETRY_CONFIG)
+
+
+def _targets(text: str) -> dict[str, str]:
+    """REAPER_CLICK_TARGETS: "notebook=<function arn>,...,restore=<function arn>" (the template fills it)."""
+    pairs = (p.split("=", 1) for p in text.split(",") if "=" in p)
+    found = {k.strip(): v.strip() for k, v in pairs}
+    if not found and os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        raise ConfigError("REAPER_CLICK_TARGETS is empty: Stop now and Restore have nowhere to go")
+    return found
+
+
+TARGETS = _targets(os.environ.get("REAPER_CLICK_TARGETS", ""))
+_BOTS: dict[str, SlackBot] = {}
+
+
+def bot() -> SlackBot | None:
+    if not SECRET_ARN:
+        return None
+    value = parameters.get_secret(SECRET_ARN, max_age=300)
+    text = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
+    if text not in _BOTS:
+        config = bot_from_secret(text)
+        if config is None:
+            return None
+        _BOTS.clear()
+        _BOTS[text] = SlackBot.build(config)
+    return _BOTS[text]
+
+
+def invoke(target: str, event: dict[str, Any]) -> None:
+    """Asynchronously: Slack's 3 seconds are too short for a stop or a restore; each answers in the thread itself."""
+    LAMBDA.invoke(FunctionName=TARGETS[target], InvocationType="Event", Payload=json.dumps(event).encode())
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_request(event, RUNTIME, bot(), datetime.now(UTC), invoke)
