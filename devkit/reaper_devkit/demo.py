@@ -119,7 +119,7 @@ def run_demo(keep: bool = False) -> int:
         step("7. reaper log — the action log")
         run(["log", "--since", "1h"])
 
-        step("7. reaper report — what was reclaimed and what it saved")
+        step("8. reaper report — what was reclaimed and what it saved")
         run(["report", "--since", "1h", "--by", "kind"])
 
         print(f"\n{BOLD}Demo finished in {time.monotonic() - started:.1f} s{RESET}: {len(slack_hook.messages)} Slack messages posted.")

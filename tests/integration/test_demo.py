@@ -17,7 +17,7 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, m
         monkeypatch.setenv(var, "restored-after-the-test")  # run_demo sets them; monkeypatch puts them back
     assert run_demo() == 0
     out = capsys.readouterr().out
-    log = out.split("6. reaper log", 1)[1].split("7. reaper report", 1)[0]
+    log = out.split("7. reaper log", 1)[1].split("8. reaper report", 1)[0]
     first_warn: dict[str, str] = {}
     acted = 0
     for line in log.splitlines():
@@ -33,4 +33,4 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, m
             if kind == "fsx" or warned:
                 assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning"
     assert acted > 0
-    assert "7. reaper report" in out and "total: about $" in out.split("7. reaper report", 1)[1]
+    assert "8. reaper report" in out and "total: about $" in out.split("8. reaper report", 1)[1]

@@ -305,10 +305,8 @@ def _endpoint_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
 
 
 def _seed_file_systems(aws: Any, now: datetime) -> dict[str, str]:
-    from reaper.kinds.fsx import jobs as fsx_jobs
     from reaper_devkit import seed_fsx as sf
 
-    fsx_jobs._inputs.clear()  # job inputs are cached per process; this test has its own account
     fsx, cw = aws.client("fsx"), aws.client("cloudwatch")
     subnet, group = sf.network(aws.client("ec2"))
     out = {}
