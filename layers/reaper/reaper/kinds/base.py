@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from reaper.clients import Clients
 from reaper.deadline import Deadline
@@ -102,6 +102,25 @@ class Restorer:
 
     def claims(self, name: str) -> bool:
         return re.fullmatch(self.name_pattern, name.strip()) is not None
+
+
+class StandardParts(TypedDict):
+    discover: Ref
+    signals: Ref
+    decide: Ref
+    current_state: Ref
+    undo_hint: Ref
+
+
+def standard_parts(package: str) -> StandardParts:
+    """The parts every kind has, by the package layout's file names (`rules.py` holds `decide`, ...)."""
+    return {
+        "discover": f"{package}.discover:discover",
+        "signals": f"{package}.signals:signals",
+        "decide": f"{package}.rules:decide",
+        "current_state": f"{package}.actions:current_state",
+        "undo_hint": f"{package}.actions:undo_hint",
+    }
 
 
 @dataclass(frozen=True)
@@ -234,4 +253,5 @@ __all__ = [
     "Restorer",
     "RestoreRun",
     "resolve",
+    "standard_parts",
 ]

@@ -11,7 +11,7 @@ for the whole window, and no GPU metric is unknown (kept).
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from reaper.kinds.base import Action, EventRoute, KindDeclaration
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.ec2"
 
@@ -30,11 +30,7 @@ DECLARATION = KindDeclaration(
     actions={
         "stop": Action("stop", "stopped", ("ec2:StopInstances",), frozenset({"running"}), f"{_P}.actions:stop"),
     },
-    discover=f"{_P}.discover:discover",
-    signals=f"{_P}.signals:signals",
-    decide=f"{_P}.rules:decide",
-    current_state=f"{_P}.actions:current_state",
-    undo_hint=f"{_P}.actions:undo_hint",
+    **standard_parts(_P),
     budgeted=True,
     default_action="stop",
     kill_decision=f"{_P}.rules:kill_decision",  # never what a fleet manages, nor what cannot stop

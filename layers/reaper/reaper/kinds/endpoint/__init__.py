@@ -12,7 +12,7 @@ the notify-only message; other endpoints are kept, and an idle one is reported o
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.endpoint"
 
@@ -112,11 +112,7 @@ DECLARATION = KindDeclaration(
             needs_log=True,
         ),
     },
-    discover=f"{_P}.discover:discover",
-    signals=f"{_P}.signals:signals",
-    decide=f"{_P}.rules:decide",
-    current_state=f"{_P}.actions:current_state",
-    undo_hint=f"{_P}.actions:undo_hint",
+    **standard_parts(_P),
     budgeted=True,
     default_action="scale-to-zero",  # classic endpoints cannot scale to zero: kill_decision picks delete for them
     kill_decision=f"{_P}.rules:kill_decision",

@@ -15,7 +15,7 @@ between phases (50 ids per call).
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.fsx"
 FS_ID_PATTERN = r"fs-[0-9a-f]{8,}"  # a file system id: what `reaper restore` and the idle check take
@@ -67,11 +67,7 @@ DECLARATION = KindDeclaration(
             removes_resource=True,
         ),
     },
-    discover=f"{_P}.discover:discover",
-    signals=f"{_P}.signals:signals",
-    decide=f"{_P}.rules:decide",
-    current_state=f"{_P}.actions:current_state",
-    undo_hint=f"{_P}.actions:undo_hint",
+    **standard_parts(_P),
     default_action="backup",  # phase 1; kill_decision picks backup, export or discard by the file system's protection
     kill_decision=f"{_P}.rules:kill_decision",
     events=(

@@ -7,7 +7,7 @@ of the idle window reported 0; a gap anywhere in the window is unknown, and unkn
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from reaper.kinds.base import Action, EventRoute, KindDeclaration
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.notebook"
 
@@ -32,11 +32,7 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:attach_agent",
         ),
     },
-    discover=f"{_P}.discover:discover",
-    signals=f"{_P}.signals:signals",
-    decide=f"{_P}.rules:decide",
-    current_state=f"{_P}.actions:current_state",
-    undo_hint=f"{_P}.actions:undo_hint",
+    **standard_parts(_P),
     budgeted=True,
     default_action="stop",
     # SageMaker sends the state change itself; CloudTrail calls only reach EventBridge with a trail

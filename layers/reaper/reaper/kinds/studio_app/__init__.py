@@ -11,7 +11,7 @@ the action log so it can be turned back).
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from reaper.kinds.base import Action, KindDeclaration
+from reaper.kinds.base import Action, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.studio_app"
 
@@ -45,11 +45,7 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:enable_idle_shutdown",
         ),
     },
-    discover=f"{_P}.discover:discover",
-    signals=f"{_P}.signals:signals",
-    decide=f"{_P}.rules:decide",
-    current_state=f"{_P}.actions:current_state",
-    undo_hint=f"{_P}.actions:undo_hint",
+    **standard_parts(_P),
     default_action="delete",
     kill_decision=f"{_P}.rules:kill_decision",  # apps only, never a domain
 )

@@ -9,7 +9,7 @@ evidence in `discover` and `signals`; state-change events in `events`.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from reaper.kinds.base import Action, EventRoute, KindDeclaration
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.training_job"
 
@@ -40,11 +40,7 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:stop",
         ),
     },
-    discover=f"{_P}.discover:discover",
-    signals=f"{_P}.signals:signals",
-    decide=f"{_P}.rules:decide",
-    current_state=f"{_P}.actions:current_state",
-    undo_hint=f"{_P}.actions:undo_hint",
+    **standard_parts(_P),
     default_action="stop",
     budgeted=True,
     manages_budgets=True,  # the training-job function creates the budgets (template: ProjectBudgets, BudgetTopic)
