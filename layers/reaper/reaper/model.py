@@ -41,7 +41,6 @@ class Resource:
     created_at: datetime | None = None
     changed_at: datetime | None = None  # last state change, where the API says
     facts: Any = None  # the kind's typed facts (a frozen dataclass in kinds/<kind>/model.py)
-    attrs: dict[str, Any] = field(default_factory=dict)  # TODO(layout): replaced by facts, kind by kind
 
     def facts_as(self, cls: type[F]) -> F:
         """This resource's facts, checked to be of the kind's type."""
