@@ -13,7 +13,7 @@ from reaper.errors import ConfigError
 from reaper.observability import logger, metrics
 from reaper.runtime import Runtime
 from reaper.settings import Settings
-from reaper.slack_bot import SlackBot, bot_from_secret
+from reaper.slack_bot import SlackBot, cached_bot
 from reaper.slack_interactions import handle_request
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
@@ -32,21 +32,12 @@ def _targets(text: str) -> dict[str, str]:
 
 
 TARGETS = _targets(os.environ.get("REAPER_CLICK_TARGETS", ""))
-_BOTS: dict[str, SlackBot] = {}
-
-
 def bot() -> SlackBot | None:
     if not SECRET_ARN:
         return None
     value = parameters.get_secret(SECRET_ARN, max_age=300)
     text = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
-    if text not in _BOTS:
-        config = bot_from_secret(text)
-        if config is None:
-            return None
-        _BOTS.clear()
-        _BOTS[text] = SlackBot.build(config)
-    return _BOTS[text]
+    return cached_bot(text)
 
 
 def invoke(target: str, event: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from reaper.clients import Clients, default_region
 from reaper.notifier import Notifier
 from reaper.observability import logger, metrics
 from reaper.settings import Settings
-from reaper.slack_bot import SlackBot, bot_from_secret
+from reaper.slack_bot import SlackBot, cached_bot
 from reaper.webhook import WebhookConfigError, webhook_from_secret
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
@@ -33,21 +33,12 @@ def webhook_url() -> str | None:
     return webhook_from_secret(secret_text()) if SECRET_ARN else None
 
 
-_BOTS: dict[str, SlackBot] = {}
-
-
 def bot() -> SlackBot | None:
     """Bot mode when the secret holds a bot token; one SlackBot per secret value, so its e-mail cache lives on."""
     if not SECRET_ARN:
         return None
     text = secret_text()
-    if text not in _BOTS:
-        config = bot_from_secret(text)
-        if config is None:
-            return None
-        _BOTS.clear()
-        _BOTS[text] = SlackBot.build(config)
-    return _BOTS[text]
+    return cached_bot(text)
 
 
 NOTIFIER = Notifier(webhook=webhook_url, log=LOG, bot=bot)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -35,21 +36,17 @@ class Printer:
 
 def silence_stdout() -> None:
     """Point stdout at /dev/null (the recipe in Python's `signal` docs, "Note on SIGPIPE")."""
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stdout is not a real file (tests capture it)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests capture it)
-        pass
 
 
 def terminal_width() -> int:
     """The terminal's width; into a pipe or a file, COLUMNS if set, else 120 (not the width of
     whatever terminal the parent process happens to have)."""
-    try:
+    with contextlib.suppress(AttributeError, ValueError):  # stdout replaced or closed: use COLUMNS below
         if sys.stdout.isatty():
             return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-    except (AttributeError, ValueError):
-        pass
     columns = os.environ.get("COLUMNS", "")
     return int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
 

@@ -136,3 +136,18 @@ class SlackBot:
             raise SlackUnreachable(f"Slack unreachable: {exc.reason}") from None
         except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
             raise SlackUnconfirmed(f"no answer from Slack ({type(exc).__name__})") from None
+
+
+_BOTS: dict[str, SlackBot] = {}
+
+
+def cached_bot(secret_text: str) -> SlackBot | None:
+    """The SlackBot for this secret value, kept while the value stays the same (so its e-mail
+    lookups are cached across invocations); None when the secret holds no bot token."""
+    if secret_text not in _BOTS:
+        config = bot_from_secret(secret_text)
+        if config is None:
+            return None
+        _BOTS.clear()
+        _BOTS[secret_text] = SlackBot.build(config)
+    return _BOTS[secret_text]
