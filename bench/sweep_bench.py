@@ -109,14 +109,14 @@ def reset_peak_rss() -> int:
     return rss_kb("VmRSS")
 
 
-def cold_import(function: str, runs: int = 5) -> float:
+def cold_import(function: str, runs: int = 9) -> float:
     """Median seconds to import a function's module in a fresh interpreter (the cold start's share)."""
     code = (
         "import time,importlib.util,sys;t=time.perf_counter();"
         f"s=importlib.util.spec_from_file_location('app','{ROOT}/functions/{function}/app.py');"
         "m=importlib.util.module_from_spec(s);s.loader.exec_module(m);print(time.perf_counter()-t)"
     )
-    env = {**os.environ, "AWS_REGION": "us-east-1", "REAPER_TABLE": "t", "REAPER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q"}
+    env = {**os.environ, "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "REAPER_TABLE": "t", "REAPER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q"}
     times = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -148,9 +148,10 @@ def main() -> int:
     p.add_argument("--n", type=int, nargs="+", default=[100, 1000])
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
     p.add_argument("--no-cold-start", action="store_true")
+    p.add_argument("--cold-start-only", action="store_true", help="only the functions' cold import times (run on a quiet machine)")
     args = p.parse_args()
     available = seeders()
-    kinds = args.kind or sorted(available)
+    kinds = [] if args.cold_start_only else (args.kind or sorted(available))
     results: dict[str, Any] = {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), "sweeps": [], "cold_import_seconds": {}}
     for kind in kinds:
         if kind not in available:
@@ -167,7 +168,7 @@ def main() -> int:
     if not args.no_cold_start:
         for fn in sorted(d.name for d in (ROOT / "functions").iterdir() if (d / "app.py").exists()):
             results["cold_import_seconds"][fn] = cold_import(fn)
-            print(f"cold import {fn:14} {results['cold_import_seconds'][fn]:.3f} s (median of 5)")
+            print(f"cold import {fn:14} {results['cold_import_seconds'][fn]:.3f} s (median of 9)")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
