@@ -144,3 +144,16 @@ def test_the_dashboard_is_valid_json_and_shows_dollars_per_kind_and_what_has_no_
 def test_the_stack_outputs_name_the_dashboard(output):
     value = json.dumps(load()["Outputs"][output]["Value"])
     assert "OperationsDashboard" in value
+
+
+def test_the_digest_counts_the_same_dollars_as_the_metric_and_the_report():
+    from reaper import daily_digest
+
+    # Given a notebook stopped at 02:00 and seen running at 09:00, and a job stopped with $120 of its ceiling left
+    entries = [entry(START + timedelta(hours=2), "nb"), entry(START + timedelta(hours=9), "nb", verdict="warn", executed=False),
+               entry(START + timedelta(hours=5), "job", kind="training-job", hourly=40.0, estimated_usd=80.0, max_usd=200.0, elapsed_hours=2.0, max_hours=10.0)]
+    end = START + timedelta(days=1)
+    # When the digest is built at the day's end
+    digest = daily_digest.build(entries, end - timedelta(seconds=1))
+    # Then "reclaimed today" is the day's metric and the report's total: 7 h x $2 + $120, never $40/h since the stop
+    assert digest["reclaimed_today_usd"] == sum(f.saved_usd for f in day_savings(entries, D1).values()) == sum(report_by_kind(entries, START, end).values()) == 134.0

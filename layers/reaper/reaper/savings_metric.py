@@ -72,7 +72,12 @@ def _kind(entry: dict[str, Any]) -> str:
 
 def day_savings(entries: Iterable[dict[str, Any]], day: date) -> dict[str, DaySavings]:
     """Each kind's saving on `day` (UTC), from log entries logged before its end (read from LOOKBACK before it)."""
-    start, end = day_bounds(day)
+    return saved_between(entries, *day_bounds(day))
+
+
+def saved_between(entries: Iterable[dict[str, Any]], start: datetime, end: datetime) -> dict[str, DaySavings]:
+    """Each kind's saving from `start` to `end` (a day for the metric; today or this week for the digest)."""
+    start, end = as_utc(start), as_utc(end)
     before_end = [e for e in entries if (at := _at(e)) is not None and start - LOOKBACK <= at < end]
     saved: dict[str, float] = dict.fromkeys(KINDS, 0.0)
     unpriced: dict[str, int] = dict.fromkeys(KINDS, 0)
