@@ -23,7 +23,7 @@ from reaper import __version__, preflight
 from reaper import kinds as kind_registry
 from reaper.actionlog import LOG_TTL
 from reaper.cli_formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, log_row, matches, to_csv, to_json_lines
-from reaper.cli_output import Printer, cut, format_log_line, format_table, select, silence_stdout, terminal_width
+from reaper.cli_output import Printer, fit_log_line, format_log_line, format_table, select, silence_stdout, terminal_width
 from reaper.clients import default_region
 from reaper.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
 from reaper.model import Mode, Verdict
@@ -288,7 +288,7 @@ def _log(args: argparse.Namespace, now: datetime) -> int:
         return 0
     width = terminal_width()
     for e in entries:
-        out(cut(format_log_line(e), width))
+        out(fit_log_line(e, width))
     return 0
 
 
