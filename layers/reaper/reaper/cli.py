@@ -248,6 +248,8 @@ def _run(args: argparse.Namespace) -> int:
         out(to_csv(OUTCOME_COLUMNS, (o.to_json() for o in shown)))
     else:
         out(format_table(shown))
+        if len(shown) < len(outcomes):
+            out(f"(showing {len(shown)} of {len(outcomes)} resources: --verdict/--owner filters)")
     return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
 
 
@@ -328,7 +330,7 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         total = sum(g.saved_usd for g in groups)
         out(f"wrote {path} ({len(groups)} group(s) by {args.by}, about ${total:,.2f} saved since {since:%Y-%m-%d %H:%M} UTC)")
     else:
-        out(report.format_report(groups, args.by, since, would, terminal_width()))
+        out(report.format_report(groups, args.by, since, would, terminal_width(), items))
     return 0
 
 

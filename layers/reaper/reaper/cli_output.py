@@ -165,4 +165,5 @@ def fit_log_line(e: dict[str, object], width: int) -> str:
     head, sep, reason = line.partition(" — ")
     if not sep or len(head) + len(sep) + MIN_REASON <= width:
         return line[: max(width - 1, 0)] + "…"
-    return f"{cut(head, width)}\n    {cut(reason, max(width - 4, MIN_REASON))}"
+    head = head if len(head) <= width else head[: max(width - 1, 0)] + "…"
+    return f"{head}\n    {cut(reason, max(width - 4, MIN_REASON))}"

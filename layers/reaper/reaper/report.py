@@ -32,6 +32,7 @@ class Reclaimed:
     entry: dict[str, Any]
     hours_off: float | None  # None for a job (it would have ended by itself)
     saved_usd: float | None  # None when the price is unknown
+    still_off: bool = False  # nothing in the log says it ran again: it saves its hourly price every hour from now on
 
 
 @dataclass
@@ -68,7 +69,7 @@ def _back(e: dict[str, Any]) -> bool:
     if e.get("verdict") in ("act", "warn"):
         return True
     text = f"{e.get('action') or ''} {e.get('title') or ''}".lower()
-    return "restore" in text
+    return "restore" in text or " is back" in text  # "Restoring endpoint X", "Endpoint X is back"
 
 
 def job_saving(e: dict[str, Any]) -> float | None:
@@ -98,8 +99,27 @@ def reclaimed(entries: Iterable[dict[str, Any]], now: datetime) -> list[Reclaime
         later = next((_at(x) for x in ordered[i + 1 :] if _key(x) == _key(e) and _back(x)), None)
         hours = max(((later or now) - start).total_seconds() / 3600, 0.0)
         hourly = e.get("hourly_usd")
-        out.append(Reclaimed(e, hours, None if hourly is None else float(hourly) * hours))
+        out.append(Reclaimed(e, hours, None if hourly is None else float(hourly) * hours, still_off=later is None))
     return out
+
+
+def off_now(items: list[Reclaimed]) -> tuple[int, float, int]:
+    """Resources still off (as far as the log knows): how many, their hourly price together, how many unpriced."""
+    latest: dict[tuple[str, str, str], Reclaimed] = {}
+    for r in items:
+        if r.hours_off is not None:
+            latest[_key(r.entry)] = r  # items are oldest first: the last action on a resource decides
+    off = [r for r in latest.values() if r.still_off]
+    priced = [float(r.entry["hourly_usd"]) for r in off if r.entry.get("hourly_usd") is not None]
+    return len(off), sum(priced), len(off) - len(priced)
+
+
+def off_now_line(items: list[Reclaimed]) -> str | None:
+    count, hourly, unpriced = off_now(items)
+    if not count:
+        return None
+    note = f"; {unpriced} without a price" if unpriced else ""
+    return f"off now: {count} resource(s) that cost ${hourly:,.2f}/h together, about ${hourly * 24:,.2f} a day while they stay off{note}"
 
 
 def group(items: list[Reclaimed], by: str) -> list[Group]:
@@ -141,7 +161,7 @@ def dry_run_line(dry_run_findings: int) -> str:
     return f"dry-run: {dry_run_findings} resource(s) would have been acted on in enforce (nothing was reclaimed by them)"
 
 
-def format_report(groups: list[Group], by: str, since: datetime, dry_run_findings: int, width: int = 120) -> str:
+def format_report(groups: list[Group], by: str, since: datetime, dry_run_findings: int, width: int = 120, items: list[Reclaimed] | None = None) -> str:
     """The report as a table that fits `width` columns: a long key or note is cut with an ellipsis."""
     from reaper.cli_output import cut  # the CLI's own cut; imported here so the functions never load it
 
@@ -157,6 +177,9 @@ def format_report(groups: list[Group], by: str, since: datetime, dry_run_finding
             row = f"{cut(g.key, key_width):{key_width}}  {len(g.resources):9}  {g.actions:7}  {g.hours_off:9,.1f}  {'$' + format(g.saved_usd, ',.2f'):>12}"
             lines.append(f"{row}  {cut(notes(g), note_width)}".rstrip() if note_width else row)
         lines.extend(textwrap.wrap(total_line(groups), width, subsequent_indent="  "))
+        off = off_now_line(items or [])
+        if off:
+            lines.extend(textwrap.wrap(off, width, subsequent_indent="  "))
     if dry_run_findings:
         lines.extend(textwrap.wrap(dry_run_line(dry_run_findings), width, subsequent_indent="  "))
     return "\n".join(lines)

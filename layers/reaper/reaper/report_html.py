@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from html import escape
 
-from reaper.report import TOTAL_NOTE, Group, Reclaimed, daily_savings, dry_run_line, notes
+from reaper.report import TOTAL_NOTE, Group, Reclaimed, daily_savings, dry_run_line, notes, off_now_line
 from reaper.report_chart import savings_svg
 
 STYLE = """
@@ -43,7 +43,8 @@ def render(groups: list[Group], items: list[Reclaimed], by: str, since: datetime
         f"<table><thead>{_row(head, 'th')}</thead><tbody>{''.join(body)}</tbody><tfoot>{_row(totals)}</tfoot></table>"
         if groups else "<p>Nothing was reclaimed in this period.</p>"
     )
-    said = [TOTAL_NOTE + ".", "A stopped job saves at most what its ceiling would still have let it run; it counts on the day it was stopped."]
+    off = off_now_line(items)
+    said = ([off[0].upper() + off[1:] + "."] if off else []) + [TOTAL_NOTE[0].upper() + TOTAL_NOTE[1:] + ".", "A stopped job saves at most what its ceiling would still have let it run; it counts on the day it was stopped."]
     if dry_run_findings:
         said.append(dry_run_line(dry_run_findings) + ".")
     return "\n".join([
