@@ -22,7 +22,7 @@ from reaper.timeutil import as_utc, parse_instant
 GROUPS = ("owner", "kind", "project")
 KEY_CAP = 40  # a longer owner or project is cut with an ellipsis in the table; json, csv and html keep it whole
 NUMBERS = "  RESOURCES  ACTIONS  HOURS OFF  SAVED (est.)  "
-TOTAL_NOTE = "list prices; hours off end at the next sign the resource ran again, else now: an upper bound"
+TOTAL_NOTE = "list prices; time off ends when the log next shows it running, else now: an upper bound"
 
 
 @dataclass
@@ -147,7 +147,7 @@ def would_act(entries: Iterable[dict[str, Any]]) -> int:
 def notes(g: Group) -> str:
     said = []
     if g.jobs:
-        said.append(f"{g.jobs} job(s): at most what their ceilings left")
+        said.append(f"{g.jobs} job(s): at most what its ceiling left")
     if g.unpriced:
         said.append(f"{g.unpriced} without a price")
     return "; ".join(said)
