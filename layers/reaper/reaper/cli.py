@@ -27,6 +27,7 @@ from reaper.cli_output import Printer, fit_log_line, format_log_line, format_tab
 from reaper.clients import default_region
 from reaper.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
 from reaper.model import Mode, Verdict
+from reaper.report import GROUPS
 from reaper.runtime import Runtime
 from reaper.settings import Settings
 
@@ -63,7 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     aws.add_argument("--profile", help="AWS profile (default: AWS_PROFILE, then the standard chain)")
 
     def output(sp: argparse.ArgumentParser, choices: tuple[str, ...] = OUTPUTS) -> None:
-        sp.add_argument("--output", "-o", choices=choices, help="table (default; fits the terminal), json (one object per line) or csv; reasons whole in json and csv")
+        html = ", html (a page with a savings chart, to --out)" if "html" in choices else ""
+        sp.add_argument(
+            "--output", "-o", choices=choices,
+            help=f"table (default; fits the terminal), json (one object per line), csv (a header row){html}; json and csv keep reasons whole",
+        )
         sp.add_argument("--json", action="store_true", help="same as --output json")
 
     def filters(sp: argparse.ArgumentParser) -> None:
@@ -93,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", parents=[aws], help="what was reclaimed and what it saved, from the action log")
     rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
-    rp.add_argument("--by", choices=report_groups(), default="owner")
+    rp.add_argument("--by", choices=GROUPS, default="owner")
     rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
     rp.add_argument("--table")
     output(rp, (*OUTPUTS, "html"))
@@ -109,10 +114,6 @@ def _parser() -> argparse.ArgumentParser:
     dm = sub.add_parser("demo", help="the whole loop on a local, seeded account (needs the dev install)")
     dm.add_argument("--keep", action="store_true", help="leave the local server running at the end")
     return p
-
-
-def report_groups() -> tuple[str, ...]:
-    return ("owner", "kind", "project")  # reaper.report.GROUPS, without importing the report at start
 
 
 def output_of(args: argparse.Namespace) -> str:
