@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
@@ -20,6 +21,11 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "MLReaper")
 
 logger = Logger()
 metrics = Metrics()
+# A sweep that found nothing adds no metric, and log_metrics then warns "No application metrics to
+# publish" in every such invocation's log. Nothing is wrong then, and raise_on_empty_metrics=False (the
+# default) only chooses the warning over an exception; the switch powertools documents is this filter:
+# https://docs.powertools.aws.dev/lambda/python/latest/core/metrics/#raising-schemavalidationerror-on-empty-metrics
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 logging.getLogger("reaper")  # registered now, so the copy below reaches it
 copy_config_to_registered_loggers(source_logger=logger, include={"reaper"})
 
