@@ -1,6 +1,7 @@
 """A production endpoint's configuration is read only when its daily message is due: the action log
 says which were told today (one Query), and those are not read again until the next UTC day, or
-until the endpoint changes. A log that cannot be read costs the reads, never a message."""
+until the endpoint changes; nor is a message's claim tried again once today's log shows it. A log
+that cannot be read costs the reads and the claims, never a message."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def test_production_configurations_are_read_once_a_day_when_their_message_is_due
     # Then only the dev endpoint's configuration is read (it may be acted on), and nothing is posted
     assert ops[CONFIG_READ] == 1 and ops["dynamodb:Query"] >= 1
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+    # And no message claim is tried again: today's log shows each was claimed (courier._told_today)
+    assert "dynamodb:PutItem" not in ops
     # And each production endpoint has the verdict and action it had, with the cost today's message gave
     for name in ("prod-classic", "prod-ic", "prod-async"):
         before, after = first[name], later[name]
@@ -88,7 +91,7 @@ def test_a_log_that_cannot_be_read_costs_the_reads_not_a_message(aws, sm, deploy
     # When the sweep runs
     outcomes, ops = sweep(app, MORNING + timedelta(minutes=30), "sweep-2")
     # Then every configuration is read as if none had been told, no verdict is an error, and no message is posted twice
-    assert ops[CONFIG_READ] == 4
+    assert ops[CONFIG_READ] == 4 and ops["dynamodb:PutItem"] == 4  # each message claimed again, and refused
     assert {o.verdict.value for n, o in outcomes.items() if n.startswith("prod")} == {"exempt"}
     assert all("as told" not in o.reason for o in outcomes.values())
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
