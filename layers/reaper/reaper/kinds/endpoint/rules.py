@@ -22,7 +22,7 @@ from reaper.kinds.endpoint.model import (
     traffic_in_window,
 )
 from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView, in_working_hours, is_dev, is_production, read_tags, screen
+from reaper.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
 from reaper.settings import Settings
 from reaper.timeutil import as_utc, human_duration, iso
 
@@ -73,8 +73,7 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
     if details is None and (dev or prod):
         return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
     if off_hours:
-        oh = settings.off_hours
-        reason = f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})"
+        reason = off_hours_reason(settings)
         evidence["policy"] = "off-hours"
     else:
         reason = quiet
