@@ -21,7 +21,8 @@ CONFIG_READ = "sagemaker:DescribeEndpointConfig"
 
 
 def seed(sm) -> None:
-    """Quiet production endpoints of the three types that have a daily message, and a quiet dev one."""
+    """Quiet production endpoints of the three types that have a daily message, and a quiet dev one
+    (in dry-run it too is only told, once a day)."""
     se.classic(sm, "prod-classic", PROD, instance_type="ml.g4dn.xlarge")
     se.components(sm, "prod-ic", {"prod-ic-a": 2}, PROD)
     se.asynchronous(sm, "prod-async", PROD)
@@ -43,20 +44,21 @@ def test_production_configurations_are_read_once_a_day_when_their_message_is_due
     first, ops = sweep(app, MORNING, "sweep-1")
     told = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
     assert ops[CONFIG_READ] == 4 and set(told) == {"prod-classic", "prod-ic", "prod-async", "dev-classic"}
-    # When the next sweep of the day runs
+    # When the next sweep of the day runs (dry-run: nothing is acted on, every endpoint is only told)
     later, ops = sweep(app, MORNING + timedelta(minutes=30), "sweep-2")
-    # Then only the dev endpoint's configuration is read (it may be acted on), and nothing is posted
-    assert ops[CONFIG_READ] == 1 and ops["dynamodb:Query"] >= 1
+    # Then no configuration is read, and nothing is posted
+    assert CONFIG_READ not in ops and ops["dynamodb:Query"] >= 1
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
     # And no message claim is tried again: today's log shows each was claimed (courier._told_today)
     assert "dynamodb:PutItem" not in ops
-    # And each production endpoint has the verdict and action it had, with the cost today's message gave
-    for name in ("prod-classic", "prod-ic", "prod-async"):
+    # And each endpoint has the verdict and action it had, with the cost today's message gave
+    for name in ("prod-classic", "prod-ic", "prod-async", "dev-classic"):
         before, after = first[name], later[name]
-        assert (after.verdict.value, after.decision.action) == (before.verdict.value, before.decision.action) == ("exempt", before.decision.action)
+        assert (after.verdict.value, after.decision.action) == (before.verdict.value, before.decision.action)
         assert after.decision.action in ("delete", "scale-to-zero") and "as told at 09:00 UTC today" in after.reason
         assert after.resource.hourly_usd == before.resource.hourly_usd and after.resource.instance_type == before.resource.instance_type
     assert first["prod-classic"].resource.hourly_usd is not None
+    assert {n: o.verdict.value for n, o in later.items()} == {"prod-classic": "exempt", "prod-ic": "exempt", "prod-async": "exempt", "dev-classic": "act"}
     # When the first sweep of the next day runs
     nxt, ops = sweep(app, MORNING + timedelta(days=1), "sweep-3")
     # Then the configurations are read again and the daily messages posted again
@@ -111,3 +113,38 @@ def test_a_message_told_in_dry_run_does_not_stand_in_for_enforce(aws, sm, deploy
     assert ops[CONFIG_READ] == 1 and outcomes["prod-classic"].verdict.value == "exempt"
     assert [m["mode"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])] == ["enforce"]
     assert sm.describe_endpoint(EndpointName="prod-classic")["EndpointStatus"] == "InService"
+
+
+def test_an_async_endpoint_told_today_that_gets_work_is_kept(aws, sm, cw, deployed_env):
+    # Given a production async endpoint told at 09:00 that it would go to zero
+    se.asynchronous(sm, "prod-async", PROD)
+    se.age("prod-async", MORNING, 300)
+    app = load_function("endpoint")
+    sweep(app, MORNING, "sweep-1")
+    drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    # When it processes requests (async endpoints publish no Invocations) and the next sweep runs
+    later = MORNING + timedelta(minutes=30)
+    se.processed(cw, "prod-async", later, [4])
+    outcomes, ops = sweep(app, later, "sweep-2")
+    # Then its configuration is still not read, but its requests are: it is in use, not "as told"
+    o = outcomes["prod-async"]
+    assert CONFIG_READ not in ops and o.verdict.value == "exempt" and o.decision.action is None
+    assert "4 invocations" in o.reason and "as told" not in o.reason
+
+
+def test_in_enforce_a_dev_endpoint_that_may_be_acted_on_is_read_every_sweep(aws, sm, deployed_env, monkeypatch):
+    # Given enforce with a long grace, and a quiet dev endpoint (and a production one, told once a day)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "600")
+    se.classic(sm, "dev-classic", DEV)
+    se.classic(sm, "prod-classic", PROD)
+    for name in ("dev-classic", "prod-classic"):
+        se.age(name, MORNING, 300)
+    app = load_function("endpoint")
+    first, ops1 = sweep(app, MORNING, "sweep-1")
+    # When the next sweep of the day runs
+    later, ops2 = sweep(app, MORNING + timedelta(minutes=30), "sweep-2")
+    # Then the dev endpoint's configuration is read both times (a warning, then an action may follow); production's once
+    assert ops1[CONFIG_READ] == 2 and ops2[CONFIG_READ] == 1
+    assert first["dev-classic"].verdict.value == later["dev-classic"].verdict.value == "warn"
+    assert "as told" not in later["dev-classic"].reason and "as told" in later["prod-classic"].reason

@@ -21,7 +21,7 @@ from reaper.kinds.endpoint.model import (
     quiet_text,
     traffic_in_window,
 )
-from reaper.model import Decision, Resource, Verdict
+from reaper.model import Decision, Mode, Resource, Verdict
 from reaper.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
 from reaper.settings import Settings
 from reaper.timeutil import as_utc, human_duration, iso
@@ -68,16 +68,16 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
                 evidence=evidence,
             )
     quiet = quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
-    if details is None and prod and sig.told is not None:
-        return told_decision(sig.told, quiet, {**evidence, "policy": "idle"})
-    if details is None and (dev or prod):
-        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
     if off_hours:
         reason = off_hours_reason(settings)
         evidence["policy"] = "off-hours"
     else:
         reason = quiet
         evidence["policy"] = "idle"
+    if details is None and sig.told is not None and told_stands(view, settings):
+        return told_decision(sig.told, reason, evidence)
+    if details is None and (dev or prod):
+        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
     if not dev and not prod:
         return Decision(
             Verdict.KEEP,
@@ -150,12 +150,20 @@ def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime)
     return since is not None and since <= window_start and traffic_in_window(sig.traffic, window_start) == 0
 
 
-def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision:
-    """A production endpoint told today already: what that message said would be done, again.
+def told_stands(view: TagView, settings: Settings) -> bool:
+    """Whose daily message may stand in for its configuration: endpoints nothing is done to, only
+    told once a day — production stages (notify-only), and dev stages while the kind is in dry-run.
+    In enforce a dev endpoint may be acted on, so its configuration is always read."""
+    return is_production(view, settings) or (is_dev(view, settings) and settings.mode_for(KIND) is Mode.DRY_RUN)
 
-    Production stages are notify-only (policy.production_guard makes this `exempt`, and the pipeline
-    re-reads protection before any change), and the day's message claim is taken, so nothing is
-    posted: its configuration is read again when its next message is due (signals.py, told.py)."""
+
+def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision:
+    """An endpoint told today already (told_stands): what that message said would be done, again.
+
+    Nothing is done to it: production is notify-only (policy.production_guard makes this `exempt`,
+    and the pipeline re-reads protection before any change) and dry-run changes nothing; the day's
+    message claim is taken, so nothing is posted. Its configuration is read again when its next
+    message is due (signals.py, told.py)."""
     return Decision(
         Verdict.ACT,
         f"{reason}; as told at {told.at:%H:%M} UTC today (its configuration is read again when its next daily message is due)",
@@ -166,7 +174,7 @@ def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision
 
 def kill_decision(r: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
     """Past its kill date: to zero by the endpoint's type (classic: deleted, restorable), as for an idle one."""
-    if r.state == IN_SERVICE and signal is not None and signal.details is None and signal.told is not None and is_production(view, settings):
+    if r.state == IN_SERVICE and signal is not None and signal.details is None and signal.told is not None and told_stands(view, settings):
         return told_decision(signal.told, reason, {})
     if r.state != IN_SERVICE or signal is None or signal.problem or signal.details is None:
         return None  # not live, or its configuration was not read: nothing can be chosen safely

@@ -35,7 +35,7 @@ from reaper.kinds.endpoint.model import (
     Told,
     VariantSpec,
 )
-from reaper.kinds.endpoint.rules import may_act
+from reaper.kinds.endpoint.rules import may_act, told_stands
 from reaper.kinds.endpoint.told import told_today
 from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
@@ -78,11 +78,12 @@ def signals(
                 wanted.append((r, dev))
             else:
                 unread.append(r)
-    told = _told(log, [r for r, dev in wanted if not dev], settings, now)
+    told = _told(log, [r for r, _dev in wanted], settings, now)
     for r, dev in wanted:
         if r.id in told:
             out[r.id] = replace(out[r.id], told=told[r.id])
             _complete_told(r, told[r.id])
+            unread.append(r)  # its type is not read again: an async one's requests are read too
             continue
         try:
             out[r.id] = replace(out[r.id], details=reader.details(r, check_models=dev))
@@ -108,12 +109,16 @@ def signals(
 
 
 def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:
-    """Production endpoints whose daily message was posted today (not when ListInferenceComponents
-    failed: which of them host components is then learnt from their configurations)."""
-    candidates = [r for r in candidates if is_production(read_tags(r.tags, settings), settings) and not r.facts_as(EndpointFacts).components_problem]
-    if log is None or not candidates:
+    """Endpoints only told once a day (rules.told_stands) whose message was posted today; not when
+    ListInferenceComponents failed (which of them host components is then learnt from their
+    configurations)."""
+    if log is None:
         return {}
-    return told_today(log, candidates, settings, now)
+    views = {r.id: read_tags(r.tags, settings) for r in candidates}
+    candidates = [r for r in candidates if told_stands(views[r.id], settings) and not r.facts_as(EndpointFacts).components_problem]
+    if not candidates:
+        return {}
+    return told_today(log, candidates, {r.id: "exempt" if is_production(views[r.id], settings) else "act" for r in candidates}, settings, now)
 
 
 def _complete_told(r: Resource, told: Told) -> None:

@@ -1,9 +1,10 @@
-"""Which production endpoints were told today already, from the action log (one Query a day page).
+"""Which endpoints were told today already, from the action log (one Query, a page per ~1 MB).
 
-A production endpoint is notify-only: its message ("would delete", "would scale to zero") is
-posted once a day (courier's message claim: arn, mode, verdict, action and the UTC day). Reading
-its configuration again on every later sweep of that day only rebuilds a message that is not
-posted, so the sweep reads the day's log once and skips those reads. The configuration is read
+An endpoint nothing is done to — production (notify-only), or dev while the kind is in dry-run —
+gets its message ("would delete", "would scale to zero") once a day (courier's message claim:
+arn, mode, verdict, action and the UTC day). Reading its configuration again on every later sweep
+of that day only rebuilds a message that is not posted, so the sweep reads the day's log once and
+skips those reads. The configuration is read
 again when the message is next due: on the next UTC day, or as soon as the endpoint changes
 (LastModifiedTime after the message), or when the log cannot be read (then it is read as before).
 """
@@ -11,13 +12,13 @@ again when the message is next due: on the next UTC day, or as soon as the endpo
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from reaper.actionlog import ActionLog
 from reaper.aws import AwsError, short
 from reaper.kinds.endpoint.model import KIND, Told
-from reaper.model import Resource, Verdict
+from reaper.model import Resource
 from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
@@ -28,8 +29,9 @@ log = logging.getLogger("reaper")
 ACTIONS = frozenset({"delete", "scale-to-zero"})
 
 
-def told_today(action_log: ActionLog, candidates: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, Told]:
-    """{endpoint id: its message today} for the candidates whose daily message was posted already."""
+def told_today(action_log: ActionLog, candidates: Iterable[Resource], verdicts: Mapping[str, str], settings: Settings, now: datetime) -> dict[str, Told]:
+    """{endpoint id: its message today} for the candidates whose daily message was posted already;
+    `verdicts`: the verdict that message has, by endpoint id (production `exempt`, dev in dry-run `act`)."""
     wanted = {r.arn: r for r in candidates if r.arn}
     if not wanted:
         return {}
@@ -42,7 +44,7 @@ def told_today(action_log: ActionLog, candidates: Iterable[Resource], settings: 
             r = wanted.get(entry.get("arn") or "")
             if r is None or entry.get("kind") != KIND or entry.get("region") != r.region:
                 continue
-            if entry.get("verdict") != Verdict.EXEMPT.value or entry.get("mode") != mode or entry.get("action") not in ACTIONS:
+            if entry.get("verdict") != verdicts.get(r.id) or entry.get("mode") != mode or entry.get("action") not in ACTIONS:
                 continue
             at = _parse(entry.get("logged_at"))
             if at is None or at < day_start:
