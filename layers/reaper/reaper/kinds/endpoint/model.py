@@ -116,6 +116,7 @@ class Told:
     action: str  # what it said would be done (delete, scale-to-zero)
     hourly_usd: float | None = None  # what the message said it costs (None once its instance count changed)
     instance_type: str | None = None
+    type: str | None = None  # the endpoint type the message gave (None: not said): async ones have their requests read
 
 
 @dataclass(frozen=True)

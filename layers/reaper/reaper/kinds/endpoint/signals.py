@@ -83,7 +83,8 @@ def signals(
         if r.id in told:
             out[r.id] = replace(out[r.id], told=told[r.id])
             _complete_told(r, told[r.id])
-            unread.append(r)  # its type is not read again: an async one's requests are read too
+            if told[r.id].type in (None, ASYNC):
+                unread.append(r)  # async (or not said): its requests processed and backlog are read, as for a stage-less one
             continue
         try:
             out[r.id] = replace(out[r.id], details=reader.details(r, check_models=dev))

@@ -51,7 +51,11 @@ def told_today(action_log: ActionLog, candidates: Iterable[Resource], verdicts: 
                 continue
             if r.changed_at is not None and as_utc(r.changed_at) > at:
                 continue  # changed since it was told: what it would be told may differ
-            out[r.id] = Told(at=at, action=str(entry["action"]), hourly_usd=_price(entry, r), instance_type=entry.get("instance_type"))
+            evidence = entry.get("evidence")
+            said = evidence.get("type") if isinstance(evidence, dict) else None
+            out[r.id] = Told(
+                at=at, action=str(entry["action"]), hourly_usd=_price(entry, r), instance_type=entry.get("instance_type"), type=said
+            )
     except AwsError as exc:  # optional: without it every configuration is read, as if none was told
         log.warning("could not read today's action log, so production endpoints' configurations are read: %s", short(exc))
         return {}
