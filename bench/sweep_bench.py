@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from bench import cost_model  # noqa: E402
 from bench import kinds as bench_kinds  # noqa: E402
 from bench.floor import counting  # noqa: E402
 from reaper import pipeline  # noqa: E402
+from reaper.actionlog import create_table  # noqa: E402
 from reaper.runtime import Runtime  # noqa: E402
 from reaper.settings import Settings  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
@@ -46,13 +47,25 @@ def seeders() -> dict[str, Any]:
     return out
 
 
-def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
+def measure(kind: str, module: Any, n: int, with_log: bool = False) -> dict[str, Any]:
+    first_of_day: dict[str, int] | None = None
     with local_account():
         now = datetime.now(UTC)
         t0 = time.monotonic()
         module.seed(session(), n, now)
         seeded = time.monotonic() - t0
-        rt = Runtime.build(Settings(), region="us-east-1")  # dry-run, no log, no Slack: the sweep's own calls
+        settings = Settings()  # dry-run, no log, no Slack: the sweep's own calls
+        if with_log:
+            # with the action log: the first sweep of the day (every message due) is counted apart,
+            # and the figures are of a later sweep that day (messages told already)
+            create_table(session().client("dynamodb"), "bench-log")
+            settings = settings.replace(table="bench-log")
+        rt = Runtime.build(settings, region="us-east-1")
+        if with_log:
+            with recording() as first:
+                pipeline.sweep(rt, [kind], now, event_id="bench-first")
+            first_of_day = first.by_operation()
+            now = now + timedelta(minutes=30)
         base = reset_peak_rss()
         with recording() as calls, counting() as items:
             t1 = time.monotonic()
@@ -71,6 +84,8 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
     return {
         "kind": kind,
         "n": n,
+        "with_log": with_log,
+        "first_sweep_of_day_calls": first_of_day,
         "resources": len(outcomes),
         "verdicts": verdicts,
         "errors": sorted({o.reason[:200] for o in outcomes if o.verdict.value == "error"})[:5],
@@ -132,13 +147,19 @@ def report(r: dict[str, Any]) -> str:
     bill = r["monthly_bill_per_1000_usd"]
     lines = "  ".join(f"{k} ${v:,.2f}" for k, v in bill.items() if k != "total" and v)
     late = "  PAST HALF THE 300 s TIMEOUT" if r["half_timeout_exceeded"] else ""
+    first = r.get("first_sweep_of_day_calls")
+    log_note = ""
+    if first is not None:
+        log_note = "\n    with the action log; a later sweep of the day. The first sweep of the day: " + ", ".join(
+            f"{op} {c} = {c / n:.4f}/res" for op, c in first.items()
+        )
     return (
         f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
         f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
         f"(+{r['sweep_rss_growth_mb']} MB in the sweep)  "
         f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}\n{per}\n"
         f"    reaper's own bill per 1,000 a month: ${bill['total']:,.2f} ({lines}); "
-        f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month"
+        f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month{log_note}"
     )
 
 
@@ -148,6 +169,9 @@ def main() -> int:
     p.add_argument("--n", type=int, nargs="+", default=[100, 1000])
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
     p.add_argument("--no-cold-start", action="store_true")
+    p.add_argument(
+        "--with-log", action="store_true", help="sweep with an action log: count a later sweep of the day (the first is shown apart)"
+    )
     p.add_argument("--cold-start-only", action="store_true", help="only the functions' cold import times (run on a quiet machine)")
     args = p.parse_args()
     available = seeders()
@@ -159,7 +183,7 @@ def main() -> int:
             return 2
         for n in args.n:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
-            r = measure(kind, available[kind], n)
+            r = measure(kind, available[kind], n, with_log=args.with_log)
             results["sweeps"].append(r)
             print(report(r), flush=True)
             out = Path(args.out)

@@ -80,7 +80,7 @@ def sweep_kind(
     try:
         resources = kind.discover(clients, settings, now)
         say(f"{kind.name} {region}: {len(resources)} found, reading signals")
-        signals = kind.signals(clients, resources, settings, now)
+        signals = kind.signals(clients, resources, settings, now, log=rt.log)
     except AwsError as exc:
         # Not silent: one error outcome stands for the whole kind in this region.
         gone = Resource(kind=kind.name, id="*", arn="", region=region, state="unknown")

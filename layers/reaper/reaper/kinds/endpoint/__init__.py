@@ -114,6 +114,7 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     budgeted=True,
+    signals_read_log=True,  # production configurations are read only when their daily message is due
     default_action="scale-to-zero",  # classic endpoints cannot scale to zero: kill_decision picks delete for them
     kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),

@@ -16,6 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from reaper import pricing
+from reaper.actionlog import ActionLog
 from reaper.aws import AwsError, is_not_found, short
 from reaper.clients import Clients
 from reaper.kinds.endpoint.model import (
@@ -31,9 +32,11 @@ from reaper.kinds.endpoint.model import (
     EndpointDetails,
     EndpointFacts,
     EndpointSignal,
+    Told,
     VariantSpec,
 )
-from reaper.kinds.endpoint.rules import may_act
+from reaper.kinds.endpoint.rules import may_act, told_stands
+from reaper.kinds.endpoint.told import told_today
 from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
 from reaper.policy import is_dev, is_production, read_tags
@@ -41,7 +44,9 @@ from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
 
-def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, EndpointSignal]:
+def signals(
+    clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
+) -> Mapping[str, EndpointSignal]:
     """Traffic for every live endpoint in one batch; details only for those that may be acted on.
 
     Configurations are read for quiet endpoints the reaper may change (dev stages) or whose
@@ -63,19 +68,28 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     reader = DetailReader(clients)
     out: dict[str, EndpointSignal] = {}
     unread: list[Resource] = []  # quiet, other stage, configuration not needed: async metrics instead
+    wanted: list[tuple[Resource, bool]] = []  # configuration needed: (endpoint, dev)
     for r in live:
-        sig = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
+        sig = out[r.id] = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
         if may_act(r, sig, settings, now):
             view = read_tags(r.tags, settings)
             dev = is_dev(view, settings)
             if dev or is_production(view, settings) or r.facts_as(EndpointFacts).components_problem:
-                try:
-                    sig = replace(sig, details=reader.details(r, check_models=dev))
-                except AwsError as exc:
-                    sig = replace(sig, problem=f"could not read its configuration: {short(exc)}")
+                wanted.append((r, dev))
             else:
                 unread.append(r)
-        out[r.id] = sig
+    told = _told(log, [r for r, _dev in wanted], settings, now)
+    for r, dev in wanted:
+        if r.id in told:
+            out[r.id] = replace(out[r.id], told=told[r.id])
+            _complete_told(r, told[r.id])
+            if told[r.id].type in (None, ASYNC):
+                unread.append(r)  # async (or not said): its requests processed and backlog are read, as for a stage-less one
+            continue
+        try:
+            out[r.id] = replace(out[r.id], details=reader.details(r, check_models=dev))
+        except AwsError as exc:
+            out[r.id] = replace(out[r.id], problem=f"could not read its configuration: {short(exc)}")
     _check_models(reader, out, resources)
     for r in live:
         sig = out[r.id]
@@ -93,6 +107,25 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
             both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
             out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
     return out
+
+
+def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:
+    """Endpoints only told once a day (rules.told_stands) whose message was posted today; not when
+    ListInferenceComponents failed (which of them host components is then learnt from their
+    configurations)."""
+    if log is None:
+        return {}
+    views = {r.id: read_tags(r.tags, settings) for r in candidates}
+    candidates = [r for r in candidates if told_stands(views[r.id], settings) and not r.facts_as(EndpointFacts).components_problem]
+    if not candidates:
+        return {}
+    return told_today(log, candidates, {r.id: "exempt" if is_production(views[r.id], settings) else "act" for r in candidates}, settings, now)
+
+
+def _complete_told(r: Resource, told: Told) -> None:
+    """The resource as today's message showed it (its configuration is not read again)."""
+    r.instance_type = told.instance_type
+    r.hourly_usd = told.hourly_usd
 
 
 def _check_models(reader: DetailReader, out: dict[str, EndpointSignal], resources: list[Resource]) -> None:
