@@ -88,6 +88,7 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         "sweep_rss_growth_mb": round(max(peak - base, 0) / 1024, 1),
         "projected_aws_seconds": round(projected, 1),
         "half_timeout_exceeded": projected > cost_model.TIMEOUT_S / 2,
+        "parts_at_10000": cost_model.parts(projected, n),
         "monthly_bill_usd": bill,
         "monthly_bill_per_1000_usd": cost_model.per_thousand(bill, n),
         "idle_spend_found_per_1000_usd_month": round(cost_model.idle_spend_found(outcomes) * 1000 / max(n, 1), 2),
@@ -131,12 +132,24 @@ def report(r: dict[str, Any]) -> str:
     )
     bill = r["monthly_bill_per_1000_usd"]
     lines = "  ".join(f"{k} ${v:,.2f}" for k, v in bill.items() if k != "total" and v)
-    late = "  PAST HALF THE 300 s TIMEOUT" if r["half_timeout_exceeded"] else ""
+    late = "  past half the 300 s timeout: split into parts" if r["half_timeout_exceeded"] else ""
+    plan = r["parts_at_10000"]
+    fits = cost_model.fits_interval(r["kind"], plan)
+    interval = cost_model.SWEEP_INTERVAL_MIN.get(r["kind"], 15)
+    split = (
+        f"\n    at N=10,000: projected {plan['projected_s']:.0f} s on AWS = {plan['parts']} invocation(s) of <= {cost_model.TIMEOUT_S // 2} s"
+        + (
+            f" (last part starts at {plan['last_part_starts_min']} min, done by {plan['chain_min']} min; "
+            f"{'within' if fits else 'PAST'} the {interval}-min sweep interval)"
+            if plan["parts"] > 1
+            else ""
+        )
+    )
     return (
         f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
         f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
         f"(+{r['sweep_rss_growth_mb']} MB in the sweep)  "
-        f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}\n{per}\n"
+        f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}{split}\n{per}\n"
         f"    reaper's own bill per 1,000 a month: ${bill['total']:,.2f} ({lines}); "
         f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month"
     )

@@ -149,6 +149,11 @@ class KindDeclaration:
     # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
     budgeted: bool = False
     manages_budgets: bool = False
+    # The evidence is read per resource (a describe per candidate), not across resources: the
+    # pipeline reads it a chunk at a time, so a sweep split across invocations reads only what each
+    # part reaches. Kinds whose signals compare resources (tuning siblings) or search the account
+    # once (FSx job inputs) read them for every resource, in every part.
+    chunked_signals: bool = False
 
 
 class Kind:

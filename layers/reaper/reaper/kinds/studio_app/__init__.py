@@ -48,4 +48,5 @@ DECLARATION = KindDeclaration(
     **standard_parts(_P),
     default_action="delete",
     kill_decision=f"{_P}.rules:kill_decision",  # apps only, never a domain
+    chunked_signals=True,  # a DescribeApp per candidate: a long sweep describes only what each part reaches
 )
