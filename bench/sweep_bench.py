@@ -32,6 +32,8 @@ from bench import cost_model  # noqa: E402
 from bench import kinds as bench_kinds  # noqa: E402
 from bench.floor import counting  # noqa: E402
 from reaper import pipeline  # noqa: E402
+from reaper.continuation import Cursor  # noqa: E402
+from reaper.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
 from reaper.runtime import Runtime  # noqa: E402
 from reaper.settings import Settings  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
@@ -46,7 +48,42 @@ def seeders() -> dict[str, Any]:
     return out
 
 
-def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
+def sweep_in_parts(rt: Runtime, kind: str, now: datetime, part_seconds: float) -> dict[str, Any]:
+    """The same sweep again, split as a Lambda would split it, on a clock that runs at the stated AWS
+    latencies of the calls made (cost_model): each part has `part_seconds` of work before its reserve.
+    Returns how many parts it took, each part's projected seconds, and whether every resource was
+    handled exactly once."""
+    handled: list[str] = []
+    seconds: list[float] = []
+    resume: Cursor | None = None
+    with recording() as calls:
+
+        def clock() -> float:
+            return cost_model.projected_seconds(calls.by_operation())
+
+        def arrange(cursor: Cursor, elapsed: float) -> str:
+            return f"part {cursor.part}"
+
+        while True:
+            start = clock()
+            deadline = Deadline(start + part_seconds + RESERVE_SECONDS, clock)
+            run = pipeline.sweep_run(rt, [kind], now, "bench-parts", deadline=deadline, resume=resume, continue_with=arrange)
+            handled += [o.resource.id for o in run.outcomes if o.resource.id != "*"]
+            seconds.append(round(clock() - start, 1))
+            if run.next_part is None or run.arranged is None:
+                break
+            resume = run.next_part
+    return {
+        "part_seconds": part_seconds,
+        "parts": len(seconds),
+        "seconds_per_part": seconds,
+        "handled": len(handled),
+        "each_once": len(handled) == len(set(handled)),
+        "errors": [o.reason for o in run.outcomes if o.resource.id == "*"],
+    }
+
+
+def measure(kind: str, module: Any, n: int, part_seconds: float | None = None) -> dict[str, Any]:
     with local_account():
         now = datetime.now(UTC)
         t0 = time.monotonic()
@@ -59,6 +96,7 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
             outcomes = pipeline.sweep(rt, [kind], now, event_id="bench")
             elapsed = time.monotonic() - t1
         peak = rss_kb("VmHWM")
+        split = sweep_in_parts(rt, kind, now, part_seconds) if part_seconds else None
     verdicts: dict[str, int] = {}
     for o in outcomes:
         verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
@@ -89,6 +127,7 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         "projected_aws_seconds": round(projected, 1),
         "half_timeout_exceeded": projected > cost_model.TIMEOUT_S / 2,
         "parts_at_10000": cost_model.parts(projected, n),
+        "in_parts": split,
         "monthly_bill_usd": bill,
         "monthly_bill_per_1000_usd": cost_model.per_thousand(bill, n),
         "idle_spend_found_per_1000_usd_month": round(cost_model.idle_spend_found(outcomes) * 1000 / max(n, 1), 2),
@@ -145,6 +184,14 @@ def report(r: dict[str, Any]) -> str:
             else ""
         )
     )
+    if r.get("in_parts"):
+        p = r["in_parts"]
+        split += (
+            f"\n    swept again in parts of {p['part_seconds']:.0f} s (projected clock): {p['parts']} part(s) of "
+            f"{', '.join(f'{x:.0f}' for x in p['seconds_per_part'])} s; {p['handled']} handled, "
+            f"{'each exactly once' if p['each_once'] and p['handled'] == r['resources'] else 'NOT each once'}"
+            + (f"; errors: {p['errors']}" if p["errors"] else "")
+        )
     return (
         f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
         f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
@@ -161,6 +208,12 @@ def main() -> int:
     p.add_argument("--n", type=int, nargs="+", default=[100, 1000])
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
     p.add_argument("--no-cold-start", action="store_true")
+    p.add_argument(
+        "--parts",
+        type=float,
+        metavar="SECONDS",
+        help="also sweep again in parts of SECONDS of projected AWS time each, as a Lambda continues a long sweep",
+    )
     p.add_argument("--cold-start-only", action="store_true", help="only the functions' cold import times (run on a quiet machine)")
     args = p.parse_args()
     available = seeders()
@@ -172,7 +225,7 @@ def main() -> int:
             return 2
         for n in args.n:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
-            r = measure(kind, available[kind], n)
+            r = measure(kind, available[kind], n, args.parts)
             results["sweeps"].append(r)
             print(report(r), flush=True)
             out = Path(args.out)

@@ -32,9 +32,10 @@ log = logging.getLogger("reaper")
 Progress = Callable[[str], None]
 
 
-# Resources per chunk. Before each chunk the sweep asks whether the chunk still fits in the time
-# left; a kind with `chunked_signals` reads its per-resource evidence a chunk at a time, so what an
-# invocation does not reach is not read either. 500 = one full GetMetricData batch of queries.
+# Resources per chunk (at most; a kind may declare fewer). Before each chunk the sweep asks whether
+# it still fits in the time left, estimated from the slowest chunk so far; a kind with
+# `chunked_signals` reads its per-resource evidence a chunk at a time, so what an invocation does
+# not reach is not read either. 500 = one full GetMetricData batch of queries.
 CHUNK = 500
 # (the next part's cursor, seconds this part ran) -> what was arranged; raises when it cannot be
 Continue = Callable[[Cursor, float], str]
@@ -220,6 +221,7 @@ def sweep_kind_run(
     settings = rt.settings
     deadline = deadline or Deadline.none()
     chunked = kind.declaration.chunked_signals
+    size = min(kind.declaration.chunk_size or CHUNK, CHUNK)
     try:
         resources = sorted(kind.discover(clients, settings, now), key=lambda r: r.id)
         todo = [r for r in resources if after is None or r.id > after]
@@ -239,8 +241,8 @@ def sweep_kind_run(
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start : start + CHUNK]
+    for start in range(0, len(todo), size):
+        chunk = todo[start : start + size]
         left = deadline.left()
         if left is not None and left - RESERVE_SECONDS < slowest:
             run.left = todo[start:]

@@ -154,6 +154,9 @@ class KindDeclaration:
     # part reaches. Kinds whose signals compare resources (tuning siblings) or search the account
     # once (FSx job inputs) read them for every resource, in every part.
     chunked_signals: bool = False
+    # Resources per chunk (None: the pipeline's 500, one full GetMetricData batch). Smaller for a kind
+    # whose chunk is slow (a describe per resource), so a part stops closer to its deadline.
+    chunk_size: int | None = None
 
 
 class Kind:
