@@ -18,6 +18,7 @@ from reaper.continuation import MAX_PARTS, schedule_name
 from reaper.errors import BadEventError
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
+from reaper_devkit.iam_check import ungranted
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
 from tests.integration import studio_fleet as fleet
@@ -131,6 +132,9 @@ def test_a_sweep_short_of_time_arranges_its_next_part_which_handles_the_rest_eac
     assert sorted(acts) == idle_ids(split)
     test_reads = {"scheduler:ListSchedules", "scheduler:GetSchedule"}  # this test's own look at the schedules
     assert "scheduler:CreateSchedule" in calls.actions and calls.actions - test_reads <= function_actions("StudioAppFunction")
+    # and the role grants what arranging a part names: the schedule in the sweeps' group, the role passed
+    arranging = [r for r in calls.requests if r.action in ("scheduler:CreateSchedule", "iam:PassRole")]
+    assert len(arranging) == 2 and ungranted(arranging, "StudioAppFunction") == []
 
 
 def test_a_continuation_delivered_twice_acts_once_and_arranges_its_next_part_once(aws, sm, split):

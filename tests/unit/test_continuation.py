@@ -46,3 +46,17 @@ def test_the_event_a_schedule_delivers_parses_back_to_its_cursor():
     assert parse(ev["detail"], "endpoint", ("us-east-1", "eu-west-1"), STARTED + timedelta(minutes=6)) == c
     with pytest.raises(BadEventError, match="does not sweep"):
         parse(ev["detail"], "endpoint", ("us-east-1",), STARTED)
+
+
+@pytest.mark.parametrize("kind", ["studio-app", "endpoint"])
+def test_the_example_continuation_events_are_what_the_functions_take(kind):
+    import json
+    from pathlib import Path
+
+    from reaper.continuation import DETAIL_TYPE, SOURCE, schedule_name
+    from reaper.events import parse_eventbridge
+
+    ev = parse_eventbridge(json.loads((Path(__file__).parents[2] / "events" / f"{kind}-continuation.json").read_text()))
+    assert (ev.source, ev.detail_type) == (SOURCE, DETAIL_TYPE)
+    cursor = parse(ev.detail, kind, ("us-east-1",), STARTED + timedelta(minutes=5))
+    assert cursor.kind == kind and cursor.part == 2 and ev.id == schedule_name(cursor)

@@ -13,7 +13,13 @@ finds it arranged already (ConflictException) instead of forking the chain.
 
 A continuation is dropped (with a log line) once the kind's next full sweep is due: that sweep
 starts from the top and reaches the same resources.
-https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html#one-time (at() schedules)
+
+Scheduler deletes a one-time schedule once it has invoked its target (ActionAfterCompletion DELETE):
+https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-delete.html
+Each sweep function has reserved concurrency 1: a part that arrives while another invocation runs
+is throttled, and Lambda keeps an asynchronous event and retries it for up to 6 hours; the same
+page warns that an event may be delivered more than once (hence the claims):
+https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
 """
 
 from __future__ import annotations
