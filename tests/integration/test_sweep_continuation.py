@@ -259,3 +259,27 @@ def test_schedule_names_are_the_same_for_the_same_part_and_fit_scheduler():
     assert schedule_name(a) == schedule_name(Cursor("studio-app", "us-east-1", "y", started, 2, "e" * 200))
     assert schedule_name(a) != schedule_name(Cursor("studio-app", "us-east-1", "x", started, 3, "e" * 200))
     assert len(schedule_name(a)) <= 64
+
+
+def test_a_continuation_goes_on_into_the_regions_not_started(aws, sm, split, monkeypatch):
+    # Given two swept regions, each with Studio apps, and a first part with time for one chunk
+    import boto3
+
+    monkeypatch.setenv("REAPER_REGIONS", "us-east-1,us-west-2")
+    west = boto3.session.Session(region_name="us-west-2")
+    fleet.seed(west, datetime.now(UTC))
+    west_ids = sorted(
+        a["DomainId"] + "/" + (a.get("SpaceName") or a.get("UserProfileName", "")) + f"/{a['AppType']}/{a['AppName']}"
+        for a in west.client("sagemaker").list_apps()["Apps"]
+    )
+    app = load_function("studio_app")
+    first = app.handler(event("studio-app-schedule.json"), short())
+    cont = next_event(aws, 2)
+    # Then part 2 starts in the region where part 1 stopped, and goes on into the next one
+    assert cont["detail"]["region"] == "us-east-1"
+    second = app.handler(cont, roomy())
+    assert "continues" not in second
+    east, rest = split["seen"][: len(split["all"])], split["seen"][len(split["all"]) :]
+    assert east == split["all"] and first["resources"] + second["resources"] == len(split["seen"])
+    # (the seed names its domains alike in both regions: each region's ids are unique, handled once)
+    assert set(west_ids) <= set(rest) and len(set(rest)) == len(rest) == len(split["all"])
