@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from reaper import budgets
+from reaper import budgets, sweep_scope
 from reaper import kinds as kind_registry
 from reaper.aws import AwsError, short
 from reaper.continuation import MAX_PARTS, Cursor
@@ -241,32 +241,33 @@ def sweep_kind_run(
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
-    for start in range(0, len(todo), size):
-        chunk = todo[start : start + size]
-        left = deadline.left()
-        if left is not None and left - RESERVE_SECONDS < slowest:
-            run.left = todo[start:]
-            break
-        began = deadline.clock()
-        if chunked:
-            try:
-                signals = kind.signals(clients, chunk, settings, now)
-            except AwsError as exc:
-                reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next sweep tries again"
-                run.outcomes.append(_sweep_error(kind.name, region, settings, reason))
-                courier.take(run.outcomes[-1])
+    with sweep_scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
+            left = deadline.left()
+            if left is not None and left - RESERVE_SECONDS < slowest:
+                run.left = todo[start:]
                 break
-        for n, r in enumerate(chunk):
-            if deadline.nearly_over():
-                run.left = todo[start + n :]
+            began = deadline.clock()
+            if chunked:
+                try:
+                    signals = kind.signals(clients, chunk, settings, now)
+                except AwsError as exc:
+                    reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next sweep tries again"
+                    run.outcomes.append(_sweep_error(kind.name, region, settings, reason))
+                    courier.take(run.outcomes[-1])
+                    break
+            for n, r in enumerate(chunk):
+                if deadline.nearly_over():
+                    run.left = todo[start + n :]
+                    break
+                outcome = process(kind, r, signals.get(r.id), ctx)
+                courier.take(outcome)
+                run.outcomes.append(outcome)
+                run.last, run.handled = r.id, run.handled + 1
+            if run.left:
                 break
-            outcome = process(kind, r, signals.get(r.id), ctx)
-            courier.take(outcome)
-            run.outcomes.append(outcome)
-            run.last, run.handled = r.id, run.handled + 1
-        if run.left:
-            break
-        slowest = max(slowest, deadline.clock() - began)
+            slowest = max(slowest, deadline.clock() - began)
     counts = Counter(o.verdict.value for o in run.outcomes)
     tail = f"; {len(run.left)} left for later" if run.left else ""
     say((f"{kind.name} {region}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) if counts else f"{kind.name} {region}: nothing found") + tail)
