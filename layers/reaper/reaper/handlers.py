@@ -80,7 +80,8 @@ def sweep_in_parts(
 ) -> dict[str, Any]:
     """A sweep (or its part after `resume`); when time runs short, its next part is arranged to
     invoke this function again (reaper.continuation)."""
-    target = str(getattr(context, "invoked_function_arn", "") or "")
+    # unqualified: the continuation role may invoke the function itself (template.yaml), not an alias
+    target = ":".join(str(getattr(context, "invoked_function_arn", "") or "").split(":")[:7])
 
     def arrange(cursor: continuation.Cursor, elapsed: float) -> str:
         at = now + timedelta(seconds=elapsed) + continuation.DELAY
