@@ -107,20 +107,34 @@ class Courier:
         self.flush()
         return len(left)
 
-    def report_not_reached(self, outcomes: list[Outcome]) -> None:
-        """One message for everything the sweep had no time for, never one per resource."""
+    def report_not_reached(
+        self, outcomes: list[Outcome], unreached: int = 0, kind: str = "", region: str = "", later: list[str] | None = None, why: str = ""
+    ) -> None:
+        """One message for everything the sweep had no time for, never one per resource.
+
+        `unreached` resources (of `kind` in `region`) and the regions `later` were never looked at: a sweep
+        whose next part could not be arranged (`why`) says so here.
+        """
         missed = [o for o in outcomes if o.result is not None and o.result.code is ResultCode.NOT_REACHED]
-        if not missed:
+        total = len(missed) + unreached
+        if not total and not later:
             return
-        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed})
+        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed} | ({f"{kind} ({region})"} if unreached else set()))
+        first = missed[0].resource if missed else None
+        text = f"Not reached this time: {total} in {', '.join(kinds)}"
+        if later:
+            text += f", and regions {', '.join(later)} not started"
+        text += ". Nothing was changed on them; the next sweep decides again."
+        if why:
+            text += f" The rest of the sweep could not be arranged: {why}."
         body = {
             "type": "notice",
-            "kind": missed[0].resource.kind,
+            "kind": first.kind if first else kind,
             "id": "*",
             "arn": "",
-            "region": missed[0].resource.region,
-            "title": f"Sweep ran out of time: {len(missed)} resource(s) not reached",
-            "text": f"Not reached this time: {len(missed)} in {', '.join(kinds)}. Nothing was changed on them; the next sweep decides again.",
+            "region": first.region if first else region,
+            "title": f"Sweep ran out of time: {total} resource(s) not reached",
+            "text": text,
         }
         key: str | None = None
         if self.rt.log is not None:

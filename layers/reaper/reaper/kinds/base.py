@@ -152,6 +152,14 @@ class KindDeclaration:
     # The kind's signals take `log=` (the action log, or None): reads whose only use is a message
     # the log says was posted already today are skipped (endpoint: production configurations).
     signals_read_log: bool = False
+    # The evidence is read per resource (a describe per candidate), not across resources: the
+    # pipeline reads it a chunk at a time, so a sweep split across invocations reads only what each
+    # part reaches. Kinds whose signals compare resources (tuning siblings) or search the account
+    # once (FSx job inputs) read them for every resource, in every part.
+    chunked_signals: bool = False
+    # Resources per chunk (None: the pipeline's 500, one full GetMetricData batch). Smaller for a kind
+    # whose chunk is slow (a describe per resource), so a part stops closer to its deadline.
+    chunk_size: int | None = None
 
 
 class Kind:

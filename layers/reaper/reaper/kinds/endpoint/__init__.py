@@ -120,4 +120,5 @@ DECLARATION = KindDeclaration(
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,
     restorer=Restorer(name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE),
+    chunked_signals=True,  # configurations per candidate; traffic in one GetMetricData batch per chunk of 500
 )

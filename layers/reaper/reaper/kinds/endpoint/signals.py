@@ -8,14 +8,14 @@ endpoints name it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper import pricing
+from reaper import pricing, sweep_scope
 from reaper.actionlog import ActionLog
 from reaper.aws import AwsError, is_not_found, short
 from reaper.clients import Clients
@@ -41,6 +41,7 @@ from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
 from reaper.policy import is_dev, is_production, read_tags
 from reaper.settings import Settings
+from reaper.sweep_scope import Scope
 from reaper.timeutil import as_utc
 
 
@@ -65,7 +66,7 @@ def signals(
     lookback = timedelta(minutes=max(longest, LOOKBACK_MINUTES))
     start = _floor5(end - lookback)
     traffic = fetch(clients("cloudwatch"), [q for r in live for q in traffic_queries(r)], start, end)
-    reader = DetailReader(clients)
+    reader = reader_for(clients)
     out: dict[str, EndpointSignal] = {}
     unread: list[Resource] = []  # quiet, other stage, configuration not needed: async metrics instead
     wanted: list[tuple[Resource, bool]] = []  # configuration needed: (endpoint, dev)
@@ -128,6 +129,21 @@ def _complete_told(r: Resource, told: Told) -> None:
     r.hourly_usd = told.hourly_usd
 
 
+_shared: list[tuple[Scope, DetailReader]] = []  # the sweep in progress and its reader; at most one
+
+
+def reader_for(clients: Clients) -> DetailReader:
+    """One reader per sweep (reaper.sweep_scope), shared by the chunks the pipeline reads signals in:
+    a configuration, a model or a ListModels page is read once per sweep, not once per chunk. The
+    next sweep, or the next part of a long one, starts afresh: nothing is kept past its sweep."""
+    scope = sweep_scope.current()
+    if scope is None:
+        return DetailReader(clients)
+    if not _shared or _shared[0][0] is not scope or _shared[0][1].sm is not clients("sagemaker"):
+        _shared[:] = [(scope, DetailReader(clients))]
+    return _shared[0][1]
+
+
 def _check_models(reader: DetailReader, out: dict[str, EndpointSignal], resources: list[Resource]) -> None:
     """Dev classic endpoints: which of their models are gone, from ListModels pages (one read for all)."""
     wanted = {r.id: d for r in resources if (d := out.get(r.id, _NONE).details) is not None and d.models_checked is False}
@@ -167,12 +183,14 @@ def async_queries(r: Resource) -> list[MetricQuery]:
 
 
 class DetailReader:
-    """Configurations and models, each read once per sweep."""
+    """Configurations and models, each read once per sweep (across its chunks: see reader_for)."""
 
     def __init__(self, clients: Clients) -> None:
         self.sm = clients("sagemaker")
         self._configs: dict[str, dict[str, Any] | None] = {}
         self._models: dict[str, bool] = {}
+        self._pages: Iterator[dict[str, Any]] | None = None  # ListModels, resumed where the last chunk stopped
+        self._listed_all = False
 
     def config(self, name: str) -> dict[str, Any] | None:
         if name not in self._configs:
@@ -203,21 +221,31 @@ class DetailReader:
         https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListModels.html (MaxResults ≤ 100)
         """
         unseen = {n for n in names if n not in self._models}
+        if self._listed_all:  # every page was read earlier in this sweep: what was not listed is gone
+            self._models.update(dict.fromkeys(unseen, False))
+            unseen = set()
         budget = max(1, len(unseen) // 2)
         if len(unseen) > 1:
-            pages = self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100})
-            for read, page in enumerate(pages, start=1):
-                for m in page.get("Models", []):
-                    self._models[m["ModelName"]] = True
-                    unseen.discard(m["ModelName"])
-                if not unseen:
-                    break
-                if read >= budget and page.get("NextToken"):
-                    break
-            else:  # every page read: what was not listed is gone
-                for n in unseen:
-                    self._models[n] = False
-                unseen = set()
+            if self._pages is None:
+                self._pages = iter(self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100}))
+            read = 0
+            try:
+                for page in self._pages:  # a later chunk goes on from the next page, never re-reads one
+                    read += 1
+                    for m in page.get("Models", []):
+                        self._models[m["ModelName"]] = True
+                        unseen.discard(m["ModelName"])
+                    if not unseen:
+                        break
+                    if read >= budget and page.get("NextToken"):
+                        break
+                else:  # every page read: what was not listed is gone
+                    self._listed_all = True
+                    self._models.update(dict.fromkeys(unseen, False))
+                    unseen = set()
+            except AwsError:
+                self._pages = None  # a failed page ends the paginator: the next chunk starts the listing again
+                raise
         for n in unseen:
             self.model_exists(n)
         return {n for n in names if self._models.get(n)}
