@@ -26,7 +26,11 @@ metrics = Metrics()
 # default) only chooses the warning over an exception; the switch powertools documents is this filter:
 # https://docs.powertools.aws.dev/lambda/python/latest/core/metrics/#raising-schemavalidationerror-on-empty-metrics
 warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
-logging.getLogger("reaper")  # registered now, so the copy below reaches it
-copy_config_to_registered_loggers(source_logger=logger, include={"reaper"})
+if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+    # In Lambda only: the copy gives `reaper` a handler bound to the sys.stdout of this moment. The
+    # CLI and the demo, which run the handlers in-process, keep their plain lines on stderr (and a
+    # stream captured, then closed, by a test never receives a later warning).
+    logging.getLogger("reaper")  # registered now, so the copy below reaches it
+    copy_config_to_registered_loggers(source_logger=logger, include={"reaper"})
 
 __all__ = ["logger", "metrics", "MetricUnit"]
