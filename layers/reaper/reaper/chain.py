@@ -106,7 +106,9 @@ def arranging(log: ActionLog, region: str, cursor: Cursor, at: datetime, now: da
     return log.put_chain(cursor.kind, region, _running(cursor.event_id, cursor.sweep_started, cursor.part, now, at, now), condition, values)
 
 
-def close(log: ActionLog, kind: str, region: str, event_id: str, started: datetime, part: int, status: str, why: str, now: datetime) -> bool:
+def close(
+    log: ActionLog, kind: str, region: str, event_id: str, started: datetime, part: int, status: str, why: str, now: datetime
+) -> bool:
     """Mark the chain finished (or ended on an error) if the record is still this chain's and not past `part`."""
     fields: dict[str, str | int] = {
         "event_id": event_id,

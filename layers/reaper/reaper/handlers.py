@@ -136,7 +136,9 @@ def sweep_in_parts(
     every = continuation.interval(rt.settings.sweep_schedule)
     if run.next_part is None and resume is not None and every is not None and now - started > every:
         # the chain outlasted the schedule: the full sweeps in between deferred to it (reaper.chain)
-        summary["outlasted_schedule"] = f"started {iso(started)}, {int((now - started).total_seconds() // 60)} min ago; sweeps every {human_duration(every)}"
+        summary["outlasted_schedule"] = (
+            f"started {iso(started)}, {int((now - started).total_seconds() // 60)} min ago; sweeps every {human_duration(every)}"
+        )
         logger.warning("sweep chain longer than its schedule", extra={"kind": kind_name, "event_id": event_id, "parts": this_part})
         metrics.add_metric(name="SweepOutlastedSchedule", unit=MetricUnit.Count, value=1)
     for verdict, n in summary["verdicts"].items():
@@ -170,7 +172,9 @@ def _take_over(rt: Runtime, kind_name: str, home: str, dead: chain.ChainRecord, 
         return True
 
 
-def _close_chain(rt: Runtime, kind: str, home: str, event_id: str, started: datetime, part: int, status: str, why: str, now: datetime) -> None:
+def _close_chain(
+    rt: Runtime, kind: str, home: str, event_id: str, started: datetime, part: int, status: str, why: str, now: datetime
+) -> None:
     assert rt.log is not None
     try:
         if not chain.close(rt.log, kind, home, event_id, started, part, status, why, now):
