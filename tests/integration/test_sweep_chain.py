@@ -21,7 +21,7 @@ from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.iam_check import ungranted
 from reaper_devkit.template import function_actions
-from tests.conftest import drain, event, load_function
+from tests.conftest import drain, event, load_function, throttle
 from tests.integration import test_sweep_continuation as continuation_tests
 from tests.integration.test_sweep_continuation import idle_ids, next_event, roomy, schedules, short
 
@@ -233,3 +233,21 @@ def test_without_an_action_log_a_continuation_goes_on_whatever_its_age(aws, sm, 
     # Then it goes on and finishes: nothing dropped for its age, and no table call
     assert "continues" not in second and "dropped" not in second
     assert split["seen"] == split["all"] and not any(a.startswith("dynamodb:") for a in calls.actions)
+
+
+def test_a_chain_whose_next_part_cannot_be_arranged_ends_and_the_next_sweep_does_not_wait_for_it(aws, sm, split, clock, monkeypatch):
+    # Given a Scheduler that refuses (throttled) when the first part arranges its next
+    app = load_function("studio_app")
+    throttle(monkeypatch, app.RUNTIME.clients()("scheduler"), "create_schedule")
+    first = app.handler(SCHEDULED, short())
+    # Then the chain is marked ended (its not-reached notice said the rest), not left running
+    assert first["continues"].startswith("not arranged") and schedules(aws) == []
+    rec = record(aws)
+    assert rec is not None and rec["status"] == "ended" and "ThrottlingException" in rec["why"]
+    assert len([m for m in drain(aws, split["queue"]) if m.get("type") == "notice"]) == 1
+    # When the next scheduled sweep comes, well within the window
+    clock.at(15)
+    second = app.handler(scheduled(2), roomy())
+    # Then it does not defer, and reports no dead chain: it sweeps from the top
+    assert "deferred" not in second and second["verdicts"]["error"] == 0
+    assert set(split["seen"]) == set(split["all"])

@@ -84,9 +84,9 @@ def sweep_in_parts(
     """
     # unqualified: the continuation role may invoke the function itself (template.yaml), not an alias
     target = ":".join(str(getattr(context, "invoked_function_arn", "") or "").split(":")[:7])
-    home = rt.regions[0]
+    home = rt.home_region  # the chain record's key: one per kind per stack
     this_part = resume.part if resume else 1
-    ours = {"wrote": resume is not None}  # whether the chain record may be this sweep's (to close it)
+    wrote = resume is not None  # whether the chain record may be this sweep's (to close it)
     preface: list[Outcome] = []
     unreadable: str | None = None
     if rt.log is not None:
@@ -102,20 +102,21 @@ def sweep_in_parts(
                 logger.info("sweep deferred", extra={"kind": kind_name, "event_id": event_id, "chain": record.event_id, "why": why})
                 metrics.add_metric(name="SweepDeferred", unit=MetricUnit.Count, value=1)
                 return {"event_id": event_id, "part": 1, "deferred": why}
-            ours["wrote"] = True
+            wrote = True
             reason = (
                 f"the {kind_name} sweep {record.event_id} started {iso(record.started)} died: its part {record.part}"
-                f" (due {iso(record.due or record.started)}) never ran; this sweep starts again from the top"
+                f" (due {iso(record.due or record.started)}) never ran, or never finished; this sweep starts again from the top"
             )
             logger.error(reason)
             preface.append(pipeline.sweep_error(kind_name, home, rt.settings, reason, f"chain-dead:{record.event_id}"))
 
     def arrange(cursor: continuation.Cursor, elapsed: float) -> str:
+        nonlocal wrote
         at = now + timedelta(seconds=elapsed) + continuation.DELAY
         if rt.log is not None:
             if not chain.arranging(rt.log, home, cursor, at, now + timedelta(seconds=elapsed)):
                 raise continuation.Superseded(f"the chain record names another sweep, or this one finished or went past part {cursor.part}")
-            ours["wrote"] = True
+            wrote = True
         return continuation.arrange(rt.clients()("scheduler"), rt.settings, cursor, target, at)
 
     run = pipeline.sweep_run(
@@ -129,8 +130,8 @@ def sweep_in_parts(
         summary["continues"] = run.arranged or f"not arranged: {run.superseded or f'{run.unreached} not reached'}"
         summary["after"] = run.next_part.after
     started = resume.sweep_started if resume else now
-    if rt.log is not None and ours["wrote"] and (run.next_part is None or (run.arranged is None and run.superseded is None)):
-        status, why = (chain.FINISHED, "every part done") if run.next_part is None else (chain.ENDED, summary["continues"])
+    if rt.log is not None and wrote and (run.next_part is None or (run.arranged is None and run.superseded is None)):
+        status, why = (chain.FINISHED, "every part done") if run.next_part is None else (chain.ENDED, run.ended or summary["continues"])
         part = run.next_part.part if run.next_part is not None else this_part
         _close_chain(rt, kind_name, home, event_id, started, part, status, why, now)
     every = continuation.interval(rt.settings.sweep_schedule)

@@ -59,6 +59,7 @@ class SweepRun:
     unreached: int = 0  # resources of the stopped region this part did not reach
     handled: int = 0
     superseded: str | None = None  # why no next part: another chain holds the chain record (reaper.chain)
+    ended: str | None = None  # why the chain ended here on an error (stalled, part limit, not arranged)
 
 
 def sweep(
@@ -158,6 +159,7 @@ def _carry_on(rt: Runtime, courier: Courier, run: SweepRun, continue_with: Conti
     if problem is not None:
         reason = f"the {cursor.kind} sweep started {iso(cursor.sweep_started)} stopped: {problem}; the next full sweep starts again"
         log.error(reason)
+        run.ended = reason
         run.outcomes.append(sweep_error(cursor.kind, cursor.region, rt.settings, reason, f"continuation:{cursor.event_id}"))
         courier.take(run.outcomes[-1])
         return
@@ -170,6 +172,7 @@ def _carry_on(rt: Runtime, courier: Courier, run: SweepRun, continue_with: Conti
     except (*AwsError, ValueError) as exc:
         why = short(exc) if isinstance(exc, AwsError) else str(exc)
         log.error("could not arrange part %d of the %s sweep: %s", cursor.part, cursor.kind, why)
+        run.ended = f"part {cursor.part} could not be arranged: {why}"
         courier.report_not_reached([], unreached=run.unreached, kind=cursor.kind, region=cursor.region, later=later, why=why)
 
 
