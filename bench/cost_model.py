@@ -50,7 +50,8 @@ def projected_seconds(calls: dict[str, int]) -> float:
     return sum(n * LATENCY_S.get(op, DEFAULT_LATENCY_S) for op, n in calls.items())
 
 
-# template.yaml schedule defaults, in minutes: a continuation older than this is dropped (reaper.continuation)
+# template.yaml schedule defaults, in minutes: a full sweep that comes while a chain of parts is still
+# going on defers to it (reaper.chain), so a chain longer than this delays the next full sweep
 SWEEP_INTERVAL_MIN = {"notebook": 15, "endpoint": 15, "studio-app": 15, "ec2": 15, "training-job": 5, "fsx": 60}
 CONTINUATION_DELAY_S = 60  # reaper.continuation.DELAY: the next part is invoked a minute after one ends
 
@@ -72,8 +73,9 @@ def parts(projected_s: float, n: int, target_n: int = 10_000) -> dict[str, Any]:
 
 
 def fits_interval(kind: str, plan: dict[str, Any]) -> bool:
-    """Does the last part start before the next full sweep (which would drop it)?"""
-    return bool(plan["last_part_starts_min"] < SWEEP_INTERVAL_MIN.get(kind, 15))
+    """Is the whole chain done before the next full sweep is due? When not, nothing is lost: that
+    sweep defers to the chain (reaper.chain) and full sweeps come every chain-plus-interval."""
+    return bool(plan["chain_min"] < SWEEP_INTERVAL_MIN.get(kind, 15))
 
 
 def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int]) -> dict[str, float]:

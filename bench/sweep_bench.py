@@ -194,7 +194,8 @@ def report(r: dict[str, Any]) -> str:
         f"\n    at N=10,000: projected {plan['projected_s']:.0f} s on AWS = {plan['parts']} invocation(s) of <= {cost_model.TIMEOUT_S // 2} s"
         + (
             f" (last part starts at {plan['last_part_starts_min']} min, done by {plan['chain_min']} min; "
-            f"{'within' if fits else 'PAST'} the {interval}-min sweep interval)"
+            f"{'within' if fits else 'PAST'} the {interval}-min sweep interval"
+            f"{'' if fits else ': the full sweep due meanwhile defers to the chain'})"
             if plan["parts"] > 1
             else ""
         )

@@ -49,6 +49,7 @@ def test_a_sweep_past_half_the_timeout_is_counted_in_parts_and_checked_against_i
     # Then 10,000 take five parts of at most 150 s, each a minute after the last
     assert plan["parts"] == 5 and plan["projected_s"] == pytest.approx(695)
     assert plan["last_part_starts_min"] == pytest.approx(4 * 210 / 60, abs=0.05)
-    assert cost_model.fits_interval("studio-app", plan)  # starts before the next 15-minute sweep
-    assert not cost_model.fits_interval("training-job", plan)  # a 5-minute sweep would drop it
+    assert plan["chain_min"] == pytest.approx(14 + 95 / 60, abs=0.05)  # the last part has 95 s left to do
+    assert cost_model.fits_interval("fsx", plan)  # done before the next hourly sweep
+    assert not cost_model.fits_interval("studio-app", plan)  # outlasts 15 minutes: that sweep defers to the chain
     assert cost_model.parts(10.0, 1000)["parts"] == 1

@@ -1,4 +1,4 @@
-"""The cursor of a long sweep: the next full sweep's interval, when a continuation is stale."""
+"""The cursor of a long sweep, the schedule's interval, and when a chain record is alive."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper.continuation import FALLBACK_MAX_AGE, Cursor, event, interval, parse, stale
+from reaper.chain import RUNNING, WINDOW, ChainRecord
+from reaper.continuation import DELAY, Cursor, event, interval, parse
 from reaper.errors import BadEventError
-from reaper.settings import Settings
 
 STARTED = datetime(2026, 12, 2, 3, 15, tzinfo=UTC)
 
@@ -29,15 +29,18 @@ def test_interval_of_a_rate_schedule(schedule, expected):
     assert interval(schedule) == expected
 
 
-def test_a_continuation_is_stale_once_the_next_full_sweep_is_due():
-    c = Cursor("endpoint", "us-east-1", "ep-9", STARTED, 2, "ev")
-    s = Settings(sweep_schedule="rate(15 minutes)")
-    assert stale(c, s, STARTED + timedelta(minutes=14, seconds=59)) is None
-    assert "next full sweep" in (stale(c, s, STARTED + timedelta(minutes=15)) or "")
-    # a cron schedule: an hour at most
-    cron = Settings(sweep_schedule="cron(0 * * * ? *)")
-    assert stale(c, cron, STARTED + FALLBACK_MAX_AGE - timedelta(seconds=1)) is None
-    assert stale(c, cron, STARTED + FALLBACK_MAX_AGE) is not None
+def test_a_chain_is_alive_while_its_next_part_was_arranged_within_the_window():
+    # the window: twice the part delay plus the Lambda maximum timeout (never the function's own, shorter one)
+    assert 2 * (DELAY + timedelta(minutes=15)) == WINDOW
+    arranged = STARTED + timedelta(minutes=14)
+    rec = ChainRecord("ev", STARTED, 5, RUNNING, arranged, arranged + DELAY)
+    assert rec.alive(arranged + WINDOW) and not rec.alive(arranged + WINDOW + timedelta(seconds=1))
+    # long after the chain started (past any schedule interval) it is alive as long as it keeps arranging parts
+    assert rec.alive(STARTED + timedelta(minutes=40))
+    # a finished or ended chain is never alive; nor a record without its arranging time
+    assert not ChainRecord("ev", STARTED, 5, "finished", arranged, arranged).alive(arranged)
+    assert not ChainRecord("ev", STARTED, 5, RUNNING).alive(arranged)
+    assert "part 5 due 2026-12-02T03:30:00Z" in rec.describe()
 
 
 def test_the_event_a_schedule_delivers_parses_back_to_its_cursor():

@@ -11,6 +11,7 @@ sweeps running at once (the schedule and a CLI, say) never warn or act on one re
 unposted item is a message recorded but not yet handed to the queue: it is deleted once queued,
 and the next sweep posts what a sweep that died left behind.
   Slack posts      pk = POST#<sha256 of key>    sk = -          (status sending|sent|unconfirmed; 8 days)
+  sweep chains     pk = CHAIN#<kind>#<region>   sk = -          (conditional put; see reaper.chain)
 
 A post claim is taken (status `sending`, with a lease) before the notifier calls Slack, and
 becomes `sent` after Slack's 200, or `unconfirmed` when the request went out and no answer
@@ -180,7 +181,39 @@ class ActionLog:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
 
-    # -- log ---------------------------------------------------------------------------
+    # -- sweep chains (reaper.chain) ---------------------------------------------------------
+    def chain(self, kind: str, region: str) -> dict[str, Any] | None:
+        """The kind's chain record, read strongly consistent (a Query: what RECORD_PERMISSIONS grant)."""
+        page = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": _chain_pk(kind, region)}},
+            ConsistentRead=True,
+            Limit=1,
+        )
+        items = page.get("Items", [])
+        return {k: next(iter(v.values())) for k, v in items[0].items()} if items else None
+
+    def put_chain(self, kind: str, region: str, fields: Mapping[str, str | int], condition: str, values: Mapping[str, str | int]) -> bool:
+        """Write the kind's chain record when `condition` holds; False when it does not.
+
+        `fields` and `values` are strings or integers; the condition names them as `#status`, `#part`
+        and `:name` (status and part are reserved words in DynamoDB expressions).
+        """
+        item = {"pk": {"S": _chain_pk(kind, region)}, "sk": {"S": "-"}, **{k: _attr(v) for k, v in fields.items()}}
+        request: dict[str, Any] = {"TableName": self.table, "Item": item, "ConditionExpression": condition}
+        names = {n: n[1:] for n in ("#status", "#part") if n in condition}  # DynamoDB refuses unused or empty ones
+        if names:
+            request["ExpressionAttributeNames"] = names
+        if values:
+            request["ExpressionAttributeValues"] = {f":{k}": _attr(v) for k, v in values.items()}
+        try:
+            self.client.put_item(**request)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     # -- unposted messages --------------------------------------------------------------
     def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
@@ -272,6 +305,14 @@ class ActionLog:
         )
         items = page.get("Items", [])
         return json.loads(items[0]["record"]["S"]) if items else None
+
+
+def _chain_pk(kind: str, region: str) -> str:
+    return f"CHAIN#{kind}#{region}"
+
+
+def _attr(value: str | int) -> dict[str, str]:
+    return {"N": str(value)} if isinstance(value, int) else {"S": value}
 
 
 def _post_key(key: str) -> dict[str, Any]:

@@ -11,8 +11,9 @@ parts: a continuation delivered twice acts once. The schedule's name is derived 
 the kind, the region and the part, so a second delivery that tries to arrange the same next part
 finds it arranged already (ConflictException) instead of forking the chain.
 
-A continuation is dropped (with a log line) once the kind's next full sweep is due: that sweep
-starts from the top and reaches the same resources.
+Which chain is going on is kept in the action log (reaper.chain): a scheduled sweep defers to a
+live chain instead of starting a second one, and a continuation of a chain that was declared dead
+and superseded is dropped. A chain is never dropped for its age: it reaches every resource.
 
 Scheduler deletes a one-time schedule once it has invoked its target (ActionAfterCompletion DELETE):
 https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-delete.html
@@ -44,10 +45,12 @@ MAX_PARTS = 50  # a chain longer than this stops with one error: something is wr
 DELAY = timedelta(minutes=1)  # after this part ends, so the function (reserved concurrency 1) is free
 # What arranging a continuation calls; iam.COMMON grants it to every sweep function.
 PERMISSIONS = ("scheduler:CreateSchedule", "iam:PassRole")
-# The default max age when the kind's schedule is not a rate(): the next full sweep has surely started.
-FALLBACK_MAX_AGE = timedelta(hours=1)
 _REGION = r"[a-z]{2}(-[a-z]+)+-\d{1,2}"
 _RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$")
+
+
+class Superseded(Exception):
+    """The chain record names another sweep, or this chain finished or went past this part: no next part."""
 
 
 @dataclass(frozen=True)
@@ -125,15 +128,6 @@ def interval(schedule: str | None) -> timedelta | None:
         return None
     n, unit = int(m.group(1)), m.group(2).rstrip("s")
     return {"minute": timedelta(minutes=n), "hour": timedelta(hours=n), "day": timedelta(days=n)}[unit]
-
-
-def stale(cursor: Cursor, settings: Settings, now: datetime) -> str | None:
-    """Why this continuation is no longer wanted (the next full sweep has started), or None."""
-    max_age = interval(settings.sweep_schedule) or FALLBACK_MAX_AGE
-    age = as_utc(now) - cursor.sweep_started
-    if age >= max_age:
-        return f"the sweep started {iso(cursor.sweep_started)}, {int(age.total_seconds() // 60)} min ago: the next full sweep has started since"
-    return None
 
 
 def schedule_name(cursor: Cursor) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from reaper import budgets, sweep_scope
 from reaper import kinds as kind_registry
 from reaper.aws import AwsError, short
-from reaper.continuation import MAX_PARTS, Cursor
+from reaper.continuation import MAX_PARTS, Cursor, Superseded
 from reaper.courier import Courier
 from reaper.deadline import RESERVE_SECONDS, Deadline
 from reaper.errors import ActionRefused
@@ -58,6 +58,8 @@ class SweepRun:
     arranged: str | None = None  # the next part, as arranged; None when it could not be
     unreached: int = 0  # resources of the stopped region this part did not reach
     handled: int = 0
+    superseded: str | None = None  # why no next part: another chain holds the chain record (reaper.chain)
+    ended: str | None = None  # why the chain ended here on an error (stalled, part limit, not arranged)
 
 
 def sweep(
@@ -88,13 +90,15 @@ def sweep_run(
     deadline: Deadline | None = None,
     resume: Cursor | None = None,
     continue_with: Continue | None = None,
+    preface: Iterable[Outcome] = (),
 ) -> SweepRun:
     """A sweep, or one part of it. With `continue_with` (one kind), a sweep that runs short of time
     stops between resources and has its next part arranged; `resume` is where this part starts.
 
     Every part acts under the first part's event id (`event_id` is the cursor's), so the claims
     hold across parts. A part that handled nothing, or one past MAX_PARTS, ends the chain with one
-    error outcome; a next part that cannot be arranged leaves one not-reached notice.
+    error outcome; a next part that cannot be arranged leaves one not-reached notice. `preface`
+    outcomes (a dead chain's error, say) are recorded and posted first.
     """
     say = progress or (lambda _msg: None)
     deadline = deadline or Deadline.none()
@@ -108,7 +112,9 @@ def sweep_run(
     if resume is not None:
         region_list = region_list[region_list.index(resume.region) :]
         after = resume.after
-    run = SweepRun([])
+    run = SweepRun(list(preface))
+    for o in run.outcomes:
+        courier.take(o)
     for i, region in enumerate(region_list):
         for name in kinds:
             kind = kind_registry.get(name)
@@ -153,15 +159,20 @@ def _carry_on(rt: Runtime, courier: Courier, run: SweepRun, continue_with: Conti
     if problem is not None:
         reason = f"the {cursor.kind} sweep started {iso(cursor.sweep_started)} stopped: {problem}; the next full sweep starts again"
         log.error(reason)
-        run.outcomes.append(_sweep_error(cursor.kind, cursor.region, rt.settings, reason, f"continuation:{cursor.event_id}"))
+        run.ended = reason
+        run.outcomes.append(sweep_error(cursor.kind, cursor.region, rt.settings, reason, f"continuation:{cursor.event_id}"))
         courier.take(run.outcomes[-1])
         return
     try:
         run.arranged = continue_with(cursor, elapsed)
         log.info("sweep continues: %s after %r in %s (%s not reached yet)", run.arranged, cursor.after, cursor.region, where)
+    except Superseded as exc:  # the chain that holds the record reaches them: nothing to tell
+        run.superseded = str(exc)
+        log.warning("part %d of the %s sweep not arranged: %s", cursor.part, cursor.kind, exc)
     except (*AwsError, ValueError) as exc:
         why = short(exc) if isinstance(exc, AwsError) else str(exc)
         log.error("could not arrange part %d of the %s sweep: %s", cursor.part, cursor.kind, why)
+        run.ended = f"part {cursor.part} could not be arranged: {why}"
         courier.report_not_reached([], unreached=run.unreached, kind=cursor.kind, region=cursor.region, later=later, why=why)
 
 
@@ -178,7 +189,7 @@ def not_reached(kind: Kind, left: list[Resource], settings: Settings) -> list[Ou
     ]
 
 
-def _sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_key: str | None = None) -> Outcome:
+def sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_key: str | None = None) -> Outcome:
     """One error outcome standing for the whole kind in this region."""
     gone = Resource(kind=kind, id="*", arn="", region=region, state="unknown")
     failed = Result(ResultCode.FAILED, message=reason)
@@ -231,7 +242,7 @@ def sweep_kind_run(
         signals: Mapping[str, Any] = {} if chunked else kind.signals(clients, resources, settings, now, log=rt.log)
     except AwsError as exc:
         # Not silent: one error outcome stands for the whole kind in this region.
-        outcome = _sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
+        outcome = sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
         courier.take(outcome)
         return KindRun([outcome])
     spend: dict[str, ProjectSpend] = {}
@@ -254,7 +265,7 @@ def sweep_kind_run(
                     signals = kind.signals(clients, chunk, settings, now, log=rt.log)
                 except AwsError as exc:
                     reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next sweep tries again"
-                    run.outcomes.append(_sweep_error(kind.name, region, settings, reason))
+                    run.outcomes.append(sweep_error(kind.name, region, settings, reason))
                     courier.take(run.outcomes[-1])
                     break
             for n, r in enumerate(chunk):

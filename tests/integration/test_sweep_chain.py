@@ -1,0 +1,253 @@
+"""The chain record (reaper.chain) through the real studio-app handler: a scheduled sweep defers to
+a live chain, a chain reaches every resource however long it runs against the schedule, a dead
+chain is said once and superseded, and the table's faults never make a sweep skip silently.
+
+The handler's clock is the test's (reaper.handlers.datetime frozen, moved by hand), the Lambda's
+remaining time is a TickingContext: no sleep. The fleet is seeded at the real now; every step stays
+within 45 minutes of it, so the busy apps (10 minutes idle) stay under their 60-minute window.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from reaper import chain, handlers
+from reaper_devkit import seed_studio as studio
+from reaper_devkit.calls import recording
+from reaper_devkit.iam_check import ungranted
+from reaper_devkit.template import function_actions
+from tests.conftest import drain, event, load_function, throttle
+from tests.integration import test_sweep_continuation as continuation_tests
+from tests.integration.test_sweep_continuation import idle_ids, next_event, roomy, schedules, short
+
+split = continuation_tests.split  # the same fixture: the seeded fleet, chunks of three, what each part saw
+
+SCHEDULED = event("studio-app-schedule.json")
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def at(self, minutes: float) -> Clock:
+        self.now = T0 + timedelta(minutes=minutes)
+        return self
+
+
+T0 = datetime.now(UTC).replace(microsecond=0)
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    """The handler's `now`, as the test sets it."""
+    c = Clock(T0)
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+            return c.now
+
+    monkeypatch.setattr(handlers, "datetime", Frozen)
+    return c
+
+
+def scheduled(n: int) -> dict[str, Any]:
+    """The n-th scheduled sweep (EventBridge gives each its own id)."""
+    return {**SCHEDULED, "id": f"{SCHEDULED['id'][:-4]}{n:04d}"}
+
+
+def record(aws) -> dict[str, Any] | None:
+    """The studio-app chain record of the stack (home region us-east-1), as stored."""
+    pk = {":pk": {"S": "CHAIN#studio-app#us-east-1"}}
+    items = aws.client("dynamodb").query(TableName=_table(), KeyConditionExpression="pk = :pk", ExpressionAttributeValues=pk)["Items"]
+    return {k: next(iter(v.values())) for k, v in items[0].items()} if items else None
+
+
+def _table() -> str:
+    import os
+
+    return os.environ["REAPER_TABLE"]
+
+
+def writes(calls) -> set[str]:
+    return {a for a in calls.actions if not a.split(":")[1].startswith(("Get", "List", "Describe", "Query", "Search"))}
+
+
+def test_a_scheduled_sweep_defers_to_a_live_chain_which_reaches_every_resource_past_the_interval(aws, sm, split, clock):
+    app = load_function("studio_app")
+    with recording() as calls:
+        # Given a sweep (every 15 minutes) whose first part has time for one chunk
+        first = app.handler(SCHEDULED, short())
+        assert first["continues"].startswith("part 2 at ")
+        rec = record(aws)
+        assert rec is not None and rec["event_id"] == SCHEDULED["id"] and rec["status"] == "running" and rec["part"] == "2"
+        # When the next scheduled sweep comes while part 2 is due
+        with recording() as deferring:
+            clock.at(15)
+            second_sweep = app.handler(scheduled(2), roomy())
+        # Then it defers to the chain: it says so, reads the record and changes nothing
+        assert second_sweep["deferred"].startswith("deferred to the chain in progress: the sweep " + SCHEDULED["id"])
+        assert deferring.actions == {"dynamodb:Query"} and len(schedules(aws)) == 1
+        # When part 2 runs 16 minutes after the chain started (it used to be dropped here) and stops short again
+        clock.at(16)
+        part2 = app.handler(next_event(aws, 2), short())
+        assert part2["continues"].startswith("part 3 at ")
+        # and the sweep at 30 minutes defers too (part 3 was arranged at 16)
+        clock.at(30)
+        assert "deferred" in app.handler(scheduled(3), roomy())
+        # and part 3 runs with time enough
+        clock.at(31)
+        last = app.handler(next_event(aws, 3), roomy())
+    # Then the chain finished: every resource handled exactly once, in id order
+    assert "continues" not in last and split["seen"] == split["all"]
+    assert first["resources"] + part2["resources"] + last["resources"] == len(split["all"])
+    assert calls.by_operation().get("sagemaker:DeleteApp") == 2
+    assert sorted(m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "act") == idle_ids(split)
+    # and it says it outlasted its schedule; the record is finished
+    assert "31 min ago; sweeps every 15 m" in last["outlasted_schedule"]
+    rec = record(aws)
+    assert rec is not None and rec["status"] == "finished" and rec["event_id"] == SCHEDULED["id"]
+    # and every call the functions made on the table is granted (PutItem, Query: actionlog.RECORD_PERMISSIONS)
+    test_reads = {"scheduler:ListSchedules", "scheduler:GetSchedule"}
+    assert calls.actions - test_reads <= function_actions("StudioAppFunction")
+    table_calls = [r for r in calls.requests if r.action.startswith("dynamodb:")]
+    assert {r.action for r in table_calls} >= {"dynamodb:PutItem", "dynamodb:Query"} and ungranted(table_calls, "StudioAppFunction") == []
+    # When the next scheduled sweep comes after the chain: it starts from the top
+    clock.at(45)
+    fresh = app.handler(scheduled(4), roomy())
+    assert "deferred" not in fresh and fresh["resources"] == len(split["all"]) - len(idle_ids(split))  # the deleted apps are gone
+
+
+def test_a_late_duplicate_of_a_finished_chains_part_changes_nothing_and_arranges_nothing(aws, sm, split, clock):
+    # Given a chain of two parts, finished
+    app = load_function("studio_app")
+    app.handler(SCHEDULED, short())
+    part2 = next_event(aws, 2)
+    clock.at(2)
+    assert "continues" not in app.handler(part2, roomy())
+    # When part 2 is delivered again, late, and this time runs short
+    clock.at(3)
+    with recording() as calls:
+        again = app.handler(part2, short())
+    # Then it acts on nothing again and arranges no part 3: the record says the chain is over
+    assert again["continues"].startswith("not arranged: the chain record names another sweep, or this one finished")
+    assert "sagemaker:DeleteApp" not in calls.actions and "scheduler:CreateSchedule" not in calls.actions
+    assert [json.loads(s["Target"]["Input"])["detail"]["part"] for s in schedules(aws)] == [2]
+    rec = record(aws)
+    assert rec is not None and rec["status"] == "finished"
+
+
+def test_a_dead_chain_is_said_once_and_the_next_sweep_starts_over_and_supersedes_it(aws, sm, split, clock):
+    # Given a chain whose part 2 was arranged and never ran (Scheduler failed, say)
+    app = load_function("studio_app")
+    dead = app.handler(SCHEDULED, short())
+    dead_part = next_event(aws, 2)
+    done_by_dead = list(split["seen"])
+    # When a scheduled sweep comes past the window (32 minutes after part 2 was arranged)
+    clock.at(40)
+    assert timedelta(minutes=32) == chain.WINDOW
+    fresh = app.handler(scheduled(2), roomy())
+    # Then it starts over from the top and reports one error naming the dead chain
+    assert "deferred" not in fresh and fresh["verdicts"]["error"] == 1
+    assert split["seen"][len(done_by_dead) :] == [i for i in split["all"] if i not in dead["acted"]]  # (deleted by part 1: gone)
+    [error] = [m for m in drain(aws, split["queue"]) if m.get("verdict") == "error"]
+    assert SCHEDULED["id"] in error["reason"] and "never ran" in error["reason"] and error["id"] == "*"
+    rec = record(aws)
+    assert rec is not None and rec["event_id"] == scheduled(2)["id"] and rec["status"] == "finished"
+    # When the dead chain's part 2 arrives after all (a late retry)
+    clock.at(41)
+    with recording() as calls:
+        late = app.handler(dead_part, roomy())
+    # Then it is dropped, naming the sweep that superseded it, and nothing is done
+    assert late["dropped"].startswith("superseded: the chain record names the sweep " + scheduled(2)["id"])
+    assert calls.actions == {"dynamodb:Query"}
+    # When the fresh sweep's event is delivered again: no second error
+    clock.at(42)
+    again = app.handler(scheduled(2), roomy())
+    assert again["verdicts"]["error"] == 0
+    assert [m for m in drain(aws, split["queue"]) if m.get("verdict") == "error"] == []
+    assert all(studio.status(sm, split["apps"][c]) == "InService" for c in ("busy-lab", "young-lab", "exempt-lab"))
+
+
+class Throttle:
+    """DynamoDB refuses the chain record's read (ThrottlingException, after botocore's retries) while on."""
+
+    def __init__(self, monkeypatch, client: Any) -> None:
+        self.on = True
+        real = client.query
+
+        def query(**kwargs: Any) -> Any:
+            if self.on and kwargs.get("ConsistentRead"):
+                raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "Query")
+            return real(**kwargs)
+
+        monkeypatch.setattr(client, "query", query)
+
+
+def test_an_unreadable_chain_record_never_skips_a_sweep_nor_forks_a_live_chain(aws, sm, split, clock, monkeypatch):
+    # Given a live chain (part 2 arranged) and a table that throttles the chain record's read
+    app = load_function("studio_app")
+    app.handler(SCHEDULED, short())
+    throttle = Throttle(monkeypatch, app.RUNTIME.log.client)
+    # When the next scheduled sweep comes, short of time too
+    clock.at(15)
+    blind = app.handler(scheduled(2), short())
+    # Then it sweeps anyway and says why it could not look (a skipped sweep would be silent)
+    assert blind["chain"].startswith("chain record unreadable (ThrottlingException") and blind["resources"] > 0
+    # but it does not start a second chain: its part 2 is refused by the record's conditional write
+    assert blind["continues"].startswith("not arranged: the chain record names another sweep")
+    assert [json.loads(s["Target"]["Input"])["detail"]["event_id"] for s in schedules(aws)] == [SCHEDULED["id"]]
+    # When the table recovers, the live chain's part 2 finishes it: every resource reached, each idle app deleted once
+    throttle.on = False
+    clock.at(16)
+    assert "continues" not in app.handler(next_event(aws, 2), roomy())
+    assert set(split["seen"]) == set(split["all"])
+    assert all(studio.status(sm, split["apps"][c]) in ("Deleted", "Deleting") for c in ("idle-lab", "idle-code"))
+    acts = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "act"]
+    assert sorted(acts) == idle_ids(split)
+
+
+def test_an_unreadable_chain_record_with_no_chain_going_on_still_lets_the_sweep_continue(aws, sm, split, clock, monkeypatch):
+    app = load_function("studio_app")
+    Throttle(monkeypatch, app.RUNTIME.log.client)
+    first = app.handler(SCHEDULED, short())
+    assert "unreadable" in first["chain"] and first["continues"].startswith("part 2 at ")
+    rec = record(aws)
+    assert rec is not None and rec["event_id"] == SCHEDULED["id"] and rec["status"] == "running"
+
+
+def test_without_an_action_log_a_continuation_goes_on_whatever_its_age(aws, sm, split, clock):
+    # Given a function with no table (no chain record to keep)
+    app = load_function("studio_app")
+    app.RUNTIME.log = None
+    app.handler(SCHEDULED, short())
+    # When its part 2 arrives 20 minutes later (past the 15-minute schedule)
+    clock.at(20)
+    with recording() as calls:
+        second = app.handler(next_event(aws, 2), roomy())
+    # Then it goes on and finishes: nothing dropped for its age, and no table call
+    assert "continues" not in second and "dropped" not in second
+    assert split["seen"] == split["all"] and not any(a.startswith("dynamodb:") for a in calls.actions)
+
+
+def test_a_chain_whose_next_part_cannot_be_arranged_ends_and_the_next_sweep_does_not_wait_for_it(aws, sm, split, clock, monkeypatch):
+    # Given a Scheduler that refuses (throttled) when the first part arranges its next
+    app = load_function("studio_app")
+    throttle(monkeypatch, app.RUNTIME.clients()("scheduler"), "create_schedule")
+    first = app.handler(SCHEDULED, short())
+    # Then the chain is marked ended (its not-reached notice said the rest), not left running
+    assert first["continues"].startswith("not arranged") and schedules(aws) == []
+    rec = record(aws)
+    assert rec is not None and rec["status"] == "ended" and "ThrottlingException" in rec["why"]
+    assert len([m for m in drain(aws, split["queue"]) if m.get("type") == "notice"]) == 1
+    # When the next scheduled sweep comes, well within the window
+    clock.at(15)
+    second = app.handler(scheduled(2), roomy())
+    # Then it does not defer, and reports no dead chain: it sweeps from the top
+    assert "deferred" not in second and second["verdicts"]["error"] == 0
+    assert set(split["seen"]) == set(split["all"])
