@@ -1,6 +1,5 @@
-"""mlreaper activity agent: cron runs it every 5 minutes as mlreaper-agent (`python3 -I -S`, stdlib
-only, Python 3.7+) to publish MLReaper/NotebookActivity: 1 if anything was active, else 0; nothing
-when it cannot tell (unknown is never idle). Threat model: README. Embedded by scripts/embed_agent.py.
+"""mlreaper activity agent (README: threat model, why Logs). Cron runs it every 5 min as mlreaper-agent
+(python3 -I -S, stdlib, 3.7+): a sample {"notebook", "active": 1|0} to CloudWatch Logs; none if unknown.
 """
 
 import contextlib
@@ -19,7 +18,6 @@ import urllib.request
 from datetime import datetime, timezone
 
 PERIOD = 300
-NAMESPACE = "MLReaper"
 ENV = os.environ.get  # set only by the root-owned cron entry (and by tests)
 JUPYTER = ENV("MLREAPER_JUPYTER_URL", "https://localhost:8443")
 CPU_PERCENT = float(ENV("MLREAPER_CPU_PERCENT", "10"))
@@ -28,7 +26,8 @@ STATE_DIR = ENV("MLREAPER_STATE_DIR", "/var/lib/mlreaper-agent")
 STATE_FILE = "cpu-state.json"
 METADATA = ENV("MLREAPER_METADATA", "/opt/ml/metadata/resource-metadata.json")
 IMDS = ENV("MLREAPER_IMDS_URL", "http://169.254.169.254")
-CLOUDWATCH = ENV("MLREAPER_CLOUDWATCH_URL", "")  # default: https://monitoring.REGION.amazonaws.com/
+LOG_GROUP = ENV("MLREAPER_LOG_GROUP", "/mlreaper/mlreaper-activity-agent")
+LOGS = ENV("MLREAPER_LOGS_URL", "")
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 MAX_BODY = 4 << 20
 
@@ -91,7 +90,7 @@ def open_state_dir(path=None):
     st = os.fstat(fd)
     if st.st_uid != os.geteuid() or st.st_mode & 0o077:
         os.close(fd)
-        raise PermissionError("unsafe state directory %s (owner uid %d, mode %o)" % (path or STATE_DIR, st.st_uid, st.st_mode & 0o777))
+        raise PermissionError("unsafe state dir %s (uid %d, mode %o)" % (path or STATE_DIR, st.st_uid, st.st_mode & 0o777))
     return fd
 
 
@@ -166,11 +165,11 @@ def credentials():
     return c["AccessKeyId"], c["SecretAccessKey"], c.get("Token")
 
 
-def sign(url, body, region, creds, amz_date, service="monitoring"):
-    """AWS Signature Version 4 headers for a POST of a form body."""
+def sign(url, body, region, creds, amz_date, target):
+    """AWS Signature Version 4 headers for a JSON-protocol POST to CloudWatch Logs."""
     key_id, secret, token = creds
     u = urllib.parse.urlsplit(url)
-    headers = {"content-type": "application/x-www-form-urlencoded; charset=utf-8", "host": u.netloc, "x-amz-date": amz_date}
+    headers = {"content-type": "application/x-amz-json-1.1", "host": u.netloc, "x-amz-date": amz_date, "x-amz-target": target}
     if token:
         headers["x-amz-security-token"] = token
     names = sorted(headers)
@@ -178,7 +177,7 @@ def sign(url, body, region, creds, amz_date, service="monitoring"):
         ["POST", u.path or "/", u.query, "".join(n + ":" + headers[n].strip() + "\n" for n in names),
          ";".join(names), hashlib.sha256(body).hexdigest()]
     )
-    scope = "/".join([amz_date[:8], region, service, "aws4_request"])
+    scope = "/".join([amz_date[:8], region, "logs", "aws4_request"])
     to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
     key = ("AWS4" + secret).encode()
     for part in scope.split("/"):
@@ -189,23 +188,36 @@ def sign(url, body, region, creds, amz_date, service="monitoring"):
     return headers
 
 
+def logs_call(url, op, payload, region, creds, now):
+    body = json.dumps(payload).encode()
+    headers = sign(url, body, region, creds, now.strftime("%Y%m%dT%H%M%SZ"), "Logs_20140328." + op)
+    try:
+        return json.loads(_http(url, "POST", body, headers) or b"{}")
+    except urllib.error.HTTPError as exc:
+        raise RuntimeError("%s: HTTP %s %s" % (op, exc.code, exc.read(300).decode("utf-8", "replace"))) from None
+
+
 def publish(name, region, partition, value, now):
     if ENV("MLREAPER_DRY"):
         print(json.dumps({"NotebookInstanceName": name, "region": region, "value": value}))
         return
-    body = urllib.parse.urlencode([
-        ("Action", "PutMetricData"), ("Version", "2010-08-01"), ("Namespace", NAMESPACE),
-        ("MetricData.member.1.MetricName", "NotebookActivity"), ("MetricData.member.1.Value", str(value)),
-        ("MetricData.member.1.Unit", "Count"),
-        ("MetricData.member.1.Dimensions.member.1.Name", "NotebookInstanceName"),
-        ("MetricData.member.1.Dimensions.member.1.Value", name),
-    ]).encode()
-    suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
-    url = CLOUDWATCH or "https://monitoring.%s.%s/" % (region, suffix)
+    url = LOGS or "https://logs.%s.%s/" % (region, "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com")
+    creds = credentials()
+    sample = {"timestamp": int(now.timestamp() * 1000), "message": json.dumps({"notebook": name, "active": value})}
+    put = {"logGroupName": LOG_GROUP, "logStreamName": name, "logEvents": [sample]}
     try:
-        _http(url, "POST", body, sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ")))
-    except urllib.error.HTTPError as exc:  # AccessDenied etc.: say which, in the log
-        raise RuntimeError("PutMetricData failed: HTTP %s %s" % (exc.code, exc.read(600).decode("utf-8", "replace"))) from None
+        answer = logs_call(url, "PutLogEvents", put, region, creds, now)
+    except RuntimeError as exc:
+        if "ResourceNotFoundException" not in str(exc):
+            raise
+        try:  # a new stream (or no log group: said here)
+            logs_call(url, "CreateLogStream", {"logGroupName": LOG_GROUP, "logStreamName": name}, region, creds, now)
+        except RuntimeError as again:
+            if "ResourceAlreadyExistsException" not in str(again):
+                raise
+        answer = logs_call(url, "PutLogEvents", put, region, creds, now)
+    if answer.get("rejectedLogEventsInfo"):
+        raise RuntimeError("PutLogEvents: sample rejected %s" % answer["rejectedLogEventsInfo"])
 
 
 def main():
@@ -216,11 +228,17 @@ def main():
         return 0  # unknown: publish nothing
     gpu, cpu = gpu_busy(), cpu_busy()  # both every run: the CPU sample must stay fresh
     if jupyter or gpu or cpu:
-        publish(name, region, partition, 1, now)
+        value = 1
     elif cpu is None:
         print("not published: idle by Jupyter and GPU, CPU unknown", file=sys.stderr)
+        return 0
     else:
-        publish(name, region, partition, 0, now)
+        value = 0
+    try:
+        publish(name, region, partition, value, now)
+    except (RuntimeError, OSError, ValueError, KeyError) as exc:  # logged, not fatal: no sample = unknown
+        print("sample not sent to %s: %s" % (LOG_GROUP, exc), file=sys.stderr)
+        return 1
     return 0
 
 

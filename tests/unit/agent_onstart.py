@@ -30,7 +30,8 @@ def on_start_script(cpu: str = "10", gpu: str = "5") -> str:
     hook = load()["Resources"]["NotebookActivityAgent"]["Properties"]["OnStart"]
     assert len(hook) == 1
     text, variables = hook[0]["Content"]["Fn::Base64"]["Sub"]
-    values = {**variables, "AgentCpuPercent": cpu, "AgentGpuPercent": gpu}
+    # Ref of the log group is its name: /mlreaper/${AgentLifecycleConfigName} with the default name
+    values = {**variables, "AgentCpuPercent": cpu, "AgentGpuPercent": gpu, "NotebookActivityLogGroup": "/mlreaper/mlreaper-activity-agent"}
     for name, value in values.items():
         text = text.replace("${" + name + "}", value)
     assert "${" not in text, "the script uses ${...} that CloudFormation would read as a variable"

@@ -21,6 +21,7 @@ import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from botocore.validate import ParamValidator
 
 from reaper_devkit.local_aws import local_account
 from tests.conftest import ROOT
@@ -129,18 +130,21 @@ def load_agent() -> ModuleType:
 
 @pytest.mark.parametrize("token", [None, "session-token"])
 def test_signature_is_the_one_botocore_computes(token):
-    # Given the agent's signer and botocore's SigV4Auth on the same request at the same second
+    # Given the agent's signer and botocore's SigV4Auth on the same Logs request at the same second
     agent = load_agent()
-    url, body = "https://monitoring.eu-west-1.amazonaws.com/", b"Action=PutMetricData&Version=2010-08-01&Namespace=MLReaper"
-    headers = agent.sign(url, body, "eu-west-1", ("AKIDEXAMPLE", "secret/key+1", token), "20240102T030405Z")
+    url, body = "https://logs.eu-west-1.amazonaws.com/", b'{"logGroupName":"/mlreaper/x","logStreamName":"nb-1","logEvents":[]}'
+    target = "Logs_20140328.PutLogEvents"
+    headers = agent.sign(url, body, "eu-west-1", ("AKIDEXAMPLE", "secret/key+1", token), "20240102T030405Z", target)
 
-    request = AWSRequest(method="POST", url=url, data=body, headers={"content-type": headers["content-type"]})
+    request = AWSRequest(method="POST", url=url, data=body,
+                         headers={"content-type": headers["content-type"], "x-amz-target": target})
     frozen = datetime(2024, 1, 2, 3, 4, 5)
     with mock.patch("botocore.auth.get_current_datetime", return_value=frozen):
-        SigV4Auth(Credentials("AKIDEXAMPLE", "secret/key+1", token), "monitoring", "eu-west-1").add_auth(request)
+        SigV4Auth(Credentials("AKIDEXAMPLE", "secret/key+1", token), "logs", "eu-west-1").add_auth(request)
 
-    # Then the Authorization headers are identical
+    # Then the Authorization headers are identical (the target header is signed too)
     assert headers["authorization"] == request.headers["Authorization"]
+    assert "x-amz-target" in headers["authorization"]
     assert headers.get("x-amz-security-token") == request.headers.get("X-Amz-Security-Token")
 
 
@@ -182,50 +186,140 @@ def imds() -> Iterator[dict[str, Any]]:
 
 
 
-def test_publishes_to_cloudwatch_with_the_instance_role(jupyter, imds, tmp_path):
-    # Given an idle notebook, IMDSv2 and a local CloudWatch (moto's server)
+class Recorder(BaseHTTPRequestHandler):
+    """A CloudWatch Logs endpoint that records each request and answers from `answers` (status, body)."""
+
+    seen: list[dict[str, Any]] = []
+    answers: list[tuple[int, bytes]] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).seen.append({"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+        code, answer = type(self).answers.pop(0) if type(self).answers else (200, b"{}")
+        self.send_response(code)
+        self.send_header("Content-Type", "application/x-amz-json-1.1")
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def logs_endpoint() -> Iterator[type[Recorder]]:
+    handler = type("Handler", (Recorder,), {"seen": [], "answers": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler.url = f"http://127.0.0.1:{server.server_address[1]}/"  # type: ignore[attr-defined]
+    yield handler
+    server.shutdown()
+
+
+def run_live(tmp_path: Path, jupyter: dict[str, Any], imds: dict[str, Any], url: str) -> subprocess.CompletedProcess[str]:
+    env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_LOGS_URL=url,
+                    MLREAPER_LOG_GROUP="/mlreaper/mlreaper-activity-agent")
+    del env["MLREAPER_DRY"]
+    return subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_request_is_the_logs_api_as_botocore_describes_it(jupyter, imds, tmp_path, logs_endpoint):
+    # Given an idle notebook and a recording Logs endpoint
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    # When the agent runs
+    out = run_live(tmp_path, jupyter, imds, logs_endpoint.url)  # type: ignore[attr-defined]
+    assert out.returncode == 0, out.stderr
+    [request] = logs_endpoint.seen
+    # Then it is PutLogEvents in the JSON protocol of botocore's service model for logs ...
+    model = boto3.session.Session().client("logs", region_name="eu-west-1").meta.service_model
+    operation = model.operation_model("PutLogEvents")
+    headers = request["headers"]
+    assert headers["x-amz-target"] == f"{model.metadata['targetPrefix']}.PutLogEvents"
+    assert headers["content-type"] == f"application/x-amz-json-{model.metadata['jsonVersion']}"
+    payload = json.loads(request["body"])
+    report = ParamValidator().validate(payload, operation.input_shape)
+    assert not report.has_errors(), report.generate_report()
+    # ... signed for the logs service in the notebook's region with the role's session credentials ...
+    assert "/eu-west-1/logs/aws4_request" in headers["authorization"]
+    assert headers["x-amz-security-token"] == "tok"
+    # ... into the stack's log group, stream = the notebook, one small sample that says idle
+    assert payload["logGroupName"] == "/mlreaper/mlreaper-activity-agent" and payload["logStreamName"] == "nb-1"
+    [sample] = payload["logEvents"]
+    assert json.loads(sample["message"]) == {"notebook": "nb-1", "active": 0}
+    assert len(sample["message"]) < 64
+    assert abs(sample["timestamp"] / 1000 - datetime.now(UTC).timestamp()) < 60
+
+
+def test_a_new_stream_is_created_once_and_the_sample_sent(jupyter, imds, tmp_path, logs_endpoint):
+    # Given Logs without the notebook's stream yet, and a concurrent start that creates it first
+    jupyter["kernels"] = [{"execution_state": "busy"}]
+    missing = json.dumps({"__type": "com.amazonaws.logs#ResourceNotFoundException", "message": "The specified log stream does not exist."})
+    exists = json.dumps({"__type": "ResourceAlreadyExistsException", "message": "The specified log stream already exists"})
+    logs_endpoint.answers = [(400, missing.encode()), (400, exists.encode()), (200, b"{}")]
+    # When the agent runs
+    out = run_live(tmp_path, jupyter, imds, logs_endpoint.url)  # type: ignore[attr-defined]
+    # Then: put (refused), create (already there: fine), put again; the sample says active
+    assert out.returncode == 0, out.stderr
+    targets = [r["headers"]["x-amz-target"].split(".")[1] for r in logs_endpoint.seen]
+    assert targets == ["PutLogEvents", "CreateLogStream", "PutLogEvents"]
+    assert json.loads(logs_endpoint.seen[1]["body"]) == {"logGroupName": "/mlreaper/mlreaper-activity-agent", "logStreamName": "nb-1"}
+    assert json.loads(json.loads(logs_endpoint.seen[2]["body"])["logEvents"][0]["message"])["active"] == 1
+
+
+@pytest.mark.parametrize(
+    ("answers", "said"),
+    [
+        ([(400, b'{"__type":"AccessDeniedException","message":"not authorized to perform: logs:PutLogEvents"}')], "AccessDeniedException"),
+        # the log group itself is missing (stack deleted): CreateLogStream says so too
+        ([(400, b'{"__type":"ResourceNotFoundException","message":"stream"}'),
+          (400, b'{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}')], "log group does not exist"),
+        ([(200, b'{"rejectedLogEventsInfo":{"tooNewLogEventStartIndex":0}}')], "sample rejected"),
+        ([(500, b"<html>proxy error</html>")], "HTTP 500"),
+    ],
+)
+def test_a_logs_error_is_logged_not_fatal_and_nothing_else_is_sent(jupyter, imds, tmp_path, logs_endpoint, answers, said):
+    # Given Logs refusing the sample
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    logs_endpoint.answers = list(answers)
+    # When the agent runs
+    out = run_live(tmp_path, jupyter, imds, logs_endpoint.url)  # type: ignore[attr-defined]
+    # Then it ends cleanly (no traceback), the agent log says why, and no secret is in it
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    assert "sample not sent" in out.stderr and said in out.stderr
+    assert "s3cr3t" not in out.stderr + out.stdout
+    # and it never falls back to sending anything that could read as idle elsewhere
+    assert all(r["headers"]["x-amz-target"].startswith("Logs_20140328.") for r in logs_endpoint.seen)
+
+
+def test_an_unreachable_logs_endpoint_is_logged_not_fatal(jupyter, imds, tmp_path):
+    # Given no route to Logs (a VPC without a logs endpoint): connection refused
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    out = run_live(tmp_path, jupyter, imds, "http://127.0.0.1:9/")
+    assert out.returncode == 1 and "Traceback" not in out.stderr and "sample not sent" in out.stderr
+
+
+def test_unknown_is_never_sent_as_idle(tmp_path, imds, logs_endpoint):
+    # Given Jupyter unreadable (unknown)
+    env = agent_env(tmp_path, "http://127.0.0.1:9", MLREAPER_IMDS_URL=imds["url"],
+                    MLREAPER_LOGS_URL=logs_endpoint.url)  # type: ignore[attr-defined]
+    del env["MLREAPER_DRY"]
+    out = subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    # Then nothing at all reaches Logs: no sample, so the period is unknown, never idle
+    assert out.returncode == 0
+    assert logs_endpoint.seen == []
+
+
+def test_sends_to_cloudwatch_logs_with_the_instance_role(jupyter, imds, tmp_path):
+    # Given an idle notebook, IMDSv2 and a local CloudWatch Logs (moto's server) with the stack's log group
     jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
     with local_account() as endpoint:
-        env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_CLOUDWATCH_URL=endpoint + "/")
-        del env["MLREAPER_DRY"]
-        # When the agent runs twice as cron runs it (the second run has a CPU sample to compare)
+        logs = boto3.client("logs", region_name="eu-west-1", endpoint_url=endpoint)
+        logs.create_log_group(logGroupName="/mlreaper/mlreaper-activity-agent")
+        # When the agent runs twice as cron runs it (the first creates the stream)
         for _ in range(2):
-            subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=True)
-        # Then MLReaper/NotebookActivity for nb-1 is in CloudWatch, value 0
-        cw = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=endpoint)
-        [metric] = cw.list_metrics(Namespace="MLReaper")["Metrics"]
-        assert metric["MetricName"] == "NotebookActivity"
-        assert metric["Dimensions"] == [{"Name": "NotebookInstanceName", "Value": "nb-1"}]
-        stats = cw.get_metric_statistics(
-            Namespace="MLReaper", MetricName="NotebookActivity", Dimensions=metric["Dimensions"],
-            StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(minutes=5),
-            Period=3600, Statistics=["Maximum", "SampleCount"],
-        )["Datapoints"]
-        assert [(d["Maximum"], d["SampleCount"]) for d in stats] == [(0.0, 2.0)]
+            out = run_live(tmp_path, jupyter, imds, endpoint + "/")
+            assert out.returncode == 0, out.stderr
+        # Then two samples for nb-1 are in its stream, both idle
+        events = logs.filter_log_events(logGroupName="/mlreaper/mlreaper-activity-agent")["events"]
+        assert [(e["logStreamName"], json.loads(e["message"])) for e in events] == [("nb-1", {"notebook": "nb-1", "active": 0})] * 2
     assert imds["gets_without_token"] == 0
-
-
-def test_a_refused_publish_says_why_in_the_log(jupyter, imds, tmp_path):
-    # Given CloudWatch answering AccessDenied (the role lacks cloudwatch:PutMetricData)
-    class Deny(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            self.send_response(403)
-            self.end_headers()
-            self.wfile.write(b"<Error><Code>AccessDenied</Code></Error>")
-
-        def log_message(self, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Deny)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"],
-                        MLREAPER_CLOUDWATCH_URL=f"http://127.0.0.1:{server.server_address[1]}/")
-        del env["MLREAPER_DRY"]
-        out = subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False)
-    finally:
-        server.shutdown()
-    # Then the run fails and the agent log names the refusal (and no secret)
-    assert out.returncode != 0
-    assert "PutMetricData failed: HTTP 403" in out.stderr and "AccessDenied" in out.stderr
-    assert "s3cr3t" not in out.stderr + out.stdout

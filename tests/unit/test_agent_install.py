@@ -57,6 +57,7 @@ def test_installs_root_owned_code_and_a_cron_entry_for_the_unprivileged_user(tmp
     command = [f for f in fields[6:] if "=" not in f or f.startswith((">", "/"))]
     assert command[:4] == ["/usr/bin/python3", "-I", "-S", "/opt/mlreaper/agent.py"]
     assert "MLREAPER_CPU_PERCENT=10" in fields and "MLREAPER_GPU_PERCENT=5" in fields
+    assert "MLREAPER_LOG_GROUP=/mlreaper/mlreaper-activity-agent" in fields  # the stack's log group, root's cron entry
     assert "/home/" not in job and "anaconda" not in job and "PYTHONPATH" not in job
     assert job.endswith(">> /var/log/mlreaper-agent/agent.log 2>&1")
     assert not list((root / "etc/cron.d").glob(".mlreaper-agent.*")), "no temporary file left in cron.d"
