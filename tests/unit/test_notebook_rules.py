@@ -97,7 +97,7 @@ def test_forged_zeros_for_a_notebook_without_the_agent_keep_it():
         d = decide(nb(lifecycle=lifecycle), signal([0] * 36))
         # Then the data is not trusted: kept, and the reason says why and how to attach the agent
         assert d.verdict is Verdict.KEEP and d.action is None, lifecycle
-        assert "no activity agent" in d.reason and "36 MLReaper/NotebookActivity datapoint(s) for it ignored" in d.reason
+        assert "no activity agent" in d.reason and "36 activity sample(s) for it ignored" in d.reason
         assert "--lifecycle-config-name mlreaper-activity-agent" in d.reason
         assert d.evidence == {"agent": False, "ignored_datapoints": 36}
 
@@ -129,7 +129,7 @@ def test_a_silent_agent_after_30_minutes_in_service_is_told_once_per_start():
     assert "activity agent silent" in d.reason and "InService for 31 m" in d.reason
     assert "aws iam attach-role-policy --policy-arn arn:aws:iam::1:policy/pub --role-name" in d.reason
     assert "describe-notebook-instance --region us-east-1 --notebook-instance-name nb --query RoleArn" in d.reason
-    assert "create-vpc-endpoint" in d.reason and "com.amazonaws.us-east-1.monitoring" in d.reason
+    assert "create-vpc-endpoint" in d.reason and "com.amazonaws.us-east-1.logs" in d.reason and "logs:PutLogEvents" in d.reason
     assert "NAT gateway" in d.reason
 
 
@@ -168,7 +168,7 @@ def test_silent_for_the_last_30_minutes_after_publishing_before():
     # it published for an hour, then stopped (its role's policy was detached): silent again
     since = NOW - timedelta(hours=3)
     d = decide(nb(since=since), signal([None] * 6 + [1] * 12))
-    assert d.verdict is Verdict.KEEP and d.notify and "no MLReaper/NotebookActivity datapoint in the last 30 min" in d.reason
+    assert d.verdict is Verdict.KEEP and d.notify and "no activity sample (log group /mlreaper/mlreaper-activity-agent, stream" in d.reason and "in the last 30 min" in d.reason
 
 
 def test_a_silent_notebook_without_the_agent_is_the_no_agent_case():

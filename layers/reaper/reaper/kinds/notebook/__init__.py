@@ -1,8 +1,10 @@
 """SageMaker notebook instances: stopped when the activity agent reports them idle.
 
-Signal: MLReaper/NotebookActivity (1 = something active in the 5-minute period, 0 = nothing),
-published by the agent the stack ships as a lifecycle configuration. Idle means every period
-of the idle window reported 0; a gap anywhere in the window is unknown, and unknown is keep.
+Signal: the activity agent's 5-minute samples (1 = something active in the period, 0 = nothing),
+one CloudWatch Logs event each in the stack's log group (stream = notebook); agents installed
+before the stack used Logs publish MLReaper/NotebookActivity until their notebook restarts, and
+are read from it meanwhile. Idle means every period of the idle window reported 0; a gap anywhere
+in the window is unknown, and unknown is keep.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -20,6 +22,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListNotebookInstances",
         "sagemaker:DescribeNotebookInstance",
         "sagemaker:ListTags",
+        "logs:FilterLogEvents",
         "cloudwatch:GetMetricData",
     ),
     actions={
