@@ -17,6 +17,7 @@ SageMaker, EC2, FSx and Resource Groups Tagging read APIs have no per-request ch
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 LATENCY_S = {"cloudwatch:GetMetricData": 0.3, "logs:FilterLogEvents": 0.3}
@@ -57,6 +58,32 @@ GB = 1024**3
 
 def projected_seconds(calls: dict[str, int]) -> float:
     return sum(n * LATENCY_S.get(op, DEFAULT_LATENCY_S) for op, n in calls.items())
+
+
+# template.yaml schedule defaults, in minutes: a continuation older than this is dropped (reaper.continuation)
+SWEEP_INTERVAL_MIN = {"notebook": 15, "endpoint": 15, "studio-app": 15, "ec2": 15, "training-job": 5, "fsx": 60}
+CONTINUATION_DELAY_S = 60  # reaper.continuation.DELAY: the next part is invoked a minute after one ends
+
+
+def parts(projected_s: float, n: int, target_n: int = 10_000) -> dict[str, Any]:
+    """A sweep of `target_n` (scaled linearly from `n`) in parts of at most half the timeout: how many
+    invocations, and when the last one starts (each part then a minute's wait)."""
+    at_target = projected_s * target_n / max(n, 1)
+    per_part = TIMEOUT_S / 2
+    count = max(1, math.ceil(at_target / per_part))
+    last_starts_s = (count - 1) * (per_part + CONTINUATION_DELAY_S)
+    return {
+        "n": target_n,
+        "projected_s": round(at_target, 1),
+        "parts": count,
+        "last_part_starts_min": round(last_starts_s / 60, 1),
+        "chain_min": round((last_starts_s + min(per_part, at_target - (count - 1) * per_part)) / 60, 1),
+    }
+
+
+def fits_interval(kind: str, plan: dict[str, Any]) -> bool:
+    """Does the last part start before the next full sweep (which would drop it)?"""
+    return bool(plan["last_part_starts_min"] < SWEEP_INTERVAL_MIN.get(kind, 15))
 
 
 def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int]) -> dict[str, float]:

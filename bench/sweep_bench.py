@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,9 @@ from bench import cost_model  # noqa: E402
 from bench import kinds as bench_kinds  # noqa: E402
 from bench.floor import counting  # noqa: E402
 from reaper import pipeline  # noqa: E402
+from reaper.actionlog import create_table  # noqa: E402
+from reaper.continuation import Cursor  # noqa: E402
+from reaper.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
 from reaper.runtime import Runtime  # noqa: E402
 from reaper.settings import Settings  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
@@ -46,19 +49,67 @@ def seeders() -> dict[str, Any]:
     return out
 
 
-def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
+def sweep_in_parts(rt: Runtime, kind: str, now: datetime, part_seconds: float) -> dict[str, Any]:
+    """The same sweep again, split as a Lambda would split it, on a clock that runs at the stated AWS
+    latencies of the calls made (cost_model): each part has `part_seconds` of work before its reserve.
+    Returns how many parts it took, each part's projected seconds, and whether every resource was
+    handled exactly once."""
+    handled: list[str] = []
+    seconds: list[float] = []
+    resume: Cursor | None = None
+    with recording() as calls:
+
+        def clock() -> float:
+            return cost_model.projected_seconds(calls.by_operation())
+
+        def arrange(cursor: Cursor, elapsed: float) -> str:
+            return f"part {cursor.part}"
+
+        while True:
+            start = clock()
+            deadline = Deadline(start + part_seconds + RESERVE_SECONDS, clock)
+            run = pipeline.sweep_run(rt, [kind], now, "bench-parts", deadline=deadline, resume=resume, continue_with=arrange)
+            handled += [o.resource.id for o in run.outcomes if o.resource.id != "*"]
+            seconds.append(round(clock() - start, 1))
+            if run.next_part is None or run.arranged is None:
+                break
+            resume = run.next_part
+    return {
+        "part_seconds": part_seconds,
+        "parts": len(seconds),
+        "seconds_per_part": seconds,
+        "handled": len(handled),
+        "each_once": len(handled) == len(set(handled)),
+        "errors": [o.reason for o in run.outcomes if o.resource.id == "*"],
+    }
+
+
+def measure(kind: str, module: Any, n: int, with_log: bool = False, part_seconds: float | None = None) -> dict[str, Any]:
+    first_of_day: dict[str, int] | None = None
     with local_account():
         now = datetime.now(UTC)
         t0 = time.monotonic()
         module.seed(session(), n, now)
         seeded = time.monotonic() - t0
-        rt = Runtime.build(Settings(), region="us-east-1")  # dry-run, no log, no Slack: the sweep's own calls
+        settings = Settings()  # dry-run, no log, no Slack: the sweep's own calls
+        if with_log:
+            # with the action log: the first sweep of the day (every message due) is counted apart,
+            # and the figures are of a later sweep that day (messages told already)
+            create_table(session().client("dynamodb"), "bench-log")
+            settings = settings.replace(table="bench-log")
+        rt = Runtime.build(settings, region="us-east-1")
+        if with_log:
+            with recording() as first:
+                pipeline.sweep(rt, [kind], now, event_id="bench-first")
+            first_of_day = first.by_operation()
+            now = now + timedelta(minutes=30)
         base = reset_peak_rss()
         with recording() as calls, counting() as items:
             t1 = time.monotonic()
             outcomes = pipeline.sweep(rt, [kind], now, event_id="bench")
             elapsed = time.monotonic() - t1
         peak = rss_kb("VmHWM")
+        split = sweep_in_parts(rt, kind, now, part_seconds) if part_seconds else None
     verdicts: dict[str, int] = {}
     for o in outcomes:
         verdicts[o.verdict.value] = verdicts.get(o.verdict.value, 0) + 1
@@ -71,6 +122,8 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
     return {
         "kind": kind,
         "n": n,
+        "with_log": with_log,
+        "first_sweep_of_day_calls": first_of_day,
         "resources": len(outcomes),
         "verdicts": verdicts,
         "errors": sorted({o.reason[:200] for o in outcomes if o.verdict.value == "error"})[:5],
@@ -88,6 +141,8 @@ def measure(kind: str, module: Any, n: int) -> dict[str, Any]:
         "sweep_rss_growth_mb": round(max(peak - base, 0) / 1024, 1),
         "projected_aws_seconds": round(projected, 1),
         "half_timeout_exceeded": projected > cost_model.TIMEOUT_S / 2,
+        "parts_at_10000": cost_model.parts(projected, n),
+        "in_parts": split,
         "monthly_bill_usd": bill,
         "monthly_bill_per_1000_usd": cost_model.per_thousand(bill, n),
         "idle_spend_found_per_1000_usd_month": round(cost_model.idle_spend_found(outcomes) * 1000 / max(n, 1), 2),
@@ -131,14 +186,40 @@ def report(r: dict[str, Any]) -> str:
     )
     bill = r["monthly_bill_per_1000_usd"]
     lines = "  ".join(f"{k} ${v:,.2f}" for k, v in bill.items() if k != "total" and v)
-    late = "  PAST HALF THE 300 s TIMEOUT" if r["half_timeout_exceeded"] else ""
+    late = "  past half the 300 s timeout: split into parts" if r["half_timeout_exceeded"] else ""
+    plan = r["parts_at_10000"]
+    fits = cost_model.fits_interval(r["kind"], plan)
+    interval = cost_model.SWEEP_INTERVAL_MIN.get(r["kind"], 15)
+    split = (
+        f"\n    at N=10,000: projected {plan['projected_s']:.0f} s on AWS = {plan['parts']} invocation(s) of <= {cost_model.TIMEOUT_S // 2} s"
+        + (
+            f" (last part starts at {plan['last_part_starts_min']} min, done by {plan['chain_min']} min; "
+            f"{'within' if fits else 'PAST'} the {interval}-min sweep interval)"
+            if plan["parts"] > 1
+            else ""
+        )
+    )
+    if r.get("in_parts"):
+        p = r["in_parts"]
+        split += (
+            f"\n    swept again in parts of {p['part_seconds']:.0f} s (projected clock): {p['parts']} part(s) of "
+            f"{', '.join(f'{x:.0f}' for x in p['seconds_per_part'])} s; {p['handled']} handled, "
+            f"{'each exactly once' if p['each_once'] and p['handled'] == r['resources'] else 'NOT each once'}"
+            + (f"; errors: {p['errors']}" if p["errors"] else "")
+        )
+    first = r.get("first_sweep_of_day_calls")
+    log_note = ""
+    if first is not None:
+        log_note = "\n    with the action log; a later sweep of the day. The first sweep of the day: " + ", ".join(
+            f"{op} {c} = {c / n:.4f}/res" for op, c in first.items()
+        )
     return (
         f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
         f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
         f"(+{r['sweep_rss_growth_mb']} MB in the sweep)  "
-        f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}\n{per}\n"
+        f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}{split}\n{per}\n"
         f"    reaper's own bill per 1,000 a month: ${bill['total']:,.2f} ({lines}); "
-        f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month"
+        f"idle spend found per 1,000: ${r['idle_spend_found_per_1000_usd_month']:,.2f}/month{log_note}"
     )
 
 
@@ -148,6 +229,15 @@ def main() -> int:
     p.add_argument("--n", type=int, nargs="+", default=[100, 1000])
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
     p.add_argument("--no-cold-start", action="store_true")
+    p.add_argument(
+        "--with-log", action="store_true", help="sweep with an action log: count a later sweep of the day (the first is shown apart)"
+    )
+    p.add_argument(
+        "--parts",
+        type=float,
+        metavar="SECONDS",
+        help="also sweep again in parts of SECONDS of projected AWS time each, as a Lambda continues a long sweep",
+    )
     p.add_argument("--cold-start-only", action="store_true", help="only the functions' cold import times (run on a quiet machine)")
     args = p.parse_args()
     available = seeders()
@@ -159,7 +249,7 @@ def main() -> int:
             return 2
         for n in args.n:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
-            r = measure(kind, available[kind], n)
+            r = measure(kind, available[kind], n, with_log=args.with_log, part_seconds=args.parts)
             results["sweeps"].append(r)
             print(report(r), flush=True)
             out = Path(args.out)

@@ -7,12 +7,15 @@ Slack, and every step runs the real CLI — the same code path as the deployed f
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import pkgutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -79,15 +82,16 @@ def run_demo(keep: bool = False) -> int:
         step("1. reaper plan — what would happen (records and posts nothing)")
         run(["plan", *kind_args])
 
+        # the full table once (the plan); the sweeps show only what they changed or could not
         step("2. Enforce, first sweep — reapable resources are warned, nothing is stopped yet (grace 60 min)")
         mark = len(slack_hook.messages)
-        run(["sweep", *kind_args, "--mode", "enforce", "--grace-minutes", "60"])
+        run(["sweep", *kind_args, "--mode", "enforce", "--grace-minutes", "60", "--verdict", "warn", "--verdict", "error"])
         print("\nSlack:")
         show_slack(slack_hook.messages, mark)
 
         step("3. Enforce after the grace period — the reaper acts")
         mark = len(slack_hook.messages)
-        code = run(["sweep", *kind_args, "--mode", "enforce", "--grace-minutes", "0"])
+        code = run(["sweep", *kind_args, "--mode", "enforce", "--grace-minutes", "0", "--verdict", "act", "--verdict", "error"])
         print("\nSlack:")
         show_slack(slack_hook.messages, mark)
 
@@ -121,6 +125,7 @@ def run_demo(keep: bool = False) -> int:
 
         step("8. reaper report — what was reclaimed and what it saved")
         run(["report", "--since", "1h", "--by", "kind"])
+        html_report()
 
         print(f"\n{BOLD}Demo finished in {time.monotonic() - started:.1f} s{RESET}: {len(slack_hook.messages)} Slack messages posted.")
         if keep:
@@ -131,6 +136,16 @@ def run_demo(keep: bool = False) -> int:
             except KeyboardInterrupt:
                 pass
     return 0 if code in (0, 1) else code
+
+
+def html_report() -> None:
+    """The same report as a page with its chart, when the report extra (matplotlib) is installed."""
+    if importlib.util.find_spec("matplotlib") is None:
+        print(f"{DIM}(the HTML report with its chart needs matplotlib: pip install 'mlreaper[report]'){RESET}")
+        return
+    out = Path(tempfile.gettempdir()) / "mlreaper-demo-report.html"
+    run(["report", "--since", "1h", "--by", "kind", "--output", "html", "--out", str(out)])
+    print(f"open {out.as_uri()} in a browser: the groups above, their totals and a chart of the savings per day")
 
 
 def demo_click(aws: Any, now: datetime) -> None:
@@ -164,4 +179,4 @@ def demo_click(aws: Any, now: datetime) -> None:
     print(f"  tags on click-me now: reaper:snooze-until={tags.get('reaper:snooze-until')}")
 
 
-__all__ = ["demo_click", "run_demo", "slack"]
+__all__ = ["demo_click", "html_report", "run_demo", "slack"]

@@ -14,7 +14,8 @@ from reaper.webhook import WebhookConfigError, webhook_from_secret
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
 SECRET_ARN = SETTINGS.slack_secret_arn or ""
-LOG = ActionLog(Clients(default_region() or "us-east-1")("dynamodb"), SETTINGS.table) if SETTINGS.table else None
+CLIENTS = Clients(default_region() or "us-east-1")
+LOG = ActionLog(CLIENTS("dynamodb"), SETTINGS.table) if SETTINGS.table else None
 
 
 def secret_text() -> str:
@@ -41,7 +42,8 @@ def bot() -> SlackBot | None:
     return cached_bot(text)
 
 
-NOTIFIER = Notifier(webhook=webhook_url, log=LOG, bot=bot)
+# the CloudWatch client is made when the daily schedule first fires, not at every cold start
+NOTIFIER = Notifier(webhook=webhook_url, log=LOG, bot=bot, cloudwatch=lambda: CLIENTS("cloudwatch"))
 
 
 @metrics.log_metrics

@@ -33,4 +33,19 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, m
             if kind == "fsx" or warned:
                 assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning"
     assert acted > 0
-    assert "8. reaper report" in out and "total: about $" in out.split("8. reaper report", 1)[1]
+    report = out.split("8. reaper report", 1)[1]
+    assert "8. reaper report" in out and "total: about $" in report
+    # The full table once (the plan); the sweeps show only what they warned, acted on or failed
+    assert len(re.findall(r"^\d+ resources: ", out, re.M)) == 3 and out.count("(showing ") == 2
+    plan = out.split("1. reaper plan", 1)[1].split("2. Enforce", 1)[0]
+    assert " keep " in plan and " keep " not in out.split("2. Enforce", 1)[1].split("Slack:", 1)[0]
+    # An honest savings line: what is still off costs so much an hour, not a month of a job's price
+    assert re.search(r"off now: \d+ resource\(s\) that cost \$[\d,.]+/h together", report)
+    # And the page with its chart, when matplotlib is there
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        page = re.search(r"wrote (\S+\.html)", report)
+        assert page is not None
+        with open(page.group(1), encoding="utf-8") as f:
+            assert "<svg" in f.read()

@@ -99,3 +99,32 @@ def test_failing_list_models_leaves_only_dev_classic_endpoints_undecided(aws, sm
     errors = by_id(result["errors"])
     assert set(errors) == {"a", "b"} and all("could not check that its models exist" in e for e in errors.values())
     assert nonzero(result["verdicts"]) == {"act": 1, "error": 2}
+
+
+def test_list_inference_components_denied_degrades_only_component_endpoints_of_every_stage(aws, sm, deployed_env, lambda_context, monkeypatch):
+    # Given quiet endpoints of every stage, two of them hosting components, and ListInferenceComponents denied
+    # (a role without the permission: not retryable, unlike throttling)
+    from botocore.exceptions import ClientError
+
+    now = datetime.now(UTC)
+    prod = {"ml:owner": "ops@example.com", "ml:stage": "prod"}
+    se.components(sm, "ic-prod", {"ic-p": 1}, prod)
+    se.components(sm, "ic-nostage", {"ic-n": 1}, NO_STAGE)
+    se.classic(sm, "classic-prod", prod)
+    se.classic(sm, "classic-nostage", NO_STAGE)
+    se.classic(sm, "classic-dev", DEV)
+    for name in ("ic-prod", "ic-nostage", "classic-prod", "classic-nostage", "classic-dev"):
+        se.age(name, now, 300)
+    app = load_function("endpoint")
+
+    def denied(**_kwargs):
+        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not authorized"}}, "ListInferenceComponents")
+
+    monkeypatch.setattr(app.RUNTIME.clients()("sagemaker"), "list_inference_components", denied)
+    # When the sweep runs
+    result = app.handler(event("endpoint-schedule.json"), lambda_context)
+    # Then the two component endpoints are errors naming the denial; every other endpoint is decided as usual
+    errors = by_id(result["errors"])
+    assert set(errors) == {"ic-prod", "ic-nostage"}
+    assert all("could not list its inference components" in e and "AccessDenied" in e for e in errors.values())
+    assert nonzero(result["verdicts"]) == {"error": 2, "exempt": 1, "act": 1, "keep": 1}

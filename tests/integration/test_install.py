@@ -66,6 +66,7 @@ def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     shutil.copy(ROOT / "pyproject.toml", src)
+    shutil.copy(ROOT / "LICENSE", src)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "layers" / "reaper", src / "layers" / "reaper", ignore=ignore)
     shutil.copytree(ROOT / "devkit", src / "devkit", ignore=ignore)
@@ -92,6 +93,7 @@ def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     required = {line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
+    assert "License-Expression: Apache-2.0" in text and any(n.endswith("licenses/LICENSE") for n in names)
     assert required == set(requirement_lines(ROOT / "layers" / "reaper" / "requirements.txt"))
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "reaper = reaper.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
@@ -105,3 +107,20 @@ def test_the_demo_extra_pins_the_dev_moto():
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["demo"]
     moto_dev = [r for r in requirement_lines(ROOT / "requirements-dev.txt") if r.startswith("moto")]
     assert extra == moto_dev
+
+
+def test_the_report_extra_pins_the_dev_matplotlib_and_the_layer_never_gets_it():
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["report"]
+    dev = [r.split("#", 1)[0].strip() for r in requirement_lines(ROOT / "requirements-dev.txt") if r.startswith("matplotlib")]
+    assert extra == dev == ["matplotlib==3.11.2"]
+    assert not any("matplotlib" in r for r in requirement_lines(ROOT / "layers" / "reaper" / "requirements.txt"))
+
+
+def test_the_license_is_the_apache_2_text_the_package_declares():
+    import tomllib
+
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "Apache-2.0"

@@ -304,9 +304,9 @@ def test_notebook_in_service_without_agent_or_tags_tells_once_as_created(aws, sm
     app = load_function("notebook")
     # When SageMaker says it is InService (delivered twice)
     results = [app.handler(event("notebook-state-inservice.json"), lambda_context) for _ in range(2)]
-    # Then the owner hears once, with the three problems
+    # Then the owner hears once, with the three problems and the creation notice (no kill date or budget)
     assert results[0]["checked"] == "untagged-nb" and results[0]["posted"] is True and results[1]["posted"] is False
-    assert len(results[0]["problems"]) == 3
+    assert len(results[0]["problems"]) == 4 and results[0]["problems"][-1].startswith("neither a kill date nor a budgeted project")
     notices = drain(aws, deployed_env["REAPER_QUEUE_URL"])
     assert [n["title"] for n in notices] == ["Notebook untagged-nb was created without what the reaper needs"]
 
@@ -356,3 +356,56 @@ def test_created_notebook_without_kill_date_or_budget_is_told_at_creation_only(a
     # Then its creation tells it, and a later start does not repeat it
     assert [p.split(":")[0] for p in created["problems"]] == ["neither a kill date nor a budgeted project"] and created["posted"] is True
     assert started["problems"] == []
+
+
+def _in_service(event_id: str) -> dict[str, Any]:
+    return {**event("notebook-state-inservice.json"), "id": event_id}
+
+
+def test_a_notebook_in_service_after_creation_gets_the_kill_date_notice_once(aws, sm, deployed_env, lambda_context):
+    # Given a notebook just created with owner and stage, but neither a kill date nor a budgeted project
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})
+    app = load_function("notebook")
+    # When SageMaker says it is InService, the event is delivered again, and it is stopped and started
+    # again within the half hour (a second InService, another event id)
+    results = [app.handler(_in_service(i), lambda_context) for i in ("ev-1", "ev-1", "ev-2")]
+    # Then the owner is told once, as the other kinds' creation checks tell it
+    assert [p.split(":")[0] for p in results[0]["problems"]] == ["neither a kill date nor a budgeted project"]
+    assert [r["posted"] for r in results] == [True, False, False] and results[2]["problems"] == []
+    notices = drain(aws, deployed_env["REAPER_QUEUE_URL"])
+    assert len(notices) == 1 and "reaper:kill-after=YYYY-MM-DD" in notices[0]["text"]
+    assert notices[0]["title"] == "Notebook untagged-nb was created without what the reaper needs"
+
+
+def test_a_notebook_created_with_a_kill_date_or_a_budget_is_not_told(aws, sm, deployed_env, lambda_context):
+    # Given a notebook created with a kill date
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev", "reaper:kill-after": "2099-01-01"})
+    # When it comes InService
+    result = load_function("notebook").handler(_in_service("ev-1"), lambda_context)
+    # Then there is nothing to tell
+    assert result["problems"] == [] and result["posted"] is False
+    assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
+def test_the_cloudtrail_create_and_the_state_change_tell_one_creation_once(aws, sm, deployed_env, lambda_context):
+    # Given a notebook without a kill date, whose account routes CloudTrail calls too
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})
+    app = load_function("notebook")
+    # When CreateNotebookInstance arrives, then its InService state change
+    created = app.handler(event("notebook-cloudtrail-create.json"), lambda_context)
+    in_service = app.handler(_in_service("ev-1"), lambda_context)
+    # Then one notice tells the creation
+    assert created["posted"] is True and in_service["problems"] == [] and in_service["posted"] is False
+    assert len(drain(aws, deployed_env["REAPER_QUEUE_URL"])) == 1
+
+
+def test_a_log_that_cannot_be_claimed_loses_no_creation_notice(aws, sm, deployed_env, lambda_context, monkeypatch):
+    # Given a notebook without a kill date, and the action log's writes throttled
+    seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})
+    app = load_function("notebook")
+    throttle(monkeypatch, app.RUNTIME.log.client, "put_item")
+    # When it comes InService
+    # Then the event fails (EventBridge delivers it again), rather than dropping the notice unsaid
+    with pytest.raises(Exception, match="Throttling"):
+        app.handler(_in_service("ev-1"), lambda_context)
+    assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []

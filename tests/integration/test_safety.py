@@ -359,8 +359,8 @@ def test_a_protective_tag_added_after_signals_wins_for_every_kind(aws, enforce, 
     real = module.signals
     tagging = aws.client("fsx" if kind == "fsx" else "sagemaker")
 
-    def signals_then_tag(clients: Any, resources: Any, settings: Any, at: datetime) -> Any:
-        read = real(clients, resources, settings, at)
+    def signals_then_tag(clients: Any, resources: Any, settings: Any, at: datetime, **kw: Any) -> Any:  # kw: log= (endpoint)
+        read = real(clients, resources, settings, at, **kw)
         tags = [{"Key": k, "Value": v} for k, v in PROTECTIONS[protection].items()]
         if kind == "fsx":
             tagging.tag_resource(ResourceARN=arns["late-tag"], Tags=tags)

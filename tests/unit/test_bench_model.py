@@ -55,3 +55,14 @@ def test_getmetricdata_is_billed_by_metrics_requested_per_sweep() -> None:
 
 def test_projection_uses_the_stated_latencies() -> None:
     assert cost_model.projected_seconds({"sagemaker:Search": 10, "cloudwatch:GetMetricData": 2}) == pytest.approx(1.6)
+
+
+def test_a_sweep_past_half_the_timeout_is_counted_in_parts_and_checked_against_its_interval() -> None:
+    # Given a kind projected at 69.5 s for 1,000 resources (695 s for 10,000)
+    plan = cost_model.parts(69.5, 1000)
+    # Then 10,000 take five parts of at most 150 s, each a minute after the last
+    assert plan["parts"] == 5 and plan["projected_s"] == pytest.approx(695)
+    assert plan["last_part_starts_min"] == pytest.approx(4 * 210 / 60, abs=0.05)
+    assert cost_model.fits_interval("studio-app", plan)  # starts before the next 15-minute sweep
+    assert not cost_model.fits_interval("training-job", plan)  # a 5-minute sweep would drop it
+    assert cost_model.parts(10.0, 1000)["parts"] == 1

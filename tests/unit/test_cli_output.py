@@ -31,7 +31,23 @@ def test_several_regions_get_a_region_column():
 
 def test_a_narrow_terminal_still_shows_some_of_the_reason():
     table = format_table([outcome("nb", Verdict.ACT)], width=40)
-    assert "no activity" in table.splitlines()[1]
+    assert "no activity" in table.splitlines()[2]  # on its own line, under its row
+
+
+def test_at_120_and_80_columns_every_row_fits_and_each_reason_is_cut_with_an_ellipsis():
+    # Given rows with a very long reason, id and owner, in one region and then in two
+    rows = [outcome("nb-" + "x" * 70, Verdict.ACT), outcome("busy", Verdict.KEEP, owner="someone-with-a-very-long-address@example.com"),
+            outcome("job-1", Verdict.WARN, kind="training-job", hourly=39.62, estimated_usd=120.0)]
+    for regions in (1, 2):
+        if regions == 2:
+            rows[1].resource.region = "ap-southeast-2"
+        for width in (120, 80):
+            # When the table is drawn at that width
+            lines = format_table(rows, width=width).splitlines()
+            # Then no line is wider, and every row's reason is there, cut with an ellipsis
+            assert all(len(line) <= width for line in lines), (regions, width, max(map(len, lines)))
+            reasons = [line for line in lines if "no activity for" in line]
+            assert len(reasons) == len(rows) and all(line.endswith("…") for line in reasons), (regions, width)
 
 
 def test_filters_by_verdict_and_owner_case_insensitively():

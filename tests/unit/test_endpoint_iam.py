@@ -49,14 +49,17 @@ def test_restore_function_does_not_wait_for_endpoints():
     assert env["REAPER_RESTORE_WAIT_MINUTES"] == "0"
 
 
-def test_endpoint_function_passes_only_the_scheduler_role_to_scheduler_only():
+def test_endpoint_function_passes_only_the_scheduler_roles_to_scheduler_only():
+    # the restore role (wake-ups) and the sweeps' continuation role (test_iam checks that one)
     stmts = statements("EndpointFunction")
     passing = [s for s in stmts if "iam:PassRole" in actions([s])]
-    assert len(passing) == 1 and actions(passing) == {"iam:PassRole"}
-    assert passing[0]["Resource"] == {"GetAtt": "RestoreSchedulerRole.Arn"}
-    assert passing[0]["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
-    scheduling = [s for s in stmts if "scheduler:CreateSchedule" in actions([s])]
-    assert len(scheduling) == 1 and "${RestoreScheduleGroup}" in scheduling[0]["Resource"]["Sub"]
+    assert len(passing) == 2 and actions(passing) == {"iam:PassRole"}
+    assert sorted(p["Resource"]["GetAtt"] for p in passing) == ["RestoreSchedulerRole.Arn", "SweepContinuationRole.Arn"]
+    assert all(p["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}} for p in passing)
+    scheduling = sorted((s for s in stmts if "scheduler:CreateSchedule" in actions([s])), key=lambda s: s["Sid"])
+    assert len(scheduling) == 2
+    assert "${RestoreScheduleGroup}/*" in scheduling[0]["Resource"]["Sub"]
+    assert "${SweepScheduleGroup}/mlreaper-sweep-endpoint-*" in scheduling[1]["Resource"]["Sub"]
 
 
 def test_the_schedule_role_can_only_invoke_the_restore_function():

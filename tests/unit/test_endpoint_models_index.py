@@ -70,3 +70,69 @@ def test_names_found_early_stop_the_paging() -> None:
     sm = FakeSageMaker([f"m{i}" for i in range(10_000)])
     # Then one page, no describe
     assert reader(sm).models_existing({"m3", "m50"}) == {"m3", "m50"} and sm.pages == 1 and sm.described == []
+
+
+def test_a_later_chunk_goes_on_from_the_next_page_and_never_reads_a_page_twice() -> None:
+    # Given 10,000 models and a reader the chunks of one sweep share
+    sm = FakeSageMaker([f"m{i}" for i in range(10_000)])
+    shared = reader(sm)
+    # When the first chunk wants names on pages 1 and 2, and the second names on page 3
+    assert shared.models_existing({"m0", "m1", "m150", "m160"}) == {"m0", "m1", "m150", "m160"} and sm.pages == 2
+    assert shared.models_existing({"m220", "m230"}) == {"m220", "m230"}
+    # Then the second read only page 3, and described nothing
+    assert sm.pages == 3 and sm.described == []
+    # and a name seen already costs nothing
+    assert shared.models_existing({"m0", "m230"}) == {"m0", "m230"} and sm.pages == 3
+
+
+def test_once_every_page_is_read_a_later_chunk_knows_what_is_gone_without_a_call() -> None:
+    sm = FakeSageMaker([f"m{i}" for i in range(150)])
+    shared = reader(sm)
+    assert shared.models_existing({"m1", "m2", "m149", "gone"}) == {"m1", "m2", "m149"} and sm.pages == 2 and sm.described == []
+    assert shared.models_existing({"gone-too", "also-gone"}) == set() and sm.pages == 2 and sm.described == []
+
+
+def test_a_failed_page_starts_the_listing_again_for_the_next_chunk() -> None:
+    # Given a listing whose second page is throttled once
+    sm = FakeSageMaker([f"m{i}" for i in range(300)])
+    real = sm.get_paginator
+    calls = {"n": 0}
+
+    def flaky(name: str) -> Any:
+        calls["n"] += 1
+        pages = real(name)
+        if calls["n"] > 1:
+            return pages
+
+        class Failing:
+            def paginate(self, **kw: Any) -> Any:
+                gen = pages.paginate(**kw)
+                yield next(gen)
+                raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "ListModels")
+
+        return Failing()
+
+    sm.get_paginator = flaky  # type: ignore[method-assign]
+    shared = reader(sm)
+    try:
+        shared.models_existing({"m250", "m260", "m270", "m280"})
+        raise AssertionError("the throttled page must be raised")
+    except ClientError:
+        pass
+    # Then the next chunk lists again from the first page, and nothing was taken as gone
+    assert shared.models_existing({"m0", "m1", "m250", "m260"}) == {"m0", "m1", "m250", "m260"}
+    assert sm.pages == 2 and sorted(sm.described) == ["m250", "m260"]  # m0, m1 known from the page before the failure
+
+
+def test_the_chunks_of_one_sweep_share_a_reader_and_the_next_sweep_does_not() -> None:
+    from reaper import sweep_scope
+    from reaper.kinds.endpoint.signals import reader_for
+
+    sm = FakeSageMaker([])
+    clients = lambda service: sm  # noqa: E731
+    assert reader_for(clients) is not reader_for(clients)  # outside a sweep: nothing kept
+    with sweep_scope.opened():
+        first = reader_for(clients)
+        assert reader_for(clients) is first
+    with sweep_scope.opened():
+        assert reader_for(clients) is not first

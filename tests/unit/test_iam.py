@@ -173,16 +173,43 @@ def _pass_role_statements(logical_id: str) -> list[dict]:
 
 def test_only_functions_that_hand_a_role_to_scheduler_may_pass_one():
     passing = {n for n in FUNCTIONS if _pass_role_statements(n)}
-    assert passing == {n for n in FUNCTIONS if "scheduler:CreateSchedule" in function_actions(n)} == {"FsxFunction", "EndpointFunction"}
-    for name, role in (("FsxFunction", "FsxCheckSchedulerRole"), ("EndpointFunction", "RestoreSchedulerRole")):
-        [stmt] = _pass_role_statements(name)
-        assert statement_actions(stmt) == {"iam:PassRole"}
-        assert stmt["Resource"] == {"GetAtt": f"{role}.Arn"}
-        assert stmt["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
-        ok = Request("iam:PassRole", f"arn:aws:iam::123456789012:role/mlreaper-{role}-AB12", {"iam:PassedToService": ("scheduler.amazonaws.com",)})
-        assert granted(ok, _pass_role_statements(name))
-        assert not granted(Request("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", ok.context), _pass_role_statements(name))
-        assert not granted(Request("iam:PassRole", ok.resource, {"iam:PassedToService": ("lambda.amazonaws.com",)}), _pass_role_statements(name))
+    assert passing == {n for n in FUNCTIONS if "scheduler:CreateSchedule" in function_actions(n)} == set(SWEEP_FUNCTIONS.values())
+    # every sweep function passes the continuation role; the FSx and endpoint functions also their own
+    own = {"FsxFunction": "FsxCheckSchedulerRole", "EndpointFunction": "RestoreSchedulerRole"}
+    for name in passing:
+        roles = {"SweepContinuationRole", *([own[name]] if name in own else [])}
+        stmts = _pass_role_statements(name)
+        assert {s["Resource"]["GetAtt"].removesuffix(".Arn") for s in stmts} == roles, name
+        for stmt in stmts:
+            role = stmt["Resource"]["GetAtt"].removesuffix(".Arn")
+            assert statement_actions(stmt) == {"iam:PassRole"}
+            assert stmt["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+            ok = Request("iam:PassRole", f"arn:aws:iam::123456789012:role/mlreaper-{role}-AB12", {"iam:PassedToService": ("scheduler.amazonaws.com",)})
+            assert granted(ok, [stmt])
+            assert not granted(Request("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", ok.context), [stmt])
+            assert not granted(Request("iam:PassRole", ok.resource, {"iam:PassedToService": ("lambda.amazonaws.com",)}), [stmt])
+
+
+@pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
+def test_a_sweep_function_arranges_its_own_continuations_only(kind):
+    # Given the statement that lets a sweep function create a one-off schedule for its next part
+    [stmt] = [s for s in function_statements(SWEEP_FUNCTIONS[kind]) if s.get("Sid") == "SweepContinuation"]
+    assert statement_actions(stmt) == {"scheduler:CreateSchedule"}
+    resource = stmt["Resource"]["Sub"]
+    # Then only in the sweeps' group, under its own kind's names (reaper.continuation.schedule_name)
+    assert resource.endswith(f":schedule/${{SweepScheduleGroup}}/mlreaper-sweep-{kind}-*")
+    from datetime import UTC, datetime
+
+    from reaper.continuation import Cursor, schedule_name
+
+    name = schedule_name(Cursor(kind, "eu-west-1", "x", datetime(2026, 12, 2, tzinfo=UTC), 2, "e" * 200))
+    assert name.startswith(f"mlreaper-sweep-{kind}-") and len(name) <= 64 and re.fullmatch(r"[0-9a-zA-Z_.-]+", name)
+    # and Scheduler may invoke with the continuation role the six sweep functions, nothing else
+    invoke = load()["Resources"]["SweepContinuationInvoke"]["Properties"]
+    assert invoke["Roles"] == [{"Ref": "SweepContinuationRole"}]
+    [allow] = invoke["PolicyDocument"]["Statement"]
+    assert allow["Action"] == "lambda:InvokeFunction"
+    assert sorted(r["GetAtt"] for r in allow["Resource"]) == sorted(f"{f}.Arn" for f in SWEEP_FUNCTIONS.values())
 
 
 @pytest.mark.parametrize("logical_id", ["EndpointFunction", "RestoreFunction"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reaper.report import format_report, group, reclaimed, would_act
+from reaper.report import daily_savings, format_report, group, off_now, reclaimed, would_act
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
@@ -63,3 +63,39 @@ def test_grouped_by_owner_kind_or_project_with_missing_values_named():
 
 def test_entries_with_unreadable_times_are_skipped_not_fatal():
     assert reclaimed([{"logged_at": "garbage", "verdict": "act", "executed": True}, {"verdict": "act"}], NOW) == []
+
+
+def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
+    # Given a $2/h notebook stopped at 20:00 two days ago and still off, a job stopped yesterday, an unpriced stop
+    stop = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
+    entries = [entry(stop, "nb"), entry(NOW - timedelta(days=1), "job", kind="training-job", hourly=40.0, estimated_usd=100.0, max_usd=300.0),
+               entry(NOW - timedelta(hours=3), "free", hourly=None)]
+    # When the savings are spread over the days of the report
+    days = daily_savings(reclaimed(entries, NOW), NOW - timedelta(days=7), NOW)
+    # Then every day is there, the notebook saves 4 h, 24 h and 18 h of $2, and the job's bound counts once
+    assert len(days) == 8 and days[datetime(2026, 11, 25).date()] == {}
+    assert days[datetime(2026, 11, 30).date()] == {"notebook": 8.0}
+    assert days[datetime(2026, 12, 1).date()] == {"notebook": 48.0, "training-job": 200.0}
+    assert days[datetime(2026, 12, 2).date()] == {"notebook": 36.0}
+    assert sum(v for d in days.values() for v in d.values()) == 8 + 48 + 36 + 200
+
+
+def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_rest():
+    back = {"logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "type": "notice", "kind": "endpoint", "id": "ep",
+            "region": "us-east-1", "title": "Endpoint ep is back: InService"}
+    entries = [entry(NOW - timedelta(hours=5), "ep", kind="endpoint", hourly=3.0), back, entry(NOW - timedelta(hours=2), "nb", hourly=1.5),
+               entry(NOW - timedelta(hours=2), "box", kind="ec2", hourly=None), entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0)]
+    items = reclaimed(entries, NOW)
+    assert next(r for r in items if r.entry["id"] == "ep").hours_off == 4
+    assert off_now(items) == (2, 1.5, 1)  # nb and box (unpriced); not ep, and a job is never "off"
+    text = format_report(group(items, "kind"), "kind", NOW - timedelta(days=1), 0, 120, items)
+    assert "off now: 2 resource(s) that cost $1.50/h together, about $36.00 a day while they stay off; 1 without a price" in text
+
+
+def test_the_report_table_fits_its_width_with_a_long_owner():
+    entries = [entry(NOW - timedelta(hours=2), "a", owner="x" * 300), entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0, max_usd=5.0)]
+    items = reclaimed(entries, NOW)
+    for width in (120, 80, 60):
+        lines = format_report(group(items, "owner"), "owner", NOW - timedelta(days=7), 3, width, items).splitlines()
+        assert all(len(line) <= width for line in lines), (width, max(map(len, lines)))
+        assert any(line.startswith("x") and "…" in line for line in lines)

@@ -7,47 +7,80 @@ The configuration is checked before the first real call (reaper/preflight.py).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 import sys
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from importlib import metadata
+from pathlib import Path
+from typing import NoReturn
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
+from reaper import __version__, preflight
 from reaper import kinds as kind_registry
-from reaper import preflight
 from reaper.actionlog import LOG_TTL
-from reaper.cli_output import Printer, format_log_line, format_table, select, silence_stdout
+from reaper.cli_formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, log_row, matches, to_csv, to_json_lines
+from reaper.cli_output import Printer, fit_log_line, format_log_line, format_table, select, silence_stdout, terminal_width
 from reaper.clients import default_region
 from reaper.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
 from reaper.model import Mode, Verdict
+from reaper.report import GROUPS
 from reaper.runtime import Runtime
 from reaper.settings import Settings
 
-__all__ = ["main", "format_table", "format_log_line", "parse_since"]
+__all__ = ["main", "format_table", "format_log_line", "parse_since", "version"]
 
 DURATION = re.compile(r"^(\d{1,12})([mhdw])$")
 UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 MAX_SINCE = LOG_TTL  # the log keeps nothing older
 NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+HTML_FILE = "mlreaper-report.html"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad flag or value said on one line (the contract's exit 2), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"reaper: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def version() -> str:
+    """The installed distribution's version; the layer's constant when run from a checkout."""
+    try:
+        return metadata.version("mlreaper")
+    except metadata.PackageNotFoundError:
+        return __version__
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
+    p = _Parser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
+    p.add_argument("--version", action="version", version=f"reaper (mlreaper) {version()}")
     sub = p.add_subparsers(dest="command", required=True)
-    aws = argparse.ArgumentParser(add_help=False)
+    aws = _Parser(add_help=False)
     aws.add_argument("--profile", help="AWS profile (default: AWS_PROFILE, then the standard chain)")
 
-    def scope(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--kind", action="append", default=[], help="kind to sweep (repeatable; default: all)")
-        sp.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
-        sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
-        sp.add_argument("--json", action="store_true", help="one JSON object per resource per line (reasons whole)")
+    def output(sp: argparse.ArgumentParser, choices: tuple[str, ...] = OUTPUTS) -> None:
+        html = ", html (a page with a savings chart, to --out)" if "html" in choices else ""
+        sp.add_argument(
+            "--output", "-o", choices=choices,
+            help=f"table (default; fits the terminal), json (one object per line), csv (a header row){html}; json and csv keep reasons whole",
+        )
+        sp.add_argument("--json", action="store_true", help="same as --output json")
+
+    def filters(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
         sp.add_argument("--verdict", action="append", default=[], choices=[v.value for v in Verdict], help="show only these verdicts (repeatable)")
         sp.add_argument("--owner", action="append", default=[], help="show only resources of this ml:owner (repeatable)")
+
+    def scope(sp: argparse.ArgumentParser) -> None:
+        filters(sp)
+        sp.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
+        sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
+        output(sp)
 
     sw = sub.add_parser("sweep", parents=[aws], help="decide, act (in enforce), record and notify")
     scope(sw)
@@ -60,13 +93,16 @@ def _parser() -> argparse.ArgumentParser:
     lg = sub.add_parser("log", parents=[aws], help="the action log")
     lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d; at most 400d)")
     lg.add_argument("--table")
-    lg.add_argument("--json", action="store_true")
+    filters(lg)
+    output(lg)
 
     rp = sub.add_parser("report", parents=[aws], help="what was reclaimed and what it saved, from the action log")
     rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
-    rp.add_argument("--by", choices=["owner", "kind", "project"], default="owner")
+    rp.add_argument("--by", choices=GROUPS, default="owner")
+    rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
     rp.add_argument("--table")
-    rp.add_argument("--json", action="store_true", help="one JSON object per group per line")
+    output(rp, (*OUTPUTS, "html"))
+    rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
 
     rs = sub.add_parser("restore", parents=[aws], help="bring back a reaped endpoint (or FSx file system, by id)")
     rs.add_argument("name")
@@ -80,8 +116,21 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def output_of(args: argparse.Namespace) -> str:
+    """`--output`, with `--json` as its alias; both, disagreeing, is a usage error."""
+    chosen = getattr(args, "output", None)
+    if getattr(args, "json", False):
+        if chosen not in (None, "json"):
+            raise UsageError(f"--json is --output json; it cannot go with --output {chosen}")
+        return "json"
+    return chosen or "table"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a bad flag (2, said on one line)
+        return exc.code if isinstance(exc.code, int) else 2
     _plain_logging()
     try:
         return _run(args)
@@ -182,6 +231,7 @@ def _run(args: argparse.Namespace) -> int:
         return _report(args, now)
     if args.command == "restore":
         return _restore(args, now)
+    output = output_of(args)
     kinds = _kinds(args)
     settings = _settings(args)
     if args.command == "plan":
@@ -192,11 +242,15 @@ def _run(args: argparse.Namespace) -> int:
     outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
     shown = select(outcomes, args.verdict, args.owner)
     out = Printer()
-    if args.json:
-        for o in shown:
-            out(json.dumps(o.to_json(), default=str))
+    if output == "json":
+        for line in to_json_lines(o.to_json() for o in shown):
+            out(line)
+    elif output == "csv":
+        out(to_csv(OUTCOME_COLUMNS, (o.to_json() for o in shown)))
     else:
         out(format_table(shown))
+        if len(shown) < len(outcomes):
+            out(f"(showing {len(shown)} of {len(outcomes)} resources: --verdict/--owner filters)")
     return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
 
 
@@ -218,31 +272,66 @@ def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[di
 
 
 def _log(args: argparse.Namespace, now: datetime) -> int:
+    output = output_of(args)
+    for name in args.kind:
+        kind_registry.get(name)  # an unknown kind is a usage error, not an empty log
     since, entries = _entries(args, now)
+    entries = [e for e in entries if matches(e, args.kind, args.verdict, args.owner)]
     out = Printer()
-    if args.json:
-        for e in entries:
-            out(json.dumps(e, default=str))
+    if output == "json":
+        for line in to_json_lines(entries):
+            out(line)
+        return 0
+    if output == "csv":
+        out(to_csv(LOG_COLUMNS, (log_row(e) for e in entries)))
         return 0
     if not entries:
-        out(f"no actions logged since {since:%Y-%m-%d %H:%M} UTC")
+        filtered = " matching the filters" if args.kind or args.verdict or args.owner else ""
+        out(f"no actions logged{filtered} since {since:%Y-%m-%d %H:%M} UTC")
         return 0
+    width = terminal_width()
     for e in entries:
-        out(format_log_line(e))
+        out(fit_log_line(e, width))
     return 0
 
 
 def _report(args: argparse.Namespace, now: datetime) -> int:
     from reaper import report
 
+    output = output_of(args)
+    if args.out and output != "html":
+        raise UsageError("--out names the file of --output html")
+    for name in args.kind:
+        kind_registry.get(name)
+    if output == "html":
+        from reaper.report_chart import require_matplotlib
+
+        require_matplotlib()  # before reading the log: a missing extra is said at once
     since, entries = _entries(args, now)
-    groups = report.group(report.reclaimed(entries, now), args.by)
+    entries = [e for e in entries if matches(e, kinds=args.kind)]
+    items = report.reclaimed(entries, now)
+    groups = report.group(items, args.by)
+    would = report.would_act(entries)
     out = Printer()
-    if args.json:
-        for g in groups:
-            out(json.dumps(g.to_json(args.by)))
-        return 0
-    out(report.format_report(groups, args.by, since, report.would_act(entries)))
+    if output == "json":
+        for line in to_json_lines(g.to_json(args.by) for g in groups):
+            out(line)
+    elif output == "csv":
+        columns = (args.by, "resources", "actions", "hours_off", "saved_usd", "unpriced", "jobs_stopped")
+        out(to_csv(columns, (g.to_json(args.by) for g in groups)))
+    elif output == "html":
+        from reaper.report_html import render
+
+        path = Path(args.out or HTML_FILE)
+        page = render(groups, items, args.by, since, now, would, args.kind)
+        try:
+            path.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        total = sum(g.saved_usd for g in groups)
+        out(f"wrote {path} ({len(groups)} group(s) by {args.by}, about ${total:,.2f} saved since {since:%Y-%m-%d %H:%M} UTC)")
+    else:
+        out(report.format_report(groups, args.by, since, would, terminal_width(), items))
     return 0
 
 

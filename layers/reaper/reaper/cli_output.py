@@ -87,23 +87,36 @@ def format_table(outcomes: list[Outcome], width: int | None = None) -> str:
     if one_region:
         head = head[:1] + head[2:]
         rows = [(row[:1] + row[2:], reason) for row, reason in rows]
-    caps = dict(CAPS)
-    while True:  # narrow the id and owner columns (to 12) before the reason goes under its minimum
-        cells = [tuple(cut(c, caps.get(head[i], 10_000)) for i, c in enumerate(row)) for row, _ in rows]
-        widths = [max(len(head[i]), *(len(c[i]) for c in cells)) for i in range(len(head))]
-        fixed = sum(widths) + 2 * len(widths)
-        wide = [k for k in caps if widths[head.index(k)] > 12]
-        if fixed + MIN_REASON <= width or not wide:
-            break
-        for k in wide:
-            caps[k] = widths[head.index(k)] - 1
-    reason_width = max(width - fixed, MIN_REASON)
-    lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)) + "  REASON"]
-    for c, (_, reason) in zip(cells, rows, strict=True):
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)) + "  " + cut(reason, reason_width))
+    cells, widths, fixed = _fit(head, [row for row, _ in rows], width - MIN_REASON)
+    wrapped = fixed + MIN_REASON > width  # a narrow terminal: each reason goes on its own line under its row
+    if wrapped:
+        cells, widths, fixed = _fit(head, [row for row, _ in rows], width + 2, floor=8)
+        lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)).rstrip()]
+        for c, (_, reason) in zip(cells, rows, strict=True):
+            lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)).rstrip())
+            lines.append("    " + cut(reason, max(width - 4, MIN_REASON)))
+    else:
+        lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)) + "  REASON"]
+        for c, (_, reason) in zip(cells, rows, strict=True):
+            lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)) + "  " + cut(reason, width - fixed))
     lines.append("" if not one_region else f"(all in {outcomes[0].resource.region})")
     lines.extend(textwrap.fill(line, width, subsequent_indent="  ") for line in footer(outcomes))
     return "\n".join(lines)
+
+
+def _fit(head: tuple[str, ...], rows: list[tuple[str, ...]], budget: int, floor: int = 12) -> tuple[list[tuple[str, ...]], list[int], int]:
+    """Cells cut to their caps, the column widths, and the width they take with their separators:
+    the id and owner columns are narrowed (to `floor` at least) until that fits `budget`."""
+    caps = dict(CAPS)
+    while True:
+        cells = [tuple(cut(c, caps.get(head[i], 10_000)) for i, c in enumerate(row)) for row in rows]
+        widths = [max(len(head[i]), *(len(c[i]) for c in cells)) for i in range(len(head))]
+        fixed = sum(widths) + 2 * len(widths)
+        wide = [k for k in caps if widths[head.index(k)] > floor]
+        if fixed <= budget or not wide:
+            return cells, widths, fixed
+        for k in wide:
+            caps[k] = widths[head.index(k)] - 1
 
 
 def footer(outcomes: list[Outcome]) -> list[str]:
@@ -141,3 +154,16 @@ def format_log_line(e: dict[str, object]) -> str:
     if e.get("verdict") == "act" and not e.get("executed"):
         action = f"would {action}"
     return f"{at:20} {str(e.get('verdict', '?')):6} {action:18} {where} — {e.get('reason')}"
+
+
+def fit_log_line(e: dict[str, object], width: int) -> str:
+    """A log line that fits `width` (its column padding kept): the reason cut with an ellipsis, or on its
+    own indented line when the time, verdict, action and resource leave it less than its minimum."""
+    line = " ".join(format_log_line(e).splitlines())  # a reason from AWS may hold newlines: one entry, one line
+    if len(line) <= width:
+        return line
+    head, sep, reason = line.partition(" — ")
+    if not sep or len(head) + len(sep) + MIN_REASON <= width:
+        return line[: max(width - 1, 0)] + "…"
+    head = head if len(head) <= width else head[: max(width - 1, 0)] + "…"
+    return f"{head}\n    {cut(reason, max(width - 4, MIN_REASON))}"

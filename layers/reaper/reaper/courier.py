@@ -25,6 +25,7 @@ from reaper import owner_summary
 from reaper.aws import AwsError, short
 from reaper.model import Mode, Outcome, Result, ResultCode, Verdict
 from reaper.runtime import Runtime
+from reaper.timeutil import as_utc
 
 log = logging.getLogger("reaper")
 
@@ -54,6 +55,7 @@ class Courier:
     now: datetime
     event_id: str
     pending: list[_Pending] = field(default_factory=list)
+    _told: frozenset[str] | None = None  # today's recorded message claims, read on first need
 
     def take(self, outcome: Outcome) -> None:
         """Record this outcome now (if it is worth telling) and queue its message soon."""
@@ -65,9 +67,10 @@ class Courier:
         log_ = self.rt.log
         if log_ is not None:
             try:
-                if not self._message_claim(outcome):
+                claim = self._claim_key(outcome)
+                if claim is not None and (claim in self._told_today() or not log_.claim(claim, self.now)):
                     return  # told already: neither logged nor posted again
-                log_.record(body, self.now, self.event_id)
+                log_.record(body if claim is None else {**body, "message_claim": claim}, self.now, self.event_id)
                 key = log_.put_unposted(body, self.now, self.event_id)
             except AwsError as exc:
                 log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
@@ -104,20 +107,34 @@ class Courier:
         self.flush()
         return len(left)
 
-    def report_not_reached(self, outcomes: list[Outcome]) -> None:
-        """One message for everything the sweep had no time for, never one per resource."""
+    def report_not_reached(
+        self, outcomes: list[Outcome], unreached: int = 0, kind: str = "", region: str = "", later: list[str] | None = None, why: str = ""
+    ) -> None:
+        """One message for everything the sweep had no time for, never one per resource.
+
+        `unreached` resources (of `kind` in `region`) and the regions `later` were never looked at: a sweep
+        whose next part could not be arranged (`why`) says so here.
+        """
         missed = [o for o in outcomes if o.result is not None and o.result.code is ResultCode.NOT_REACHED]
-        if not missed:
+        total = len(missed) + unreached
+        if not total and not later:
             return
-        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed})
+        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed} | ({f"{kind} ({region})"} if unreached else set()))
+        first = missed[0].resource if missed else None
+        text = f"Not reached this time: {total} in {', '.join(kinds)}"
+        if later:
+            text += f", and regions {', '.join(later)} not started"
+        text += ". Nothing was changed on them; the next sweep decides again."
+        if why:
+            text += f" The rest of the sweep could not be arranged: {why}."
         body = {
             "type": "notice",
-            "kind": missed[0].resource.kind,
+            "kind": first.kind if first else kind,
             "id": "*",
             "arn": "",
-            "region": missed[0].resource.region,
-            "title": f"Sweep ran out of time: {len(missed)} resource(s) not reached",
-            "text": f"Not reached this time: {len(missed)} in {', '.join(kinds)}. Nothing was changed on them; the next sweep decides again.",
+            "region": first.region if first else region,
+            "title": f"Sweep ran out of time: {total} resource(s) not reached",
+            "text": text,
         }
         key: str | None = None
         if self.rt.log is not None:
@@ -187,16 +204,31 @@ class Courier:
                 p.outcome.posted = True
         self._drop([p.unposted_key for p in sent if p.unposted_key])
 
-    def _message_claim(self, o: Outcome) -> bool:
-        """Enforce act/warn messages were claimed with the action; the rest once a day per finding."""
-        assert self.rt.log is not None
+    def _claim_key(self, o: Outcome) -> str | None:
+        """The message's claim: once a day per finding (or once per notify_key); None for enforce act/warn
+        messages, which were claimed with the action."""
         d = o.decision
         if o.mode is Mode.ENFORCE and d.verdict in (Verdict.ACT, Verdict.WARN) and o.result is not None:
-            return True  # the action's claim already made this unique to the event
-        token = f"key:{d.notify_key}" if d.notify_key else f"day:{self.now:%Y-%m-%d}"
+            return None  # the action's claim already made this unique to the event
+        token = f"key:{d.notify_key}" if d.notify_key else f"day:{as_utc(self.now):%Y-%m-%d}"
         verdict = o.verdict.value
-        key = f"{o.resource.arn or o.resource.kind + '/' + o.resource.region}|msg|{o.mode.value}|{verdict}|{d.action}|{token}"
-        return self.rt.log.claim(key, self.now)
+        return f"{o.resource.arn or o.resource.kind + '/' + o.resource.region}|msg|{o.mode.value}|{verdict}|{d.action}|{token}"
+
+    def _told_today(self) -> frozenset[str]:
+        """The message claims recorded in today's log, read once per sweep (a Query page holds hundreds):
+        a message recorded there was claimed first, so its claim would fail. Saves a conditional
+        PutItem per finding per sweep; the claim stays the judge of anything not found here."""
+        if self._told is None:
+            assert self.rt.log is not None
+            end = as_utc(self.now)
+            try:
+                self._told = frozenset(
+                    str(e["message_claim"]) for e in self.rt.log.entries(end.replace(hour=0, minute=0, second=0, microsecond=0), end) if e.get("message_claim")
+                )
+            except AwsError as exc:  # the claims decide alone, as they would without this read
+                log.warning("could not read today's action log; each message is claimed: %s", short(exc))
+                self._told = frozenset()
+        return self._told
 
     @staticmethod
     def _fail(outcome: Outcome, why: str) -> None:

@@ -1,9 +1,10 @@
 """The admin channel's daily digest (bot mode), built from the action log.
 
 Counts by verdict and by kind for the day, errors, the top owners, and dollars reclaimed today
-and this week. "Reclaimed" is what a resource the reaper stopped or removed would have cost since:
-its hourly cost times the hours from the action to `now`, counted within each window (an upper
-bound: nobody restarted it, as far as the log knows; a later `restore` record ends the count).
+and this week. The dollars are `reaper report`'s, within each window, computed by the same code
+as the dashboard's savings metric (reaper.savings_metric.saved_between): a resource's hourly price
+for the hours it stayed off (until the log shows it running again or restored, else now: an upper
+bound), a stopped job at most what its ceiling still allowed, on the day it was stopped.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
+from reaper.savings_metric import saved_between
 from reaper.slack_message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
 from reaper.timeutil import as_utc
 
@@ -37,17 +39,11 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
     kinds: Counter[str] = Counter()
     owners: Counter[str] = Counter()
     errors: list[str] = []
-    reclaimed_today = reclaimed_week = 0.0
-    restored: set[str] = set()
-    acted: list[tuple[datetime, dict[str, Any]]] = []
+    entries = list(entries)
     for e in entries:
         at = _time(e.get("logged_at"))
         if at is None:
             continue
-        if e.get("type") == "restore" or e.get("action") == "restore":
-            restored.add(str(e.get("arn") or e.get("id")))
-        if e.get("verdict") == "act" and e.get("executed"):
-            acted.append((at, e))
         if at < today or e.get("type") not in (None, "verdict"):
             continue
         verdicts[str(e.get("verdict"))] += 1
@@ -56,12 +52,8 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
             owners[str(e.get("owner") or "(no owner)")] += 1
         if e.get("verdict") == "error":
             errors.append(f"{e.get('kind')} {e.get('id')}: {e.get('error') or e.get('reason')}")
-    for at, e in acted:
-        if str(e.get("arn") or e.get("id")) in restored:
-            continue
-        hourly = e.get("hourly_usd") or 0.0
-        reclaimed_week += hourly * max(0.0, (now - max(at, week)).total_seconds()) / 3600
-        reclaimed_today += hourly * max(0.0, (now - max(at, today)).total_seconds()) / 3600
+    reclaimed_today = sum(f.saved_usd for f in saved_between(entries, today, now).values())
+    reclaimed_week = sum(f.saved_usd for f in saved_between(entries, week, now).values())
     return {
         "type": "daily-digest",
         "id": f"digest-{today:%Y-%m-%d}",

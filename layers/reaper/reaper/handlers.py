@@ -5,11 +5,11 @@ Functions in functions/<name>/app.py stay thin: decorators plus one call into he
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reaper import continuation, pipeline
 from reaper import kinds as kind_registry
-from reaper import pipeline
 from reaper.deadline import Deadline
 from reaper.errors import BadEventError
 from reaper.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
@@ -53,12 +53,14 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
         return handle_budget_notification(event, kind_name, rt, now, context)
     ev = parse_eventbridge(event)
     if ev.detail_type in SCHEDULED and ev.source in SCHEDULE_SOURCES:
-        outcomes = pipeline.sweep(rt, [kind_name], now, event_id=ev.id, deadline=Deadline.from_lambda(context))
-        summary = summarize(ev.id, outcomes)
-        for verdict, n in summary["verdicts"].items():
-            metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
-        logger.info("sweep done", extra={"kind": kind_name, **summary})
-        return summary
+        return sweep_in_parts(rt, kind_name, now, ev.id, context)
+    if ev.source == continuation.SOURCE and ev.detail_type == continuation.DETAIL_TYPE:
+        cursor = continuation.parse(ev.detail, kind_name, rt.regions, now)
+        why = continuation.stale(cursor, rt.settings, now)
+        if why is not None:
+            logger.warning("continuation dropped", extra={"kind": kind_name, "part": cursor.part, "event_id": cursor.event_id, "why": why})
+            return {"event_id": cursor.event_id, "part": cursor.part, "dropped": why}
+        return sweep_in_parts(rt, kind_name, now, cursor.event_id, context, cursor)
     if ev.source == STOP_SOURCE and ev.detail_type == STOP_DETAIL_TYPE:  # invoked by the interactions function only
         from reaper.slack_stop import stop_now
 
@@ -71,6 +73,30 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
         logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
         return result
     raise BadEventError(f"{kind_name} function does not handle {ev.detail_type!r} events from {ev.source!r}")
+
+
+def sweep_in_parts(
+    rt: Runtime, kind_name: str, now: datetime, event_id: str, context: Any, resume: continuation.Cursor | None = None
+) -> dict[str, Any]:
+    """A sweep (or its part after `resume`); when time runs short, its next part is arranged to
+    invoke this function again (reaper.continuation)."""
+    # unqualified: the continuation role may invoke the function itself (template.yaml), not an alias
+    target = ":".join(str(getattr(context, "invoked_function_arn", "") or "").split(":")[:7])
+
+    def arrange(cursor: continuation.Cursor, elapsed: float) -> str:
+        at = now + timedelta(seconds=elapsed) + continuation.DELAY
+        return continuation.arrange(rt.clients()("scheduler"), rt.settings, cursor, target, at)
+
+    run = pipeline.sweep_run(rt, [kind_name], now, event_id, deadline=Deadline.from_lambda(context), resume=resume, continue_with=arrange)
+    summary = summarize(event_id, run.outcomes)
+    summary["part"] = resume.part if resume else 1
+    if run.next_part is not None:
+        summary["continues"] = run.arranged or f"not arranged: {run.unreached} not reached"
+        summary["after"] = run.next_part.after
+    for verdict, n in summary["verdicts"].items():
+        metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
+    logger.info("sweep done" if run.next_part is None else "sweep part done", extra={"kind": kind_name, **summary})
+    return summary
 
 
 def handle_budget_notification(event: Any, kind_name: str, rt: Runtime, now: datetime, context: Any = None) -> dict[str, Any]:
@@ -87,8 +113,6 @@ def handle_budget_notification(event: Any, kind_name: str, rt: Runtime, now: dat
             raise BadEventError(f"SNS message from {record.Sns.TopicArn!r}, not the budget topic ({topic or 'none configured'})")
     if not kind_registry.get(kind_name).declaration.budgeted:
         raise BadEventError(f"{kind_name} function does not take budget notifications")
-    event_id = f"budget:{sns.Records[0].Sns.MessageId}"
-    outcomes = pipeline.sweep(rt, [kind_name], now, event_id=event_id, deadline=Deadline.from_lambda(context))
-    summary = summarize(event_id, outcomes)
+    summary = sweep_in_parts(rt, kind_name, now, f"budget:{sns.Records[0].Sns.MessageId}", context)
     logger.info("budget notification handled", extra={"kind": kind_name, **summary})
     return summary

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reaper import actionlog, outbox
+from reaper import actionlog, continuation, outbox
 from reaper import kinds as kind_registry
 from reaper.tagging import TAG_WRITE_PERMISSIONS
 
-COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
+# every sweep function: the action log, the queue, and arranging the next part of a long sweep
+COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS) | set(continuation.PERMISSIONS)
 RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
 
 # Services whose resources the kinds sweep: a change there is a change to the user's resource.

@@ -29,15 +29,16 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from reaper import daily_digest, owner_summary, slack
+from reaper import daily_digest, owner_summary, savings_metric, slack
 from reaper.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
 from reaper.errors import BadEventError
 from reaper.observability import MetricUnit, logger, metrics
 from reaper.slack_bot import SlackBot
 from reaper.webhook import WebhookConfigError, redact
 
-# the daily digest reads the action log (Query)
-PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query"})
+# the daily digest and the savings metric read the action log (Query); the metric is published
+# into its own namespace only (template.yaml conditions PutMetricData on it)
+PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS})
 
 # () -> the webhook URL, None when Slack is off; raises WebhookConfigError when it cannot be used
 WebhookSource = Callable[[], str | None]
@@ -63,6 +64,8 @@ class Notifier:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
+    # () -> a CloudWatch client for the savings metric (made only when the daily schedule fires)
+    cloudwatch: Callable[[], Any] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -70,7 +73,7 @@ class Notifier:
 
     def handle(self, event: Any, context: Any = None) -> dict[str, Any]:
         if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event":
-            return self.post_daily_digest()
+            return self.daily()
         if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
             raise BadEventError("notifier expects an SQS event with Records")
         try:
@@ -91,6 +94,54 @@ class Notifier:
         batch = _Batch(self, url, context)
         processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
         return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
+
+    def daily(self) -> dict[str, Any]:
+        """The daily schedule: the savings metric (any Slack mode), then the digest (bot mode).
+        Both are tried; a failure of either raises afterwards, so the schedule's retry redoes it
+        (each is claimed per day, so what succeeded is not done twice)."""
+        failures: list[BaseException] = []
+        savings: dict[str, Any] = {}
+        try:
+            savings = self.publish_savings()
+        except Exception as exc:  # noqa: BLE001 - the digest still goes out; raised below
+            logger.exception("the savings metric was not published; the schedule's retry will try again")
+            failures.append(exc)
+        try:
+            result = self.post_daily_digest()
+        except Exception as exc:  # noqa: BLE001 - raised below, after the metric's outcome is known
+            failures.append(exc)
+            result = {"posted": False}
+        if failures:
+            raise failures[-1]
+        return {**result, "savings": savings}
+
+    def publish_savings(self) -> dict[str, Any]:
+        """Publish each complete day not yet published (see reaper.savings_metric); returns {day: {kind: usd}}."""
+        if self.log is None or self.cloudwatch is None:
+            logger.info("no savings metric: it needs the action log")
+            return {}
+        now = self.clock()
+        days = savings_metric.days_to_publish(now)
+        first, _ = savings_metric.day_bounds(days[0])
+        entries = list(self.log.entries(first - savings_metric.LOOKBACK, now))
+        published: dict[str, Any] = {}
+        for day in days:
+            key = f"metric|savings|{day:%Y-%m-%d}"
+            claim = self.log.claim_post(key, now, self.lease)
+            if claim is not PostClaim.CLAIMED:
+                continue
+            figures = savings_metric.day_savings(entries, day)
+            try:
+                savings_metric.publish(self.cloudwatch(), day, figures)
+            except BaseException:
+                self.log.release_post(key)
+                raise
+            self.log.finish_post(key, self.clock(), PostClaim.SENT)
+            published[f"{day:%Y-%m-%d}"] = {k: f.saved_usd for k, f in figures.items()}
+            unpriced = sum(f.unpriced for f in figures.values())
+            if unpriced:
+                logger.info("savings metric: some reclaimed resources have no price", extra={"day": f"{day:%Y-%m-%d}", "unpriced": unpriced})
+        return published
 
     def post_daily_digest(self) -> dict[str, Any]:
         """The admin channel's digest (bot mode), once per day however often the schedule fires.

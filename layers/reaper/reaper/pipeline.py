@@ -8,14 +8,16 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from reaper import budgets
+from reaper import budgets, sweep_scope
 from reaper import kinds as kind_registry
 from reaper.aws import AwsError, short
+from reaper.continuation import MAX_PARTS, Cursor
 from reaper.courier import Courier
-from reaper.deadline import Deadline
+from reaper.deadline import RESERVE_SECONDS, Deadline
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Action, Kind
 from reaper.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, ResultCode, Verdict
@@ -30,6 +32,34 @@ log = logging.getLogger("reaper")
 Progress = Callable[[str], None]
 
 
+# Resources per chunk (at most; a kind may declare fewer). Before each chunk the sweep asks whether
+# it still fits in the time left, estimated from the slowest chunk so far; a kind with
+# `chunked_signals` reads its per-resource evidence a chunk at a time, so what an invocation does
+# not reach is not read either. 500 = one full GetMetricData batch of queries.
+CHUNK = 500
+# (the next part's cursor, seconds this part ran) -> what was arranged; raises when it cannot be
+Continue = Callable[[Cursor, float], str]
+
+
+@dataclass
+class KindRun:
+    """One kind in one region: its outcomes, and what time ran out before (in id order)."""
+
+    outcomes: list[Outcome]
+    left: list[Resource] = field(default_factory=list)
+    last: str | None = None  # the id of the last resource handled
+    handled: int = 0
+
+
+@dataclass
+class SweepRun:
+    outcomes: list[Outcome]
+    next_part: Cursor | None = None  # where the next part starts, when this one stopped early
+    arranged: str | None = None  # the next part, as arranged; None when it could not be
+    unreached: int = 0  # resources of the stopped region this part did not reach
+    handled: int = 0
+
+
 def sweep(
     rt: Runtime,
     kinds: Iterable[str],
@@ -42,20 +72,117 @@ def sweep(
     """Run every named kind in every region; return one Outcome per resource.
 
     Each outcome is recorded and queued for Slack right after its action, not at the end: a sweep
-    that dies half-way has logged what it did, and the next sweep posts what it could not.
+    that dies half-way has logged what it did, and the next sweep posts what it could not. What the
+    deadline leaves no time for is `not-reached`, said once (no continuation here: see sweep_run).
+    """
+    return sweep_run(rt, list(kinds), now, event_id, regions, progress, deadline).outcomes
+
+
+def sweep_run(
+    rt: Runtime,
+    kinds: list[str],
+    now: datetime,
+    event_id: str,
+    regions: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    deadline: Deadline | None = None,
+    resume: Cursor | None = None,
+    continue_with: Continue | None = None,
+) -> SweepRun:
+    """A sweep, or one part of it. With `continue_with` (one kind), a sweep that runs short of time
+    stops between resources and has its next part arranged; `resume` is where this part starts.
+
+    Every part acts under the first part's event id (`event_id` is the cursor's), so the claims
+    hold across parts. A part that handled nothing, or one past MAX_PARTS, ends the chain with one
+    error outcome; a next part that cannot be arranged leaves one not-reached notice.
     """
     say = progress or (lambda _msg: None)
     deadline = deadline or Deadline.none()
+    began = deadline.clock()
+    if continue_with is not None and len(kinds) != 1:
+        raise ValueError("a sweep is continued one kind at a time")
     courier = Courier(rt, now, event_id)
     courier.replay_unposted()
-    outcomes: list[Outcome] = []
-    for region in regions or rt.regions:
+    region_list = list(regions or rt.regions)
+    after: str | None = None
+    if resume is not None:
+        region_list = region_list[region_list.index(resume.region) :]
+        after = resume.after
+    run = SweepRun([])
+    for i, region in enumerate(region_list):
         for name in kinds:
             kind = kind_registry.get(name)
-            outcomes.extend(sweep_kind(rt, kind, region, now, event_id, say, courier, deadline))
-    courier.report_not_reached(outcomes)
+            part = sweep_kind_run(rt, kind, region, now, event_id, say, courier, deadline, after if i == 0 else None)
+            run.outcomes.extend(part.outcomes)
+            run.handled += part.handled
+            if not part.left:
+                continue
+            if continue_with is None:  # nothing carries on after this invocation: say so
+                run.outcomes.extend(not_reached(kind, part.left, rt.settings))
+                continue
+            last = part.last if part.last is not None else (after if i == 0 else None)
+            run.next_part = Cursor(
+                kind=name,
+                region=region,
+                after=last or "",
+                sweep_started=resume.sweep_started if resume else now,
+                part=(resume.part if resume else 1) + 1,
+                event_id=event_id,
+            )
+            run.unreached = len(part.left)
+            later = region_list[i + 1 :]
+            _carry_on(rt, courier, run, continue_with, deadline.clock() - began, later)
+            break
+        if run.next_part is not None:
+            break
+    courier.report_not_reached(run.outcomes)
     courier.flush()
-    return outcomes
+    return run
+
+
+def _carry_on(rt: Runtime, courier: Courier, run: SweepRun, continue_with: Continue, elapsed: float, later: list[str]) -> None:
+    """Arrange the next part, or end the chain with one error, or say once what is not reached."""
+    cursor = run.next_part
+    assert cursor is not None
+    where = _unreached(run.unreached, later)
+    problem: str | None = None
+    if run.handled == 0:
+        problem = f"part {cursor.part - 1} handled no resource before its time ran out ({where} not reached)"
+    elif cursor.part > MAX_PARTS:
+        problem = f"it passed the limit of {MAX_PARTS} parts ({where} not reached)"
+    if problem is not None:
+        reason = f"the {cursor.kind} sweep started {iso(cursor.sweep_started)} stopped: {problem}; the next full sweep starts again"
+        log.error(reason)
+        run.outcomes.append(_sweep_error(cursor.kind, cursor.region, rt.settings, reason, f"continuation:{cursor.event_id}"))
+        courier.take(run.outcomes[-1])
+        return
+    try:
+        run.arranged = continue_with(cursor, elapsed)
+        log.info("sweep continues: %s after %r in %s (%s not reached yet)", run.arranged, cursor.after, cursor.region, where)
+    except (*AwsError, ValueError) as exc:
+        why = short(exc) if isinstance(exc, AwsError) else str(exc)
+        log.error("could not arrange part %d of the %s sweep: %s", cursor.part, cursor.kind, why)
+        courier.report_not_reached([], unreached=run.unreached, kind=cursor.kind, region=cursor.region, later=later, why=why)
+
+
+def _unreached(n: int, later: list[str]) -> str:
+    return f"{n} resource(s)" + (f", and regions {', '.join(later)}" if later else "")
+
+
+def not_reached(kind: Kind, left: list[Resource], settings: Settings) -> list[Outcome]:
+    """Outcomes for what a sweep without a next part had no time for: decided nothing, changed nothing."""
+    why = "not reached: the sweep ran out of time; the next sweep decides again"
+    return [
+        Outcome(r, Decision(Verdict.KEEP, why), settings.mode_for(kind.name), result=Result(ResultCode.NOT_REACHED, message=why))
+        for r in left
+    ]
+
+
+def _sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_key: str | None = None) -> Outcome:
+    """One error outcome standing for the whole kind in this region."""
+    gone = Resource(kind=kind, id="*", arn="", region=region, state="unknown")
+    failed = Result(ResultCode.FAILED, message=reason)
+    return Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep", notify_key=notify_key), settings.mode_for(kind), result=failed)
 
 
 def sweep_kind(
@@ -69,39 +196,82 @@ def sweep_kind(
     deadline: Deadline | None = None,
 ) -> list[Outcome]:
     """One kind in one region. Without a courier (an event's targeted check) it records and posts itself."""
+    own = courier or Courier(rt, now, event_id)
+    run = sweep_kind_run(rt, kind, region, now, event_id, say, own, deadline)
+    outcomes = run.outcomes + not_reached(kind, run.left, rt.settings)
     if courier is None:
-        own = Courier(rt, now, event_id)
-        found = sweep_kind(rt, kind, region, now, event_id, say, own, deadline)
+        own.report_not_reached(outcomes)
         own.flush()
-        return found
+    return outcomes
+
+
+def sweep_kind_run(
+    rt: Runtime,
+    kind: Kind,
+    region: str,
+    now: datetime,
+    event_id: str,
+    say: Progress,
+    courier: Courier,
+    deadline: Deadline | None = None,
+    after: str | None = None,
+) -> KindRun:
+    """One kind in one region, in id order from just after `after`, a chunk at a time while time lasts."""
     clients = rt.clients(region)
     settings = rt.settings
     deadline = deadline or Deadline.none()
+    chunked = kind.declaration.chunked_signals
+    size = min(kind.declaration.chunk_size or CHUNK, CHUNK)
     try:
-        resources = kind.discover(clients, settings, now)
-        say(f"{kind.name} {region}: {len(resources)} found, reading signals")
-        signals = kind.signals(clients, resources, settings, now)
+        resources = sorted(kind.discover(clients, settings, now), key=lambda r: r.id)
+        todo = [r for r in resources if after is None or r.id > after]
+        skipped = f" ({len(resources) - len(todo)} done by earlier parts)" if after is not None else ""
+        say(f"{kind.name} {region}: {len(resources)} found{skipped}, reading signals")
+        # a kind whose evidence is read across resources (sibling jobs, account-wide searches) reads it for all
+        signals: Mapping[str, Any] = {} if chunked else kind.signals(clients, resources, settings, now, log=rt.log)
     except AwsError as exc:
         # Not silent: one error outcome stands for the whole kind in this region.
-        gone = Resource(kind=kind.name, id="*", arn="", region=region, state="unknown")
-        reason = f"could not list or read {kind.name} resources in {region}: {short(exc)}"
-        failed = Result(ResultCode.FAILED, message=reason)
-        outcome = Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep"), settings.mode_for(kind.name), result=failed)
+        outcome = _sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
         courier.take(outcome)
-        return [outcome]
+        return KindRun([outcome])
     spend: dict[str, ProjectSpend] = {}
     if kind.declaration.budgeted and settings.budget_topic_arn:
         account = settings.budget_topic_arn.split(":")[4] if settings.budget_topic_arn.count(":") >= 5 else ""
         spend = budgets.read(clients, settings, account, manage=kind.declaration.manages_budgets)
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
-    outcomes: list[Outcome] = []
-    for r in resources:
-        outcome = process(kind, r, signals.get(r.id), ctx)
-        courier.take(outcome)
-        outcomes.append(outcome)
-    counts = Counter(o.verdict.value for o in outcomes)
-    say(f"{kind.name} {region}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) if counts else f"{kind.name} {region}: nothing found")
-    return outcomes
+    run = KindRun([])
+    slowest = 0.0  # the longest chunk so far: the estimate for the next one
+    with sweep_scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
+            left = deadline.left()
+            if left is not None and left - RESERVE_SECONDS < slowest:
+                run.left = todo[start:]
+                break
+            began = deadline.clock()
+            if chunked:
+                try:
+                    signals = kind.signals(clients, chunk, settings, now, log=rt.log)
+                except AwsError as exc:
+                    reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next sweep tries again"
+                    run.outcomes.append(_sweep_error(kind.name, region, settings, reason))
+                    courier.take(run.outcomes[-1])
+                    break
+            for n, r in enumerate(chunk):
+                if deadline.nearly_over():
+                    run.left = todo[start + n :]
+                    break
+                outcome = process(kind, r, signals.get(r.id), ctx)
+                courier.take(outcome)
+                run.outcomes.append(outcome)
+                run.last, run.handled = r.id, run.handled + 1
+            if run.left:
+                break
+            slowest = max(slowest, deadline.clock() - began)
+    counts = Counter(o.verdict.value for o in run.outcomes)
+    tail = f"; {len(run.left)} left for later" if run.left else ""
+    say((f"{kind.name} {region}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) if counts else f"{kind.name} {region}: nothing found") + tail)
+    return run
 
 
 def decide(

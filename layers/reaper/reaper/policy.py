@@ -311,6 +311,20 @@ def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: date
     )
 
 
+def off_hours_reason(settings: Settings) -> str:
+    """Why a resource goes outside working hours, as every kind's message says it."""
+    oh = settings.off_hours
+    return f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})"
+
+
+def off_hours_stop(view: TagView, settings: Settings, now: datetime) -> Decision | None:
+    """Off-hours for a box someone works at (notebook, ec2): outside working hours a dev or
+    stage-less one is stopped whatever its activity; None in working hours or for other stages."""
+    if not settings.off_hours.enabled or in_working_hours(settings, now) or not (view.stage is None or is_dev(view, settings)):
+        return None
+    return Decision(Verdict.ACT, off_hours_reason(settings), action="stop", evidence={"policy": "off-hours"})
+
+
 def in_working_hours(settings: Settings, now: datetime) -> bool:
     oh = settings.off_hours
     local = now.astimezone(ZoneInfo(oh.timezone))

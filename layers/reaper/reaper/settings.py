@@ -110,6 +110,11 @@ class Settings(BaseModel):
     scheduler_role_arn: str | None = None
     schedule_group: str = "default"
     restore_wait_minutes: int = Field(default=30, ge=0)
+    # a sweep too long for one invocation (reaper.continuation): the function's own schedule (how
+    # often a full sweep starts), and the Scheduler group and role its next part is arranged with
+    sweep_schedule: str | None = None
+    continuation_schedule_group: str | None = None
+    continuation_role_arn: str | None = None
     ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
     divergence_points: int = Field(default=5, ge=2)  # consecutive worsening datapoints that count as diverging
     divergence_ratio: float = Field(default=2.0, gt=1)  # ... ending this far past the metric's best value
@@ -270,6 +275,9 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
     "REAPER_SCHEDULE_GROUP": "schedule_group",
     "REAPER_RESTORE_WAIT_MINUTES": "restore_wait_minutes",
+    "REAPER_SWEEP_SCHEDULE": "sweep_schedule",
+    "REAPER_CONTINUATION_SCHEDULE_GROUP": "continuation_schedule_group",
+    "REAPER_CONTINUATION_ROLE_ARN": "continuation_role_arn",
     "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
     "REAPER_DIVERGENCE_POINTS": "divergence_points",
     "REAPER_DIVERGENCE_RATIO": "divergence_ratio",

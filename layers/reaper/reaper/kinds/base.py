@@ -149,6 +149,17 @@ class KindDeclaration:
     # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
     budgeted: bool = False
     manages_budgets: bool = False
+    # The kind's signals take `log=` (the action log, or None): reads whose only use is a message
+    # the log says was posted already today are skipped (endpoint: production configurations).
+    signals_read_log: bool = False
+    # The evidence is read per resource (a describe per candidate), not across resources: the
+    # pipeline reads it a chunk at a time, so a sweep split across invocations reads only what each
+    # part reaches. Kinds whose signals compare resources (tuning siblings) or search the account
+    # once (FSx job inputs) read them for every resource, in every part.
+    chunked_signals: bool = False
+    # Resources per chunk (None: the pipeline's 500, one full GetMetricData batch). Smaller for a kind
+    # whose chunk is slow (a describe per resource), so a part stops closer to its deadline.
+    chunk_size: int | None = None
 
 
 class Kind:
@@ -180,8 +191,13 @@ class Kind:
         found: list[Resource] = self._part(self.declaration.discover)(clients, settings, now)
         return found
 
-    def signals(self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, Any]:
-        read: Mapping[str, Any] = self._part(self.declaration.signals)(clients, resources, settings, now)
+    def signals(
+        self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
+    ) -> Mapping[str, Any]:
+        part = self._part(self.declaration.signals)
+        read: Mapping[str, Any] = (
+            part(clients, resources, settings, now, log=log) if self.declaration.signals_read_log else part(clients, resources, settings, now)
+        )
         return read
 
     def decide(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:

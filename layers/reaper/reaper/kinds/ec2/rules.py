@@ -29,7 +29,7 @@ from reaper.kinds.ec2.model import (
 )
 from reaper.metrics import Series
 from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView, in_working_hours, is_dev
+from reaper.policy import TagView, off_hours_stop
 from reaper.settings import Settings
 from reaper.timeutil import human_duration, iso
 
@@ -53,22 +53,10 @@ def decide(resource: Resource, signal: Ec2Signal | None, view: TagView, settings
     if facts.spot_stop:
         return Decision(Verdict.KEEP, facts.spot_stop)
 
-    decision = _off_hours(view, settings, now) or _evidence(resource, facts, signal, view, settings, now)
+    decision = off_hours_stop(view, settings, now) or _evidence(resource, facts, signal, view, settings, now)
     if decision.verdict is Verdict.ACT and facts.instance_store_gib and not view.disposable:
         return _instance_store_kept(resource, facts, decision, settings)
     return decision
-
-
-def _off_hours(view: TagView, settings: Settings, now: datetime) -> Decision | None:
-    if not settings.off_hours.enabled or in_working_hours(settings, now) or not (view.stage is None or is_dev(view, settings)):
-        return None
-    oh = settings.off_hours
-    return Decision(
-        Verdict.ACT,
-        f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})",
-        action="stop",
-        evidence={"policy": "off-hours"},
-    )
 
 
 def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime) -> Decision:

@@ -114,9 +114,11 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     budgeted=True,
+    signals_read_log=True,  # production configurations are read only when their daily message is due
     default_action="scale-to-zero",  # classic endpoints cannot scale to zero: kill_decision picks delete for them
     kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,
     restorer=Restorer(name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE),
+    chunked_signals=True,  # configurations per candidate; traffic in one GetMetricData batch per chunk of 500
 )

@@ -107,6 +107,19 @@ class EndpointDetails:
 
 
 @dataclass(frozen=True)
+class Told:
+    """A production endpoint's notify-only message, already posted today (from the action log): its
+    configuration is not read again until the next message is due (the next UTC day, or sooner if
+    the endpoint changes)."""
+
+    at: datetime  # when the message was recorded
+    action: str  # what it said would be done (delete, scale-to-zero)
+    hourly_usd: float | None = None  # what the message said it costs (None once its instance count changed)
+    instance_type: str | None = None
+    type: str | None = None  # the endpoint type the message gave (None: not said): async ones have their requests read
+
+
+@dataclass(frozen=True)
 class EndpointSignal:
     """Traffic over the lookback, summed over variants (and components), plus details when read."""
 
@@ -116,6 +129,7 @@ class EndpointSignal:
     backlog: Series = field(default_factory=list)  # async only: ApproximateBacklogSize (max per period)
     details: EndpointDetails | None = None
     problem: str | None = None  # details could not be read
+    told: Told | None = None  # production, told today already: details not read again
 
 
 @dataclass(frozen=True)

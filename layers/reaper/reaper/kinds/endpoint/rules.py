@@ -16,12 +16,13 @@ from reaper.kinds.endpoint.model import (
     EndpointDetails,
     EndpointFacts,
     EndpointSignal,
+    Told,
     in_service_since,
     quiet_text,
     traffic_in_window,
 )
-from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView, in_working_hours, is_dev, is_production, read_tags, screen
+from reaper.model import Decision, Mode, Resource, Verdict
+from reaper.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
 from reaper.settings import Settings
 from reaper.timeutil import as_utc, human_duration, iso
 
@@ -66,16 +67,17 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
                 f"InService only {age}, less than the {window} min idle window: no data is not yet evidence of no traffic",
                 evidence=evidence,
             )
-    if details is None and (dev or prod):
-        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
     quiet = quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
     if off_hours:
-        oh = settings.off_hours
-        reason = f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})"
+        reason = off_hours_reason(settings)
         evidence["policy"] = "off-hours"
     else:
         reason = quiet
         evidence["policy"] = "idle"
+    if details is None and sig.told is not None and told_stands(view, settings):
+        return told_decision(sig.told, reason, evidence)
+    if details is None and (dev or prod):
+        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
     if not dev and not prod:
         return Decision(
             Verdict.KEEP,
@@ -148,8 +150,32 @@ def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime)
     return since is not None and since <= window_start and traffic_in_window(sig.traffic, window_start) == 0
 
 
+def told_stands(view: TagView, settings: Settings) -> bool:
+    """Whose daily message may stand in for its configuration: endpoints nothing is done to, only
+    told once a day — production stages (notify-only), and dev stages while the kind is in dry-run.
+    In enforce a dev endpoint may be acted on, so its configuration is always read."""
+    return is_production(view, settings) or (is_dev(view, settings) and settings.mode_for(KIND) is Mode.DRY_RUN)
+
+
+def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision:
+    """An endpoint told today already (told_stands): what that message said would be done, again.
+
+    Nothing is done to it: production is notify-only (policy.production_guard makes this `exempt`,
+    and the pipeline re-reads protection before any change) and dry-run changes nothing; the day's
+    message claim is taken, so nothing is posted. Its configuration is read again when its next
+    message is due (signals.py, told.py)."""
+    return Decision(
+        Verdict.ACT,
+        f"{reason}; as told at {told.at:%H:%M} UTC today (its configuration is read again when its next daily message is due)",
+        action=told.action,
+        evidence={**evidence, "told_at": iso(told.at)},
+    )
+
+
 def kill_decision(r: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
     """Past its kill date: to zero by the endpoint's type (classic: deleted, restorable), as for an idle one."""
+    if r.state == IN_SERVICE and signal is not None and signal.details is None and signal.told is not None and told_stands(view, settings):
+        return told_decision(signal.told, reason, {})
     if r.state != IN_SERVICE or signal is None or signal.problem or signal.details is None:
         return None  # not live, or its configuration was not read: nothing can be chosen safely
     facts = r.facts_as(EndpointFacts)

@@ -8,14 +8,15 @@ endpoints name it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper import pricing
+from reaper import pricing, sweep_scope
+from reaper.actionlog import ActionLog
 from reaper.aws import AwsError, is_not_found, short
 from reaper.clients import Clients
 from reaper.kinds.endpoint.model import (
@@ -31,17 +32,22 @@ from reaper.kinds.endpoint.model import (
     EndpointDetails,
     EndpointFacts,
     EndpointSignal,
+    Told,
     VariantSpec,
 )
-from reaper.kinds.endpoint.rules import may_act
+from reaper.kinds.endpoint.rules import may_act, told_stands
+from reaper.kinds.endpoint.told import told_today
 from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
 from reaper.policy import is_dev, is_production, read_tags
 from reaper.settings import Settings
+from reaper.sweep_scope import Scope
 from reaper.timeutil import as_utc
 
 
-def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, EndpointSignal]:
+def signals(
+    clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
+) -> Mapping[str, EndpointSignal]:
     """Traffic for every live endpoint in one batch; details only for those that may be acted on.
 
     Configurations are read for quiet endpoints the reaper may change (dev stages) or whose
@@ -60,22 +66,31 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     lookback = timedelta(minutes=max(longest, LOOKBACK_MINUTES))
     start = _floor5(end - lookback)
     traffic = fetch(clients("cloudwatch"), [q for r in live for q in traffic_queries(r)], start, end)
-    reader = DetailReader(clients)
+    reader = reader_for(clients)
     out: dict[str, EndpointSignal] = {}
     unread: list[Resource] = []  # quiet, other stage, configuration not needed: async metrics instead
+    wanted: list[tuple[Resource, bool]] = []  # configuration needed: (endpoint, dev)
     for r in live:
-        sig = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
+        sig = out[r.id] = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
         if may_act(r, sig, settings, now):
             view = read_tags(r.tags, settings)
             dev = is_dev(view, settings)
             if dev or is_production(view, settings) or r.facts_as(EndpointFacts).components_problem:
-                try:
-                    sig = replace(sig, details=reader.details(r, check_models=dev))
-                except AwsError as exc:
-                    sig = replace(sig, problem=f"could not read its configuration: {short(exc)}")
+                wanted.append((r, dev))
             else:
                 unread.append(r)
-        out[r.id] = sig
+    told = _told(log, [r for r, _dev in wanted], settings, now)
+    for r, dev in wanted:
+        if r.id in told:
+            out[r.id] = replace(out[r.id], told=told[r.id])
+            _complete_told(r, told[r.id])
+            if told[r.id].type in (None, ASYNC):
+                unread.append(r)  # async (or not said): its requests processed and backlog are read, as for a stage-less one
+            continue
+        try:
+            out[r.id] = replace(out[r.id], details=reader.details(r, check_models=dev))
+        except AwsError as exc:
+            out[r.id] = replace(out[r.id], problem=f"could not read its configuration: {short(exc)}")
     _check_models(reader, out, resources)
     for r in live:
         sig = out[r.id]
@@ -93,6 +108,40 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
             both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
             out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
     return out
+
+
+def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:
+    """Endpoints only told once a day (rules.told_stands) whose message was posted today; not when
+    ListInferenceComponents failed (which of them host components is then learnt from their
+    configurations)."""
+    if log is None:
+        return {}
+    views = {r.id: read_tags(r.tags, settings) for r in candidates}
+    candidates = [r for r in candidates if told_stands(views[r.id], settings) and not r.facts_as(EndpointFacts).components_problem]
+    if not candidates:
+        return {}
+    return told_today(log, candidates, {r.id: "exempt" if is_production(views[r.id], settings) else "act" for r in candidates}, settings, now)
+
+
+def _complete_told(r: Resource, told: Told) -> None:
+    """The resource as today's message showed it (its configuration is not read again)."""
+    r.instance_type = told.instance_type
+    r.hourly_usd = told.hourly_usd
+
+
+_shared: list[tuple[Scope, DetailReader]] = []  # the sweep in progress and its reader; at most one
+
+
+def reader_for(clients: Clients) -> DetailReader:
+    """One reader per sweep (reaper.sweep_scope), shared by the chunks the pipeline reads signals in:
+    a configuration, a model or a ListModels page is read once per sweep, not once per chunk. The
+    next sweep, or the next part of a long one, starts afresh: nothing is kept past its sweep."""
+    scope = sweep_scope.current()
+    if scope is None:
+        return DetailReader(clients)
+    if not _shared or _shared[0][0] is not scope or _shared[0][1].sm is not clients("sagemaker"):
+        _shared[:] = [(scope, DetailReader(clients))]
+    return _shared[0][1]
 
 
 def _check_models(reader: DetailReader, out: dict[str, EndpointSignal], resources: list[Resource]) -> None:
@@ -134,12 +183,14 @@ def async_queries(r: Resource) -> list[MetricQuery]:
 
 
 class DetailReader:
-    """Configurations and models, each read once per sweep."""
+    """Configurations and models, each read once per sweep (across its chunks: see reader_for)."""
 
     def __init__(self, clients: Clients) -> None:
         self.sm = clients("sagemaker")
         self._configs: dict[str, dict[str, Any] | None] = {}
         self._models: dict[str, bool] = {}
+        self._pages: Iterator[dict[str, Any]] | None = None  # ListModels, resumed where the last chunk stopped
+        self._listed_all = False
 
     def config(self, name: str) -> dict[str, Any] | None:
         if name not in self._configs:
@@ -170,21 +221,31 @@ class DetailReader:
         https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListModels.html (MaxResults ≤ 100)
         """
         unseen = {n for n in names if n not in self._models}
+        if self._listed_all:  # every page was read earlier in this sweep: what was not listed is gone
+            self._models.update(dict.fromkeys(unseen, False))
+            unseen = set()
         budget = max(1, len(unseen) // 2)
         if len(unseen) > 1:
-            pages = self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100})
-            for read, page in enumerate(pages, start=1):
-                for m in page.get("Models", []):
-                    self._models[m["ModelName"]] = True
-                    unseen.discard(m["ModelName"])
-                if not unseen:
-                    break
-                if read >= budget and page.get("NextToken"):
-                    break
-            else:  # every page read: what was not listed is gone
-                for n in unseen:
-                    self._models[n] = False
-                unseen = set()
+            if self._pages is None:
+                self._pages = iter(self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100}))
+            read = 0
+            try:
+                for page in self._pages:  # a later chunk goes on from the next page, never re-reads one
+                    read += 1
+                    for m in page.get("Models", []):
+                        self._models[m["ModelName"]] = True
+                        unseen.discard(m["ModelName"])
+                    if not unseen:
+                        break
+                    if read >= budget and page.get("NextToken"):
+                        break
+                else:  # every page read: what was not listed is gone
+                    self._listed_all = True
+                    self._models.update(dict.fromkeys(unseen, False))
+                    unseen = set()
+            except AwsError:
+                self._pages = None  # a failed page ends the paginator: the next chunk starts the listing again
+                raise
         for n in unseen:
             self.model_exists(n)
         return {n for n in names if self._models.get(n)}

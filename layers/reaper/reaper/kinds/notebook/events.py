@@ -74,12 +74,21 @@ def _cloudtrail(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, A
 
 
 def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: str, name: str, how: str | None) -> dict[str, Any]:
-    problems, facts = check(rt, region, name, created=how == "created")
+    """`how`: "created" or "started" from a CloudTrail call; None from a state change, where a notebook
+    InService within JUST_CREATED of its creation counts as created."""
+    problems, facts = check(rt, region, name)
     result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
-    if problems and facts:
-        if how is None:
-            created = facts.get("created")
-            how = "created" if isinstance(created, datetime) and now - created <= JUST_CREATED else "started"
+    if facts is None:
+        return result
+    if how is None:
+        created = facts.get("created")
+        how = "created" if isinstance(created, datetime) and now - created <= JUST_CREATED else "started"
+    gap = experiment_gap(facts["view"], rt.settings) if how == "created" else None
+    # at creation only, and once per notebook: the CloudTrail call and the state change (or a
+    # re-delivered event) tell one creation, as the other kinds' admissions do
+    if gap is not None and (rt.log is None or rt.log.claim(f"notebook-created|{facts['arn']}", now)):
+        problems.append(gap)
+    if problems:
         notice = {
             "kind": "notebook",
             "id": name,
@@ -94,7 +103,8 @@ def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: st
     return result
 
 
-def check(rt: Runtime, region: str, name: str, created: bool = False) -> tuple[list[str], dict[str, Any] | None]:
+def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any] | None]:
+    """What the notebook lacks now (agent, owner and stage tags), and its ARN, owner, creation time and tags."""
     sm = rt.clients(region)("sagemaker")
     settings = rt.settings
     try:
@@ -119,7 +129,5 @@ def check(rt: Runtime, region: str, name: str, created: bool = False) -> tuple[l
             problems.append(
                 f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`"
             )
-    gap = experiment_gap(read_tags(raw_tags, settings), settings) if created else None  # at creation only: told once
-    if gap is not None:
-        problems.append(gap)
-    return problems, {"arn": arn, "owner": tags.get("ml:owner"), "created": desc.get("CreationTime")}
+    view = read_tags(raw_tags, settings)
+    return problems, {"arn": arn, "owner": tags.get("ml:owner"), "created": desc.get("CreationTime"), "view": view}

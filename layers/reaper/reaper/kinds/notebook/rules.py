@@ -9,7 +9,7 @@ from typing import Any
 from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
 from reaper.kinds.notebook.silent import is_silent, silent_agent
 from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView, in_working_hours, is_dev
+from reaper.policy import TagView, off_hours_stop
 from reaper.settings import Settings
 from reaper.timeutil import human_duration
 
@@ -31,14 +31,9 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
             )
         return Decision(Verdict.KEEP, f"not running ({resource.state})")
 
-    if settings.off_hours.enabled and not in_working_hours(settings, now) and (view.stage is None or is_dev(view, settings)):
-        oh = settings.off_hours
-        return Decision(
-            Verdict.ACT,
-            f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})",
-            action="stop",
-            evidence={"policy": "off-hours"},
-        )
+    off_hours = off_hours_stop(view, settings, now)
+    if off_hours is not None:
+        return off_hours
 
     window = idle_window(view, settings)
     points = signal.series if signal else []
