@@ -1,5 +1,6 @@
-"""mlreaper activity agent (README: threat model, why Logs). Cron runs it every 5 min as mlreaper-agent
-(python3 -I -S, stdlib, 3.7+): a sample {"notebook", "active": 1|0} to CloudWatch Logs; none if unknown.
+"""mlreaper activity agent (README: threat model, AgentChannel). Cron runs it every 5 min as mlreaper-agent
+(python3 -I -S, stdlib, 3.7+): 1 if anything was active, else 0; nothing when unknown. MLREAPER_CHANNEL
+"metric" (default, the contract): PutMetricData MLReaper/NotebookActivity; "logs": one Logs event.
 """
 
 import contextlib
@@ -26,6 +27,9 @@ STATE_DIR = ENV("MLREAPER_STATE_DIR", "/var/lib/mlreaper-agent")
 STATE_FILE = "cpu-state.json"
 METADATA = ENV("MLREAPER_METADATA", "/opt/ml/metadata/resource-metadata.json")
 IMDS = ENV("MLREAPER_IMDS_URL", "http://169.254.169.254")
+CHANNEL = ENV("MLREAPER_CHANNEL", "metric")
+NAMESPACE = "MLReaper"
+CLOUDWATCH = ENV("MLREAPER_CLOUDWATCH_URL", "")  # default: https://monitoring.REGION.amazonaws.com/
 LOG_GROUP = ENV("MLREAPER_LOG_GROUP", "/mlreaper/mlreaper-activity-agent")
 LOGS = ENV("MLREAPER_LOGS_URL", "")
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
@@ -165,11 +169,15 @@ def credentials():
     return c["AccessKeyId"], c["SecretAccessKey"], c.get("Token")
 
 
-def sign(url, body, region, creds, amz_date, target):
-    """AWS Signature Version 4 headers for a JSON-protocol POST to CloudWatch Logs."""
+def sign(url, body, region, creds, amz_date, target=None, service="logs"):
+    """AWS Signature Version 4 headers for a POST: JSON to Logs (target), or a form to CloudWatch."""
     key_id, secret, token = creds
     u = urllib.parse.urlsplit(url)
-    headers = {"content-type": "application/x-amz-json-1.1", "host": u.netloc, "x-amz-date": amz_date, "x-amz-target": target}
+    headers = {"host": u.netloc, "x-amz-date": amz_date}
+    if target:
+        headers.update({"content-type": "application/x-amz-json-1.1", "x-amz-target": target})
+    else:
+        headers["content-type"] = "application/x-www-form-urlencoded; charset=utf-8"
     if token:
         headers["x-amz-security-token"] = token
     names = sorted(headers)
@@ -177,7 +185,7 @@ def sign(url, body, region, creds, amz_date, target):
         ["POST", u.path or "/", u.query, "".join(n + ":" + headers[n].strip() + "\n" for n in names),
          ";".join(names), hashlib.sha256(body).hexdigest()]
     )
-    scope = "/".join([amz_date[:8], region, "logs", "aws4_request"])
+    scope = "/".join([amz_date[:8], region, service, "aws4_request"])
     to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
     key = ("AWS4" + secret).encode()
     for part in scope.split("/"):
@@ -197,11 +205,39 @@ def logs_call(url, op, payload, region, creds, now):
         raise RuntimeError("%s: HTTP %s %s" % (op, exc.code, exc.read(300).decode("utf-8", "replace"))) from None
 
 
+def endpoint(service, region, partition):
+    return "https://%s.%s.%s/" % (service, region, "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com")
+
+
 def publish(name, region, partition, value, now):
     if ENV("MLREAPER_DRY"):
         print(json.dumps({"NotebookInstanceName": name, "region": region, "value": value}))
-        return
-    url = LOGS or "https://logs.%s.%s/" % (region, "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com")
+    elif CHANNEL == "logs":
+        send_sample(name, region, partition, value, now)
+    else:
+        put_metric(name, region, partition, value, now)
+
+
+def put_metric(name, region, partition, value, now):
+    """The contract's metric: MLReaper/NotebookActivity, NotebookInstanceName=name, 1 or 0."""
+    body = urllib.parse.urlencode([
+        ("Action", "PutMetricData"), ("Version", "2010-08-01"), ("Namespace", NAMESPACE),
+        ("MetricData.member.1.MetricName", "NotebookActivity"), ("MetricData.member.1.Value", str(value)),
+        ("MetricData.member.1.Unit", "Count"),
+        ("MetricData.member.1.Dimensions.member.1.Name", "NotebookInstanceName"),
+        ("MetricData.member.1.Dimensions.member.1.Value", name),
+    ]).encode()
+    url = CLOUDWATCH or endpoint("monitoring", region, partition)
+    headers = sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ"), service="monitoring")
+    try:
+        _http(url, "POST", body, headers)
+    except urllib.error.HTTPError as exc:  # AccessDenied etc.: say which, in the log
+        raise RuntimeError("PutMetricData failed: HTTP %s %s" % (exc.code, exc.read(600).decode("utf-8", "replace"))) from None
+
+
+def send_sample(name, region, partition, value, now):
+    """AgentChannel=logs: one event {"notebook": name, "active": value} in stream `name` of LOG_GROUP."""
+    url = LOGS or endpoint("logs", region, partition)
     creds = credentials()
     sample = {"timestamp": int(now.timestamp() * 1000), "message": json.dumps({"notebook": name, "active": value})}
     put = {"logGroupName": LOG_GROUP, "logStreamName": name, "logEvents": [sample]}
@@ -237,7 +273,8 @@ def main():
     try:
         publish(name, region, partition, value, now)
     except (RuntimeError, OSError, ValueError, KeyError) as exc:  # logged, not fatal: no sample = unknown
-        print("sample not sent to %s: %s" % (LOG_GROUP, exc), file=sys.stderr)
+        where = LOG_GROUP if CHANNEL == "logs" else NAMESPACE + "/NotebookActivity"
+        print("sample not sent to %s: %s" % (where, exc), file=sys.stderr)
         return 1
     return 0
 

@@ -15,12 +15,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 from unittest import mock
+from urllib.parse import parse_qsl
 
 import boto3
 import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from botocore.serialize import create_serializer
 from botocore.validate import ParamValidator
 
 from reaper_devkit.local_aws import local_account
@@ -129,6 +131,21 @@ def load_agent() -> ModuleType:
 
 
 @pytest.mark.parametrize("token", [None, "session-token"])
+def test_the_metric_signature_is_the_one_botocore_computes(token):
+    # Given the agent's signer and botocore's SigV4Auth on the same PutMetricData at the same second
+    agent = load_agent()
+    url, body = "https://monitoring.eu-west-1.amazonaws.com/", b"Action=PutMetricData&Version=2010-08-01&Namespace=MLReaper"
+    headers = agent.sign(url, body, "eu-west-1", ("AKIDEXAMPLE", "secret/key+1", token), "20240102T030405Z", service="monitoring")
+    request = AWSRequest(method="POST", url=url, data=body, headers={"content-type": headers["content-type"]})
+    frozen = datetime(2024, 1, 2, 3, 4, 5)
+    with mock.patch("botocore.auth.get_current_datetime", return_value=frozen):
+        SigV4Auth(Credentials("AKIDEXAMPLE", "secret/key+1", token), "monitoring", "eu-west-1").add_auth(request)
+    # Then the Authorization headers are identical
+    assert headers["authorization"] == request.headers["Authorization"]
+    assert headers.get("x-amz-security-token") == request.headers.get("X-Amz-Security-Token")
+
+
+@pytest.mark.parametrize("token", [None, "session-token"])
 def test_signature_is_the_one_botocore_computes(token):
     # Given the agent's signer and botocore's SigV4Auth on the same Logs request at the same second
     agent = load_agent()
@@ -215,9 +232,12 @@ def logs_endpoint() -> Iterator[type[Recorder]]:
     server.shutdown()
 
 
-def run_live(tmp_path: Path, jupyter: dict[str, Any], imds: dict[str, Any], url: str) -> subprocess.CompletedProcess[str]:
-    env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_LOGS_URL=url,
-                    MLREAPER_LOG_GROUP="/mlreaper/mlreaper-activity-agent")
+def run_live(tmp_path: Path, jupyter: dict[str, Any], imds: dict[str, Any], url: str, channel: str = "logs") -> subprocess.CompletedProcess[str]:
+    """The agent as the cron entry runs it, with AgentChannel=`channel` ("" = the variable unset)."""
+    env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_LOGS_URL=url, MLREAPER_CLOUDWATCH_URL=url,
+                    MLREAPER_LOG_GROUP="/mlreaper/mlreaper-activity-agent", MLREAPER_CHANNEL=channel)
+    if not channel:
+        del env["MLREAPER_CHANNEL"]
     del env["MLREAPER_DRY"]
     return subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False)
 
@@ -298,13 +318,14 @@ def test_an_unreachable_logs_endpoint_is_logged_not_fatal(jupyter, imds, tmp_pat
     assert out.returncode == 1 and "Traceback" not in out.stderr and "sample not sent" in out.stderr
 
 
-def test_unknown_is_never_sent_as_idle(tmp_path, imds, logs_endpoint):
+@pytest.mark.parametrize("channel", ["metric", "logs"])
+def test_unknown_is_never_sent_as_idle(tmp_path, imds, logs_endpoint, channel):
     # Given Jupyter unreadable (unknown)
-    env = agent_env(tmp_path, "http://127.0.0.1:9", MLREAPER_IMDS_URL=imds["url"],
-                    MLREAPER_LOGS_URL=logs_endpoint.url)  # type: ignore[attr-defined]
+    env = agent_env(tmp_path, "http://127.0.0.1:9", MLREAPER_IMDS_URL=imds["url"], MLREAPER_CHANNEL=channel,
+                    MLREAPER_LOGS_URL=logs_endpoint.url, MLREAPER_CLOUDWATCH_URL=logs_endpoint.url)  # type: ignore[attr-defined]
     del env["MLREAPER_DRY"]
     out = subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False)
-    # Then nothing at all reaches Logs: no sample, so the period is unknown, never idle
+    # Then nothing at all reaches CloudWatch (metric or Logs): no report, so the period is unknown, never idle
     assert out.returncode == 0
     assert logs_endpoint.seen == []
 
@@ -322,4 +343,89 @@ def test_sends_to_cloudwatch_logs_with_the_instance_role(jupyter, imds, tmp_path
         # Then two samples for nb-1 are in its stream, both idle
         events = logs.filter_log_events(logGroupName="/mlreaper/mlreaper-activity-agent")["events"]
         assert [(e["logStreamName"], json.loads(e["message"])) for e in events] == [("nb-1", {"notebook": "nb-1", "active": 0})] * 2
+    assert imds["gets_without_token"] == 0
+
+
+# ---- AgentChannel=metric (the default): the contract's MLReaper/NotebookActivity --------------
+
+
+@pytest.mark.parametrize("channel", ["", "metric", "LOGS", "logs; rm -rf /"])
+def test_the_default_channel_is_the_contracts_metric_as_botocore_describes_it(jupyter, imds, tmp_path, logs_endpoint, channel):
+    # Given an idle notebook, and the channel unset, "metric", or anything that is not exactly "logs"
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    # When the agent runs
+    out = run_live(tmp_path, jupyter, imds, logs_endpoint.url, channel=channel)  # type: ignore[attr-defined]
+    assert out.returncode == 0, out.stderr
+    [request] = logs_endpoint.seen
+    headers = request["headers"]
+    # Then it is one PutMetricData in the query protocol of botocore's model for cloudwatch, exactly
+    # what botocore itself would send for the contract's datapoint ...
+    model = boto3.session.Session().client("cloudwatch", region_name="eu-west-1").meta.service_model
+    operation = model.operation_model("PutMetricData")
+    contract = {
+        "Namespace": "MLReaper",
+        "MetricData": [{"MetricName": "NotebookActivity", "Value": 0.0, "Unit": "Count",
+                        "Dimensions": [{"Name": "NotebookInstanceName", "Value": "nb-1"}]}],
+    }
+    report = ParamValidator().validate(contract, operation.input_shape)
+    assert not report.has_errors(), report.generate_report()
+    # the model lists the query protocol among those CloudWatch accepts (the agent's, stdlib-only)
+    assert "query" in model.metadata.get("protocols", [model.metadata["protocol"]])
+    expected = create_serializer("query").serialize_to_request(contract, operation)["body"]
+    sent = dict(parse_qsl(request["body"].decode(), strict_parsing=True))
+    value = "MetricData.member.1.Value"
+    assert float(sent.pop(value)) == expected.pop(value)
+    assert sent == expected
+    # ... not to Logs, signed for the monitoring service with the role's session credentials
+    assert "x-amz-target" not in headers and headers["content-type"].startswith("application/x-www-form-urlencoded")
+    assert "/eu-west-1/monitoring/aws4_request" in headers["authorization"]
+    assert headers["x-amz-security-token"] == "tok"
+
+
+def test_the_metric_name_comes_from_the_notebooks_own_metadata(jupyter, imds, tmp_path, logs_endpoint):
+    # Given the notebook's metadata naming it (the only source: no variable can rename it)
+    jupyter["kernels"] = [{"execution_state": "busy"}]
+    env_meta = tmp_path / "meta.json"
+    out = run_live(tmp_path, jupyter, imds, logs_endpoint.url, channel="metric")  # type: ignore[attr-defined]
+    assert out.returncode == 0, out.stderr
+    named = json.loads(env_meta.read_text())["ResourceName"]
+    [request] = logs_endpoint.seen
+    form = dict(parse_qsl(request["body"].decode()))
+    assert form["MetricData.member.1.Dimensions.member.1.Value"] == named
+    assert form["MetricData.member.1.Value"] == "1"
+
+
+def test_a_refused_publish_says_why_in_the_log(jupyter, imds, tmp_path, logs_endpoint):
+    # Given CloudWatch answering AccessDenied (the role lacks cloudwatch:PutMetricData)
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    logs_endpoint.answers = [(403, b"<Error><Code>AccessDenied</Code></Error>")]
+    out = run_live(tmp_path, jupyter, imds, logs_endpoint.url, channel="metric")  # type: ignore[attr-defined]
+    # Then the run fails without a traceback, the agent log names the refusal (and no secret), and
+    # nothing is sent anywhere else
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "PutMetricData failed: HTTP 403" in out.stderr and "AccessDenied" in out.stderr
+    assert "s3cr3t" not in out.stderr + out.stdout
+    assert len(logs_endpoint.seen) == 1
+
+
+def test_publishes_to_cloudwatch_with_the_instance_role(jupyter, imds, tmp_path):
+    # Given an idle notebook, IMDSv2 and a local CloudWatch (moto's server)
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    with local_account() as endpoint:
+        # When the agent runs twice as cron runs it with the default channel (the second has a CPU sample to compare)
+        for _ in range(2):
+            out = run_live(tmp_path, jupyter, imds, endpoint + "/", channel="")
+            assert out.returncode == 0, out.stderr
+        # Then MLReaper/NotebookActivity for nb-1 is in CloudWatch, value 0, and nothing in Logs
+        cw = boto3.client("cloudwatch", region_name="eu-west-1", endpoint_url=endpoint)
+        [metric] = cw.list_metrics(Namespace="MLReaper")["Metrics"]
+        assert metric["MetricName"] == "NotebookActivity"
+        assert metric["Dimensions"] == [{"Name": "NotebookInstanceName", "Value": "nb-1"}]
+        stats = cw.get_metric_statistics(
+            Namespace="MLReaper", MetricName="NotebookActivity", Dimensions=metric["Dimensions"],
+            StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(minutes=5),
+            Period=3600, Statistics=["Maximum", "SampleCount"],
+        )["Datapoints"]
+        assert [(d["Maximum"], d["SampleCount"]) for d in stats] == [(0.0, 2.0)]
+        assert boto3.client("logs", region_name="eu-west-1", endpoint_url=endpoint).describe_log_groups()["logGroups"] == []
     assert imds["gets_without_token"] == 0

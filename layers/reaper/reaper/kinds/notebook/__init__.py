@@ -1,10 +1,10 @@
 """SageMaker notebook instances: stopped when the activity agent reports them idle.
 
-Signal: the activity agent's 5-minute samples (1 = something active in the period, 0 = nothing),
-one CloudWatch Logs event each in the stack's log group (stream = notebook); agents installed
-before the stack used Logs publish MLReaper/NotebookActivity until their notebook restarts, and
-are read from it meanwhile. Idle means every period of the idle window reported 0; a gap anywhere
-in the window is unknown, and unknown is keep.
+Signal: the activity agent's 5-minute reports (1 = something active in the period, 0 = nothing):
+the contract's metric MLReaper/NotebookActivity (AgentChannel=metric, the default), or with
+AgentChannel=logs one CloudWatch Logs event each in the stack's log group (stream = notebook), the
+metric still read for agents installed before until their notebook restarts. Idle means every
+period of the idle window reported 0; a gap anywhere in the window is unknown, and unknown is keep.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -22,9 +22,10 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListNotebookInstances",
         "sagemaker:DescribeNotebookInstance",
         "sagemaker:ListTags",
-        "logs:FilterLogEvents",
         "cloudwatch:GetMetricData",
     ),
+    # AgentChannel=logs: the agent's samples are read from the stack's log group
+    conditional_permissions={"UseLogsChannel": ("logs:FilterLogEvents",)},
     actions={
         "stop": Action("stop", "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"),
         "attach-agent": Action(
