@@ -86,7 +86,9 @@ def fits_interval(kind: str, plan: dict[str, Any]) -> bool:
     return bool(plan["last_part_starts_min"] < SWEEP_INTERVAL_MIN.get(kind, 15))
 
 
-def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int]) -> dict[str, float]:
+def monthly_bill(
+    kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int], agent_channel: str = "metric"
+) -> dict[str, float]:
     """The reaper's own bill per month for `n` resources of `kind`, in USD, by line.
 
     Per sweep: GetMetricData by metrics requested, other CloudWatch calls by request, Lambda by the
@@ -105,17 +107,19 @@ def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, 
         "dynamodb": sweeps * findings * 2 * DDB_WRITE,
         "sqs": sweeps * (findings / 10) * SQS_REQUEST,
     }
-    if kind == "notebook":  # the activity agent on each notebook: a CloudWatch Logs sample every 5 min
+    if kind == "notebook" and agent_channel == "logs":  # AgentChannel=logs: a CloudWatch Logs sample every 5 min
         ingested = n * AGENT_PUTS_PER_MONTH * AGENT_SAMPLE_BYTES
         bill["agent_logs_ingestion"] = ingested / GB * LOGS_INGEST_GB
         bill["agent_logs_storage"] = ingested * AGENT_LOG_RETENTION_DAYS / 30 / GB * LOGS_STORE_GB_MONTH
+    elif kind == "notebook":  # AgentChannel=metric (the default, the contract): one custom metric, a put every 5 min
+        bill.update(agent_metric_bill(n))
     bill["total"] = sum(bill.values())
     return {k: round(v, 4) for k, v in bill.items()}
 
 
 def agent_metric_bill(n: int) -> dict[str, float]:
-    """What the agent cost per month for `n` notebooks as a custom metric (before the Logs channel;
-    still the cost of each notebook running an agent installed before, until its next start)."""
+    """What the agent costs per month for `n` notebooks publishing the contract's custom metric
+    (AgentChannel=metric; with logs, each notebook still running an agent installed before, until its next start)."""
     return {"agent_metric": n * CW_METRIC_MONTH, "agent_puts": round(n * AGENT_PUTS_PER_MONTH * CW_PUT_PER_1000 / 1000, 4)}
 
 

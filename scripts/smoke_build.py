@@ -38,9 +38,9 @@ class Context:
 def main() -> int:
     assert str(BUILD) in reaper.__file__, f"reaper came from {reaper.__file__}, not the build"
     with mock_aws():
-        sm, logs = boto3.client("sagemaker"), boto3.client("logs")
+        sm, cw = boto3.client("sagemaker"), boto3.client("cloudwatch")
         seed.notebook(sm, "idle", {"ml:owner": "ana@example.com"})
-        seed.activity_samples(logs, "idle", datetime.now(UTC), [0] * 15)
+        seed.activity(cw, "idle", datetime.now(UTC), [0] * 15)
         spec = importlib.util.spec_from_file_location("built_app", BUILD / "NotebookFunction" / "app.py")
         assert spec and spec.loader
         app = importlib.util.module_from_spec(spec)

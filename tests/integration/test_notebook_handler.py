@@ -259,7 +259,7 @@ def test_a_silent_agent_is_told_once_across_three_sweeps(aws, sm, cw, deployed_e
     assert message["verdict"] == "keep" and message["owner"] == "ana@example.com" and message["executed"] is False
     assert "activity agent silent" in message["reason"]
     assert "attach-role-policy --policy-arn arn:aws:iam::123456789012:policy/mlreaper-publish" in message["reason"]
-    assert "com.amazonaws.us-east-1.logs" in message["reason"]
+    assert "com.amazonaws.us-east-1.monitoring" in message["reason"]
     for name in ("silent", "publishing", "no-agent"):
         assert status(sm, name) == "InService"
         assert "reaper:warned-at" not in tags(sm, name)

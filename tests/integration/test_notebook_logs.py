@@ -1,6 +1,6 @@
-"""The notebook kind through the real handler with the agent's samples in CloudWatch Logs: idle,
-active, gaps, a silent agent, an agent installed before Logs (metric only), hostile events, and a
-Logs read that fails."""
+"""The notebook kind through the real handler with AgentChannel=logs (the agent's samples in
+CloudWatch Logs): idle, active, gaps, a silent agent, an agent installed before Logs (metric only),
+hostile events, and a Logs read that fails. The default channel: test_notebook_channels.py."""
 
 from __future__ import annotations
 
@@ -22,6 +22,15 @@ from tests.conftest import drain, event, load_function
 IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+
+
+LOGS_CHANNEL = {"UseLogsChannel"}  # the template's condition for AgentChannel=logs
+
+
+@pytest.fixture(autouse=True)
+def logs_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stack deployed with AgentChannel=logs."""
+    monkeypatch.setenv("REAPER_AGENT_CHANNEL", "logs")
 
 
 @pytest.fixture
@@ -93,7 +102,8 @@ def test_samples_in_logs_decide_and_the_metric_is_read_only_for_old_agents(aws, 
     assert [p["logGroupName"] for p in scans] == [ACTIVITY_LOG_GROUP]
     queried = [q["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for op, p in seen if op == "GetMetricData" for q in p["MetricDataQueries"]]
     assert sorted(queried) == ["old-agent-active", "old-agent-idle"]
-    assert calls.ungranted("NotebookFunction") == []  # logs:FilterLogEvents on the stack's group only
+    assert calls.ungranted("NotebookFunction", LOGS_CHANNEL) == []  # logs:FilterLogEvents on the stack's group only
+    assert calls.ungranted("NotebookFunction") != []  # the default deployment (metric) grants no Logs read
     for name in fleet:
         assert status(sm, name) == "InService"
 

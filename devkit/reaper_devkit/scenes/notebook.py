@@ -12,7 +12,7 @@ KIND = "notebook"
 
 
 def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
-    sm, logs = session.client("sagemaker"), session.client("logs")
+    sm, cw = session.client("sagemaker"), session.client("cloudwatch")
     dev = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
     idle, busy = [0] * 40, [1, 1, 0] + [0] * 37
     cases = {
@@ -31,7 +31,7 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
         itype = "ml.p3.2xlarge" if "gpu" in name or "training" in name else "ml.t3.large"
         seeding.notebook(sm, name, tags, agent=agent, instance_type=itype)
         if values:
-            seeding.activity_samples(logs, name, now, values)  # the agent's samples in CloudWatch Logs
+            seeding.activity(cw, name, now, values)
         expected[name] = says
     return expected
 
