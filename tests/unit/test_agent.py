@@ -429,3 +429,39 @@ def test_publishes_to_cloudwatch_with_the_instance_role(jupyter, imds, tmp_path)
         assert [(d["Maximum"], d["SampleCount"]) for d in stats] == [(0.0, 2.0)]
         assert boto3.client("logs", region_name="eu-west-1", endpoint_url=endpoint).describe_log_groups()["logGroups"] == []
     assert imds["gets_without_token"] == 0
+
+
+# ---- the deployed default, end to end: template -> on-start script -> cron line -> request ----
+
+
+@pytest.mark.parametrize(("channel", "target"), [(None, None), ("logs", "Logs_20140328.PutLogEvents")], ids=["template-default", "logs"])
+def test_the_installed_agent_reports_where_the_stacks_channel_says(jupyter, imds, tmp_path, logs_endpoint, channel, target):
+    import shlex
+
+    from tests.unit.agent_onstart import install
+
+    # Given the on-start script as CloudFormation renders it (AgentChannel: the template's default, or logs)
+    done = install(tmp_path / "nb", channel=channel)
+    assert done.result.returncode == 0, done.result.stderr
+    job = shlex.split(next(ln for ln in done.cron_lines() if ln.startswith("*/5 ")))
+    cron_env = dict(f.split("=", 1) for f in job[6:] if "=" in f and not f.startswith((">", "/")))
+    installed = done.root / "opt/mlreaper/agent.py"
+    # When the installed agent runs with its cron entry's variables (endpoints pointed at this test)
+    jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
+    env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_LOGS_URL=logs_endpoint.url,  # type: ignore[attr-defined]
+                    MLREAPER_CLOUDWATCH_URL=logs_endpoint.url, **cron_env)  # type: ignore[attr-defined]
+    del env["MLREAPER_DRY"]
+    env["MLREAPER_CPU_PERCENT"] = "101"  # this test machine's CPU is busy; the cron entry's 10 would say active
+    out = subprocess.run([sys.executable, "-I", "-S", str(installed)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    # Then the default deployment publishes the contract's metric (PutMetricData, MLReaper/NotebookActivity)
+    [request] = logs_endpoint.seen
+    if target is None:
+        assert cron_env["MLREAPER_CHANNEL"] == "metric"
+        form = dict(parse_qsl(request["body"].decode()))
+        assert (form["Action"], form["Namespace"], form["MetricData.member.1.MetricName"]) == ("PutMetricData", "MLReaper", "NotebookActivity")
+        assert form["MetricData.member.1.Dimensions.member.1.Name"] == "NotebookInstanceName"
+        assert form["MetricData.member.1.Dimensions.member.1.Value"] == "nb-1" and form["MetricData.member.1.Value"] == "0"
+    else:  # and with logs, one sample in the stack's group
+        assert request["headers"]["x-amz-target"] == target
+        assert json.loads(request["body"])["logGroupName"] == "/mlreaper/mlreaper-activity-agent"
