@@ -1,6 +1,6 @@
-"""mlreaper activity agent: cron runs it every 5 minutes as mlreaper-agent (`python3 -I -S`, stdlib
-only, Python 3.7+) to publish MLReaper/NotebookActivity: 1 if anything was active, else 0; nothing
-when it cannot tell (unknown is never idle). Threat model: README. Embedded by scripts/embed_agent.py.
+"""mlreaper activity agent (README: threat model, AgentChannel). Cron runs it every 5 min as mlreaper-agent
+(python3 -I -S, stdlib, 3.7+): 1 if anything was active, else 0; nothing when unknown. MLREAPER_CHANNEL
+"metric" (default, the contract): PutMetricData MLReaper/NotebookActivity; "logs": one Logs event.
 """
 
 import contextlib
@@ -19,7 +19,6 @@ import urllib.request
 from datetime import datetime, timezone
 
 PERIOD = 300
-NAMESPACE = "MLReaper"
 ENV = os.environ.get  # set only by the root-owned cron entry (and by tests)
 JUPYTER = ENV("MLREAPER_JUPYTER_URL", "https://localhost:8443")
 CPU_PERCENT = float(ENV("MLREAPER_CPU_PERCENT", "10"))
@@ -28,7 +27,11 @@ STATE_DIR = ENV("MLREAPER_STATE_DIR", "/var/lib/mlreaper-agent")
 STATE_FILE = "cpu-state.json"
 METADATA = ENV("MLREAPER_METADATA", "/opt/ml/metadata/resource-metadata.json")
 IMDS = ENV("MLREAPER_IMDS_URL", "http://169.254.169.254")
+CHANNEL = ENV("MLREAPER_CHANNEL", "metric")
+NAMESPACE = "MLReaper"
 CLOUDWATCH = ENV("MLREAPER_CLOUDWATCH_URL", "")  # default: https://monitoring.REGION.amazonaws.com/
+LOG_GROUP = ENV("MLREAPER_LOG_GROUP", "/mlreaper/mlreaper-activity-agent")
+LOGS = ENV("MLREAPER_LOGS_URL", "")
 NVIDIA_SMI = "/usr/bin/nvidia-smi"
 MAX_BODY = 4 << 20
 
@@ -91,7 +94,7 @@ def open_state_dir(path=None):
     st = os.fstat(fd)
     if st.st_uid != os.geteuid() or st.st_mode & 0o077:
         os.close(fd)
-        raise PermissionError("unsafe state directory %s (owner uid %d, mode %o)" % (path or STATE_DIR, st.st_uid, st.st_mode & 0o777))
+        raise PermissionError("unsafe state dir %s (uid %d, mode %o)" % (path or STATE_DIR, st.st_uid, st.st_mode & 0o777))
     return fd
 
 
@@ -166,11 +169,15 @@ def credentials():
     return c["AccessKeyId"], c["SecretAccessKey"], c.get("Token")
 
 
-def sign(url, body, region, creds, amz_date, service="monitoring"):
-    """AWS Signature Version 4 headers for a POST of a form body."""
+def sign(url, body, region, creds, amz_date, target=None, service="logs"):
+    """AWS Signature Version 4 headers for a POST: JSON to Logs (target), or a form to CloudWatch."""
     key_id, secret, token = creds
     u = urllib.parse.urlsplit(url)
-    headers = {"content-type": "application/x-www-form-urlencoded; charset=utf-8", "host": u.netloc, "x-amz-date": amz_date}
+    headers = {"host": u.netloc, "x-amz-date": amz_date}
+    if target:
+        headers.update({"content-type": "application/x-amz-json-1.1", "x-amz-target": target})
+    else:
+        headers["content-type"] = "application/x-www-form-urlencoded; charset=utf-8"
     if token:
         headers["x-amz-security-token"] = token
     names = sorted(headers)
@@ -189,10 +196,30 @@ def sign(url, body, region, creds, amz_date, service="monitoring"):
     return headers
 
 
+def logs_call(url, op, payload, region, creds, now):
+    body = json.dumps(payload).encode()
+    headers = sign(url, body, region, creds, now.strftime("%Y%m%dT%H%M%SZ"), "Logs_20140328." + op)
+    try:
+        return json.loads(_http(url, "POST", body, headers) or b"{}")
+    except urllib.error.HTTPError as exc:
+        raise RuntimeError("%s: HTTP %s %s" % (op, exc.code, exc.read(300).decode("utf-8", "replace"))) from None
+
+
+def endpoint(service, region, partition):
+    return "https://%s.%s.%s/" % (service, region, "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com")
+
+
 def publish(name, region, partition, value, now):
     if ENV("MLREAPER_DRY"):
         print(json.dumps({"NotebookInstanceName": name, "region": region, "value": value}))
-        return
+    elif CHANNEL == "logs":
+        send_sample(name, region, partition, value, now)
+    else:
+        put_metric(name, region, partition, value, now)
+
+
+def put_metric(name, region, partition, value, now):
+    """The contract's metric: MLReaper/NotebookActivity, NotebookInstanceName=name, 1 or 0."""
     body = urllib.parse.urlencode([
         ("Action", "PutMetricData"), ("Version", "2010-08-01"), ("Namespace", NAMESPACE),
         ("MetricData.member.1.MetricName", "NotebookActivity"), ("MetricData.member.1.Value", str(value)),
@@ -200,12 +227,33 @@ def publish(name, region, partition, value, now):
         ("MetricData.member.1.Dimensions.member.1.Name", "NotebookInstanceName"),
         ("MetricData.member.1.Dimensions.member.1.Value", name),
     ]).encode()
-    suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
-    url = CLOUDWATCH or "https://monitoring.%s.%s/" % (region, suffix)
+    url = CLOUDWATCH or endpoint("monitoring", region, partition)
+    headers = sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ"), service="monitoring")
     try:
-        _http(url, "POST", body, sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ")))
+        _http(url, "POST", body, headers)
     except urllib.error.HTTPError as exc:  # AccessDenied etc.: say which, in the log
         raise RuntimeError("PutMetricData failed: HTTP %s %s" % (exc.code, exc.read(600).decode("utf-8", "replace"))) from None
+
+
+def send_sample(name, region, partition, value, now):
+    """AgentChannel=logs: one event {"notebook": name, "active": value} in stream `name` of LOG_GROUP."""
+    url = LOGS or endpoint("logs", region, partition)
+    creds = credentials()
+    sample = {"timestamp": int(now.timestamp() * 1000), "message": json.dumps({"notebook": name, "active": value})}
+    put = {"logGroupName": LOG_GROUP, "logStreamName": name, "logEvents": [sample]}
+    try:
+        answer = logs_call(url, "PutLogEvents", put, region, creds, now)
+    except RuntimeError as exc:
+        if "ResourceNotFoundException" not in str(exc):
+            raise
+        try:  # a new stream (or no log group: said here)
+            logs_call(url, "CreateLogStream", {"logGroupName": LOG_GROUP, "logStreamName": name}, region, creds, now)
+        except RuntimeError as again:
+            if "ResourceAlreadyExistsException" not in str(again):
+                raise
+        answer = logs_call(url, "PutLogEvents", put, region, creds, now)
+    if answer.get("rejectedLogEventsInfo"):
+        raise RuntimeError("PutLogEvents: sample rejected %s" % answer["rejectedLogEventsInfo"])
 
 
 def main():
@@ -216,11 +264,18 @@ def main():
         return 0  # unknown: publish nothing
     gpu, cpu = gpu_busy(), cpu_busy()  # both every run: the CPU sample must stay fresh
     if jupyter or gpu or cpu:
-        publish(name, region, partition, 1, now)
+        value = 1
     elif cpu is None:
         print("not published: idle by Jupyter and GPU, CPU unknown", file=sys.stderr)
+        return 0
     else:
-        publish(name, region, partition, 0, now)
+        value = 0
+    try:
+        publish(name, region, partition, value, now)
+    except (RuntimeError, OSError, ValueError, KeyError) as exc:  # logged, not fatal: no sample = unknown
+        where = LOG_GROUP if CHANNEL == "logs" else NAMESPACE + "/NotebookActivity"
+        print("sample not sent to %s: %s" % (where, exc), file=sys.stderr)
+        return 1
     return 0
 
 

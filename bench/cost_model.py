@@ -6,6 +6,8 @@ public list prices, us-east-1, x86, without free tiers, as of 2026-12:
   CloudWatch  https://aws.amazon.com/cloudwatch/pricing/
               custom metric $0.30 per metric-month (first 10,000), PutMetricData $0.01 per 1,000
               requests, GetMetricData $0.01 per 1,000 metrics requested, other API calls $0.01 per 1,000.
+              Logs (Standard class): ingestion $0.50 per GB, storage $0.03 per GB-month; the Logs tab
+              prices no request, so PutLogEvents and FilterLogEvents cost nothing beyond the bytes.
   Lambda      https://aws.amazon.com/lambda/pricing/  $0.0000166667 per GB-second, $0.20 per 1M requests.
   DynamoDB    https://aws.amazon.com/dynamodb/pricing/on-demand/  $0.625 per 1M write request units,
               $0.125 per 1M read request units.
@@ -25,6 +27,8 @@ CW_METRIC_MONTH = 0.30
 CW_PUT_PER_1000 = 0.01
 CW_GET_METRICS_PER_1000 = 0.01
 CW_API_PER_1000 = 0.01  # ListMetrics and other CloudWatch API requests
+LOGS_INGEST_GB = 0.50
+LOGS_STORE_GB_MONTH = 0.03
 LAMBDA_GB_S = 0.0000166667
 LAMBDA_REQUEST = 0.20 / 1_000_000
 DDB_WRITE = 0.625 / 1_000_000
@@ -43,7 +47,13 @@ SWEEPS_PER_MONTH = {
     "training-job": 30 * 24 * 12,
     "fsx": 30 * 24,
 }
-AGENT_PUTS_PER_MONTH = 30 * 24 * 12  # the notebook agent publishes every 5 minutes (CONTRACT.md)
+AGENT_PUTS_PER_MONTH = 30 * 24 * 12  # the notebook agent sends a sample every 5 minutes (CONTRACT.md)
+# One sample as Logs counts it: the message in UTF-8 plus 26 bytes per event (the size PutLogEvents
+# batches are measured in: https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html).
+# {"notebook": NAME, "active": 0} is 92 bytes for the longest name (63 characters): 118, rounded up.
+AGENT_SAMPLE_BYTES = 120
+AGENT_LOG_RETENTION_DAYS = 1  # template.yaml NotebookActivityLogGroup
+GB = 1024**3
 
 
 def projected_seconds(calls: dict[str, int]) -> float:
@@ -78,7 +88,9 @@ def fits_interval(kind: str, plan: dict[str, Any]) -> bool:
     return bool(plan["chain_min"] < SWEEP_INTERVAL_MIN.get(kind, 15))
 
 
-def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int]) -> dict[str, float]:
+def monthly_bill(
+    kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int], agent_channel: str = "metric"
+) -> dict[str, float]:
     """The reaper's own bill per month for `n` resources of `kind`, in USD, by line.
 
     Per sweep: GetMetricData by metrics requested, other CloudWatch calls by request, Lambda by the
@@ -97,11 +109,20 @@ def monthly_bill(kind: str, n: int, calls: dict[str, int], metric_queries: int, 
         "dynamodb": sweeps * findings * 2 * DDB_WRITE,
         "sqs": sweeps * (findings / 10) * SQS_REQUEST,
     }
-    if kind == "notebook":  # the activity agent on each notebook: one custom metric, a put every 5 min
-        bill["agent_metric"] = n * CW_METRIC_MONTH
-        bill["agent_puts"] = n * AGENT_PUTS_PER_MONTH * CW_PUT_PER_1000 / 1000
+    if kind == "notebook" and agent_channel == "logs":  # AgentChannel=logs: a CloudWatch Logs sample every 5 min
+        ingested = n * AGENT_PUTS_PER_MONTH * AGENT_SAMPLE_BYTES
+        bill["agent_logs_ingestion"] = ingested / GB * LOGS_INGEST_GB
+        bill["agent_logs_storage"] = ingested * AGENT_LOG_RETENTION_DAYS / 30 / GB * LOGS_STORE_GB_MONTH
+    elif kind == "notebook":  # AgentChannel=metric (the default, the contract): one custom metric, a put every 5 min
+        bill.update(agent_metric_bill(n))
     bill["total"] = sum(bill.values())
     return {k: round(v, 4) for k, v in bill.items()}
+
+
+def agent_metric_bill(n: int) -> dict[str, float]:
+    """What the agent costs per month for `n` notebooks publishing the contract's custom metric
+    (AgentChannel=metric; with logs, each notebook still running an agent installed before, until its next start)."""
+    return {"agent_metric": n * CW_METRIC_MONTH, "agent_puts": round(n * AGENT_PUTS_PER_MONTH * CW_PUT_PER_1000 / 1000, 4)}
 
 
 def per_thousand(bill: dict[str, float], n: int) -> dict[str, float]:

@@ -11,6 +11,7 @@ by operation for what they are.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -50,6 +51,9 @@ PAGE: dict[str, tuple[str, int]] = {
     # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html (500 a page)
     "cloudwatch:ListMetrics": ("Metrics", 500),
 }
+# FilterLogEvents: "Each page returned can contain up to 1 MB of log events or up to 10,000 log events"
+# https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html
+LOG_PAGE_EVENTS, LOG_PAGE_BYTES = 10_000, 1_048_576
 METRIC_BATCH = 500  # GetMetricData: at most 500 MetricDataQuery structures per call
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html
 
@@ -58,12 +62,16 @@ class ItemCounter:
     def __init__(self) -> None:
         self.items: Counter[str] = Counter()  # operation -> items returned (or metric queries sent)
         self.queries: Counter[str] = Counter()
+        self.bytes: Counter[str] = Counter()  # FilterLogEvents: the events' size, as JSON
 
     def floor(self, calls: dict[str, int]) -> dict[str, int]:
         out: dict[str, int] = {}
         for op, n in calls.items():
             if op == "cloudwatch:GetMetricData":
                 out[op] = min(n, math.ceil(self.queries[op] / METRIC_BATCH))
+            elif op == "logs:FilterLogEvents":
+                pages = max(math.ceil(self.items[op] / LOG_PAGE_EVENTS), math.ceil(self.bytes[op] / LOG_PAGE_BYTES))
+                out[op] = min(n, max(1, pages))
             elif op in PAGE:
                 # a list that came back empty still costs its one call
                 out[op] = min(n, max(1, math.ceil(self.items[op] / PAGE[op][1])))
@@ -84,6 +92,10 @@ def counting() -> Iterator[ItemCounter]:
         response = original(self, operation_name, api_params)
         if op in PAGE and isinstance(response, dict):
             counter.items[op] += len(response.get(PAGE[op][0]) or [])
+        if op == "logs:FilterLogEvents" and isinstance(response, dict):
+            events = response.get("events") or []
+            counter.items[op] += len(events)
+            counter.bytes[op] += sum(len(json.dumps(e, default=str)) for e in events)
         return response
 
     BaseClient._make_api_call = wrapped  # type: ignore[method-assign]

@@ -84,14 +84,16 @@ def sweep_in_parts(rt: Runtime, kind: str, now: datetime, part_seconds: float) -
     }
 
 
-def measure(kind: str, module: Any, n: int, with_log: bool = False, part_seconds: float | None = None) -> dict[str, Any]:
+def measure(
+    kind: str, module: Any, n: int, with_log: bool = False, part_seconds: float | None = None, agent_channel: str = "metric"
+) -> dict[str, Any]:
     first_of_day: dict[str, int] | None = None
     with local_account():
         now = datetime.now(UTC)
         t0 = time.monotonic()
-        module.seed(session(), n, now)
+        module.seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
         seeded = time.monotonic() - t0
-        settings = Settings()  # dry-run, no log, no Slack: the sweep's own calls
+        settings = Settings(agent_channel=agent_channel)  # dry-run, no log, no Slack: the sweep's own calls
         if with_log:
             # with the action log: the first sweep of the day (every message due) is counted apart,
             # and the figures are of a later sweep that day (messages told already)
@@ -118,10 +120,11 @@ def measure(kind: str, module: Any, n: int, with_log: bool = False, part_seconds
     floor_total = sum(floor.values())
     projected = cost_model.projected_seconds(by_op)
     queries = items.queries["cloudwatch:GetMetricData"]
-    bill = cost_model.monthly_bill(kind, n, by_op, queries, verdicts)
+    bill = cost_model.monthly_bill(kind, n, by_op, queries, verdicts, agent_channel=agent_channel)
     return {
         "kind": kind,
         "n": n,
+        "agent_channel": agent_channel if kind == "notebook" else None,
         "with_log": with_log,
         "first_sweep_of_day_calls": first_of_day,
         "resources": len(outcomes),
@@ -214,8 +217,9 @@ def report(r: dict[str, Any]) -> str:
         log_note = "\n    with the action log; a later sweep of the day. The first sweep of the day: " + ", ".join(
             f"{op} {c} = {c / n:.4f}/res" for op, c in first.items()
         )
+    channel = f" (AgentChannel={r['agent_channel']})" if r.get("agent_channel") else ""
     return (
-        f"{r['kind']:13} N={n:6}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
+        f"{r['kind']:13} N={n:6}{channel}  {r['calls_total']:6} calls = {r['calls_per_resource']:.4f}/resource; "
         f"floor {r['floor_total']} ({r['floor_ratio']:.2f}x)  moto {r['sweep_seconds']:.1f} s  peak RSS {r['peak_mb']} MB "
         f"(+{r['sweep_rss_growth_mb']} MB in the sweep)  "
         f"projected on AWS {r['projected_aws_seconds']:.1f} s{late}{split}\n{per}\n"
@@ -240,6 +244,12 @@ def main() -> int:
         help="also sweep again in parts of SECONDS of projected AWS time each, as a Lambda continues a long sweep",
     )
     p.add_argument("--cold-start-only", action="store_true", help="only the functions' cold import times (run on a quiet machine)")
+    p.add_argument(
+        "--agent-channel",
+        choices=["metric", "logs"],
+        default="metric",
+        help="notebooks: where the agent reports (the template's AgentChannel; default metric, the contract)",
+    )
     args = p.parse_args()
     available = seeders()
     kinds = [] if args.cold_start_only else (args.kind or sorted(available))
@@ -250,7 +260,7 @@ def main() -> int:
             return 2
         for n in args.n:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
-            r = measure(kind, available[kind], n, with_log=args.with_log, part_seconds=args.parts)
+            r = measure(kind, available[kind], n, with_log=args.with_log, part_seconds=args.parts, agent_channel=args.agent_channel)
             results["sweeps"].append(r)
             print(report(r), flush=True)
             out = Path(args.out)

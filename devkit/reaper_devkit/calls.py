@@ -8,7 +8,7 @@ included.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,9 +23,9 @@ class CallRecorder:
         self.calls: Counter[str] = Counter()  # "service:Operation" -> count (IAM names)
         self.requests: list[Request] = []  # what IAM authorizes for each call
 
-    def ungranted(self, logical_id: str) -> list[str]:
+    def ungranted(self, logical_id: str, conditions: Collection[str] | None = None) -> list[str]:
         """What the function's role would refuse among everything recorded (empty = all granted)."""
-        return ungranted(self.requests, logical_id)
+        return ungranted(self.requests, logical_id, conditions)
 
     @property
     def actions(self) -> set[str]:

@@ -14,7 +14,7 @@ ARN formats: the Service Authorization Reference of each service
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,7 +226,8 @@ def granted(request: Request, statements: Iterable[Mapping[str, Any]]) -> bool:
     return False
 
 
-def ungranted(requests: Iterable[Request], logical_id: str) -> list[str]:
-    """The requests the function's role does not allow, as text (empty = all granted)."""
-    stmts = function_statements(logical_id)
+def ungranted(requests: Iterable[Request], logical_id: str, conditions: Collection[str] | None = None) -> list[str]:
+    """The requests the function's role does not allow, as text (empty = all granted), in a deployment
+    where the template's `conditions` hold (default: its parameters' defaults)."""
+    stmts = function_statements(logical_id, conditions)
     return sorted({str(r) for r in requests if not granted(r, stmts)})

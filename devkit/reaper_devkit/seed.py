@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,6 +36,25 @@ def activity(cloudwatch: Any, notebook: str, now: datetime, values: Sequence[flo
     end = aligned(now)
     points = [(end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7), v) for k, v in enumerate(values) if v is not None]
     put_series(cloudwatch, "MLReaper", "NotebookActivity", {"NotebookInstanceName": notebook}, points)
+
+
+ACTIVITY_LOG_GROUP = "/mlreaper/mlreaper-activity-agent"  # the stack's, with the default lifecycle configuration name
+
+
+def activity_samples(logs: Any, notebook: str, now: datetime, values: Sequence[float | None], group: str = ACTIVITY_LOG_GROUP) -> None:
+    """The agent's samples (CloudWatch Logs) for the last len(values) 5-minute periods, newest
+    first; None = gap. Creates the log group (the stack's) and the notebook's stream if missing."""
+    end = aligned(now)
+    for create, kwargs in ((logs.create_log_group, {"logGroupName": group}), (logs.create_log_stream, {"logGroupName": group, "logStreamName": notebook})):
+        with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+            create(**kwargs)
+    events = [
+        {"timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7)).timestamp() * 1000),
+         "message": json.dumps({"notebook": notebook, "active": int(v)})}
+        for k, v in reversed(list(enumerate(values))) if v is not None
+    ]
+    if events:
+        logs.put_log_events(logGroupName=group, logStreamName=notebook, logEvents=events)
 
 
 def notebook(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,44 @@ def attached_policies(logical_id: str) -> dict[str, tuple[dict[str, Any], dict[s
     return out
 
 
-def function_statements(logical_id: str) -> list[dict[str, Any]]:
-    """Every statement the function's role carries: its inline Policies and the policies attached to it."""
+def default_conditions() -> frozenset[str]:
+    """The template's Conditions that hold with every parameter at its default (Equals, Not, Ref only)."""
+    t = load()
+    params = {name: str(p.get("Default", "")) for name, p in t.get("Parameters", {}).items()}
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and "Ref" in node:
+            return params[node["Ref"]]
+        if isinstance(node, dict) and "Equals" in node:
+            a, b = node["Equals"]
+            return str(value(a)) == str(value(b))
+        if isinstance(node, dict) and "Not" in node:
+            return not value(node["Not"][0])
+        if isinstance(node, dict):
+            raise ValueError(f"condition function not modelled: {node}")
+        return node
+
+    return frozenset(name for name, node in t.get("Conditions", {}).items() if value(node))
+
+
+def resolve_ifs(statements: list[Any], conditions: Collection[str]) -> list[dict[str, Any]]:
+    """The statements a deployment carries: each `!If [Condition, a, b]` taken as a or b, AWS::NoValue dropped."""
+    out: list[dict[str, Any]] = []
+    for stmt in statements:
+        if isinstance(stmt, dict) and set(stmt) == {"If"}:
+            condition, if_true, if_false = stmt["If"]
+            stmt = if_true if condition in conditions else if_false
+        if stmt != {"Ref": "AWS::NoValue"}:
+            out.append(stmt)
+    return out
+
+
+def function_statements(logical_id: str, conditions: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """Every statement the function's role carries: its inline Policies and the policies attached to it,
+    in a deployment where `conditions` hold (default: the template's defaults)."""
+    held = default_conditions() if conditions is None else conditions
     props = load()["Resources"][logical_id]["Properties"]
-    stmts = [s for p in props.get("Policies", []) if isinstance(p, dict) for s in p.get("Statement", [])]
+    stmts = resolve_ifs([s for p in props.get("Policies", []) if isinstance(p, dict) for s in p.get("Statement", [])], held)
     for doc, _ in attached_policies(logical_id).values():
         stmts.extend(doc["Statement"])
     return stmts
@@ -66,10 +101,10 @@ def statement_actions(stmt: dict[str, Any]) -> set[str]:
     return {granted} if isinstance(granted, str) else set(granted)
 
 
-def function_actions(logical_id: str) -> set[str]:
-    """Every IAM action the function's role allows."""
+def function_actions(logical_id: str, conditions: Collection[str] | None = None) -> set[str]:
+    """Every IAM action the function's role allows (where `conditions` hold; default: the template's defaults)."""
     actions: set[str] = set()
-    for stmt in function_statements(logical_id):
+    for stmt in function_statements(logical_id, conditions):
         if stmt.get("Effect") == "Allow":
             actions |= statement_actions(stmt)
     return actions

@@ -25,12 +25,18 @@ FAKES = {
 }
 
 
-def on_start_script(cpu: str = "10", gpu: str = "5") -> str:
-    """OnStart content with !Sub applied as CloudFormation would (the stack's parameter values)."""
-    hook = load()["Resources"]["NotebookActivityAgent"]["Properties"]["OnStart"]
+def on_start_script(cpu: str = "10", gpu: str = "5", channel: str | None = None, config: str | None = None) -> str:
+    """OnStart content with !Sub applied as CloudFormation would (the stack's parameter values;
+    channel and lifecycle configuration name: the template's defaults unless given)."""
+    t = load()
+    hook = t["Resources"]["NotebookActivityAgent"]["Properties"]["OnStart"]
     assert len(hook) == 1
     text, variables = hook[0]["Content"]["Fn::Base64"]["Sub"]
-    values = {**variables, "AgentCpuPercent": cpu, "AgentGpuPercent": gpu}
+    values = {
+        **variables, "AgentCpuPercent": cpu, "AgentGpuPercent": gpu,
+        "AgentChannel": channel or t["Parameters"]["AgentChannel"]["Default"],
+        "AgentLifecycleConfigName": config or t["Parameters"]["AgentLifecycleConfigName"]["Default"],
+    }
     for name, value in values.items():
         text = text.replace("${" + name + "}", value)
     assert "${" not in text, "the script uses ${...} that CloudFormation would read as a variable"
@@ -56,7 +62,7 @@ class Installed:
         return out
 
 
-def install(tmp_path: Path, user_owned: str = "", python: str | None = None, cron_d: bool = True) -> Installed:
+def install(tmp_path: Path, user_owned: str = "", python: str | None = None, cron_d: bool = True, channel: str | None = None) -> Installed:
     """Run the on-start script with MLREAPER_ROOT=tmp_path/root; the interpreter candidates are links to
     this test's python (or `python`), so the script's version check really runs."""
     root, fakes = tmp_path / "root", tmp_path / "fakes"
@@ -79,7 +85,7 @@ def install(tmp_path: Path, user_owned: str = "", python: str | None = None, cro
         "FAKE_USER_OWNED": user_owned,
     }
     result = subprocess.run(
-        ["/bin/bash", "-c", on_start_script()], env=env, capture_output=True, text=True, timeout=60, check=False
+        ["/bin/bash", "-c", on_start_script(channel=channel)], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     log = fakes / "calls.log"
     calls = [line.strip("\0").split("\0") for line in log.read_text().splitlines() if line] if log.exists() else []

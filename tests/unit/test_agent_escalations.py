@@ -165,7 +165,7 @@ def test_a_state_directory_others_can_write_or_that_is_a_symlink_is_refused(tmp_
     state.chmod(0o777)
     out = state_run(tmp_path)
     # Then CPU use is unknown (the agent publishes nothing rather than a guess) and nothing is written
-    assert out.stdout.strip() == "None" and "unsafe state directory" in out.stderr
+    assert out.stdout.strip() == "None" and "unsafe state dir" in out.stderr
     assert list(state.iterdir()) == []
 
     # Given the state directory itself is a symlink (to a directory holding the root-only file)

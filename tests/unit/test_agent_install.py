@@ -8,7 +8,10 @@ import shlex
 import stat
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
+from tests.unit import agent_onstart
 from tests.unit.agent_onstart import install, on_start_script
 
 AGENT_SOURCE = (ROOT / "agent" / "activity_agent.py").read_text()
@@ -18,9 +21,10 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
 
 
-def test_installs_root_owned_code_and_a_cron_entry_for_the_unprivileged_user(tmp_path):
-    # Given a fresh notebook root filesystem / When the on-start script runs
-    done = install(tmp_path)
+@pytest.mark.parametrize("channel", [None, "logs"], ids=["default-channel", "logs"])
+def test_installs_root_owned_code_and_a_cron_entry_for_the_unprivileged_user(tmp_path, channel):
+    # Given a fresh notebook root filesystem / When the on-start script runs (AgentChannel default or logs)
+    done = install(tmp_path, channel=channel)
     root = done.root
 
     # Then it says so and exits 0
@@ -46,7 +50,8 @@ def test_installs_root_owned_code_and_a_cron_entry_for_the_unprivileged_user(tmp
     cron_owner = [o for p, o in owners.items() if p.startswith("/etc/cron.d/.mlreaper-agent.")]
     assert cron_owner == ["root:root"] and mode(root / "etc/cron.d/mlreaper-agent") == 0o644
     assert not (root / "opt/mlreaper/agent.py").is_symlink()
-    assert AGENT_SOURCE in (root / "opt/mlreaper/agent.py").read_text()
+    # decoded from the embedded base64 of its gzip: byte for byte the repository's agent
+    assert (root / "opt/mlreaper/agent.py").read_text() == AGENT_SOURCE
 
     # the cron entry: every 5 minutes, as mlreaper-agent, system python in isolated mode, root-owned script
     lines = done.cron_lines()
@@ -57,6 +62,9 @@ def test_installs_root_owned_code_and_a_cron_entry_for_the_unprivileged_user(tmp
     command = [f for f in fields[6:] if "=" not in f or f.startswith((">", "/"))]
     assert command[:4] == ["/usr/bin/python3", "-I", "-S", "/opt/mlreaper/agent.py"]
     assert "MLREAPER_CPU_PERCENT=10" in fields and "MLREAPER_GPU_PERCENT=5" in fields
+    # the channel (default: the contract's metric) and the stack's log group, from root's cron entry
+    assert f"MLREAPER_CHANNEL={channel or 'metric'}" in fields
+    assert "MLREAPER_LOG_GROUP=/mlreaper/mlreaper-activity-agent" in fields
     assert "/home/" not in job and "anaconda" not in job and "PYTHONPATH" not in job
     assert job.endswith(">> /var/log/mlreaper-agent/agent.log 2>&1")
     assert not list((root / "etc/cron.d").glob(".mlreaper-agent.*")), "no temporary file left in cron.d"
@@ -105,10 +113,28 @@ def test_a_failure_half_way_removes_the_cron_entry_and_still_exits_0(tmp_path):
     assert not (done.root / "etc/cron.d/mlreaper-agent").exists()
 
 
-def test_the_script_fits_the_lifecycle_configuration_limit():
+@pytest.mark.parametrize("channel", ["metric", "logs"])
+def test_the_script_fits_the_lifecycle_configuration_limit(channel):
     # "Length Constraints: Maximum length of 16384" for the base64 Content:
     # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_NotebookInstanceLifecycleHook.html
-    assert len(base64.b64encode(on_start_script().encode())) <= 16384
+    # with the longest values the parameters allow (a lifecycle configuration name has up to 63 characters)
+    script = on_start_script(cpu="100.000", gpu="100.000", channel=channel, config="n" * 63)
+    assert len(base64.b64encode(script.encode())) <= 16384
+    # and the agent is embedded compressed: the whole script is smaller than the agent's own text
+    assert len(script) < len(AGENT_SOURCE)
+
+
+def test_a_damaged_embedded_agent_is_not_installed_and_the_notebook_still_starts(tmp_path, monkeypatch):
+    # Given the embedded agent corrupted in transit (one base64 character changed in the middle)
+    script = on_start_script()
+    start = script.index("<<'MLREAPER_AGENT'") + 200
+    damaged = script[:start] + ("A" if script[start] != "A" else "B") + script[start + 1 :]
+    monkeypatch.setattr(agent_onstart, "on_start_script", lambda **_: damaged)
+    # When the on-start script runs
+    done = install(tmp_path)
+    # Then gunzip's check fails the install (pipefail): no cron entry, and the notebook starts (exit 0)
+    assert done.result.returncode == 0 and "NOT installed" in done.result.stdout
+    assert not (done.root / "etc/cron.d/mlreaper-agent").exists()
 
 
 def test_the_agent_runs_on_the_system_python_of_amazon_linux_2():

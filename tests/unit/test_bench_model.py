@@ -25,12 +25,35 @@ def test_floor_never_exceeds_what_was_called() -> None:
     assert c.floor({"sagemaker:Search": 4}) == {"sagemaker:Search": 4}
 
 
-def test_notebook_agent_bill_is_the_metric_and_its_puts() -> None:
-    # Given 1,000 notebooks: one custom metric each ($0.30) and a put every 5 minutes (8,640 a month)
-    bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10}, 0, {})
-    assert bill["agent_metric"] == pytest.approx(300.0)
-    assert bill["agent_puts"] == pytest.approx(86.4)
-    assert bill["getmetricdata"] == 0 and bill["total"] == pytest.approx(sum(v for k, v in bill.items() if k != "total"), abs=0.01)
+def test_notebook_agent_bill_by_default_is_the_contracts_custom_metric() -> None:
+    # Given 1,000 notebooks with the default AgentChannel=metric: one custom metric each ($0.30) and
+    # a PutMetricData every 5 minutes (8,640 a month at $0.01 per 1,000)
+    bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "cloudwatch:GetMetricData": 2}, 900, {})
+    assert bill["agent_metric"] == pytest.approx(300.0) and bill["agent_puts"] == pytest.approx(86.4)
+    assert "agent_logs_ingestion" not in bill and "agent_logs_storage" not in bill
+    assert bill == cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "cloudwatch:GetMetricData": 2}, 900, {}, "metric")
+
+
+def test_notebook_agent_bill_with_logs_is_the_bytes_of_its_samples() -> None:
+    # Given 1,000 notebooks with AgentChannel=logs, each sending a 120-byte sample every 5 minutes
+    # (8,640 a month): about 0.97 GB ingested at $0.50 per GB, kept one day at $0.03 per GB-month; no custom metric
+    bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "logs:FilterLogEvents": 4}, 0, {}, agent_channel="logs")
+    assert bill["agent_logs_ingestion"] == pytest.approx(1000 * 8640 * 120 / 1024**3 * 0.50, abs=1e-4)
+    assert bill["agent_logs_storage"] == pytest.approx(1000 * 8640 * 120 / 30 / 1024**3 * 0.03, abs=1e-4)
+    assert "agent_metric" not in bill and "agent_puts" not in bill
+    assert bill["getmetricdata"] == 0 and bill["cloudwatch_api"] == 0  # FilterLogEvents has no request price
+    assert bill["total"] == pytest.approx(sum(v for k, v in bill.items() if k != "total"), abs=0.01)
+    # what the same agents cost as the contract's custom metric
+    assert cost_model.agent_metric_bill(1000) == {"agent_metric": pytest.approx(300.0), "agent_puts": pytest.approx(86.4)}
+
+
+def test_filter_log_events_floor_is_full_pages_by_events_or_bytes() -> None:
+    c = ItemCounter()
+    c.items["logs:FilterLogEvents"] = 36_000
+    c.bytes["logs:FilterLogEvents"] = 6_000_000  # about 167 bytes an event: the 1 MB cap binds first
+    assert c.floor({"logs:FilterLogEvents": 9}) == {"logs:FilterLogEvents": 6}
+    c.bytes["logs:FilterLogEvents"] = 1_000_000  # small events: 10,000 a page binds
+    assert c.floor({"logs:FilterLogEvents": 9}) == {"logs:FilterLogEvents": 4}
 
 
 def test_getmetricdata_is_billed_by_metrics_requested_per_sweep() -> None:

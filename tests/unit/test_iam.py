@@ -14,19 +14,50 @@ from reaper.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive
 from reaper.kinds.endpoint.autoscaling import wake_alarm_name
 from reaper.tagging import TAG_WRITE_PERMISSIONS
 from reaper_devkit.iam_check import Request, granted
-from reaper_devkit.template import attached_policies, function_actions, function_statements, load, statement_actions, sweep_functions
+from reaper_devkit.template import (
+    attached_policies,
+    default_conditions,
+    function_actions,
+    function_statements,
+    load,
+    resolve_ifs,
+    statement_actions,
+    sweep_functions,
+)
 
 FUNCTIONS = {k: v for k, v in load()["Resources"].items() if v["Type"] == "AWS::Serverless::Function"}
 
 
+CONDITIONS = sorted(load().get("Conditions", {}))
+
+
+@pytest.mark.parametrize("held", [frozenset(), frozenset(CONDITIONS)], ids=["no-condition-holds", "every-condition-holds"])
 @pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
-def test_each_kind_has_a_function_whose_role_is_exactly_its_declared_permissions(kind):
+def test_each_kind_has_a_function_whose_role_is_exactly_its_declared_permissions(kind, held):
+    # each way the template's conditions go (AgentChannel=metric: no Logs read; logs: FilterLogEvents)
     functions = sweep_functions()
     assert kind in functions, f"no function in template.yaml has Metadata ReaperKind: {kind}"
-    granted = function_actions(functions[kind])
-    declared = sweep_function_permissions(kind)
+    granted = function_actions(functions[kind], held)
+    declared = sweep_function_permissions(kind, held)
     assert granted - declared == set(), f"granted but never called: {sorted(granted - declared)}"
     assert declared - granted == set(), f"called but not granted: {sorted(declared - granted)}"
+
+
+def test_every_conditional_permission_names_a_template_condition():
+    for kind in kinds.REGISTRY.values():
+        assert set(kind.declaration.conditional_permissions) <= set(CONDITIONS), kind.name
+
+
+def test_the_default_deployment_reads_the_contract_metric_and_never_logs():
+    # Given the template's defaults (AgentChannel=metric)
+    assert "UseLogsChannel" not in default_conditions()
+    actions = function_actions(sweep_functions()["notebook"])
+    # Then the notebook function may read the metric and may not call CloudWatch Logs at all
+    assert "cloudwatch:GetMetricData" in actions and not {a for a in actions if a.startswith("logs:")}
+    # and with logs, FilterLogEvents on the stack's log group only
+    [stmt] = [s for s in function_statements("NotebookFunction", {"UseLogsChannel"}) if "logs:FilterLogEvents" in statement_actions(s)]
+    assert statement_actions(stmt) == {"logs:FilterLogEvents"}
+    assert all("log-group:/mlreaper/${AgentLifecycleConfigName}" in r["Sub"] for r in stmt["Resource"])
 
 
 @pytest.mark.parametrize("kind", sorted(kinds.REGISTRY))
@@ -58,7 +89,7 @@ def test_no_function_uses_managed_or_wildcard_policies():
     for name, fn in FUNCTIONS.items():
         for policy in fn["Properties"].get("Policies", []):
             assert isinstance(policy, dict) and "Statement" in policy, f"{name}: only inline statements, got {policy!r}"
-            for stmt in policy["Statement"]:
+            for stmt in resolve_ifs(policy["Statement"], CONDITIONS) + resolve_ifs(policy["Statement"], ()):  # both ways of each !If
                 actions = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
                 assert not any("*" in a for a in actions), f"{name}: wildcard action in {actions}"
 

@@ -129,8 +129,41 @@ def test_a_silent_agent_after_30_minutes_in_service_is_told_once_per_start():
     assert "activity agent silent" in d.reason and "InService for 31 m" in d.reason
     assert "aws iam attach-role-policy --policy-arn arn:aws:iam::1:policy/pub --role-name" in d.reason
     assert "describe-notebook-instance --region us-east-1 --notebook-instance-name nb --query RoleArn" in d.reason
+    # default channel (metric): the contract's metric, its permission and its endpoint
+    assert "no MLReaper/NotebookActivity datapoint in the last 30 min" in d.reason
     assert "create-vpc-endpoint" in d.reason and "com.amazonaws.us-east-1.monitoring" in d.reason
+    assert "cloudwatch:PutMetricData into MLReaper" in d.reason and "logs" not in d.reason.replace("/aws/sagemaker", "")
     assert "NAT gateway" in d.reason
+
+
+def test_with_the_logs_channel_a_silent_agent_names_the_log_group_and_the_logs_endpoint():
+    since = NOW - timedelta(minutes=31)
+    d = decide(nb(since=since), signal([]), Settings(agent_channel="logs"))
+    assert d.verdict is Verdict.KEEP and d.notify
+    assert "no activity sample (log group /mlreaper/mlreaper-activity-agent, stream nb)" in d.reason
+    assert "com.amazonaws.us-east-1.logs" in d.reason and "logs:PutLogEvents on /mlreaper/mlreaper-activity-agent" in d.reason
+    assert "monitoring" not in d.reason
+
+
+def test_with_the_logs_channel_forged_samples_for_a_notebook_without_the_agent_are_named_as_samples():
+    d = decide(nb(lifecycle=None), signal([0] * 36), Settings(agent_channel="logs"))
+    assert d.verdict is Verdict.KEEP and "36 activity sample(s) for it ignored" in d.reason
+
+
+def test_the_metric_fallback_is_named_in_the_evidence_only_with_the_logs_channel():
+    metric = ActivitySignal(signal([0] * 13).series, signal([]).window_end, source="metric")
+    assert "source" not in decide(nb(), metric).evidence  # metric channel: the metric is the signal
+    with_logs = decide(nb(), metric, Settings(agent_channel="logs"))
+    assert with_logs.verdict is Verdict.ACT and "installed before the stack used Logs" in with_logs.evidence["source"]
+
+
+def test_an_unknown_channel_is_refused_by_the_settings():
+    import pytest
+    from pydantic import ValidationError
+
+    for bad in ("LOGS", "log", "", "metric,logs"):
+        with pytest.raises(ValidationError):
+            Settings(agent_channel=bad)
 
 
 def test_a_silent_agent_without_the_policy_arn_names_the_stack_output():

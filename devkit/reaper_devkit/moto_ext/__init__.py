@@ -37,4 +37,7 @@ def apply() -> None:
 
     aws_rules.apply()
     sagemaker_shapes.apply()
+    from reaper_devkit.moto_ext import logs_pages
+
+    logs_pages.apply()
     _applied = True

@@ -7,7 +7,7 @@ resource it names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from reaper import actionlog, continuation, outbox
 from reaper import kinds as kind_registry
@@ -36,8 +36,10 @@ TAG_ON_CREATE: dict[str, str] = {
 PASSES_ROLE: dict[str, str] = {"scheduler:CreateSchedule": "scheduler.amazonaws.com"}
 
 
-def sweep_function_permissions(kind_name: str) -> set[str]:
-    return kind_registry.get(kind_name).permissions() | COMMON
+def sweep_function_permissions(kind_name: str, conditions: Collection[str] | None = None) -> set[str]:
+    """What the kind's sweep function calls, in a deployment where the template's `conditions` hold
+    (None: every conditional read too, i.e. whatever any deployment may call)."""
+    return kind_registry.get(kind_name).permissions(conditions) | COMMON
 
 
 def restore_function_permissions() -> set[str]:

@@ -96,6 +96,9 @@ class Settings(BaseModel):
     # "bot": the secret holds a bot token; sweeps queue one message per owner (reaper.owner_summary)
     slack_mode: str = Field(default="webhook", pattern="^(webhook|bot)$")
     agent_lifecycle_config: str = "mlreaper-activity-agent"
+    # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
+    # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (README, AgentChannel)
+    agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
     attach_agent: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings (issue 4 fills in their use)
@@ -265,6 +268,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
     "REAPER_SLACK_MODE": "slack_mode",
     "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
+    "REAPER_AGENT_CHANNEL": "agent_channel",
     "REAPER_ATTACH_AGENT": "attach_agent",
     "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
     "REAPER_MAX_HOURS": "max_hours",

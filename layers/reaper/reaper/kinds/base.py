@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -160,6 +160,9 @@ class KindDeclaration:
     # Resources per chunk (None: the pipeline's 500, one full GetMetricData batch). Smaller for a kind
     # whose chunk is slow (a describe per resource), so a part stops closer to its deadline.
     chunk_size: int | None = None
+    # Reads made only in some deployments: {template.yaml Condition: permissions}. The function's role
+    # grants them under `!If [Condition, ...]` (tests/unit/test_iam.py checks each way the condition goes).
+    conditional_permissions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class Kind:
@@ -232,12 +235,16 @@ class Kind:
                 return handler
         return None
 
-    def permissions(self) -> set[str]:
-        """Everything the kind's sweep function calls: reads, tags, actions and event handling."""
+    def permissions(self, conditions: Collection[str] | None = None) -> set[str]:
+        """Everything the kind's sweep function calls: reads, tags, actions and event handling; with
+        `conditions`, the conditional reads of those template conditions only (None: all of them)."""
         from reaper.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
 
         d = self.declaration
         perms = set(d.read_permissions) | set(TAG_WRITE_PERMISSIONS[d.tag_service])
+        for condition, extra in d.conditional_permissions.items():
+            if conditions is None or condition in conditions:
+                perms |= set(extra)
         perms |= set(TAG_READ_PERMISSIONS[d.tag_service])  # protection re-read just before a change
         if d.tag_resource_types:
             perms.add("tag:GetResources")

@@ -1,8 +1,10 @@
 """SageMaker notebook instances: stopped when the activity agent reports them idle.
 
-Signal: MLReaper/NotebookActivity (1 = something active in the 5-minute period, 0 = nothing),
-published by the agent the stack ships as a lifecycle configuration. Idle means every period
-of the idle window reported 0; a gap anywhere in the window is unknown, and unknown is keep.
+Signal: the activity agent's 5-minute reports (1 = something active in the period, 0 = nothing):
+the contract's metric MLReaper/NotebookActivity (AgentChannel=metric, the default), or with
+AgentChannel=logs one CloudWatch Logs event each in the stack's log group (stream = notebook), the
+metric still read for agents installed before until their notebook restarts. Idle means every
+period of the idle window reported 0; a gap anywhere in the window is unknown, and unknown is keep.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -22,6 +24,8 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
     ),
+    # AgentChannel=logs: the agent's samples are read from the stack's log group
+    conditional_permissions={"UseLogsChannel": ("logs:FilterLogEvents",)},
     actions={
         "stop": Action("stop", "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"),
         "attach-agent": Action(

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reaper.metrics import Series
+from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
 KIND = "notebook"
-NAMESPACE = "MLReaper"
+NAMESPACE = "MLReaper"  # the contract's metric (AgentChannel=metric; with logs, agents installed before)
 METRIC = "NotebookActivity"
 PERIOD = timedelta(minutes=5)
 LOOKBACK_MINUTES = 180  # read at least this much history, to say how long a notebook has been idle
@@ -28,6 +29,13 @@ class NotebookFacts:
 class ActivitySignal:
     series: Series  # (period start, 0 or 1), oldest first
     window_end: datetime  # end of the last complete 5-minute period
+    source: str = "metric"  # "metric": MLReaper/NotebookActivity; "logs": the agent's samples (AgentChannel=logs)
+    unreadable: str | None = None  # the samples could not be read (why): unknown, whatever the series says
+
+
+def activity_log_group(settings: Settings) -> str:
+    """The stack's log group for the agent's samples with AgentChannel=logs (template.yaml NotebookActivityLogGroup)."""
+    return f"/mlreaper/{settings.agent_lifecycle_config}"
 
 
 def align(now: datetime) -> datetime:

@@ -39,6 +39,8 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     points = signal.series if signal else []
     if not has_agent:
         return _no_agent(resource, facts, len(points), settings)
+    if signal is not None and signal.unreadable:
+        return Decision(Verdict.KEEP, f"{signal.unreadable}: unknown is not idle", evidence={"unreadable": signal.unreadable})
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
         return silent_agent(resource, facts, settings, now)
@@ -49,6 +51,8 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     active = [ts for ts, v in points if v > 0]
     last_active = max(active) + PERIOD if active else None
     evidence: dict[str, Any] = {"idle_window_minutes": window, "periods": needed, "missing_periods": len(missing)}
+    if signal is not None and signal.source == "metric" and settings.agent_channel == "logs":
+        evidence["source"] = f"{NAMESPACE}/{METRIC} (an agent installed before the stack used Logs; until the notebook restarts)"
     if last_active is not None and last_active > window_end - timedelta(minutes=window):
         ago = human_duration(now - last_active) if now > last_active else "0 m"
         return Decision(Verdict.KEEP, f"active {ago} ago (idle window {window} min)", evidence={**evidence, "last_active": last_active})
@@ -64,9 +68,10 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
 
 
 def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, settings: Settings) -> Decision:
-    """Without the agent, MLReaper/NotebookActivity for this name is not evidence: anyone allowed
-    cloudwatch:PutMetricData into the namespace can publish it (README: Who may publish activity)."""
-    ignored = f"; {datapoints} {NAMESPACE}/{METRIC} datapoint(s) for it ignored: without the agent they are not trusted" if datapoints else ""
+    """Without the agent, activity in its name is not evidence: anyone allowed PutMetricData into
+    MLReaper (or, with AgentChannel=logs, to write the log group) can publish it (README: Who may publish activity)."""
+    what = "activity sample(s)" if settings.agent_channel == "logs" else f"{NAMESPACE}/{METRIC} datapoint(s)"
+    ignored = f"; {datapoints} {what} for it ignored: without the agent they are not trusted" if datapoints else ""
     return Decision(
         Verdict.KEEP,
         f"no activity agent: lifecycle configuration is {facts.lifecycle_config or 'none'}, not {settings.agent_lifecycle_config}"

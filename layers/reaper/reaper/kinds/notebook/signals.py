@@ -1,4 +1,13 @@
-"""The activity agent's metric for every running notebook, in GetMetricData batches."""
+"""The activity agent's reports for every running notebook, by the stack's AgentChannel:
+
+- "metric" (the default, the contract): MLReaper/NotebookActivity in GetMetricData batches, as the
+  agent publishes it; the reaper never calls CloudWatch Logs.
+- "logs": one FilterLogEvents scan of the stack's log group (kinds/notebook/samples.py), and one
+  batched GetMetricData only for the notebooks with the agent attached and no sample in the window:
+  agents installed before the stack switched to logs keep publishing the metric until their
+  notebook's next start, so they are judged from it meanwhile. Notebooks without the agent get no
+  metric read (their data would be ignored anyway).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +15,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from reaper.clients import Clients
-from reaper.kinds.notebook.model import KIND, LOOKBACK_MINUTES, METRIC, NAMESPACE, ActivitySignal, align
+from reaper.kinds.notebook import samples
+from reaper.kinds.notebook.model import KIND, LOOKBACK_MINUTES, METRIC, NAMESPACE, ActivitySignal, NotebookFacts, activity_log_group, align
 from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
 from reaper.policy import read_tags
@@ -20,6 +30,22 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     end = align(now)
     longest = max([settings.idle_for(KIND)] + [read_tags(r.tags, settings).idle_minutes or 0 for r in running])
     start = end - timedelta(minutes=max(longest, LOOKBACK_MINUTES))
-    queries = [MetricQuery(r.id, NAMESPACE, METRIC, (("NotebookInstanceName", r.id),), stat="Maximum", period=300) for r in running]
+    if settings.agent_channel != "logs":
+        return _from_metric(clients, running, start, end)
+    try:
+        read = samples.read(clients("logs"), activity_log_group(settings), {r.id for r in running}, start, end)
+    except samples.SamplesUnreadable as exc:
+        return {r.id: ActivitySignal([], end, source="logs", unreadable=str(exc)) for r in running}
+    out = {name: ActivitySignal(series, end, source="logs") for name, series in read.items()}
+    old_agents = [
+        r for r in running if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.agent_lifecycle_config
+    ]
+    if old_agents:
+        out.update({key: signal for key, signal in _from_metric(clients, old_agents, start, end).items() if signal.series})
+    return out
+
+
+def _from_metric(clients: Clients, notebooks: list[Resource], start: datetime, end: datetime) -> dict[str, ActivitySignal]:
+    queries = [MetricQuery(r.id, NAMESPACE, METRIC, (("NotebookInstanceName", r.id),), stat="Maximum", period=300) for r in notebooks]
     series = fetch(clients("cloudwatch"), queries, start, end)
-    return {key: ActivitySignal(points, end) for key, points in series.items()}
+    return {key: ActivitySignal(points, end, source="metric") for key, points in series.items()}

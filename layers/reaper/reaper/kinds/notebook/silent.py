@@ -1,7 +1,8 @@
-"""A silent agent: attached, the notebook InService for a while, and not one datapoint.
+"""A silent agent: attached, the notebook InService for a while, and not one report.
 
-The agent publishes every 5 minutes while the notebook runs, so half an hour of nothing means it
-cannot reach CloudWatch or is not allowed to write there. The notebook is kept (unknown is never
+The agent reports every 5 minutes while the notebook runs (the MLReaper/NotebookActivity metric, or
+with AgentChannel=logs a sample in the stack's log group), so half an hour of nothing means it
+cannot reach CloudWatch (Logs) or is not allowed to write there. The notebook is kept (unknown is never
 idle) and its owner is told once per start, with the commands that fix the two usual causes.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reaper.kinds.notebook.model import METRIC, NAMESPACE, SILENT_AFTER, NotebookFacts
+from reaper.kinds.notebook.model import METRIC, NAMESPACE, SILENT_AFTER, NotebookFacts, activity_log_group
 from reaper.metrics import Series
 from reaper.model import Decision, Resource, Verdict
 from reaper.settings import Settings
@@ -32,31 +33,38 @@ def silent_agent(resource: Resource, facts: NotebookFacts, settings: Settings, n
         "\"Stacks[0].Outputs[?OutputKey=='NotebookActivityPublishPolicyArn'].OutputValue\" --output text)"
     )
     describe = f"aws sagemaker describe-notebook-instance --region {region} --notebook-instance-name {name}"
-    # Role: the agent signs PutMetricData with the notebook role's credentials, and the stack's policy
-    # allows exactly that (cloudwatch:namespace = MLReaper).
+    # Role: the agent signs PutMetricData (logs: PutLogEvents) with the notebook role's credentials, and
+    # the stack's policy allows exactly that (cloudwatch:namespace = MLReaper; logs: CreateLogStream and
+    # PutLogEvents on the streams of the stack's log group).
     role_fix = (
         f"aws iam attach-role-policy --policy-arn {policy} --role-name "
         f"\"$({describe} --query RoleArn --output text | awk -F/ '{{print $NF}}')\""
     )
     # Route: a notebook with DirectInternetAccess=Disabled reaches only its VPC; CloudWatch needs an
-    # interface endpoint (service com.amazonaws.REGION.monitoring) or a NAT gateway.
+    # interface endpoint (service com.amazonaws.REGION.monitoring; logs: com.amazonaws.REGION.logs) or a NAT gateway.
     # https://docs.aws.amazon.com/sagemaker/latest/dg/appendix-notebook-and-internet-access.html
     # https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-interface-VPC.html
+    # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch-logs-and-interface-VPC.html
+    logs = settings.agent_channel == "logs"
+    endpoint = "logs" if logs else "monitoring"
     vpc_fix = (
         f"read SUBNET SG <<< \"$({describe} --query '[SubnetId,SecurityGroups[0]]' --output text)\"; "
         f"aws ec2 create-vpc-endpoint --region {region} --vpc-endpoint-type Interface "
-        f"--service-name com.amazonaws.{region}.monitoring --private-dns-enabled "
+        f"--service-name com.amazonaws.{region}.{endpoint} --private-dns-enabled "
         f"--vpc-id \"$(aws ec2 describe-subnets --region {region} --subnet-ids $SUBNET --query 'Subnets[0].VpcId' --output text)\" "
         f"--subnet-ids $SUBNET --security-group-ids $SG"
     )
     running = human_duration(as_utc(now) - as_utc(facts.in_service_since))
+    group = activity_log_group(settings)
+    nothing = f"activity sample (log group {group}, stream {name})" if logs else f"{NAMESPACE}/{METRIC} datapoint"
+    may_not = f"logs:PutLogEvents on {group}" if logs else f"cloudwatch:PutMetricData into {NAMESPACE}"
     reason = (
         f"activity agent silent: attached ({facts.lifecycle_config}) and InService for {running}, but no "
-        f"{NAMESPACE}/{METRIC} datapoint in the last {int(SILENT_AFTER.total_seconds() // 60)} min, so the reaper "
-        "cannot see whether it is idle (kept: unknown is never idle). Likely causes: "
-        f"(1) the notebook role may not call cloudwatch:PutMetricData into {NAMESPACE}: attach the stack's "
+        f"{nothing} in the last {int(SILENT_AFTER.total_seconds() // 60)} min, "
+        "so the reaper cannot see whether it is idle (kept: unknown is never idle). Likely causes: "
+        f"(1) the notebook role may not call {may_not}: attach the stack's "
         f"NotebookActivityPublishPolicyArn: `{role_fix}`; "
-        "(2) the notebook runs in a VPC without internet access and has no route to CloudWatch: add a monitoring "
+        f"(2) the notebook runs in a VPC without internet access and has no route to CloudWatch{' Logs' if logs else ''}: add a {endpoint} "
         f"VPC endpoint (its security group must allow HTTPS from the notebook) or a NAT gateway: `{vpc_fix}`. "
         f"The agent's own errors: /var/log/mlreaper-agent/agent.log on the notebook, and the lifecycle log "
         f"(/aws/sagemaker/NotebookInstances, stream {name}/LifecycleConfigOnStart)."
