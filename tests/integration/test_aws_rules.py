@@ -115,3 +115,25 @@ def test_the_rules_hold_against_a_moto_server_too():
         sf.link(fsx, linked, "s3://datasets/run-2")
         assert refused(fsx.create_backup, FileSystemId=linked)["Code"] == "BadRequest"
         assert refused(sm.describe_training_job, TrainingJobName="nope")["Message"] == "Requested resource not found."
+
+
+def _tagged_notebooks(sm: Any, n: int) -> None:
+    for i in range(n):
+        sm.create_notebook_instance(
+            NotebookInstanceName=f"nb-{i:03d}", InstanceType="ml.t3.medium", RoleArn="arn:aws:iam::123456789012:role/r",
+            Tags=[{"Key": "ml:owner", "Value": "a@x.io"}, {"Key": "ml:project", "Value": "p"}, {"Key": "stage", "Value": "dev"}],
+        )
+
+
+def test_get_resources_pages_by_resources_unless_tags_per_page_is_named(aws):
+    """AWS: ResourcesPerPage bounds a page; TagsPerPage only when the request names it (moto_ext.tagging_pages)."""
+    _tagged_notebooks(aws.client("sagemaker"), 150)
+    tagging = aws.client("resourcegroupstaggingapi")
+    by_resources = tagging.get_resources(ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100)
+    assert len(by_resources["ResourceTagMappingList"]) == 100
+    rest = tagging.get_resources(ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100, PaginationToken=by_resources["PaginationToken"])
+    assert len(rest["ResourceTagMappingList"]) == 50 and not rest.get("PaginationToken")
+    by_tags = tagging.get_resources(ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100, TagsPerPage=100)
+    assert 0 < len(by_tags["ResourceTagMappingList"]) <= 33  # three tags each: a page never splits a resource
+    with pytest.raises(ClientError, match="TagsPerPage"):
+        tagging.get_resources(TagsPerPage=50)  # AWS: 100 to 500

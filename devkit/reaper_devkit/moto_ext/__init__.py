@@ -40,4 +40,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import logs_pages
 
     logs_pages.apply()
+    from reaper_devkit.moto_ext import tagging_pages
+
+    tagging_pages.apply()
     _applied = True
