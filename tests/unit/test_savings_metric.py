@@ -157,3 +157,14 @@ def test_the_digest_counts_the_same_dollars_as_the_metric_and_the_report():
     digest = daily_digest.build(entries, end - timedelta(seconds=1))
     # Then "reclaimed today" is the day's metric and the report's total: 7 h x $2 + $120, never $40/h since the stop
     assert digest["reclaimed_today_usd"] == sum(f.saved_usd for f in day_savings(entries, D1).values()) == sum(report_by_kind(entries, START, end).values()) == 134.0
+
+
+def test_the_dashboard_shows_every_long_sweep_metric_the_handlers_count():
+    import re
+    from pathlib import Path
+
+    counted = set(re.findall(r'add_metric\(name="([A-Za-z]+)"', (Path(__file__).resolve().parents[2] / "layers/reaper/reaper/handlers.py").read_text()))
+    chain_metrics = {m for m in counted if m in {"SweepDeferred", "SweepOutlastedSchedule", "ContinuationDropped", "ChainRecordUnreadable"}}
+    assert len(chain_metrics) == 4, f"the handlers no longer count {chain_metrics}: update this test and the dashboard"
+    shown = {r[1] for w in _dashboard()["widgets"] for r in w["properties"]["metrics"] if isinstance(r[0], str) and len(r) > 1}
+    assert chain_metrics <= shown
