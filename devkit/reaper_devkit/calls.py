@@ -22,6 +22,7 @@ class CallRecorder:
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()  # "service:Operation" -> count (IAM names)
         self.requests: list[Request] = []  # what IAM authorizes for each call
+        self.made: list[tuple[str, dict[str, Any]]] = []  # (operation, parameters) of each call, in order
 
     def ungranted(self, logical_id: str, conditions: Collection[str] | None = None) -> list[str]:
         """What the function's role would refuse among everything recorded (empty = all granted)."""
@@ -37,6 +38,11 @@ class CallRecorder:
     def total(self) -> int:
         return sum(self.calls.values())
 
+    @property
+    def operations(self) -> list[str]:
+        """Every call's botocore operation name, in the order made ("FilterLogEvents", ...)."""
+        return [op for op, _params in self.made]
+
 
 @contextmanager
 def recording() -> Iterator[CallRecorder]:
@@ -47,6 +53,7 @@ def recording() -> Iterator[CallRecorder]:
     def wrapped(self: BaseClient, operation_name: str, api_params: Any) -> Any:
         action = iam_action(self.meta.service_model.service_name, operation_name)
         recorder.calls[action] += 1
+        recorder.made.append((operation_name, dict(api_params)))
         try:
             recorder.requests.extend(requests_for(action, api_params, self.meta.region_name))
         except (KeyError, TypeError, AttributeError):  # a call whose resource cannot be read: refused, visibly

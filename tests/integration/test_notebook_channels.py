@@ -5,13 +5,10 @@ The logs channel itself: test_notebook_logs.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from botocore.client import BaseClient
 
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
@@ -22,22 +19,6 @@ IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 
-
-@contextmanager
-def operations() -> Iterator[list[str]]:
-    """The name of every AWS operation called in the block."""
-    seen: list[str] = []
-    original = BaseClient._make_api_call
-
-    def wrapped(self: BaseClient, operation_name: str, api_params: Any) -> Any:
-        seen.append(operation_name)
-        return original(self, operation_name, api_params)
-
-    BaseClient._make_api_call = wrapped  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        BaseClient._make_api_call = original  # type: ignore[method-assign]
 
 
 def status(sm: Any, name: str) -> str:
@@ -69,11 +50,12 @@ def test_the_default_channel_reads_the_metric_and_never_calls_logs(aws, sm, cw, 
         seed.activity_samples(logs, name, now, samples)
     app = load_function("notebook")
     # When the schedule fires (dry-run)
-    with recording() as calls, operations() as seen:
+    with recording() as calls:
         result = app.handler(event("notebook-schedule.json"), lambda_context)
     # Then the metric decides, in one GetMetricData, and CloudWatch Logs is never called
     assert result["resources"] == 2
     assert {m["id"]: m["verdict"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])} == {"idle": "act"}
+    seen = calls.operations
     assert "FilterLogEvents" not in seen and not [a for a in calls.actions if a.startswith("logs:")]
     assert seen.count("GetMetricData") == 1
     # and every call is granted by the default deployment's role (which has no Logs grant)

@@ -5,8 +5,6 @@ hostile events, and a Logs read that fails. The default channel: test_notebook_c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -42,22 +40,6 @@ def status(sm: Any, name: str) -> str:
     return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
 
 
-@contextmanager
-def requests() -> Iterator[list[tuple[str, dict[str, Any]]]]:
-    """(operation, parameters) of every AWS call in the block."""
-    seen: list[tuple[str, dict[str, Any]]] = []
-    original = BaseClient._make_api_call
-
-    def wrapped(self: BaseClient, operation_name: str, api_params: Any) -> Any:
-        seen.append((operation_name, dict(api_params)))
-        return original(self, operation_name, api_params)
-
-    BaseClient._make_api_call = wrapped  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        BaseClient._make_api_call = original  # type: ignore[method-assign]
-
 
 def counted(result: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in result["verdicts"].items() if v}
@@ -90,7 +72,7 @@ def fleet(sm: Any, cw: Any, logs: Any) -> dict[str, str]:
 def test_samples_in_logs_decide_and_the_metric_is_read_only_for_old_agents(aws, sm, fleet, deployed_env, lambda_context):
     app = load_function("notebook")
     # When the schedule fires (dry-run)
-    with recording() as calls, requests() as seen:
+    with recording() as calls:
         result = app.handler(event("notebook-schedule.json"), lambda_context)
     # Then each notebook is judged from its samples, the old agents' from the metric
     assert result["resources"] == len(fleet) and result["acted"] == []
@@ -98,6 +80,7 @@ def test_samples_in_logs_decide_and_the_metric_is_read_only_for_old_agents(aws, 
     assert verdicts(list(by_id.values())) == {"idle": "act", "old-agent-idle": "act"}
     assert "no activity for" in by_id["idle"]["reason"]
     # one FilterLogEvents scan of the stack's group; GetMetricData only for the two without samples
+    seen = calls.made
     scans = [p for op, p in seen if op == "FilterLogEvents"]
     assert [p["logGroupName"] for p in scans] == [ACTIVITY_LOG_GROUP]
     queried = [q["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for op, p in seen if op == "GetMetricData" for q in p["MetricDataQueries"]]

@@ -23,6 +23,7 @@ from typing import Any
 
 from reaper.aws import AwsError, is_not_found, short
 from reaper.kinds.notebook.model import align
+from reaper.log_pages import filter_pages
 from reaper.metrics import Series
 
 MAX_MESSAGE = 256  # the agent writes about 35 characters
@@ -64,23 +65,16 @@ def read(logs: Any, group: str, names: Collection[str], start: datetime, end: da
         "endTime": int(end.timestamp() * 1000) - 1,  # inclusive in the API; the window ends before `end`
     }
     periods: dict[str, dict[datetime, int]] = {}
-    pages = 0
     try:
-        while True:
-            page = logs.filter_log_events(**request)
-            pages += 1
+        for pages, page in enumerate(filter_pages(logs, request), start=1):
             for event in page.get("events", []):
                 sample = parse(event, names, start, end)
                 if sample is not None:
                     name, slot, active = sample
                     slots = periods.setdefault(name, {})
                     slots[slot] = max(active, slots.get(slot, 0))
-            token = page.get("nextToken")
-            if not token:
-                break
-            if pages >= MAX_PAGES:
+            if page.get("nextToken") and pages >= MAX_PAGES:
                 raise SamplesUnreadable(f"activity samples: {pages} pages of {group} did not reach the end of the window")
-            request["nextToken"] = token
     except AwsError as exc:
         if is_not_found(exc):
             return {}

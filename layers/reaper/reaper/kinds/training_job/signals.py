@@ -37,6 +37,7 @@ from reaper.clients import Clients
 from reaper.kinds.training_job.divergence import direction_of, nan_loss
 from reaper.kinds.training_job.model import RUNNING, JobFacts, LogHit, TrainingSignal, align
 from reaper.kinds.training_job.sweeps import median_check
+from reaper.log_pages import filter_pages
 from reaper.metrics import MetricQuery, Series, fetch
 from reaper.model import Resource
 from reaper.policy import read_tags, screen
@@ -168,11 +169,8 @@ def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, lis
         "filterPattern": LOG_FILTER,
     }
     started = clock()
-    pages = 0
     try:
-        while True:
-            page = logs.filter_log_events(**request)
-            pages += 1
+        for pages, page in enumerate(filter_pages(logs, request), start=1):
             for event in page.get("events", []):
                 stream = event.get("logStreamName", "")
                 job = stream.split("/", 1)[0]
@@ -182,8 +180,7 @@ def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, lis
                 if excerpt:
                     at = datetime.fromtimestamp(event.get("timestamp", 0) / 1000, tz=UTC)
                     hits.setdefault(job, []).append(LogHit(stream, at, excerpt))
-            token = page.get("nextToken")
-            if not token:
+            if not page.get("nextToken"):
                 return hits, None  # the whole window was searched
             spent = clock() - started
             if pages >= MAX_LOG_PAGES or spent >= LOG_SCAN_SECONDS:
@@ -191,8 +188,8 @@ def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, lis
                     f"log scan inconclusive: {pages} pages in {spent:.0f} s did not cover the last "
                     f"{int(LOG_LOOKBACK.total_seconds() // 60)} min, so a nan there may not have been seen"
                 )
-            request["nextToken"] = token
     except AwsError as exc:
         if is_not_found(exc):
             return hits, None  # the log group does not exist: no training job has logged yet in this region
         return hits, short(exc)
+    return hits, None  # not reached: the last page (no nextToken) returns above

@@ -1,0 +1,24 @@
+"""CloudWatch Logs FilterLogEvents, page after page: the one loop the kinds that scan logs share.
+
+A page holds up to 1 MB or 10,000 events, and a page may be empty while `nextToken` says there is
+more (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html):
+the scan ends only when no token comes back. Each caller keeps its own budget (pages, seconds)
+and says what an unfinished scan means for its evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+def filter_pages(logs: Any, request: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each page of FilterLogEvents for `request`, following nextToken; the caller may stop early."""
+    params = dict(request)
+    while True:
+        page: dict[str, Any] = logs.filter_log_events(**params)
+        yield page
+        token = page.get("nextToken")
+        if not token:
+            return
+        params["nextToken"] = token
