@@ -53,6 +53,15 @@ PAGE: dict[str, tuple[str, int]] = {
 }
 # FilterLogEvents: "Each page returned can contain up to 1 MB of log events or up to 10,000 log events"
 # https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html
+# operation -> (its id list parameter, the most ids one call takes), from botocore's model: a read by
+# ids (the FSx backups and export tasks the reaper started) needs ceil(ids / most) calls, however
+# few items a list page would hold
+# https://docs.aws.amazon.com/fsx/latest/APIReference/API_DescribeBackups.html (BackupIds: 50 items)
+# https://docs.aws.amazon.com/fsx/latest/APIReference/API_DescribeDataRepositoryTasks.html (TaskIds: 50 items)
+BY_IDS: dict[str, tuple[str, int]] = {
+    "fsx:DescribeBackups": ("BackupIds", 50),
+    "fsx:DescribeDataRepositoryTasks": ("TaskIds", 50),
+}
 LOG_PAGE_EVENTS, LOG_PAGE_BYTES = 10_000, 1_048_576
 METRIC_BATCH = 500  # GetMetricData: at most 500 MetricDataQuery structures per call
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html
@@ -63,6 +72,8 @@ class ItemCounter:
         self.items: Counter[str] = Counter()  # operation -> items returned (or metric queries sent)
         self.queries: Counter[str] = Counter()
         self.bytes: Counter[str] = Counter()  # FilterLogEvents: the events' size, as JSON
+        self.ids: Counter[str] = Counter()  # reads by ids (BY_IDS): the ids asked for
+        self.id_calls: Counter[str] = Counter()  # ... and in how many calls
 
     def floor(self, calls: dict[str, int]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -73,8 +84,10 @@ class ItemCounter:
                 pages = max(math.ceil(self.items[op] / LOG_PAGE_EVENTS), math.ceil(self.bytes[op] / LOG_PAGE_BYTES))
                 out[op] = min(n, max(1, pages))
             elif op in PAGE:
-                # a list that came back empty still costs its one call
-                out[op] = min(n, max(1, math.ceil(self.items[op] / PAGE[op][1])))
+                by_ids = math.ceil(self.ids[op] / BY_IDS[op][1]) if op in BY_IDS else 0
+                listed = n - self.id_calls[op]  # a list that came back empty still costs its one call
+                pages = max(1, math.ceil(self.items[op] / PAGE[op][1])) if listed else 0
+                out[op] = min(n, by_ids + pages)
             else:
                 out[op] = n  # no batch form in AWS: one call per resource that needs it
         return out
@@ -90,7 +103,10 @@ def counting() -> Iterator[ItemCounter]:
         if op == "cloudwatch:GetMetricData":
             counter.queries[op] += len(api_params.get("MetricDataQueries", []))
         response = original(self, operation_name, api_params)
-        if op in PAGE and isinstance(response, dict):
+        if op in BY_IDS and api_params.get(BY_IDS[op][0]):
+            counter.ids[op] += len(api_params[BY_IDS[op][0]])
+            counter.id_calls[op] += 1
+        elif op in PAGE and isinstance(response, dict):
             counter.items[op] += len(response.get(PAGE[op][0]) or [])
         if op == "logs:FilterLogEvents" and isinstance(response, dict):
             events = response.get("events") or []

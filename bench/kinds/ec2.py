@@ -16,7 +16,7 @@ import boto3
 from reaper.kinds.ec2 import catalog
 from reaper_devkit import seed_ec2
 from reaper_devkit.moto_ext.ec2 import shape
-from reaper_devkit.seed import aligned
+from reaper_devkit.seed import aligned, put_metric_data_in_process
 
 KIND = "ec2"
 DECOY_TYPES = ("t3.large", "m5.xlarge", "c5.2xlarge")
@@ -25,7 +25,7 @@ GPU_TYPES = ("g5g.xlarge", "g4dn.xlarge", "p4d.24xlarge", "inf2.xlarge", "g6.xla
 
 def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
     catalog.forget()
-    ec2, cw = session.client("ec2"), session.client("cloudwatch")
+    ec2 = session.client("ec2")
     ami = seed_ec2.image(ec2)
     end = aligned(now)
     data: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -56,5 +56,4 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
                 put("CWAgent", "nvidia_smi_utilization_gpu", iid, busy)
                 put("CWAgent", "nvidia_smi_utilization_memory", iid, busy)
     for (namespace, _metric), points in data.items():
-        for j in range(0, len(points), 1000):
-            cw.put_metric_data(Namespace=namespace, MetricData=points[j : j + 1000])
+        put_metric_data_in_process(namespace, points)  # moto's backend directly: the same datapoints

@@ -76,3 +76,19 @@ def test_a_sweep_past_half_the_timeout_is_counted_in_parts_and_checked_against_i
     assert cost_model.fits_interval("fsx", plan)  # done before the next hourly sweep
     assert not cost_model.fits_interval("studio-app", plan)  # outlasts 15 minutes: that sweep defers to the chain
     assert cost_model.parts(10.0, 1000)["parts"] == 1
+
+
+def test_floor_of_reads_by_ids_is_the_ids_over_the_most_one_call_takes() -> None:
+    # Given 500 backups read by id (BackupIds takes at most 50 a call) in 10 calls, and export tasks
+    # both read by 120 ids in 3 calls and listed once (an empty page)
+    c = ItemCounter()
+    c.ids["fsx:DescribeBackups"], c.id_calls["fsx:DescribeBackups"] = 500, 10
+    c.ids["fsx:DescribeDataRepositoryTasks"], c.id_calls["fsx:DescribeDataRepositoryTasks"] = 120, 3
+    # Then the floor is 10 reads of 50 (not one page of a list), and 3 reads plus the one listing
+    assert c.floor({"fsx:DescribeBackups": 10, "fsx:DescribeDataRepositoryTasks": 4}) == {
+        "fsx:DescribeBackups": 10,
+        "fsx:DescribeDataRepositoryTasks": 4,
+    }
+    # And reading them one id a call is 500 calls against that floor of 10
+    c.id_calls["fsx:DescribeBackups"] = 500
+    assert c.floor({"fsx:DescribeBackups": 500})["fsx:DescribeBackups"] == 10

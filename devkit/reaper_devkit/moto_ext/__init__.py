@@ -30,9 +30,10 @@ def apply() -> None:
     from reaper_devkit.moto_ext import sagemaker_studio
 
     sagemaker_studio.apply()
-    from reaper_devkit.moto_ext import ec2
+    from reaper_devkit.moto_ext import ec2, ec2_lookups
 
     ec2.apply()
+    ec2_lookups.apply()
     from reaper_devkit.moto_ext import aws_rules, sagemaker_shapes
 
     aws_rules.apply()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from moto.ec2.exceptions import InvalidInstanceIdError
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.spot_requests import SpotInstanceRequest
 
@@ -38,13 +39,16 @@ def apply() -> None:
 
 
 def _instance(instance_id: str) -> Any:
+    """The backend's instance of that id (moto's get_instance: indexed by moto_ext.ec2_lookups)."""
     for account in list(ec2_backends):
         for region in list(ec2_backends[account]):
             backend = ec2_backends[account][region]
-            for reservation in backend.reservations.values():
-                for inst in reservation.instances:
-                    if inst.id == instance_id:
-                        return inst
+            if not backend.reservations:
+                continue
+            try:
+                return backend.get_instance(instance_id)
+            except InvalidInstanceIdError:
+                continue
     raise KeyError(f"no moto instance {instance_id}")
 
 
