@@ -149,6 +149,14 @@ class Settings(BaseModel):
                 raise ValueError(f"project {project!r}: a budget from 0 to 1,000,000 USD expected")
         return v
 
+    @field_validator("table")
+    @classmethod
+    def _table(cls, v: str | None) -> str | None:
+        problem = table_name_problem(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
+        return v
+
     @field_validator("production_stages", "dev_stages", "regions", mode="before")
     @classmethod
     def _lists(cls, v: Any) -> Any:
@@ -252,6 +260,19 @@ class Settings(BaseModel):
     def replace(self, **changes: Any) -> Settings:
         """A copy with changes, validated like the original (CLI flags use this)."""
         return self.validated({**self.model_dump(), **changes})
+
+
+# DynamoDB's naming rules: 3 to 255 of a-z A-Z 0-9 _ - . (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html);
+# the data-plane calls also take the table's ARN (botocore's TableArn shape).
+TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+TABLE_ARN = re.compile(r"arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table/[a-zA-Z0-9_.-]{3,255}")
+
+
+def table_name_problem(name: str) -> str | None:
+    """Why `name` cannot be an action-log table (AWS would refuse every call with it), or None."""
+    if TABLE_NAME.fullmatch(name) or TABLE_ARN.fullmatch(name):
+        return None
+    return "not a DynamoDB table name: 3 to 255 of the letters a-z, A-Z, digits, '_', '-' and '.'"
 
 
 # environment variable -> setting (the template sets these; the CLI reads them too)
