@@ -213,11 +213,12 @@ def test_schedule_names_fit_scheduler_limits():
     assert schedule_name("a" * 63, NOW) != schedule_name("a" * 62 + "b", NOW)
 
 
-def test_restore_claims_endpoint_names_but_not_file_system_ids():
+def test_restore_claims_endpoint_names_also_those_shaped_like_file_system_ids():
+    # an endpoint may legally be called fs-0123…: reaper.restore asks each claiming kind for a record
     assert DECLARATION.restorer is not None
     claims = DECLARATION.restorer.claims
-    assert claims("llm-dev") and claims("A1")
-    assert not claims("fs-0123456789abcdef0") and not claims("bad_name") and not claims("-x")
+    assert claims("llm-dev") and claims("A1") and claims("fs-0123456789abcdef0")
+    assert not claims("bad_name") and not claims("-x")
 
 
 @pytest.mark.parametrize(
@@ -225,11 +226,11 @@ def test_restore_claims_endpoint_names_but_not_file_system_ids():
     [
         ("a" * 63, True),  # the longest endpoint name
         ("a" * 64, False),
-        ("fs-0123abcd", False),  # an FSx id: 8 hex digits is the shortest
+        ("fs-0123abcd", True),  # also an FSx id: both kinds claim it, the restore record decides
         ("fs-0123abc", True),  # 7: not an FSx id, a valid endpoint name
         ("fs-dev", True),
         ("fs-0123abcd-canary", True),  # an endpoint whose name starts like an FSx id
-        ("fs-0123456789abcdef0\n", False),  # trailing whitespace does not make an FSx id an endpoint
+        ("fs-0123456789abcdef0\n", True),  # trimmed, as the restore command trims it
         ("llm--dev", True),
         ("llm-dev-", False),
         ("", False),

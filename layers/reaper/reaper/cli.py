@@ -29,15 +29,17 @@ from reaper.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreErro
 from reaper.model import Mode, Verdict
 from reaper.report import GROUPS
 from reaper.runtime import Runtime
-from reaper.settings import Settings
+from reaper.settings import Settings, table_name_problem
 
 __all__ = ["main", "format_table", "format_log_line", "parse_since", "version"]
 
-DURATION = re.compile(r"^(\d{1,12})([mhdw])$")
+DURATION = re.compile(r"^(\d{1,12})([mhdw])$", re.ASCII)  # ASCII: `٧d` is not 7 days
 UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 MAX_SINCE = LOG_TTL  # the log keeps nothing older
 NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 HTML_FILE = "mlreaper-report.html"
+# each change is recorded right after it is made (pipeline.py), so an interrupted sweep loses none
+INTERRUPTED = "changes already made stay made and are each in the action log (when one is configured); the next sweep posts what was not posted"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
 
     rs = sub.add_parser("restore", parents=[aws], help="bring back a reaped endpoint (or FSx file system, by id)")
     rs.add_argument("name")
+    rs.add_argument("--kind", help="endpoint or fsx: only when NAME has restore records as both")
     rs.add_argument("--table")
 
     it = sub.add_parser("init", parents=[aws], help="create the action-log table, to run the CLI without the stack")
@@ -143,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away while something else was printing
         silence_stdout()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's 128 + SIGINT, no traceback
+        print(f"reaper: interrupted; {INTERRUPTED}", file=sys.stderr)
+        return 130
     except ReaperError as exc:
         print(f"reaper: {exc}", file=sys.stderr)
         return 1
@@ -168,8 +174,12 @@ def _plain_logging() -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     changes: dict[str, object] = {}
-    if getattr(args, "table", None):
-        changes["table"] = args.table
+    table = getattr(args, "table", None)
+    if table is not None:
+        problem = table_name_problem(table)
+        if problem:
+            raise UsageError(f"--table {table!r}: {problem}")
+        changes["table"] = table
     if getattr(args, "region", None):
         changes["regions"] = tuple(args.region)
     mode = getattr(args, "mode", None)
@@ -340,7 +350,7 @@ def _restore(args: argparse.Namespace, now: datetime) -> int:
 
     rt = _runtime(args, _settings(args))
     try:
-        result = restore_mod.restore(rt, args.name, now, _progress)
+        result = restore_mod.restore(rt, args.name, now, _progress, kind=args.kind)
     except NoRestoreRecord as exc:
         raise RestoreError(_stopped_notebook(rt, args.name) or str(exc)) from None
     Printer()(result)

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from collections.abc import Iterable
 
+from reaper.errors import OutputError
 from reaper.model import Mode, Outcome, Verdict
 
 DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what the README promises
@@ -32,6 +33,10 @@ class Printer:
         except BrokenPipeError:
             self.closed = True
             silence_stdout()
+        except OSError as exc:  # ENOSPC, EIO: said on one line by the CLI, not a traceback
+            self.closed = True
+            silence_stdout()
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
 
 
 def silence_stdout() -> None:

@@ -13,6 +13,10 @@ class UsageError(ReaperError):
     """The command line asks for something that cannot be done."""
 
 
+class OutputError(ReaperError):
+    """The CLI's output could not be written (a full disk, a closed terminal); exit status 1."""
+
+
 class BadEventError(ReaperError):
     """An event that is not of a shape the handler knows; nothing is changed."""
 

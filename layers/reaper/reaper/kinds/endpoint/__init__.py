@@ -71,10 +71,10 @@ _RESTORE = (
     "cloudwatch:DeleteAlarms",
 )
 
-# An endpoint name (1-63 alphanumerics and hyphens, no leading or trailing hyphen), but not an FSx
-# file system id (`fs-` and 8 or more hex digits), which `reaper restore` hands to the fsx kind.
+# An endpoint name (1-63 alphanumerics and hyphens, no leading or trailing hyphen). An endpoint may be
+# called like an FSx file system id (`fs-0123abcd`): reaper.restore asks both kinds for a record.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html#sagemaker-CreateEndpoint-request-EndpointName
-ENDPOINT_NAME_PATTERN = r"(?!fs-[0-9a-f]{8,}$)[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
+ENDPOINT_NAME_PATTERN = r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
 
 DECLARATION = KindDeclaration(
     name="endpoint",
