@@ -1,0 +1,83 @@
+"""`sam deploy --guided` as the README tells a new admin to run it: every parameter can be answered.
+
+SAM asks for a NoEcho parameter with a hidden prompt that has no default (samcli
+commands/deploy/guided_context.py, `prompt(..., hide_input=True)` without `default=`), and click
+re-asks on an empty answer. So Enter cannot skip the optional `SlackWebhookUrl`: the template takes
+`none` for "no Slack", and the README says to type it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from reaper_devkit.template import ROOT, load
+
+T = load()
+
+
+def _condition(expr: Any, params: dict[str, str]) -> Any:
+    """CloudFormation's condition functions over parameter values (what this template uses)."""
+    if isinstance(expr, dict):
+        ((fn, arg),) = expr.items()
+        if fn == "Ref":
+            return params[arg]
+        if fn == "Condition":
+            return _condition(T["Conditions"][arg], params)
+        if fn == "Equals":
+            return _condition(arg[0], params) == _condition(arg[1], params)
+        if fn == "Not":
+            return not _condition(arg[0], params)
+        if fn == "Or":
+            return any(_condition(a, params) for a in arg)
+        if fn == "And":
+            return all(_condition(a, params) for a in arg)
+        raise AssertionError(f"unexpected condition function {fn}")
+    return expr
+
+
+def test_an_empty_answer_to_a_hidden_prompt_is_asked_again():
+    # The behaviour this file works around, as click (SAM's prompt library) has it
+    @click.command()
+    def ask() -> None:
+        click.echo(f"got {click.prompt('Parameter SlackWebhookUrl', type=click.STRING, hide_input=True)!r}")
+
+    result = CliRunner().invoke(ask, input="\n\nnone\n")
+    assert result.exit_code == 0 and result.output.count("Parameter SlackWebhookUrl") == 3 and "got 'none'" in result.output
+
+
+@pytest.mark.parametrize(("answer", "slack"), [("none", False), ("", False), ("https://hooks.slack.com/services/T0/B0/abc", True)])
+def test_none_skips_slack_as_empty_does(answer, slack):
+    param = T["Parameters"]["SlackWebhookUrl"]
+    assert re.fullmatch(param["AllowedPattern"], answer)
+    assert _condition(T["Conditions"]["HasSlackUrl"], {"SlackWebhookUrl": answer}) is slack
+
+
+@pytest.mark.parametrize("answer", ["None", "NONE", " none", "no", "-"])
+def test_other_non_answers_are_refused_by_cloudformation(answer):
+    assert not re.fullmatch(T["Parameters"]["SlackWebhookUrl"]["AllowedPattern"], answer)
+
+
+def test_every_hidden_parameter_has_a_typed_way_to_skip_it_and_the_readme_gives_it():
+    readme = (ROOT / "README.md").read_text()
+    hidden = [name for name, p in T["Parameters"].items() if p.get("NoEcho")]
+    assert hidden == ["SlackWebhookUrl"]
+    for name in hidden:
+        assert re.fullmatch(T["Parameters"][name]["AllowedPattern"], "none")
+        assert f"`{name}`" in readme and "type `none`" in readme
+
+
+def test_each_function_url_without_iam_auth_is_answered_in_the_readme():
+    # SAM asks "<Function> Function Url has no authentication. Is this okay? [y/N]" and N (Enter) stops the deploy
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    open_urls = [
+        name for name, r in T["Resources"].items()
+        if r.get("Type") == "AWS::Serverless::Function" and (r["Properties"].get("FunctionUrlConfig") or {}).get("AuthType") == "NONE"
+    ]
+    assert open_urls == ["InteractionsFunction"]
+    for name in open_urls:
+        assert f'answer `y` to "{name} Function Url has no authentication. Is this okay? [y/N]"' in readme
