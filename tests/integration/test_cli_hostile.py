@@ -190,3 +190,15 @@ def test_sigint_during_a_real_sweep_ends_with_one_line(tmp_path):
     assert proc.returncode == 130, err.decode()
     assert err.decode().splitlines() == [f"reaper: interrupted; {cli.INTERRUPTED}"]
     assert out == b""
+
+
+# -- pip install . without the demo extra -----------------------------------------------------------
+
+
+def test_demo_without_moto_names_the_extra_that_brings_it(capsys, monkeypatch):
+    # Given an install without the `demo` extra: reaper_devkit is there, moto is not
+    monkeypatch.setitem(sys.modules, "reaper_devkit.demo", None)  # importing it fails as without moto
+    status = main(["demo"])
+    out, err = one_line(capsys)
+    assert status == 2 and out == ""
+    assert "pip install 'mlreaper[demo]'" in err

@@ -114,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     it = sub.add_parser("init", parents=[aws], help="create the action-log table, to run the CLI without the stack")
     it.add_argument("--table", required=True)
 
-    dm = sub.add_parser("demo", help="the whole loop on a local, seeded account (needs the dev install)")
+    dm = sub.add_parser("demo", help="the whole loop on a local, seeded account (needs moto: the demo extra or the dev install)")
     dm.add_argument("--keep", action="store_true", help="leave the local server running at the end")
     return p
 
@@ -226,7 +226,8 @@ def _run(args: argparse.Namespace) -> int:
         try:
             from reaper_devkit.demo import run_demo
         except ImportError:
-            raise UsageError("reaper demo needs the development install: run `make demo` from the repository") from None
+            # pip install . ships reaper_devkit but not moto (the `demo` extra)
+            raise UsageError("reaper demo needs moto: pip install 'mlreaper[demo]' (or run `make demo` in the repository)") from None
         return int(run_demo(keep=args.keep))
     if args.command == "init":
         rt = _runtime(args, _settings(args))
