@@ -6,6 +6,9 @@ import re
 
 import pytest
 
+PLAN_ROW = re.compile(r"^(\S+)\s+(\S+)\s+\S+\s+(act|warn|keep|exempt|error)\s", re.M)
+EXPECT = re.compile(r"^  (\S+(?: \S+)?)\s+expect: (.*)$", re.M)
+EXPECTED_VERDICT = {"stopped": "act", "deleted": "act", "kept": "keep", "exempt": "exempt", "error": "error"}
 LOG_LINE = re.compile(r"^(\S+Z)\s+(act|warn|error|notice|keep|exempt)\s+(.*?)\s+(\S+) (\S+) \((\S+)\) — ")
 
 
@@ -33,6 +36,16 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, m
             if kind == "fsx" or warned:
                 assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning"
     assert acted > 0
+    # Each scene's "expect:" says what the plan then shows: stopped/deleted = act, kept = keep, …
+    plan_verdicts = {m.group(2).rstrip("…"): m.group(3) for m in PLAN_ROW.finditer(out.split("1. reaper plan", 1)[1].split("2. Enforce", 1)[0])}
+    checked = 0
+    for rid, says in EXPECT.findall(out.split("2. Enforce", 1)[0]):
+        verdict = EXPECTED_VERDICT.get(re.split(r"[:,]", says, maxsplit=1)[0])
+        shown = [v for cut, v in plan_verdicts.items() if rid.split()[0].startswith(cut)]
+        if verdict and shown:
+            checked += 1
+            assert shown[0] == verdict, f"{rid}: the demo says {says!r}, the plan shows {shown[0]}"
+    assert checked >= 30, checked
     report = out.split("8. reaper report", 1)[1]
     assert "8. reaper report" in out and "total: about $" in report
     # The full table once (the plan); the sweeps show only what they warned, acted on or failed

@@ -40,7 +40,7 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
     st.processing_job(sm, "etl-features", now, hours_ago=27, tags=NLP)
     st.tuning_job(sm, "hpo-bert", now, hours_ago=3, children=[(3, 2), (2, 1), (1, None)], tags={**NLP, "reaper:max-usd": "40"})
     return {
-        "resnet-runaway": "stopped: ran 26 h, past the 24 h default runtime ceiling",
+        "resnet-runaway": "kept, owner told: ran 26 h, past the 24 h default ceiling (default ceilings notify only)",
         "llm-costly": "stopped: ~$113 on ml.g4dn.12xlarge, past its $100 reaper:max-usd",
         "bert-diverged": "stopped: train:loss rose 5 points in a row to 5.7x its minimum",
         "gan-nan": "stopped: `g_loss=nan` in its log",
@@ -48,7 +48,7 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
         "detr-dataloader": "kept, one advisory: GPUs at ~31% for 30 min (data loader)",
         "xgb-healthy": "kept: validation:logloss falling, within ceilings",
         "prod-nightly": "exempt: production is notify-only (would stop at 30 h)",
-        "etl-features": "stopped: a processing job past 24 h",
+        "etl-features": "kept, owner told: a processing job past the 24 h default ceiling (notify only)",
         "hpo-bert": "kept: its 3 training jobs cost ~$2.21 of $40",
         "hpo-bert-003": "kept: a training job the tuning job launched, within ceilings",
     }
@@ -58,12 +58,15 @@ def after_sweep(rt: Runtime, session: boto3.session.Session, now: datetime, say:
     sm = session.client("sagemaker")
     for name in ("resnet-runaway", "bert-diverged"):
         status = sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
-        say(f"{name}: {status} (StopTrainingJob gives the script SIGTERM and 120 s to save a checkpoint)")
+        why = "StopTrainingJob gave the script SIGTERM and 120 s to save a checkpoint" if status != "InProgress" else (
+            "past the stack's default ceiling, which notifies only: its owner was told, nothing was stopped"
+        )
+        say(f"{name}: {status} ({why})")
     desc = sm.describe_training_job(TrainingJobName="resnet-runaway")
     ended = _state_change(desc, "Stopped", now)
     result = handle_kind_event(ended, KIND, rt, now=now + timedelta(minutes=2))
     recorded = "recorded in the log" if result.get("recorded") else "NOT recorded"
-    say(f"the 'Stopped' state change for resnet-runaway: final cost ${result.get('estimated_usd')} {recorded}")
+    say(f"its owner stops resnet-runaway; the 'Stopped' state change: final cost ${result.get('estimated_usd')} {recorded}")
     st.training_job(sm, "yolo-untagged", now, hours_ago=0, instance_type="ml.p3.2xlarge", max_runtime_s=5 * 86400)
     new = sm.describe_training_job(TrainingJobName="yolo-untagged")
     result = handle_kind_event(_state_change(new, "InProgress", now), KIND, rt, now=now + timedelta(minutes=3))
