@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,24 +53,32 @@ def attached_policies(logical_id: str) -> dict[str, tuple[dict[str, Any], dict[s
     return out
 
 
+def condition_value(node: Any, params: Mapping[str, str]) -> Any:
+    """A CloudFormation condition expression's value for these parameter values (Ref, Equals, Not,
+    Or, And and Condition: what template.yaml uses); anything else is refused, never guessed."""
+    if isinstance(node, dict) and "Ref" in node:
+        return params[node["Ref"]]
+    if isinstance(node, dict) and "Condition" in node:
+        return condition_value(load()["Conditions"][node["Condition"]], params)
+    if isinstance(node, dict) and "Equals" in node:
+        a, b = node["Equals"]
+        return str(condition_value(a, params)) == str(condition_value(b, params))
+    if isinstance(node, dict) and "Not" in node:
+        return not condition_value(node["Not"][0], params)
+    if isinstance(node, dict) and "Or" in node:
+        return any(condition_value(n, params) for n in node["Or"])
+    if isinstance(node, dict) and "And" in node:
+        return all(condition_value(n, params) for n in node["And"])
+    if isinstance(node, dict):
+        raise ValueError(f"condition function not modelled: {node}")
+    return node
+
+
 def default_conditions() -> frozenset[str]:
-    """The template's Conditions that hold with every parameter at its default (Equals, Not, Ref only)."""
+    """The template's Conditions that hold with every parameter at its default."""
     t = load()
     params = {name: str(p.get("Default", "")) for name, p in t.get("Parameters", {}).items()}
-
-    def value(node: Any) -> Any:
-        if isinstance(node, dict) and "Ref" in node:
-            return params[node["Ref"]]
-        if isinstance(node, dict) and "Equals" in node:
-            a, b = node["Equals"]
-            return str(value(a)) == str(value(b))
-        if isinstance(node, dict) and "Not" in node:
-            return not value(node["Not"][0])
-        if isinstance(node, dict):
-            raise ValueError(f"condition function not modelled: {node}")
-        return node
-
-    return frozenset(name for name, node in t.get("Conditions", {}).items() if value(node))
+    return frozenset(name for name, node in t.get("Conditions", {}).items() if condition_value(node, params))
 
 
 def resolve_ifs(statements: list[Any], conditions: Collection[str]) -> list[dict[str, Any]]:

@@ -9,35 +9,14 @@ re-asks on an empty answer. So Enter cannot skip the optional `SlackWebhookUrl`:
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import click
 import pytest
 from click.testing import CliRunner
 
-from reaper_devkit.template import ROOT, load
+from reaper_devkit.template import ROOT, condition_value, load
 
 T = load()
-
-
-def _condition(expr: Any, params: dict[str, str]) -> Any:
-    """CloudFormation's condition functions over parameter values (what this template uses)."""
-    if isinstance(expr, dict):
-        ((fn, arg),) = expr.items()
-        if fn == "Ref":
-            return params[arg]
-        if fn == "Condition":
-            return _condition(T["Conditions"][arg], params)
-        if fn == "Equals":
-            return _condition(arg[0], params) == _condition(arg[1], params)
-        if fn == "Not":
-            return not _condition(arg[0], params)
-        if fn == "Or":
-            return any(_condition(a, params) for a in arg)
-        if fn == "And":
-            return all(_condition(a, params) for a in arg)
-        raise AssertionError(f"unexpected condition function {fn}")
-    return expr
 
 
 def test_an_empty_answer_to_a_hidden_prompt_is_asked_again():
@@ -54,7 +33,7 @@ def test_an_empty_answer_to_a_hidden_prompt_is_asked_again():
 def test_none_skips_slack_as_empty_does(answer, slack):
     param = T["Parameters"]["SlackWebhookUrl"]
     assert re.fullmatch(param["AllowedPattern"], answer)
-    assert _condition(T["Conditions"]["HasSlackUrl"], {"SlackWebhookUrl": answer}) is slack
+    assert condition_value(T["Conditions"]["HasSlackUrl"], {"SlackWebhookUrl": answer}) is slack
 
 
 @pytest.mark.parametrize("answer", ["None", "NONE", " none", "no", "-"])
