@@ -5,6 +5,7 @@ traceback ever; a restore finds what was reaped under its name whichever kind cl
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ import pytest
 from reaper import cli
 from reaper.actionlog import ActionLog
 from reaper.cli import main
+from reaper_devkit import seed
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
@@ -202,3 +204,58 @@ def test_demo_without_moto_names_the_extra_that_brings_it(capsys, monkeypatch):
     out, err = one_line(capsys)
     assert status == 2 and out == ""
     assert "pip install 'mlreaper[demo]'" in err
+
+
+# -- a kind or region named twice; a grace past any sane bound --------------------------------------
+
+
+def test_a_kind_or_region_named_twice_is_swept_once(aws, sm, cw, capsys, monkeypatch):
+    # Given two notebooks, and a plan asked for notebook twice in us-east-1 twice (and in the env)
+    now = datetime.now(UTC)
+    for name in ("nb-a", "nb-b"):
+        seed.notebook(sm, name, {"ml:owner": "ana@example.com"})
+        seed.activity(cw, name, now, [0] * 20)
+    monkeypatch.setenv("REAPER_REGIONS", "us-east-1,US-EAST-1")
+    status = main(["plan", "--kind", "notebook", "--kind", "notebook", "--region", "us-east-1", "--region", "us-east-1", "-o", "json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # Then each resource has one verdict: the contract's "one per resource per sweep"
+    assert status == 0 and sorted(r["id"] for r in rows) == ["nb-a", "nb-b"]
+    main(["plan", "--kind", "notebook", "--kind", "notebook"])
+    assert "2 resources:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "named"),
+    [
+        (["sweep", "--grace-minutes", "99999999999999999999"], {}, "--grace-minutes"),
+        (["sweep", "--grace-minutes", "525601"], {}, "--grace-minutes"),
+        (["plan"], {"REAPER_GRACE_MINUTES": "600000"}, "REAPER_GRACE_MINUTES"),
+        (["plan"], {"REAPER_KIND_GRACE_MINUTES": "training-job=99999999999"}, "REAPER_KIND_GRACE_MINUTES"),
+        (["plan"], {"REAPER_KIND_GRACE_MINUTES": "notebook=-1"}, "REAPER_KIND_GRACE_MINUTES"),
+    ],
+)
+def test_a_grace_past_a_year_is_exit_2_not_an_overflow_at_the_warning(aws, capsys, monkeypatch, argv, env, named):
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    status = main([*argv, "--kind", "notebook"])
+    out, err = one_line(capsys)
+    assert status == 2 and out == "" and named in err and "525" in err
+
+
+def test_the_longest_grace_still_computes_a_due_time():
+    from reaper.model import Decision, Verdict
+    from reaper.policy import apply_grace, read_tags
+    from reaper.settings import MAX_GRACE_MINUTES, Settings
+
+    settings = Settings()
+    view = read_tags({"reaper:warned-at": "2026-12-01T00:00:00Z"}, settings)
+    decided = apply_grace(Decision(Verdict.ACT, "idle", action="stop"), view, MAX_GRACE_MINUTES, NOW)
+    assert decided.verdict is Verdict.WARN  # due a year after the warning: not yet, and no OverflowError
+
+
+def test_the_templates_grace_parameters_stop_where_the_code_does():
+    from reaper.settings import MAX_GRACE_MINUTES
+    from reaper_devkit.template import load
+
+    params = load()["Parameters"]
+    assert params["GraceMinutes"]["MaxValue"] == params["TrainingGraceMinutes"]["MaxValue"] == MAX_GRACE_MINUTES

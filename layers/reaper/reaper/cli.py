@@ -29,7 +29,7 @@ from reaper.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreErro
 from reaper.model import Mode, Verdict
 from reaper.report import GROUPS
 from reaper.runtime import Runtime
-from reaper.settings import Settings, table_name_problem
+from reaper.settings import MAX_GRACE_MINUTES, Settings, table_name_problem
 
 __all__ = ["main", "format_table", "format_log_line", "parse_since", "version"]
 
@@ -188,8 +188,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["kind_modes"] = {}
     grace = getattr(args, "grace_minutes", None)
     if grace is not None:
-        if grace < 0:
-            raise UsageError("--grace-minutes must be 0 or more")
+        if not 0 <= grace <= MAX_GRACE_MINUTES:
+            raise UsageError(f"--grace-minutes {grace}: from 0 (act at once) to {MAX_GRACE_MINUTES:,} (a year)")
         changes["grace_minutes"] = grace
         changes["kind_grace_minutes"] = {}
     return settings.replace(**changes) if changes else settings
@@ -210,7 +210,8 @@ def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = F
 
 
 def _kinds(args: argparse.Namespace) -> list[str]:
-    names = args.kind or sorted(kind_registry.REGISTRY)
+    # each kind once, however often it is named: one verdict per resource per sweep
+    names = list(dict.fromkeys(args.kind)) or sorted(kind_registry.REGISTRY)
     for name in names:
         kind_registry.get(name)  # raises UsageError for an unknown kind
     return names

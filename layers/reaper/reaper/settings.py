@@ -24,9 +24,17 @@ _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 
 def _csv(value: Any) -> Any:
+    """A comma list, trimmed, lower case, each value once (a region named twice is swept once)."""
     if isinstance(value, str):
-        return tuple(v.strip().lower() for v in value.split(",") if v.strip())
+        value = [v.strip().lower() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        return tuple(dict.fromkeys(value))
     return value
+
+
+# A grace longer than a year is a typo, and a warning's due time past datetime's range would end
+# the sweep (timedelta overflows): GraceMinutes and TrainingGraceMinutes stop there too.
+MAX_GRACE_MINUTES = 525_600
 
 
 class OffHours(BaseModel):
@@ -79,7 +87,7 @@ class Settings(BaseModel):
 
     mode: Mode = Mode.DRY_RUN
     kind_modes: dict[str, Mode] = Field(default_factory=dict)
-    grace_minutes: int = Field(default=60, ge=0)
+    grace_minutes: int = Field(default=60, ge=0, le=MAX_GRACE_MINUTES)
     kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
     idle_minutes: dict[str, int] = Field(
         default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60}
@@ -147,6 +155,14 @@ class Settings(BaseModel):
         for project, usd in v.items():
             if not project or not 0 < usd <= 1_000_000:
                 raise ValueError(f"project {project!r}: a budget from 0 to 1,000,000 USD expected")
+        return v
+
+    @field_validator("kind_grace_minutes")
+    @classmethod
+    def _kind_grace(cls, v: dict[str, int]) -> dict[str, int]:
+        for kind, minutes in v.items():
+            if not 0 <= minutes <= MAX_GRACE_MINUTES:
+                raise ValueError(f"grace for {kind}: from 0 to {MAX_GRACE_MINUTES:,} minutes expected, got {minutes}")
         return v
 
     @field_validator("table")
