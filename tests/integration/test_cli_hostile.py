@@ -259,3 +259,10 @@ def test_the_templates_grace_parameters_stop_where_the_code_does():
 
     params = load()["Parameters"]
     assert params["GraceMinutes"]["MaxValue"] == params["TrainingGraceMinutes"]["MaxValue"] == MAX_GRACE_MINUTES
+
+
+def test_a_webhook_url_with_no_host_says_so(aws, capsys, monkeypatch):
+    monkeypatch.setenv("REAPER_SLACK_WEBHOOK_URL", "https://")
+    status = main(["sweep", "--kind", "notebook"])
+    out, err = one_line(capsys)
+    assert status == 2 and "names no host" in err and "scheme found: https" not in err

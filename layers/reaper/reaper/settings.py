@@ -35,6 +35,7 @@ def _csv(value: Any) -> Any:
 # A grace longer than a year is a typo, and a warning's due time past datetime's range would end
 # the sweep (timedelta overflows): GraceMinutes and TrainingGraceMinutes stop there too.
 MAX_GRACE_MINUTES = 525_600
+MIN_IDLE_MINUTES, MAX_IDLE_MINUTES = 5, 10_080  # as the reaper:idle-minutes tag (CONTRACT.md, Tags)
 
 
 class OffHours(BaseModel):
@@ -110,8 +111,8 @@ class Settings(BaseModel):
     attach_agent: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings (issue 4 fills in their use)
-    max_hours: float = Field(default=24.0, gt=0)
-    max_usd: float = Field(default=500.0, gt=0)
+    max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the contract's bounds for the ceiling tags
+    max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
     training_default_ceilings_act: bool = False
     # endpoints (issue 3): off-hours restore at the start of working hours, and how long
@@ -120,21 +121,21 @@ class Settings(BaseModel):
     restore_function_arn: str | None = None
     scheduler_role_arn: str | None = None
     schedule_group: str = "default"
-    restore_wait_minutes: int = Field(default=30, ge=0)
+    restore_wait_minutes: int = Field(default=30, ge=0, le=1_440)
     # a sweep too long for one invocation (reaper.continuation): the function's own schedule (how
     # often a full sweep starts), and the Scheduler group and role its next part is arranged with
     sweep_schedule: str | None = None
     continuation_schedule_group: str | None = None
     continuation_role_arn: str | None = None
     ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
-    divergence_points: int = Field(default=5, ge=2)  # consecutive worsening datapoints that count as diverging
-    divergence_ratio: float = Field(default=2.0, gt=1)  # ... ending this far past the metric's best value
+    divergence_points: int = Field(default=5, ge=2, le=1_000)  # consecutive worsening datapoints that count as diverging
+    divergence_ratio: float = Field(default=2.0, gt=1, le=1_000)  # ... ending this far past the metric's best value
     gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
-    gpu_idle_minutes: int = Field(default=30, ge=10)  # ... over this long
+    gpu_idle_minutes: int = Field(default=30, ge=10, le=10_080)  # ... over this long
     # FSx for Lustre (issue 5): how far back training jobs count as using a file system, when an
     # unfinished backup or export is reported as stuck, and the one-off check the job-ended event arranges
-    fsx_job_lookback_days: int = Field(default=14, ge=1)
-    fsx_stuck_hours: float = Field(default=24.0, gt=0)
+    fsx_job_lookback_days: int = Field(default=14, ge=1, le=365)
+    fsx_stuck_hours: float = Field(default=24.0, gt=0, le=8_760)
     fsx_check_function_arn: str | None = None
     fsx_check_role_arn: str | None = None
     # SageMaker Studio (issue 14): turn the domains' built-in idle shutdown on with this timeout
@@ -192,8 +193,10 @@ class Settings(BaseModel):
             if name not in KINDS:
                 raise ValueError(f"unknown kind {name!r} (kinds: {', '.join(KINDS)})")
         for name, minutes in self.idle_minutes.items():
-            if minutes < 5:
-                raise ValueError(f"idle minutes for {name} must be >= 5")
+            # the contract's sane bounds for reaper:idle-minutes hold for the stack's defaults too; past
+            # them a window's start overflows datetime (REAPER_IDLE_MINUTES_NOTEBOOK=99999999999999999999999)
+            if not MIN_IDLE_MINUTES <= minutes <= MAX_IDLE_MINUTES:
+                raise ValueError(f"idle minutes for {name}: from {MIN_IDLE_MINUTES} to {MAX_IDLE_MINUTES:,} expected, got {minutes}")
         return self
 
     @model_validator(mode="after")

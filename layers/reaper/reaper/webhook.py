@@ -64,6 +64,8 @@ def validated(url: str) -> str:
         return url
     if parts.scheme == "http" and parts.hostname in LOOPBACK:
         return url
+    if parts.scheme == "https":
+        raise WebhookConfigError("the Slack webhook URL names no host (expected https://hooks.slack.com/services/…)")
     raise WebhookConfigError(
         f"the Slack webhook URL must start with https:// (scheme found: {parts.scheme or 'none'})"
     )

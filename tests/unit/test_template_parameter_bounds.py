@@ -1,0 +1,81 @@
+"""Every number an admin can give the stack is one the functions accept, and nothing past it.
+
+A value CloudFormation accepts but the functions' settings refuse deploys, then fails every
+invocation at cold start; a value both accept but the code cannot compute with (a window of
+10**23 minutes) ended a sweep with an OverflowError. So each Number parameter that reaches a
+REAPER_* variable has a MaxValue, and reaper/settings.py accepts exactly [MinValue, MaxValue].
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from reaper.errors import ConfigError
+from reaper.settings import Settings
+from reaper_devkit.template import load
+
+T = load()
+
+
+def _environments() -> Iterator[dict[str, Any]]:
+    yield T["Globals"]["Function"]["Environment"]["Variables"]
+    for resource in T["Resources"].values():
+        env = (resource.get("Properties") or {}).get("Environment", {}).get("Variables")
+        if resource.get("Type") == "AWS::Serverless::Function" and env:
+            yield env
+
+
+def _rendered(expr: Any, param: str, value: str) -> str | None:
+    """The variable's value with `param` set to `value`, or None when it does not depend on it."""
+    if expr == {"Ref": param}:
+        return value
+    if isinstance(expr, dict) and isinstance(expr.get("Sub"), str) and "${" + param + "}" in expr["Sub"]:
+        return expr["Sub"].replace("${" + param + "}", value)
+    return None
+
+
+def _uses() -> list[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for name, p in T["Parameters"].items():
+        if p.get("Type") != "Number" or p.get("AllowedValues"):
+            continue
+        for env in _environments():
+            for var, expr in env.items():
+                if var.startswith("REAPER_") and _rendered(expr, name, "1") is not None:
+                    found.add((name, var))
+    return sorted(found)
+
+
+USES = _uses()
+
+
+def test_the_numbers_that_reach_the_functions_are_found():
+    names = {name for name, _ in USES}
+    assert {"GraceMinutes", "TrainingGraceMinutes", "NotebookIdleMinutes", "TrainingMaxHours", "FsxJobLookbackDays"} <= names
+    assert len(names) >= 15, names
+
+
+@pytest.mark.parametrize(("name", "var"), USES)
+def test_each_number_has_a_max_the_settings_take_and_nothing_past_it(name, var):
+    param = T["Parameters"][name]
+    assert "MaxValue" in param, f"{name} reaches {var} with no MaxValue"
+    expr = next(env[var] for env in _environments() if var in env and _rendered(env[var], name, "1") is not None)
+
+    def settings(value: str) -> Settings:
+        rendered = _rendered(expr, name, value)
+        assert rendered is not None
+        return Settings.from_env({var: rendered})
+
+    top = param["MaxValue"]
+    settings(str(top))  # the largest value the stack accepts works
+    named = "idle minutes for" if var.startswith("REAPER_IDLE_MINUTES_") else re.escape(var)  # the message names it
+    with pytest.raises(ConfigError, match=named):
+        settings(str(top + 1))
+    if "MinValue" in param:
+        settings(str(param["MinValue"]))
+        with pytest.raises(ConfigError):
+            settings(str(param["MinValue"] - 1))
