@@ -34,7 +34,10 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, m
             acted += 1
             warned = first_warn.get(f"{kind} {rid}")
             if kind == "fsx" or warned:
-                assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning"
+                # the message carries the resource's log lines and step 2's table: what a flake needs to be read
+                seen = "\n".join(x for x in log.splitlines() if rid in x)
+                step2 = out.split("2. Enforce", 1)[1].split("3. Enforce", 1)[0]
+                assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning:\n{seen}\n{step2}"
     assert acted > 0
     # Each scene's "expect:" says what the plan then shows: stopped/deleted = act, kept = keep, …
     plan_verdicts = {m.group(2).rstrip("…"): m.group(3) for m in PLAN_ROW.finditer(out.split("1. reaper plan", 1)[1].split("2. Enforce", 1)[0])}

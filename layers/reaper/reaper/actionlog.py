@@ -1,7 +1,7 @@
 """The action log: one DynamoDB table holding the log, claims and restore records.
 
 Keys (all strings):
-  log entries      pk = LOG#YYYY-MM-DD          sk = <iso time>#<kind>#<id>#<event>
+  log entries      pk = LOG#YYYY-MM-DD          sk = <iso time, µs>#<kind>#<id>#<event>
   claims           pk = CLAIM#<sha256 of key>   sk = -          (conditional put; expires in 8 days)
   restore records  pk = RESTORE#<kind>#<id>     sk = <iso time>
   leases           pk = LEASE#<sha256 of arn>   sk = -          (conditional put; held for minutes)
@@ -254,7 +254,9 @@ class ActionLog:
     # -- log ---------------------------------------------------------------------------
     def record(self, entry: dict[str, Any], now: datetime, event_id: str) -> None:
         now = as_utc(now)
-        sk = f"{iso(now)}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
+        # microseconds in the key: a warning and the action after it can fall in one second (two quick
+        # sweeps), and whole seconds left them in the order of their event ids, i.e. by chance
+        sk = f"{_sort_time(now)}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
         self.client.put_item(
             TableName=self.table,
             Item={
@@ -273,7 +275,7 @@ class ActionLog:
             request: dict[str, Any] = {
                 "TableName": self.table,
                 "KeyConditionExpression": "pk = :pk AND sk >= :from",
-                "ExpressionAttributeValues": {":pk": {"S": f"LOG#{day:%Y-%m-%d}"}, ":from": {"S": iso(since)}},
+                "ExpressionAttributeValues": {":pk": {"S": f"LOG#{day:%Y-%m-%d}"}, ":from": {"S": _sort_time(since)}},
             }
             while True:
                 page = self.client.query(**request)
@@ -305,6 +307,12 @@ class ActionLog:
         )
         items = page.get("Items", [])
         return json.loads(items[0]["record"]["S"]) if items else None
+
+
+def _sort_time(at: datetime) -> str:
+    """A log entry's time in its sort key, to the microsecond. Keys written before (whole seconds,
+    `…:05Z#`) sort after this second's fractions (`…:05.000001Z#`), so a since-bound still finds them."""
+    return f"{as_utc(at):%Y-%m-%dT%H:%M:%S.%f}Z"
 
 
 def _chain_pk(kind: str, region: str) -> str:
