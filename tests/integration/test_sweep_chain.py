@@ -251,3 +251,67 @@ def test_a_chain_whose_next_part_cannot_be_arranged_ends_and_the_next_sweep_does
     # Then it does not defer, and reports no dead chain: it sweeps from the top
     assert "deferred" not in second and second["verdicts"]["error"] == 0
     assert set(split["seen"]) == set(split["all"])
+
+
+def put_record(aws, item: dict[str, Any]) -> None:
+    """A chain record as another version of the reaper might have left it (DynamoDB typed values)."""
+    aws.client("dynamodb").put_item(TableName=_table(), Item={"pk": {"S": "CHAIN#studio-app#us-east-1"}, "sk": {"S": "-"}, **item})
+
+
+def _iso(minutes: float) -> str:
+    return (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+OTHER_VERSIONS = {
+    # an older version: running, but none of the times this version writes
+    "older, no times": {"event_id": {"S": "old-sweep"}, "status": {"S": "running"}, "part": {"N": "2"}},
+    # a hand-edited or corrupted record: nothing parses
+    "garbage": {
+        "event_id": {"S": "x"}, "started": {"S": "not a date"}, "part": {"S": "two"},
+        "status": {"S": "running"}, "arranged_at": {"S": "yesterday"}, "due": {"BOOL": True},
+    },
+    # a clock gone wrong: arranged "in 2099" would look alive for ever
+    "arranged in the future": {
+        "event_id": {"S": "future-sweep"}, "started": {"S": "2099-01-01T00:00:00Z"}, "part": {"N": "2"},
+        "status": {"S": "running"}, "arranged_at": {"S": "2099-01-01T00:00:00Z"}, "due": {"S": "2099-01-01T00:01:00Z"},
+    },
+    # a newer version: a part as a map, a time with no offset and a field this version does not know
+    "newer, other shapes": {
+        "event_id": {"S": "new-sweep"}, "started": {"S": "2026-12-01T03:00:00"}, "part": {"M": {"n": {"N": "3"}}},
+        "status": {"S": "running"}, "arranged_at": {"S": "2020-01-01T00:00:00Z"}, "schema": {"N": "2"},
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_VERSIONS))
+def test_a_chain_record_this_version_cannot_read_never_stops_the_sweeps(aws, sm, split, clock, case):
+    # Given a running chain record this version cannot make sense of (no live chain can be seen in it)
+    put_record(aws, OTHER_VERSIONS[case])
+    app = load_function("studio_app")
+    # When the scheduled sweep comes, short of time
+    first = app.handler(SCHEDULED, short())
+    # Then it does not crash or defer for ever: it says the record was a dead chain's, once, and sweeps
+    assert "deferred" not in first and first["resources"] > 1 and first["verdicts"]["error"] == 1
+    [error] = [m for m in drain(aws, split["queue"]) if m.get("verdict") == "error"]
+    assert "never ran" in error["reason"] and error["id"] == "*"
+    # and its own chain goes on (the record is its now), and reaches every resource once
+    assert first["continues"].startswith("part 2 at ")
+    rec = record(aws)
+    assert rec is not None and rec["event_id"] == SCHEDULED["id"] and rec["status"] == "running"
+    clock.at(2)
+    assert "continues" not in app.handler(next_event(aws, 2), roomy())
+    assert split["seen"] == split["all"]
+
+
+def test_a_live_chain_record_with_fields_this_version_does_not_know_is_still_deferred_to(aws, sm, split, clock):
+    # Given a live chain written by a newer version (an extra field; the fields this version reads are as it writes them)
+    put_record(aws, {
+        "event_id": {"S": "new-sweep"}, "started": {"S": _iso(-5)}, "part": {"N": "2"}, "status": {"S": "running"},
+        "arranged_at": {"S": _iso(-1)}, "due": {"S": _iso(0)}, "schema": {"N": "2"}, "owner": {"M": {"x": {"S": "y"}}},
+    })
+    app = load_function("studio_app")
+    with recording() as calls:
+        result = app.handler(SCHEDULED, roomy())
+    # Then the sweep defers to it, changing nothing
+    assert result["deferred"].startswith("deferred to the chain in progress: the sweep new-sweep")
+    assert calls.actions == {"dynamodb:Query"}
