@@ -315,3 +315,79 @@ def test_a_live_chain_record_with_fields_this_version_does_not_know_is_still_def
     # Then the sweep defers to it, changing nothing
     assert result["deferred"].startswith("deferred to the chain in progress: the sweep new-sweep")
     assert calls.actions == {"dynamodb:Query"}
+
+
+class Killed(BaseException):
+    """The Lambda timeout: the invocation stops where it is; no `except Exception` sees it."""
+
+
+def test_a_part_killed_right_after_an_action_and_retried_records_and_posts_it_once(aws, sm, split, clock, monkeypatch):
+    # Given part 2 of a chain, killed (the function timed out) right after deleting an idle app, before
+    # the outcome was recorded; Lambda retries the same event (asynchronous invocations: twice)
+    from reaper import pipeline
+
+    app = load_function("studio_app")
+    app.handler(SCHEDULED, short())
+    part2 = next_event(aws, 2)
+    idle_left = [i for i in idle_ids(split) if i > part2["detail"]["after"]]
+    assert idle_left, "the seeded fleet leaves an idle app for part 2"
+    real = pipeline.process
+    kill = {"armed": True}
+
+    def process(kind: Any, r: Any, signal: Any, ctx: Any) -> Any:
+        outcome = real(kind, r, signal, ctx)
+        if kill["armed"] and outcome.executed:
+            kill["armed"] = False
+            raise Killed
+        return outcome
+
+    monkeypatch.setattr(pipeline, "process", process)
+    clock.at(2)
+    with pytest.raises(Killed):
+        app.handler(part2, roomy())
+    # When the retry comes a minute later and finishes the chain
+    clock.at(3)
+    with recording() as calls:
+        retry = app.handler(part2, roomy())
+    assert "continues" not in retry
+    # Then nothing was deleted twice, every resource was reached,
+    assert "sagemaker:DeleteApp" not in calls.actions or calls.by_operation()["sagemaker:DeleteApp"] == len(idle_left) - 1
+    assert set(split["seen"]) == set(split["all"])
+    # and the deletion the killed attempt made is in the action log and reaches Slack once, at the latest
+    # through the next sweep (invariant 7)
+    clock.at(20)
+    app.handler(scheduled(2), roomy())
+    acts = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "act"]
+    assert sorted(acts) == idle_ids(split)
+
+
+def test_a_sweep_killed_right_after_writing_a_warning_and_retried_still_tells_the_owner(aws, sm, split, clock, monkeypatch):
+    # Given grace: a first finding is a warning (the reaper:warned-at tag, and the owner told);
+    # the sweep is killed right after tagging an idle app, before the warning was recorded
+    from reaper import pipeline
+    from reaper.model import ResultCode
+
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
+    app = load_function("studio_app")
+    real = pipeline.process
+    kill = {"armed": True}
+
+    def process(kind: Any, r: Any, signal: Any, ctx: Any) -> Any:
+        outcome = real(kind, r, signal, ctx)
+        if kill["armed"] and outcome.result is not None and outcome.result.code is ResultCode.WARNED:
+            kill["armed"] = False
+            raise Killed
+        return outcome
+
+    monkeypatch.setattr(pipeline, "process", process)
+    with pytest.raises(Killed):
+        app.handler(SCHEDULED, roomy())
+    # When Lambda retries the event, and the next sweep comes
+    clock.at(1)
+    app.handler(SCHEDULED, roomy())
+    clock.at(20)
+    app.handler(scheduled(2), roomy())
+    # Then every idle app's owner was warned once, the one tagged by the killed attempt too
+    # (else the app would be deleted after the grace without its owner ever having been told)
+    warned = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "warn"]
+    assert sorted(warned) == idle_ids(split)
