@@ -23,6 +23,7 @@ from reaper_devkit.iam_check import ungranted
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
 from tests.integration import test_sweep_continuation as continuation_tests
+from tests.integration.studio_fleet import app_id
 from tests.integration.test_sweep_continuation import idle_ids, next_event, roomy, schedules, short
 
 split = continuation_tests.split  # the same fixture: the seeded fleet, chunks of three, what each part saw
@@ -391,3 +392,24 @@ def test_a_sweep_killed_right_after_writing_a_warning_and_retried_still_tells_th
     # (else the app would be deleted after the grace without its owner ever having been told)
     warned = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "warn"]
     assert sorted(warned) == idle_ids(split)
+
+
+def test_what_changes_between_parts_is_what_the_next_part_sees(aws, sm, split, clock):
+    # Given a chain whose part 1 stopped short; the apps after its cursor are still to come
+    app = load_function("studio_app")
+    app.handler(SCHEDULED, short())
+    part2 = next_event(aws, 2)
+    after = part2["detail"]["after"]
+    [exempted] = [i for i in idle_ids(split) if i > after]
+    arn = next(a for a in split["apps"].values() if a.endswith(exempted))
+    # When, before part 2, its owner exempts an idle app, and another app is deleted
+    sm.add_tags(ResourceArn=arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+    gone = next(c for c in ("busy-lab", "young-lab", "own-window") if app_id(split["apps"][c]) > after)
+    domain, space, app_type, name = app_id(split["apps"][gone]).split("/")
+    sm.delete_app(DomainId=domain, SpaceName=space, AppType=app_type, AppName=name)
+    clock.at(2)
+    second = app.handler(part2, roomy())
+    # Then part 2 reads them anew: the exempted app is kept and shown as exempt, the deleted one is no error
+    assert "continues" not in second and second["verdicts"]["error"] == 0
+    assert exempted not in second["acted"] and studio.status(sm, arn) == "InService"
+    assert {m["id"]: m["verdict"] for m in drain(aws, split["queue"])}.get(exempted) in (None, "exempt")
