@@ -52,7 +52,7 @@ AGENT_PUTS_PER_MONTH = 30 * 24 * 12  # the notebook agent sends a sample every 5
 # batches are measured in: https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html).
 # {"notebook": NAME, "active": 0} is 92 bytes for the longest name (63 characters): 118, rounded up.
 AGENT_SAMPLE_BYTES = 120
-AGENT_LOG_RETENTION_DAYS = 1  # template.yaml NotebookActivityLogGroup
+AGENT_LOG_RETENTION_DAYS = 14  # template.yaml NotebookActivityLogGroup (a week's idle window, and a margin)
 GB = 1024**3
 
 

@@ -127,3 +127,35 @@ def test_switching_back_to_metric_keeps_notebooks_still_on_logs_agents(aws, sm, 
     assert result["acted"] == [] and status(sm, "on-logs") == "InService"
     [told] = drain(aws, deployed_env["REAPER_QUEUE_URL"])
     assert told["id"] == "on-logs" and "activity agent silent" in told["reason"] and "MLReaper/NotebookActivity" in told["reason"]
+
+
+@pytest.mark.parametrize("channel", ["metric", "logs"])
+def test_activity_reported_after_the_last_whole_period_keeps_the_notebook(aws, sm, cw, deployed_env, lambda_context, monkeypatch, channel):
+    # Given a notebook idle for three hours, whose owner came back: the agent's report at the end of
+    # the period just ended (stamped a few seconds past the 5-minute boundary, as cron runs it) says active
+    monkeypatch.setenv("REAPER_AGENT_CHANNEL", channel)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    boundary = seed.aligned(datetime.now(UTC))
+    now = boundary + timedelta(minutes=2)  # the sweep runs two minutes into the new period
+    logs = aws.client("logs")
+    seed.notebook(sm, "back", OWNER)
+    seed.notebook(sm, "idle", OWNER)
+    report = boundary + timedelta(seconds=7)
+    for name in ("back", "idle"):
+        if channel == "logs":
+            seed.activity_samples(logs, name, now, IDLE)
+        else:
+            seed.activity(cw, name, now, IDLE)
+    if channel == "logs":
+        logs.put_log_events(logGroupName=seed.ACTIVITY_LOG_GROUP, logStreamName="back", logEvents=[
+            {"timestamp": int(report.timestamp() * 1000), "message": '{"notebook": "back", "active": 1}'}])
+    else:
+        seed.put_series(cw, "MLReaper", "NotebookActivity", {"NotebookInstanceName": "back"}, [(report, 1)])
+    # When the sweep runs
+    result = sweep(now)
+    # Then the report it could read is not ignored: the notebook in use is kept, the idle one stopped
+    assert result["acted"] == ["idle"]
+    assert status(sm, "back") == "InService" and status(sm, "idle") == "Stopped"
+    by_id = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
+    assert "back" not in by_id or by_id["back"]["verdict"] == "keep"

@@ -215,3 +215,54 @@ def test_an_unreadable_log_group_keeps_everything_and_tells_no_one_the_agent_is_
     assert result["acted"] == [] and counted(result) == {"keep": 1}
     assert status(sm, "idle") == "InService"
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
+def test_one_notebooks_long_idle_window_does_not_widen_the_scan_of_every_notebook(aws, sm, logs, deployed_env, lambda_context, monkeypatch):
+    # Given 30 idle notebooks whose agents have sampled for a day (the log group keeps every sample), and
+    # one of them tagged with a one-day idle window. The scan's page budget stands for what a function
+    # can read before its timeout: measured in moto, a sample is 178 bytes of a 1 MB page, so 10,000
+    # notebooks make 62 pages over the usual 3 hours and 3,423 over a 7-day window (past MAX_PAGES).
+    from reaper.kinds.notebook import samples
+
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    monkeypatch.setattr(samples, "MAX_PAGES", 1)  # 30 notebooks x 3 h fit one page; x 1 day, two
+    now = datetime.now(UTC)
+    names = [f"nb-{i:02d}" for i in range(30)]
+    for name in names:
+        seed.notebook(sm, name, {**OWNER, **({"reaper:idle-minutes": "1440"} if name == "nb-07" else {})})
+        seed.activity_samples(logs, name, now, [0] * 288)
+    # When the sweep runs
+    with recording() as calls:
+        result = sweep(load_function("notebook"), now)
+    # Then every notebook is judged from its samples, the one-day window as well: all idle, all stopped
+    assert sorted(result["acted"]) == names
+    # and the scan of the whole group covers the usual window; only that notebook's stream is read further back
+    scans = [p for op, p in calls.made if op == "FilterLogEvents"]
+    group_wide = [p for p in scans if "logStreamNames" not in p]
+    assert len(group_wide) == 1 and group_wide[0]["startTime"] == int((seed.aligned(now) - timedelta(hours=3)).timestamp() * 1000)
+    assert [p["logStreamNames"] for p in scans if "logStreamNames" in p] == [["nb-07"]]
+    assert calls.ungranted("NotebookFunction", LOGS_CHANNEL) == []
+
+
+def test_a_long_window_that_cannot_be_read_leaves_only_its_notebooks_unknown(aws, sm, logs, deployed_env, lambda_context, monkeypatch):
+    # Given two idle notebooks, one with a one-day window whose older samples cannot be read (throttled)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    now = datetime.now(UTC)
+    seed.notebook(sm, "usual", OWNER)
+    seed.notebook(sm, "patient", {**OWNER, "reaper:idle-minutes": "1440"})
+    for name in ("usual", "patient"):
+        seed.activity_samples(logs, name, now, [0] * 288)
+    original = BaseClient._make_api_call
+
+    def throttled(self: BaseClient, operation_name: str, api_params: Any) -> Any:
+        if operation_name == "FilterLogEvents" and "logStreamNames" in api_params:
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, operation_name)
+        return original(self, operation_name, api_params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", throttled)
+    result = sweep(load_function("notebook"), now)
+    # Then the usual one is stopped; the patient one is kept as unknown, with the reason
+    assert result["acted"] == ["usual"] and status(sm, "patient") == "InService"
+    assert counted(result) == {"act": 1, "keep": 1}

@@ -23,6 +23,7 @@ from reaper_devkit.iam_check import ungranted
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
 from tests.integration import test_sweep_continuation as continuation_tests
+from tests.integration.studio_fleet import app_id
 from tests.integration.test_sweep_continuation import idle_ids, next_event, roomy, schedules, short
 
 split = continuation_tests.split  # the same fixture: the seeded fleet, chunks of three, what each part saw
@@ -251,3 +252,164 @@ def test_a_chain_whose_next_part_cannot_be_arranged_ends_and_the_next_sweep_does
     # Then it does not defer, and reports no dead chain: it sweeps from the top
     assert "deferred" not in second and second["verdicts"]["error"] == 0
     assert set(split["seen"]) == set(split["all"])
+
+
+def put_record(aws, item: dict[str, Any]) -> None:
+    """A chain record as another version of the reaper might have left it (DynamoDB typed values)."""
+    aws.client("dynamodb").put_item(TableName=_table(), Item={"pk": {"S": "CHAIN#studio-app#us-east-1"}, "sk": {"S": "-"}, **item})
+
+
+def _iso(minutes: float) -> str:
+    return (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+OTHER_VERSIONS = {
+    # an older version: running, but none of the times this version writes
+    "older, no times": {"event_id": {"S": "old-sweep"}, "status": {"S": "running"}, "part": {"N": "2"}},
+    # a hand-edited or corrupted record: nothing parses
+    "garbage": {
+        "event_id": {"S": "x"}, "started": {"S": "not a date"}, "part": {"S": "two"},
+        "status": {"S": "running"}, "arranged_at": {"S": "yesterday"}, "due": {"BOOL": True},
+    },
+    # a clock gone wrong: arranged "in 2099" would look alive for ever
+    "arranged in the future": {
+        "event_id": {"S": "future-sweep"}, "started": {"S": "2099-01-01T00:00:00Z"}, "part": {"N": "2"},
+        "status": {"S": "running"}, "arranged_at": {"S": "2099-01-01T00:00:00Z"}, "due": {"S": "2099-01-01T00:01:00Z"},
+    },
+    # a newer version: a part as a map, a time with no offset and a field this version does not know
+    "newer, other shapes": {
+        "event_id": {"S": "new-sweep"}, "started": {"S": "2026-12-01T03:00:00"}, "part": {"M": {"n": {"N": "3"}}},
+        "status": {"S": "running"}, "arranged_at": {"S": "2020-01-01T00:00:00Z"}, "schema": {"N": "2"},
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_VERSIONS))
+def test_a_chain_record_this_version_cannot_read_never_stops_the_sweeps(aws, sm, split, clock, case):
+    # Given a running chain record this version cannot make sense of (no live chain can be seen in it)
+    put_record(aws, OTHER_VERSIONS[case])
+    app = load_function("studio_app")
+    # When the scheduled sweep comes, short of time
+    first = app.handler(SCHEDULED, short())
+    # Then it does not crash or defer for ever: it says the record was a dead chain's, once, and sweeps
+    assert "deferred" not in first and first["resources"] > 1 and first["verdicts"]["error"] == 1
+    [error] = [m for m in drain(aws, split["queue"]) if m.get("verdict") == "error"]
+    assert "never ran" in error["reason"] and error["id"] == "*"
+    # and its own chain goes on (the record is its now), and reaches every resource once
+    assert first["continues"].startswith("part 2 at ")
+    rec = record(aws)
+    assert rec is not None and rec["event_id"] == SCHEDULED["id"] and rec["status"] == "running"
+    clock.at(2)
+    assert "continues" not in app.handler(next_event(aws, 2), roomy())
+    assert split["seen"] == split["all"]
+
+
+def test_a_live_chain_record_with_fields_this_version_does_not_know_is_still_deferred_to(aws, sm, split, clock):
+    # Given a live chain written by a newer version (an extra field; the fields this version reads are as it writes them)
+    put_record(aws, {
+        "event_id": {"S": "new-sweep"}, "started": {"S": _iso(-5)}, "part": {"N": "2"}, "status": {"S": "running"},
+        "arranged_at": {"S": _iso(-1)}, "due": {"S": _iso(0)}, "schema": {"N": "2"}, "owner": {"M": {"x": {"S": "y"}}},
+    })
+    app = load_function("studio_app")
+    with recording() as calls:
+        result = app.handler(SCHEDULED, roomy())
+    # Then the sweep defers to it, changing nothing
+    assert result["deferred"].startswith("deferred to the chain in progress: the sweep new-sweep")
+    assert calls.actions == {"dynamodb:Query"}
+
+
+class Killed(BaseException):
+    """The Lambda timeout: the invocation stops where it is; no `except Exception` sees it."""
+
+
+def test_a_part_killed_right_after_an_action_and_retried_records_and_posts_it_once(aws, sm, split, clock, monkeypatch):
+    # Given part 2 of a chain, killed (the function timed out) right after deleting an idle app, before
+    # the outcome was recorded; Lambda retries the same event (asynchronous invocations: twice)
+    from reaper import pipeline
+
+    app = load_function("studio_app")
+    app.handler(SCHEDULED, short())
+    part2 = next_event(aws, 2)
+    idle_left = [i for i in idle_ids(split) if i > part2["detail"]["after"]]
+    assert idle_left, "the seeded fleet leaves an idle app for part 2"
+    real = pipeline.process
+    kill = {"armed": True}
+
+    def process(kind: Any, r: Any, signal: Any, ctx: Any) -> Any:
+        outcome = real(kind, r, signal, ctx)
+        if kill["armed"] and outcome.executed:
+            kill["armed"] = False
+            raise Killed
+        return outcome
+
+    monkeypatch.setattr(pipeline, "process", process)
+    clock.at(2)
+    with pytest.raises(Killed):
+        app.handler(part2, roomy())
+    # When the retry comes a minute later and finishes the chain
+    clock.at(3)
+    with recording() as calls:
+        retry = app.handler(part2, roomy())
+    assert "continues" not in retry
+    # Then nothing was deleted twice, every resource was reached,
+    assert "sagemaker:DeleteApp" not in calls.actions or calls.by_operation()["sagemaker:DeleteApp"] == len(idle_left) - 1
+    assert set(split["seen"]) == set(split["all"])
+    # and the deletion the killed attempt made is in the action log and reaches Slack once, at the latest
+    # through the next sweep (invariant 7)
+    clock.at(20)
+    app.handler(scheduled(2), roomy())
+    acts = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "act"]
+    assert sorted(acts) == idle_ids(split)
+
+
+def test_a_sweep_killed_right_after_writing_a_warning_and_retried_still_tells_the_owner(aws, sm, split, clock, monkeypatch):
+    # Given grace: a first finding is a warning (the reaper:warned-at tag, and the owner told);
+    # the sweep is killed right after tagging an idle app, before the warning was recorded
+    from reaper import pipeline
+    from reaper.model import ResultCode
+
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
+    app = load_function("studio_app")
+    real = pipeline.process
+    kill = {"armed": True}
+
+    def process(kind: Any, r: Any, signal: Any, ctx: Any) -> Any:
+        outcome = real(kind, r, signal, ctx)
+        if kill["armed"] and outcome.result is not None and outcome.result.code is ResultCode.WARNED:
+            kill["armed"] = False
+            raise Killed
+        return outcome
+
+    monkeypatch.setattr(pipeline, "process", process)
+    with pytest.raises(Killed):
+        app.handler(SCHEDULED, roomy())
+    # When Lambda retries the event, and the next sweep comes
+    clock.at(1)
+    app.handler(SCHEDULED, roomy())
+    clock.at(20)
+    app.handler(scheduled(2), roomy())
+    # Then every idle app's owner was warned once, the one tagged by the killed attempt too
+    # (else the app would be deleted after the grace without its owner ever having been told)
+    warned = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "warn"]
+    assert sorted(warned) == idle_ids(split)
+
+
+def test_what_changes_between_parts_is_what_the_next_part_sees(aws, sm, split, clock):
+    # Given a chain whose part 1 stopped short; the apps after its cursor are still to come
+    app = load_function("studio_app")
+    app.handler(SCHEDULED, short())
+    part2 = next_event(aws, 2)
+    after = part2["detail"]["after"]
+    [exempted] = [i for i in idle_ids(split) if i > after]
+    arn = next(a for a in split["apps"].values() if a.endswith(exempted))
+    # When, before part 2, its owner exempts an idle app, and another app is deleted
+    sm.add_tags(ResourceArn=arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+    gone = next(c for c in ("busy-lab", "young-lab", "own-window") if app_id(split["apps"][c]) > after)
+    domain, space, app_type, name = app_id(split["apps"][gone]).split("/")
+    sm.delete_app(DomainId=domain, SpaceName=space, AppType=app_type, AppName=name)
+    clock.at(2)
+    second = app.handler(part2, roomy())
+    # Then part 2 reads them anew: the exempted app is kept and shown as exempt, the deleted one is no error
+    assert "continues" not in second and second["verdicts"]["error"] == 0
+    assert exempted not in second["acted"] and studio.status(sm, arn) == "InService"
+    assert {m["id"]: m["verdict"] for m in drain(aws, split["queue"])}.get(exempted) in (None, "exempt")

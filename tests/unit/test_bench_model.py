@@ -36,10 +36,10 @@ def test_notebook_agent_bill_by_default_is_the_contracts_custom_metric() -> None
 
 def test_notebook_agent_bill_with_logs_is_the_bytes_of_its_samples() -> None:
     # Given 1,000 notebooks with AgentChannel=logs, each sending a 120-byte sample every 5 minutes
-    # (8,640 a month): about 0.97 GB ingested at $0.50 per GB, kept one day at $0.03 per GB-month; no custom metric
+    # (8,640 a month): about 0.97 GB ingested at $0.50 per GB, kept 14 days at $0.03 per GB-month; no custom metric
     bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "logs:FilterLogEvents": 4}, 0, {}, agent_channel="logs")
     assert bill["agent_logs_ingestion"] == pytest.approx(1000 * 8640 * 120 / 1024**3 * 0.50, abs=1e-4)
-    assert bill["agent_logs_storage"] == pytest.approx(1000 * 8640 * 120 / 30 / 1024**3 * 0.03, abs=1e-4)
+    assert bill["agent_logs_storage"] == pytest.approx(1000 * 8640 * 120 * 14 / 30 / 1024**3 * 0.03, abs=1e-4)
     assert "agent_metric" not in bill and "agent_puts" not in bill
     assert bill["getmetricdata"] == 0 and bill["cloudwatch_api"] == 0  # FilterLogEvents has no request price
     assert bill["total"] == pytest.approx(sum(v for k, v in bill.items() if k != "total"), abs=0.01)

@@ -110,3 +110,27 @@ def test_moto_pages_filter_log_events_at_1_mb_and_resumes_after_the_last_event_k
             if not token:
                 break
         assert pages == 4 and len(seen) == 3000 and len(set(seen)) == 3000
+
+
+class FailsOnPage(Pages):
+    """The first pages answer; then FilterLogEvents fails (throttled past the client's retries, or the
+    group deleted in the middle of the scan)."""
+
+    def __init__(self, pages: list[list[dict[str, Any]]], fail_at: int, error: str) -> None:
+        super().__init__(pages)
+        self.fail_at, self.fail_with = fail_at, error
+
+    def filter_log_events(self, **request: Any) -> dict[str, Any]:
+        if int(request.get("nextToken", "0")) == self.fail_at:
+            raise ClientError({"Error": {"Code": self.fail_with, "Message": "no"}}, "FilterLogEvents")
+        return super().filter_log_events(**request)
+
+
+def test_a_scan_cut_off_midway_never_hands_back_the_pages_it_read():
+    # Given a's idle samples on page 1, and its activity on page 2, which never comes
+    pages = [[ev("a", 5 * k + 2, 0) for k in range(36)], [ev("a", 3, 1)]]
+    # When the scan is throttled on page 2, Then a is not judged from page 1 alone (that would say idle)
+    with pytest.raises(samples.SamplesUnreadable, match="ThrottlingException"):
+        samples.read(FailsOnPage(pages, 1, "ThrottlingException"), "/g", {"a"}, START, END)
+    # and when the group is deleted during the scan, no sample is kept: unknown, as with no group
+    assert samples.read(FailsOnPage(pages, 1, "ResourceNotFoundException"), "/g", {"a"}, START, END) == {}

@@ -17,6 +17,11 @@ A scheduled full sweep reads it first (strongly consistent):
 A continuation whose chain is no longer the one the record names (superseded by a fresh sweep
 after its own was declared dead) is dropped with a log line, changing nothing.
 
+A record written by another version of the reaper (or edited by hand) is read field by field: a
+field that is missing or does not parse is unknown, never an exception that would fail every
+scheduled sweep. A running record whose `arranged_at` is unknown cannot show a live chain, so it
+is dead: the sweep takes it over (conditional on the raw value it read) and says so once.
+
 WINDOW = 2 x (DELAY + the Lambda maximum timeout, 15 min) = 32 min. The next part is due DELAY
 after it is arranged and writes the record again before it ends, at most a function timeout
 later; twice that leaves room for Scheduler's retries (MaximumEventAgeInSeconds 900) and for a
@@ -42,24 +47,30 @@ from reaper.timeutil import as_utc, iso, parse_instant
 LAMBDA_MAX_TIMEOUT = timedelta(minutes=15)
 WINDOW = 2 * (DELAY + LAMBDA_MAX_TIMEOUT)
 RUNNING, FINISHED, ENDED = "running", "finished", "ended"
+SKEW = timedelta(minutes=5)  # a record arranged later than now + SKEW was not written by a live chain's clock
 
 
 @dataclass(frozen=True)
 class ChainRecord:
     event_id: str
-    started: datetime
-    part: int  # the part arranged next (or the last that ran, once finished)
+    started: datetime | None  # None: missing or unreadable (another version's record)
+    part: int  # the part arranged next (or the last that ran, once finished); 0 when unreadable
     status: str
     arranged_at: datetime | None = None
     due: datetime | None = None
+    raw_arranged_at: str | None = None  # as stored (the take-over's condition); None: absent
 
     def alive(self, now: datetime) -> bool:
-        """Running, and its next part arranged within WINDOW."""
-        return self.status == RUNNING and self.arranged_at is not None and as_utc(now) - self.arranged_at <= WINDOW
+        """Running, and its next part arranged within WINDOW (and not in the future: a record arranged
+        "in 2099" would otherwise make every sweep defer to it for ever)."""
+        if self.status != RUNNING or self.arranged_at is None:
+            return False
+        return -SKEW <= as_utc(now) - self.arranged_at <= WINDOW
 
     def describe(self) -> str:
         due = f", part {self.part} due {iso(self.due)}" if self.due is not None else ""
-        return f"the sweep {self.event_id} started {iso(self.started)}{due}"
+        started = iso(self.started) if self.started is not None else "at an unknown time"
+        return f"the sweep {self.event_id or '(unnamed)'} started {started}{due}"
 
 
 def read(log: ActionLog, kind: str, region: str) -> ChainRecord | None:
@@ -67,26 +78,52 @@ def read(log: ActionLog, kind: str, region: str) -> ChainRecord | None:
     item = log.chain(kind, region)
     if item is None:
         return None
+    raw = item.get("arranged_at")
     return ChainRecord(
-        event_id=item.get("event_id", ""),
-        started=parse_instant(item["started"]),
-        part=int(item.get("part", "0")),
-        status=item.get("status", ""),
-        arranged_at=parse_instant(item["arranged_at"]) if "arranged_at" in item else None,
-        due=parse_instant(item["due"]) if "due" in item else None,
+        event_id=_text(item.get("event_id")),
+        started=_instant(item.get("started")),
+        part=_number(item.get("part")),
+        status=_text(item.get("status")),
+        arranged_at=_instant(raw),
+        due=_instant(item.get("due")),
+        raw_arranged_at=raw if isinstance(raw, str) else None,
     )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _instant(value: object) -> datetime | None:
+    """A time this version writes (ISO 8601 with its offset); anything else is unknown."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_instant(value)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _number(value: object) -> int:
+    try:
+        return int(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else 0
+    except ValueError:
+        return 0
 
 
 def take_over(log: ActionLog, kind: str, region: str, dead: ChainRecord, event_id: str, now: datetime) -> bool:
-    """Replace a dead chain's record with this sweep's (part 1 running now), if nobody changed it since it was read."""
-    assert dead.arranged_at is not None
-    return log.put_chain(
-        kind,
-        region,
-        _running(event_id, now, 1, now, now, now),
-        "event_id = :dead AND arranged_at = :seen AND #status = :running",
-        {"dead": dead.event_id, "seen": iso(dead.arranged_at), "running": RUNNING},
-    )
+    """Replace a dead chain's record with this sweep's (part 1 running now), if nobody changed it since
+    it was read (its event id, status and `arranged_at` as stored, or still absent)."""
+    condition = "#status = :running AND " + ("event_id = :dead" if dead.event_id else "attribute_not_exists(event_id)")
+    values: dict[str, str | int] = {"running": RUNNING}
+    if dead.event_id:
+        values["dead"] = dead.event_id
+    if dead.raw_arranged_at is not None:
+        condition += " AND arranged_at = :seen"
+        values["seen"] = dead.raw_arranged_at
+    else:
+        condition += " AND attribute_not_exists(arranged_at)"
+    return log.put_chain(kind, region, _running(event_id, now, 1, now, now, now), condition, values)
 
 
 def arranging(log: ActionLog, region: str, cursor: Cursor, at: datetime, now: datetime) -> bool:
@@ -98,8 +135,16 @@ def arranging(log: ActionLog, region: str, cursor: Cursor, at: datetime, now: da
     at its start); a later part only its own chain's, while running and not past this part.
     """
     if cursor.part == 2:
-        condition = "attribute_not_exists(pk) OR event_id = :me OR #status <> :running OR arranged_at < :dead_before"
-        values: dict[str, str | int] = {"me": cursor.event_id, "running": RUNNING, "dead_before": iso(as_utc(now) - WINDOW)}
+        condition = (
+            "attribute_not_exists(pk) OR event_id = :me OR #status <> :running OR attribute_not_exists(arranged_at)"
+            " OR arranged_at < :dead_before OR arranged_at > :future"
+        )
+        values: dict[str, str | int] = {
+            "me": cursor.event_id,
+            "running": RUNNING,
+            "dead_before": iso(as_utc(now) - WINDOW),
+            "future": iso(as_utc(now) + SKEW),
+        }
     else:
         condition = "attribute_not_exists(pk) OR (event_id = :me AND #status = :running AND #part <= :part)"
         values = {"me": cursor.event_id, "running": RUNNING, "part": cursor.part}

@@ -104,8 +104,8 @@ def sweep_in_parts(
                 return {"event_id": event_id, "part": 1, "deferred": why}
             wrote = True
             reason = (
-                f"the {kind_name} sweep {record.event_id} started {iso(record.started)} died: its part {record.part}"
-                f" (due {iso(record.due or record.started)}) never ran, or never finished; this sweep starts again from the top"
+                f"the {kind_name} sweep {record.event_id or '(unnamed)'} started {_when(record.started)} died: its part {record.part}"
+                f" (due {_when(record.due or record.started)}) never ran, or never finished; this sweep starts again from the top"
             )
             logger.error(reason)
             preface.append(pipeline.sweep_error(kind_name, home, rt.settings, reason, f"chain-dead:{record.event_id}"))
@@ -146,6 +146,10 @@ def sweep_in_parts(
         metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
     logger.info("sweep done" if run.next_part is None else "sweep part done", extra={"kind": kind_name, **summary})
     return summary
+
+
+def _when(at: datetime | None) -> str:
+    return iso(at) if at is not None else "at an unknown time (the chain record is not this version's)"
 
 
 def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[chain.ChainRecord | None, str | None]:

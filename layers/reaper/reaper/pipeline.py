@@ -6,9 +6,10 @@ A failure on one resource is an `error` verdict on that resource, never the end 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from reaper import budgets, sweep_scope
 from reaper import kinds as kind_registry
 from reaper.aws import AwsError, short
 from reaper.continuation import MAX_PARTS, Cursor, Superseded
-from reaper.courier import Courier
+from reaper.courier import Courier, payload
 from reaper.deadline import RESERVE_SECONDS, Deadline
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Action, Kind
@@ -372,6 +373,8 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
             return Result(ResultCode.PROTECTED, message=protected)
         if any(k.strip().lower() == warned_key.lower() for k in fresh):
             return Result(ResultCode.DUPLICATE, message="warned already by another sweep")
+        if not _write_ahead(ctx, outcome, Result(ResultCode.WARNED, detail=STOPPED_AFTER)):
+            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written, so {warned_key} was not written")
         write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
     except AwsError as exc:
         return Result(ResultCode.FAILED, message=f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
@@ -392,6 +395,8 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
         protected, _fresh = _protected_now(ctx, r)
         if protected:
             return Result(ResultCode.PROTECTED, message=protected)
+        if not _write_ahead(ctx, outcome, Result(ResultCode.DONE, executed=True, detail=STOPPED_AFTER)):
+            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written before the {d.action}")
         detail = action.runner()(ctx, r, d)
     except ActionRefused as exc:
         return _refused(d, exc.reason)
@@ -403,6 +408,33 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
         except AwsError as exc:
             detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
     return Result(ResultCode.DONE, executed=True, detail=detail)
+
+
+STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"
+
+
+def _write_ahead(ctx: ActContext, outcome: Outcome, started: Result) -> bool:
+    """Record the change about to be made, and keep its message as unposted, before making it.
+
+    The courier records each outcome right after its action; a sweep killed in between (the
+    function's timeout) is retried under the same event id, whose claim then says the change was
+    handled already, so without this the change would be neither logged nor posted (invariant 7).
+    The courier's own record and message for the outcome use the same keys (the sweep's `now`, the
+    resource, the event id) and replace these; if it never comes, the next sweep posts this message.
+    False when the action log cannot be written: then nothing is changed.
+    """
+    if ctx.log is None:
+        return True
+    # "unconfirmed": the change may or may not have been made (the courier's record, which replaces
+    # this one, says which); `reaper log --json` and the message keep the flag
+    body = {**payload(replace(outcome, result=started)), "message_key": uuid.uuid4().hex, "unconfirmed": True}
+    try:
+        ctx.log.record(body, ctx.now, ctx.event_id)
+        ctx.log.put_unposted(body, ctx.now, ctx.event_id)
+    except AwsError as exc:
+        log.error("could not record %s before changing it: %s", outcome.resource.arn, short(exc))
+        return False
+    return True
 
 
 def _protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:

@@ -2,11 +2,25 @@
 
 - "metric" (the default, the contract): MLReaper/NotebookActivity in GetMetricData batches, as the
   agent publishes it; the reaper never calls CloudWatch Logs.
-- "logs": one FilterLogEvents scan of the stack's log group (kinds/notebook/samples.py), and one
-  batched GetMetricData only for the notebooks with the agent attached and no sample in the window:
-  agents installed before the stack switched to logs keep publishing the metric until their
-  notebook's next start, so they are judged from it meanwhile. Notebooks without the agent get no
-  metric read (their data would be ignored anyway).
+- "logs": one FilterLogEvents scan of the stack's log group (kinds/notebook/samples.py) over the
+  usual window (the longer of the account's idle window and LOOKBACK_MINUTES); then, only for the
+  notebooks whose `reaper:idle-minutes` tag asks for more, a read of their own streams (logStreamNames,
+  up to 100 a request) further back. One notebook's 7-day window must not stretch the scan of every
+  notebook: at 10,000 notebooks that is 3,423 pages instead of 62 (178 bytes a sample in a 1 MB page),
+  past the scan's budget and the function's timeout, so every notebook would be unknown. A further
+  read that fails leaves only its own notebooks unknown. Then one batched GetMetricData only for the
+  notebooks with the agent attached and no sample in the window: agents installed before the stack
+  switched to logs keep publishing the metric until their notebook's next start, so they are judged
+  from it meanwhile. Notebooks without the agent get no metric read (their data would be ignored anyway).
+
+Both read past the end of the last whole period, into the period `now` falls in: the agent reports
+at the end of each 5 minutes (a sample stamped 10:05:07 says what happened from 10:00 to 10:05), so
+a sweep at 10:07 that stopped reading at 10:05 would miss the report that the owner came back, and
+stop a notebook in use. A report in that partial period counts only as activity (rules.decide
+judges idleness on whole periods), so it can keep a notebook and never stop one. The metric is read
+to the end of that period (GetMetricData's EndTime is exclusive and best aligned to the Period:
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html); the
+samples to `now` (one stamped later is from a wrong clock or forged).
 """
 
 from __future__ import annotations
@@ -16,11 +30,22 @@ from datetime import datetime, timedelta
 
 from reaper.clients import Clients
 from reaper.kinds.notebook import samples
-from reaper.kinds.notebook.model import KIND, LOOKBACK_MINUTES, METRIC, NAMESPACE, ActivitySignal, NotebookFacts, activity_log_group, align
+from reaper.kinds.notebook.model import (
+    KIND,
+    LOOKBACK_MINUTES,
+    METRIC,
+    NAMESPACE,
+    PERIOD,
+    ActivitySignal,
+    NotebookFacts,
+    activity_log_group,
+    align,
+)
 from reaper.metrics import MetricQuery, fetch
 from reaper.model import Resource
 from reaper.policy import read_tags
 from reaper.settings import Settings
+from reaper.timeutil import as_utc
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, ActivitySignal]:
@@ -28,15 +53,29 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     if not running:
         return {}
     end = align(now)
-    longest = max([settings.idle_for(KIND)] + [read_tags(r.tags, settings).idle_minutes or 0 for r in running])
-    start = end - timedelta(minutes=max(longest, LOOKBACK_MINUTES))
+    usual = max(settings.idle_for(KIND), LOOKBACK_MINUTES)
+    windows = {r.id: read_tags(r.tags, settings).idle_minutes or 0 for r in running}
+    start = end - timedelta(minutes=max([usual, *windows.values()]))
     if settings.agent_channel != "logs":
         return _from_metric(clients, running, start, end)
+    logs, group = clients("logs"), activity_log_group(settings)
+    usual_start = end - timedelta(minutes=usual)
     try:
-        read = samples.read(clients("logs"), activity_log_group(settings), {r.id for r in running}, start, end)
+        read = samples.read(logs, group, {r.id for r in running}, usual_start, max(as_utc(now), end))
     except samples.SamplesUnreadable as exc:
         return {r.id: ActivitySignal([], end, source="logs", unreadable=str(exc)) for r in running}
     out = {name: ActivitySignal(series, end, source="logs") for name, series in read.items()}
+    further = sorted((name for name, minutes in windows.items() if minutes > usual), key=lambda n: (-windows[n], n))
+    for i in range(0, len(further), samples.MAX_STREAMS):
+        batch = further[i : i + samples.MAX_STREAMS]
+        batch_start = end - timedelta(minutes=windows[batch[0]])  # the longest first: each batch reads as far as its first needs
+        try:
+            older = samples.read(logs, group, set(batch), batch_start, usual_start, streams=batch)
+        except samples.SamplesUnreadable as exc:
+            out.update({n: ActivitySignal([], end, source="logs", unreadable=f"{exc} (window of the reaper:idle-minutes tag)") for n in batch})
+            continue
+        for name, series in older.items():
+            out[name] = ActivitySignal(series + list(out[name].series if name in out else []), end, source="logs")
     old_agents = [
         r for r in running if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.agent_lifecycle_config
     ]
@@ -47,5 +86,5 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
 
 def _from_metric(clients: Clients, notebooks: list[Resource], start: datetime, end: datetime) -> dict[str, ActivitySignal]:
     queries = [MetricQuery(r.id, NAMESPACE, METRIC, (("NotebookInstanceName", r.id),), stat="Maximum", period=300) for r in notebooks]
-    series = fetch(clients("cloudwatch"), queries, start, end)
+    series = fetch(clients("cloudwatch"), queries, start, end + PERIOD)  # and the period in progress (above)
     return {key: ActivitySignal(points, end, source="metric") for key, points in series.items()}
