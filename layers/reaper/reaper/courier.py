@@ -30,6 +30,8 @@ from reaper.timeutil import as_utc
 log = logging.getLogger("reaper")
 
 BATCH = 10  # SQS SendMessageBatch takes ten
+# what a change's write-ahead copy says when a sweep died before recording the change's result
+INTENT_DETAIL = "started by a sweep that stopped before it could record the result: check the resource"
 
 
 def payload(outcome: Outcome) -> dict[str, Any]:
@@ -59,7 +61,11 @@ class Courier:
 
     def take(self, outcome: Outcome) -> None:
         """Record this outcome now (if it is worth telling) and queue its message soon."""
+        # the change's write-ahead copy (pipeline._write_ahead) goes once this outcome is recorded, or
+        # at once when there is nothing to record; if the record fails it stays, and the next sweep posts it
+        intent = [outcome.result.intent] if outcome.result is not None and outcome.result.intent else []
         if not outcome.should_notify():
+            self._drop(intent)
             return
         body = payload(outcome)
         body["message_key"] = uuid.uuid4().hex  # kept with the unposted copy: a replay is posted once
@@ -69,9 +75,11 @@ class Courier:
             try:
                 claim = self._claim_key(outcome)
                 if claim is not None and (claim in self._told_today() or not log_.claim(claim, self.now)):
+                    self._drop(intent)
                     return  # told already: neither logged nor posted again
                 log_.record(body if claim is None else {**body, "message_claim": claim}, self.now, self.event_id)
                 key = log_.put_unposted(body, self.now, self.event_id)
+                self._drop(intent)
             except AwsError as exc:
                 log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
                 self._fail(outcome, f"the action log could not be written ({short(exc)})")
@@ -102,7 +110,15 @@ class Courier:
             log.error("could not read unposted messages: %s", short(exc))
             return 0
         for key, body in left:
-            body = {**body, "reason": f"{body.get('reason', '')} (posted late: the sweep that did this stopped first)"}
+            if body.pop("intent", False):  # a change whose sweep died before recording it: into the log now
+                body = {**body, "reason": f"{body.get('reason', '')} (posted late: the sweep that started this stopped before recording it)"}
+                try:
+                    self.rt.log.record(body, self.now, self.event_id)
+                except AwsError as exc:  # kept unposted: the next sweep tries again
+                    log.error("could not record an interrupted change of %s: %s", body.get("arn"), short(exc))
+                    continue
+            else:
+                body = {**body, "reason": f"{body.get('reason', '')} (posted late: the sweep that did this stopped first)"}
             self.pending.append(_Pending(None, body, key))
         self.flush()
         return len(left)

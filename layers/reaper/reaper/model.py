@@ -124,6 +124,7 @@ class Result:
     executed: bool = False
     detail: str | None = None  # what the action did, e.g. "backup backup-0123 created"
     message: str | None = None
+    intent: str | None = None  # the action log's write-ahead copy of this change, dropped once its outcome is recorded
 
     @property
     def verdict(self) -> Verdict | None:

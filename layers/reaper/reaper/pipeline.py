@@ -5,7 +5,9 @@ A failure on one resource is an `error` verdict on that resource, never the end 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from reaper import budgets, sweep_scope
 from reaper import kinds as kind_registry
 from reaper.aws import AwsError, short
 from reaper.continuation import MAX_PARTS, Cursor, Superseded
-from reaper.courier import Courier
+from reaper.courier import INTENT_DETAIL, Courier, payload
 from reaper.deadline import RESERVE_SECONDS, Deadline
 from reaper.errors import ActionRefused
 from reaper.kinds.base import ActContext, Action, Kind
@@ -380,6 +382,7 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
 
 def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     d, r = outcome.decision, outcome.resource
+    intent: str | None = None
     try:
         if not _claim(ctx, outcome):
             return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
@@ -392,17 +395,33 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
         protected, _fresh = _protected_now(ctx, r)
         if protected:
             return Result(ResultCode.PROTECTED, message=protected)
+        try:
+            intent = _write_ahead(ctx, outcome)
+        except AwsError as exc:
+            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written ({short(exc)})")
         detail = action.runner()(ctx, r, d)
     except ActionRefused as exc:
-        return _refused(d, exc.reason)
+        return dataclasses.replace(_refused(d, exc.reason), intent=intent)
     except AwsError as exc:
-        return Result(ResultCode.FAILED, message=f"{d.action} failed: {short(exc)}")
+        return Result(ResultCode.FAILED, message=f"{d.action} failed: {short(exc)}", intent=intent)
     if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
         except AwsError as exc:
             detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
-    return Result(ResultCode.DONE, executed=True, detail=detail)
+    return Result(ResultCode.DONE, executed=True, detail=detail, intent=intent)
+
+
+def _write_ahead(ctx: ActContext, outcome: Outcome) -> str | None:
+    """Keep the change's message in the action log before making it (safety invariant 7): a sweep that
+    dies between the change and its record (a timeout, a crash) leaves this behind, and the next sweep
+    records and posts it. The courier drops it once the outcome itself is recorded."""
+    if ctx.log is None:
+        return None
+    started = Result(ResultCode.DONE, executed=True, detail=INTENT_DETAIL)
+    body = {**payload(dataclasses.replace(outcome, result=started)), "intent": True, "message_key": uuid.uuid4().hex}
+    # its own key: the outcome's unposted copy (same resource, same event) must not overwrite it, nor be dropped with it
+    return ctx.log.put_unposted(body, ctx.now, f"intent-{ctx.event_id}")
 
 
 def _protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:
