@@ -71,3 +71,58 @@ def test_a_changed_prefix_is_honoured():
     settings = Settings(tag_prefix="acme-reaper/")
     assert read_tags({"acme-reaper/exempt": "true"}, settings).exempt is True
     assert read_tags({"reaper:exempt": "true"}, settings).exempt is False
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        {"reaper:exempt": "true", "REAPER:EXEMPT": " TRUE "},
+        {"ml:stage": "dev", "ML:Stage": "DEV"},
+        {"reaper:idle-minutes": "90", "Reaper:Idle-Minutes": "90 "},
+    ],
+)
+def test_two_spellings_of_a_key_whose_values_agree_case_insensitively_are_no_problem(tags):
+    # values are compared case-insensitively (the contract), so only different values make a conflict
+    assert read_tags(tags, S).problems == ()
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("reaper:idle-minutes", "1_000"),  # Python's int() takes it; no one means 1000 by it
+        ("reaper:idle-minutes", "\u0663\u0660"),  # Arabic-Indic 30: int() takes it too
+        ("reaper:max-hours", "1_0"),
+        ("reaper:max-usd", "\uff15\uff10"),  # full-width 50
+        ("reaper:budget-usd", "0x10"),
+        ("reaper:max-hours", "1e-400"),  # parses to 0.0: not > 0
+    ],
+)
+def test_numbers_other_than_plain_ascii_decimals_are_unreadable(key, value):
+    decision = screen(read_tags({key: value}, S), S, NOW)
+    assert decision is not None and decision.verdict is Verdict.EXEMPT and key in decision.reason
+
+
+@pytest.mark.parametrize(
+    "key,value,field,expected",
+    [
+        ("reaper:idle-minutes", "5", "idle_minutes", 5),
+        ("reaper:idle-minutes", "10080", "idle_minutes", 10080),
+        ("reaper:idle-minutes", "+30", "idle_minutes", 30),
+        ("reaper:max-hours", "8760", "max_hours", 8760.0),
+        ("reaper:max-hours", ".5", "max_hours", 0.5),
+        ("reaper:max-usd", "1000000", "max_usd", 1_000_000.0),
+        ("reaper:max-usd", "2.5e3", "max_usd", 2500.0),
+        ("reaper:budget-usd", " 300 ", "budget_usd", 300.0),
+    ],
+)
+def test_numbers_at_the_bounds_and_in_plain_forms_are_read(key, value, field, expected):
+    view = read_tags({key: value}, S)
+    assert view.problems == () and getattr(view, field) == expected
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [("reaper:idle-minutes", "10081"), ("reaper:max-hours", "8760.01"), ("reaper:max-usd", "1000000.01"), ("reaper:budget-usd", "-0")],
+)
+def test_numbers_just_past_the_bounds_are_unreadable(key, value):
+    assert any(key in p for p in read_tags({key: value}, S).problems)

@@ -6,6 +6,7 @@ All pure functions of (tags, settings, now): no AWS calls here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -51,6 +52,8 @@ IDLE_MINUTES = (5, 10_080)  # five minutes to a week
 MAX_HOURS = 8_760.0  # a year
 MAX_USD = 1_000_000.0
 THRESHOLD_TOLD = 80.0  # a project's budget share at which its owners are told
+INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
     by_key: dict[str, str] = {}
     for key, value in tags.items():
         k, v = str(key).strip().lower(), str(value).strip()
-        if k in by_key and by_key[k] != v and (k.startswith(prefix) or k in (STAGE, OWNER, PROJECT)):
+        # values compare case-insensitively (the contract): `true` and ` TRUE ` under two spellings of one key agree
+        if k in by_key and by_key[k].lower() != v.lower() and (k.startswith(prefix) or k in (STAGE, OWNER, PROJECT)):
             problems.append(f"tags {key!r} and another key differing only in case have different values ({by_key[k]!r}, {v!r})")
         by_key.setdefault(k, v)
     known = {prefix + name for name in USER_KEYS + REAPER_KEYS}
@@ -122,7 +126,9 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
             return None
         n: float | None
         try:
-            n = int(value) if integer else float(value)
+            # plain ASCII decimals only: Python's int()/float() also take `1_000` and other scripts' digits,
+            # which no one types as a threshold on purpose, so they are unreadable, not a silent 1000
+            n = None if not (INTEGER if integer else DECIMAL).fullmatch(value) else int(value) if integer else float(value)
         except (ValueError, OverflowError):
             n = None
         if n is None or not math.isfinite(n) or n < low or (strict and n <= low) or n > high:
