@@ -131,8 +131,7 @@ HOSTILE = {
     "exempt-odd-case": ({"Reaper:EXEMPT": " True "}, "", False),
 }
 # production file systems are out of the fsx kind's scope (never touched, never told: not ML dev storage);
-# production Studio apps are not described, so not told either (see the xfail below)
-SILENT_PRODUCTION = {"fsx", "studio-app"}
+SILENT_PRODUCTION = {"fsx"}
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -155,8 +154,6 @@ def test_an_unreadable_or_odd_case_protective_tag_exempts_every_kind(aws, enforc
         assert len(messages) == 1 and words in messages[0]["reason"].lower(), messages
 
 
-@pytest.mark.xfail(strict=True, reason="studio-app skips DescribeApp for production apps, so an idle one is never told "
-                   "'would delete' (the other kinds post it); the plan says 'unknown is not idle' instead")
 def test_an_idle_production_studio_app_is_told_what_would_be_done(aws, enforce, lambda_context):
     kit = KITS["studio-app"]
     arns = kit.seed(aws, datetime.now(UTC))

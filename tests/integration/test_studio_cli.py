@@ -66,8 +66,8 @@ def test_enforce_with_grace_zero_deletes_exactly_the_idle_apps_and_keeps_spaces(
     assert "built-in idle shutdown on" in out[seeded["domain"]]["reason"]
     # every call the sweep made is granted to the function
     assert calls.actions <= function_actions("StudioAppFunction")
-    # and it described only the apps that could be acted on (no KernelGateway, exempt, prod, young)
-    assert calls.by_operation().get("sagemaker:DescribeApp", 0) <= 4 + 2  # 4 candidates + 2 state re-reads
+    # and it described only the apps that could be acted on or told (no KernelGateway, exempt, young; prod is told)
+    assert calls.by_operation().get("sagemaker:DescribeApp", 0) <= 4 + 1 + 2  # 4 candidates, 1 production, 2 state re-reads
 
 
 def test_dry_run_changes_nothing_and_says_would(sm, seeded, capsys):

@@ -1,8 +1,10 @@
 """The activity SageMaker records for each app that may be acted on: one DescribeApp each.
 
 Not described (so no call): apps of types whose activity AWS does not record, apps that are
-exempt, snoozed, production or badly tagged (nothing would be done to them), and apps younger than
-their idle window (they cannot have been idle for it). There is no batch read of app activity.
+exempt, snoozed or badly tagged (nothing would be done to them), and apps younger than their idle
+window (they cannot have been idle for it). Production apps are described: they are notify-only,
+and their owners are told what would be done (the message is posted once a day; the read is one
+call per production app per sweep). There is no batch read of app activity.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from reaper.aws import is_not_found
 from reaper.clients import Clients
 from reaper.kinds.studio_app.model import ACTIVITY_TRACKED, KIND, AppActivity, AppFacts
 from reaper.model import Resource
-from reaper.policy import is_production, read_tags, screen
+from reaper.policy import read_tags, screen
 from reaper.settings import Settings
 from reaper.timeutil import as_utc
 
@@ -48,7 +50,7 @@ def _worth_describing(r: Resource, settings: Settings, now: datetime) -> bool:
     if not isinstance(r.facts, AppFacts) or r.state != "InService" or r.facts.app_type not in ACTIVITY_TRACKED:
         return False
     view = read_tags(r.tags, settings)
-    if screen(view, settings, now) is not None or is_production(view, settings):
+    if screen(view, settings, now) is not None:
         return False
     window = view.idle_minutes or settings.idle_for(KIND)
     return r.created_at is None or as_utc(now) - as_utc(r.created_at) >= timedelta(minutes=window)
