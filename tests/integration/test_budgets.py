@@ -5,6 +5,7 @@ Budget per budgeted ml:project, and a Budgets notification (SNS) makes the budge
 from __future__ import annotations
 
 import copy
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,7 +56,8 @@ def status(sm: Any, name: str) -> str:
 
 
 def test_the_sweep_creates_the_missing_budgets_and_adopts_the_existing(aws, sm, topic, lambda_context, monkeypatch):
-    # Given a parameter budget, a tagged budget (on a notebook), and one the admin made already
+    # Given an enforcing stack, a parameter budget, a tagged budget (on a notebook), and one the admin made already
+    monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500,ops team=1500")
     seed.notebook(sm, "nlp-box", {**OTHER, "ml:project": "nlp", "reaper:budget-usd": "300"})
     seed.notebook(sm, "nlp-box-2", {**OTHER, "ml:project": "nlp", "reaper:budget-usd": "250"})
@@ -89,6 +91,26 @@ def test_the_sweep_creates_the_missing_budgets_and_adopts_the_existing(aws, sm, 
     subscribers = {s["Address"] for n in created["mlreaper-vision"]["NotificationsWithSubscribers"] for s in n["Subscribers"]}
     assert subscribers == {topic} and len(created) == 2  # the second sweep created nothing
     assert calls.ungranted("TrainingJobFunction") == []
+
+
+def test_in_dry_run_no_budget_is_created_and_the_log_says_which_would_be(aws, sm, topic, lambda_context, monkeypatch, caplog):
+    # Given the default dry-run (and a stack enforcing every kind but training jobs), a parameter and a tagged budget
+    for mode in ({}, {"REAPER_MODE": "enforce", "REAPER_KIND_MODES": "training-job=dry-run"}):
+        for key, value in mode.items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")
+        seed.notebook(sm, f"nlp-box-{len(mode)}", {**OTHER, "ml:project": "nlp", "reaper:budget-usd": "300"})
+        caplog.clear()
+        caplog.set_level(logging.INFO, logger="reaper")
+        # When the training-job function sweeps
+        with recording() as calls:
+            result = load_function("training_job").handler(event("training-job-schedule.json", id=f"dry-{len(mode)}"), lambda_context)
+        # Then nothing in AWS changed (contract: dry-run changes nothing), and the log names what would be made
+        assert result["errors"] == []
+        assert "budgets:CreateBudget" not in calls.by_operation()
+        assert aws.client("budgets").describe_budgets(AccountId=ACCOUNT).get("Budgets", []) == []
+        said = [r.getMessage() for r in caplog.records if "would create" in r.getMessage()]
+        assert any("mlreaper-vision" in line for line in said) and any("mlreaper-nlp" in line for line in said), said
 
 
 def test_at_100_percent_without_the_opt_in_the_owner_is_told_once_and_nothing_stops(aws, sm, topic, lambda_context, monkeypatch):

@@ -81,8 +81,13 @@ def spend(clients: Clients, account: str) -> dict[str, ProjectSpend]:
         request["NextToken"] = token
 
 
-def ensure(clients: Clients, account: str, want: dict[str, float], topic_arn: str, existing: dict[str, ProjectSpend]) -> list[str]:
-    """Create the missing budgets; return one line per budget created, adopted or failed."""
+def ensure(
+    clients: Clients, account: str, want: dict[str, float], topic_arn: str, existing: dict[str, ProjectSpend], create: bool = True
+) -> list[str]:
+    """Create the missing budgets; return one line per budget created, adopted or failed.
+
+    `create` False (the kind in dry-run, where nothing in AWS changes): no call, a "would create" line each.
+    """
     done: list[str] = []
     names = {s.budget_name for s in existing.values()}
     for project, usd in sorted(want.items()):
@@ -91,6 +96,9 @@ def ensure(clients: Clients, account: str, want: dict[str, float], topic_arn: st
             ours = existing.get(project)
             if ours is not None and abs(ours.limit_usd - usd) > 0.005:
                 done.append(f"adopted {name} as it is (${ours.limit_usd:,.2f}, not ${usd:,.2f}: the budget's amount is kept)")
+            continue
+        if not create:
+            done.append(f"would create {name} (${usd:,.2f} a month): not created in dry-run")
             continue
         try:
             clients("budgets").create_budget(
@@ -124,8 +132,9 @@ def ensure(clients: Clients, account: str, want: dict[str, float], topic_arn: st
     return done
 
 
-def read(clients: Clients, settings: Settings, account: str, manage: bool) -> dict[str, ProjectSpend]:
-    """What each budgeted project has spent. With `manage`, missing budgets are created first.
+def read(clients: Clients, settings: Settings, account: str, manage: bool, create: bool = True) -> dict[str, ProjectSpend]:
+    """What each budgeted project has spent. With `manage`, missing budgets are created first
+    (with `create` False, in dry-run, they are only logged as "would create").
 
     No topic configured: budgets are off, nothing is read. A failure is logged and budgets are
     not judged in this sweep (unknown is not over budget).
@@ -135,7 +144,7 @@ def read(clients: Clients, settings: Settings, account: str, manage: bool) -> di
     try:
         found = spend(clients, account)
         if manage:
-            for line in ensure(clients, account, wanted(clients, settings), settings.budget_topic_arn, found):
+            for line in ensure(clients, account, wanted(clients, settings), settings.budget_topic_arn, found, create=create):
                 log.info("budgets: %s", line)
         return found
     except AwsError as exc:

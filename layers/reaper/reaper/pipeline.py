@@ -249,7 +249,9 @@ def sweep_kind_run(
     spend: dict[str, ProjectSpend] = {}
     if kind.declaration.budgeted and settings.budget_topic_arn:
         account = settings.budget_topic_arn.split(":")[4] if settings.budget_topic_arn.count(":") >= 5 else ""
-        spend = budgets.read(clients, settings, account, manage=kind.declaration.manages_budgets)
+        # dry-run changes nothing in AWS (contract: "not even tags"), so budgets are only said, not created
+        enforcing = settings.mode_for(kind.name) is Mode.ENFORCE
+        spend = budgets.read(clients, settings, account, manage=kind.declaration.manages_budgets, create=enforcing)
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
