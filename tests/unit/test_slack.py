@@ -28,6 +28,14 @@ def test_an_action_message_says_what_why_cost_owner_undo_and_opt_out():
         assert needle in flat, needle
 
 
+def test_a_change_recorded_before_it_was_made_and_never_confirmed_does_not_claim_it_was_done():
+    # the write-ahead copy a killed sweep leaves (pipeline._write_ahead), posted by the next sweep
+    p = {**payload(), "unconfirmed": True}
+    text, blocks = slack.render(p)
+    assert text.startswith("Began to stop (unconfirmed: check it) notebook `idle-nb`"), text
+    assert not text.startswith("Stopped") and "start-notebook-instance" in json.dumps(blocks)  # the undo is still given
+
+
 def test_dry_run_says_would():
     p = {**payload(), "mode": "dry-run", "executed": False}
     text, blocks = slack.render(p)

@@ -102,7 +102,8 @@ class Courier:
             log.error("could not read unposted messages: %s", short(exc))
             return 0
         for key, body in left:
-            body = {**body, "reason": f"{body.get('reason', '')} (posted late: the sweep that did this stopped first)"}
+            late = "the sweep that started this stopped before recording whether it was done" if body.get("unconfirmed") else "the sweep that did this stopped first"
+            body = {**body, "reason": f"{body.get('reason', '')} (posted late: {late})"}
             self.pending.append(_Pending(None, body, key))
         self.flush()
         return len(left)

@@ -93,6 +93,8 @@ def _verb(p: dict[str, Any]) -> tuple[str, str]:
     verdict, action = p.get("verdict"), str(p.get("action") or "act on")
     if verdict == "act":
         past = str(p.get("past") or f"{action}ed")
+        if p.get("unconfirmed") and not dry:  # written just before the change; the sweep died before its result
+            return f"Began to {action} (unconfirmed: check it)", str(p.get("kind"))
         return (f"Would {action}" if dry or not p.get("executed") else past.capitalize()), str(p.get("kind"))
     if verdict == "warn":
         return f"Will {action}", str(p.get("kind"))
