@@ -147,3 +147,12 @@ def throttle(monkeypatch: pytest.MonkeyPatch, client: Any, method: str, when: di
         return original(**kwargs)
 
     monkeypatch.setattr(client, method, throttled)
+
+
+def one_line(capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """(stdout, the one line on stderr) of a CLI call that must fail in one line, without a traceback."""
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1, captured.err
+    assert "Traceback" not in captured.err
+    return captured.out, err[0]

@@ -16,20 +16,13 @@ from reaper.cli import main
 from reaper_devkit import seed
 from reaper_devkit.local_aws import local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
+from tests.conftest import one_line
 
 
 @pytest.fixture
 def idle_notebook(sm, cw):
     seed.notebook(sm, "idle", {"ml:owner": "ana@example.com"})
     seed.activity(cw, "idle", datetime.now(UTC), [0] * 20)
-
-
-def one_line(capsys) -> tuple[str, str]:
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    assert len(err) == 1, captured.err
-    assert "Traceback" not in captured.err
-    return captured.out, err[0]
 
 
 def test_no_credentials_is_exit_2_and_one_line_not_error_rows(aws, capsys, monkeypatch, tmp_path):

@@ -19,16 +19,9 @@ from reaper import cli
 from reaper.actionlog import ActionLog
 from reaper.cli import main
 from reaper_devkit import seed
+from tests.conftest import one_line
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-
-
-def one_line(capsys) -> tuple[str, str]:
-    captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    assert len(err) == 1, captured.err
-    assert "Traceback" not in captured.err
-    return captured.out, err[0]
 
 
 # -- the action-log table's name -----------------------------------------------------------------
