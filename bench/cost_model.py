@@ -96,7 +96,9 @@ def monthly_bill(
     Per sweep: GetMetricData by metrics requested, other CloudWatch calls by request, Lambda by the
     projected duration. The action log and queue: each act/warn/error outcome claims its message
     (one conditional write), records itself (one write) and is queued (one SQS request per 10);
-    acted resources leave, so only findings are counted, per sweep, as an upper bound.
+    acted resources leave, so only findings are counted, per sweep, as an upper bound. A change in
+    enforce also writes its record ahead (two writes, pipeline._write_ahead), once per change, not per
+    sweep: a stopped resource is no finding in the sweeps after it, so the bound above covers it.
     """
     sweeps = SWEEPS_PER_MONTH[kind]
     seconds = projected_seconds(calls)
