@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from reaper import pipeline
 from reaper.actionlog import ActionLog
@@ -79,3 +80,27 @@ def test_a_change_recorded_as_usual_leaves_no_copy_for_the_next_sweep(aws, deplo
     assert sorted(m["id"] for m in first) == ["late-tag", "plain"]
     assert [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("executed")] == []
     assert ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"]).unposted(now + timedelta(days=1)) == []
+
+
+@pytest.mark.parametrize("kind", sorted(KITS))
+def test_when_the_action_log_cannot_take_the_record_ahead_of_a_change_nothing_is_changed(aws, deployed_env, lambda_context, monkeypatch, kind):
+    # Given two resources the kind acts on at once, in enforce with no grace, and an action log that
+    # takes claims but throttles every record past botocore's retries (DynamoDB at its limit)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}=0")
+    kit = KITS[kind]
+    arns = kit.seed(aws, datetime.now(UTC))
+
+    def refused(self: ActionLog, *args: Any, **kwargs: Any) -> None:
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Rate exceeded"}}, "PutItem")
+
+    monkeypatch.setattr(ActionLog, "record", refused)
+    # When its function sweeps
+    result = load_function(kit.function).handler(event(f"{kind}-schedule.json"), lambda_context)
+    # Then neither resource was changed (a change the log could not hold ahead would be one nobody hears of),
+    assert result["acted"] == [], result
+    assert not any(kit.changed(aws, arns, name) for name in arns), arns
+    # and each is an error that says nothing was done, not a silent skip
+    assert result["verdicts"]["error"] == 2, result
+    assert all("nothing done" in e for e in result["errors"]) and len(result["errors"]) == 2, result["errors"]
