@@ -16,7 +16,7 @@ from reaper import pipeline
 from reaper.actionlog import ActionLog
 from reaper.handlers import handle_kind_event
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS
+from tests.integration.test_contract_every_kind import KITS, enforcing
 
 
 class Killed(BaseException):
@@ -26,9 +26,7 @@ class Killed(BaseException):
 @pytest.mark.parametrize("kind", sorted(KITS))
 def test_a_sweep_killed_the_instant_its_action_returns_still_logs_and_posts_it(aws, deployed_env, lambda_context, monkeypatch, kind):
     # Given two resources the kind acts on at once, in enforce with no grace
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}=0")
+    enforcing(monkeypatch, kind, 0)
     kit = KITS[kind]
     now = datetime.now(UTC)
     arns = kit.seed(aws, now)
@@ -86,9 +84,7 @@ def test_a_change_recorded_as_usual_leaves_no_copy_for_the_next_sweep(aws, deplo
 def test_when_the_action_log_cannot_take_the_record_ahead_of_a_change_nothing_is_changed(aws, deployed_env, lambda_context, monkeypatch, kind):
     # Given two resources the kind acts on at once, in enforce with no grace, and an action log that
     # takes claims but throttles every record past botocore's retries (DynamoDB at its limit)
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}=0")
+    enforcing(monkeypatch, kind, 0)
     kit = KITS[kind]
     arns = kit.seed(aws, datetime.now(UTC))
 

@@ -114,6 +114,13 @@ def sweep(kind: str, lambda_context: Any) -> dict[str, Any]:
     return result
 
 
+def enforcing(monkeypatch: pytest.MonkeyPatch, kind: str, grace_minutes: int) -> None:
+    """Enforce, with this grace for every kind and for `kind` by name (a kind's own grace wins)."""
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace_minutes))
+    monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}={grace_minutes}")
+
+
 @pytest.fixture
 def enforce(monkeypatch: pytest.MonkeyPatch, deployed_env: dict[str, str]) -> dict[str, str]:
     monkeypatch.setenv("REAPER_MODE", "enforce")

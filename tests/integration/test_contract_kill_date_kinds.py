@@ -12,7 +12,7 @@ import pytest
 from reaper.handlers import handle_kind_event
 from reaper_devkit.moto_ext import sagemaker_studio
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS, add_tags
+from tests.integration.test_contract_every_kind import KITS, add_tags, enforcing
 
 
 def busy(aws: Any, kind: str, arn: str, now: datetime) -> None:
@@ -27,9 +27,7 @@ def busy(aws: Any, kind: str, arn: str, now: datetime) -> None:
 @pytest.mark.parametrize("kind", ["studio-app", "training-job"])
 def test_past_its_kill_date_a_busy_resource_is_warned_then_reaped_and_before_it_kept(aws, deployed_env, lambda_context, monkeypatch, kind):
     # Given two resources the kind's rule keeps; one is past its kill date, the other's is tomorrow
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
-    monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}=60")
+    enforcing(monkeypatch, kind, 60)
     kit = KITS[kind]
     now = datetime.now(UTC)
     arns = kit.seed(aws, now)
