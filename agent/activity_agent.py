@@ -80,7 +80,11 @@ def gpu_busy():
     try:
         out = subprocess.run(
             [NVIDIA_SMI, "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, timeout=20, check=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            universal_newlines=True,
+            timeout=20,
+            check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return False  # no GPU or no driver
@@ -182,8 +186,14 @@ def sign(url, body, region, creds, amz_date, target=None, service="logs"):
         headers["x-amz-security-token"] = token
     names = sorted(headers)
     canonical = "\n".join(
-        ["POST", u.path or "/", u.query, "".join(n + ":" + headers[n].strip() + "\n" for n in names),
-         ";".join(names), hashlib.sha256(body).hexdigest()]
+        [
+            "POST",
+            u.path or "/",
+            u.query,
+            "".join(n + ":" + headers[n].strip() + "\n" for n in names),
+            ";".join(names),
+            hashlib.sha256(body).hexdigest(),
+        ]
     )
     scope = "/".join([amz_date[:8], region, service, "aws4_request"])
     to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
@@ -192,7 +202,11 @@ def sign(url, body, region, creds, amz_date, target=None, service="logs"):
         key = hmac.new(key, part.encode(), hashlib.sha256).digest()
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
     headers["authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
-        key_id, scope, ";".join(names), signature)
+        key_id,
+        scope,
+        ";".join(names),
+        signature,
+    )
     return headers
 
 
@@ -220,13 +234,18 @@ def publish(name, region, partition, value, now):
 
 def put_metric(name, region, partition, value, now):
     """The contract's metric: MLReaper/NotebookActivity, NotebookInstanceName=name, 1 or 0."""
-    body = urllib.parse.urlencode([
-        ("Action", "PutMetricData"), ("Version", "2010-08-01"), ("Namespace", NAMESPACE),
-        ("MetricData.member.1.MetricName", "NotebookActivity"), ("MetricData.member.1.Value", str(value)),
-        ("MetricData.member.1.Unit", "Count"),
-        ("MetricData.member.1.Dimensions.member.1.Name", "NotebookInstanceName"),
-        ("MetricData.member.1.Dimensions.member.1.Value", name),
-    ]).encode()
+    body = urllib.parse.urlencode(
+        [
+            ("Action", "PutMetricData"),
+            ("Version", "2010-08-01"),
+            ("Namespace", NAMESPACE),
+            ("MetricData.member.1.MetricName", "NotebookActivity"),
+            ("MetricData.member.1.Value", str(value)),
+            ("MetricData.member.1.Unit", "Count"),
+            ("MetricData.member.1.Dimensions.member.1.Name", "NotebookInstanceName"),
+            ("MetricData.member.1.Dimensions.member.1.Value", name),
+        ]
+    ).encode()
     url = CLOUDWATCH or endpoint("monitoring", region, partition)
     headers = sign(url, body, region, credentials(), now.strftime("%Y%m%dT%H%M%SZ"), service="monitoring")
     try:

@@ -61,9 +61,9 @@ def projected_seconds(calls: dict[str, int]) -> float:
 
 
 # template.yaml schedule defaults, in minutes: a full sweep that comes while a chain of parts is still
-# going on defers to it (reaper.chain), so a chain longer than this delays the next full sweep
+# going on defers to it (reaper.sweep.chain), so a chain longer than this delays the next full sweep
 SWEEP_INTERVAL_MIN = {"notebook": 15, "endpoint": 15, "studio-app": 15, "ec2": 15, "training-job": 5, "fsx": 60}
-CONTINUATION_DELAY_S = 60  # reaper.continuation.DELAY: the next part is invoked a minute after one ends
+CONTINUATION_DELAY_S = 60  # reaper.sweep.continuation.DELAY: the next part is invoked a minute after one ends
 
 
 def parts(projected_s: float, n: int, target_n: int = 10_000) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def parts(projected_s: float, n: int, target_n: int = 10_000) -> dict[str, Any]:
 
 def fits_interval(kind: str, plan: dict[str, Any]) -> bool:
     """Is the whole chain done before the next full sweep is due? When not, nothing is lost: that
-    sweep defers to the chain (reaper.chain) and full sweeps come every chain-plus-interval."""
+    sweep defers to the chain (reaper.sweep.chain) and full sweeps come every chain-plus-interval."""
     return bool(plan["chain_min"] < SWEEP_INTERVAL_MIN.get(kind, 15))
 
 

@@ -31,12 +31,12 @@ sys.path.insert(0, str(ROOT))
 from bench import cost_model  # noqa: E402
 from bench import kinds as bench_kinds  # noqa: E402
 from bench.floor import counting  # noqa: E402
-from reaper import pipeline  # noqa: E402
-from reaper.actionlog import create_table  # noqa: E402
-from reaper.continuation import Cursor  # noqa: E402
-from reaper.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
-from reaper.runtime import Runtime  # noqa: E402
-from reaper.settings import Settings  # noqa: E402
+from reaper.core.settings import Settings  # noqa: E402
+from reaper.record.actionlog import create_table  # noqa: E402
+from reaper.record.runtime import Runtime  # noqa: E402
+from reaper.sweep import pipeline  # noqa: E402
+from reaper.sweep.continuation import Cursor  # noqa: E402
+from reaper.sweep.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
 from reaper_devkit.local_aws import local_account, session  # noqa: E402
 
@@ -174,7 +174,13 @@ def cold_import(function: str, runs: int = 9) -> float:
         f"s=importlib.util.spec_from_file_location('app','{ROOT}/functions/{function}/app.py');"
         "m=importlib.util.module_from_spec(s);s.loader.exec_module(m);print(time.perf_counter()-t)"
     )
-    env = {**os.environ, "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "REAPER_TABLE": "t", "REAPER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q"}
+    env = {
+        **os.environ,
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "REAPER_TABLE": "t",
+        "REAPER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q",
+    }
     times = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -184,9 +190,7 @@ def cold_import(function: str, runs: int = 9) -> float:
 
 def report(r: dict[str, Any]) -> str:
     n = r["n"]
-    per = "\n".join(
-        f"    {op:50} {c:6} = {c / n:.4f}/res   floor {r['floor'][op]:6}" for op, c in r["calls"].items()
-    )
+    per = "\n".join(f"    {op:50} {c:6} = {c / n:.4f}/res   floor {r['floor'][op]:6}" for op, c in r["calls"].items())
     bill = r["monthly_bill_per_1000_usd"]
     lines = "  ".join(f"{k} ${v:,.2f}" for k, v in bill.items() if k != "total" and v)
     late = "  past half the 300 s timeout: split into parts" if r["half_timeout_exceeded"] else ""

@@ -1,6 +1,6 @@
 """The README's performance table from bench result files.
 
-    .venv/bin/python bench/table.py bench/results/floor-1000.json bench/results/floor-10000.json
+.venv/bin/python bench/table.py bench/results/floor-1000.json bench/results/floor-10000.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rebuild layers/reaper/reaper/prices.json from the AWS Price List API.
+"""Rebuild layers/reaper/reaper/aws/prices.json from the AWS Price List API.
 
     AWS_PROFILE=... .venv/bin/python scripts/refresh_prices.py [--region us-east-1 ...]
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import boto3
 
-PRICES = Path(__file__).resolve().parent.parent / "layers" / "reaper" / "reaper" / "prices.json"
+PRICES = Path(__file__).resolve().parent.parent / "layers" / "reaper" / "reaper" / "aws" / "prices.json"
 LOCATIONS = {
     "us-east-1": "US East (N. Virginia)",
     "us-east-2": "US East (Ohio)",

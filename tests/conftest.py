@@ -34,7 +34,7 @@ import pytest  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from reaper.actionlog import create_table  # noqa: E402
+from reaper.record.actionlog import create_table  # noqa: E402
 from reaper_devkit import boto_models, local_aws, moto_ext  # noqa: E402
 
 moto_ext.apply()

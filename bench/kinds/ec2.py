@@ -33,7 +33,9 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
     def put(namespace: str, metric: str, iid: str, values: list[float]) -> None:
         for k, v in enumerate(values):
             ts = end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=5)
-            data.setdefault((namespace, metric), []).append({"MetricName": metric, "Dimensions": [{"Name": "InstanceId", "Value": iid}], "Timestamp": ts, "Value": v})
+            data.setdefault((namespace, metric), []).append(
+                {"MetricName": metric, "Dimensions": [{"Name": "InstanceId", "Value": iid}], "Timestamp": ts, "Value": v}
+            )
 
     for i in range(n):
         gpu = i % 5 >= 2  # 60 % accelerated
@@ -42,7 +44,9 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         case = (i // 5) % 6
         if gpu and case == 4:
             tags.append({"Key": "aws:autoscaling:groupName" if i % 2 else "eks:cluster-name", "Value": "pool"})
-        iid = ec2.run_instances(ImageId=ami, MinCount=1, MaxCount=1, InstanceType=itype, TagSpecifications=[{"ResourceType": "instance", "Tags": tags}])["Instances"][0]["InstanceId"]
+        iid = ec2.run_instances(
+            ImageId=ami, MinCount=1, MaxCount=1, InstanceType=itype, TagSpecifications=[{"ResourceType": "instance", "Tags": tags}]
+        )["Instances"][0]["InstanceId"]
         shape(iid, launched_at=now - timedelta(hours=5))
         cpu = [40.0] * 2 + [1.0] * 11 if case == 5 else [1.0] * 13
         put("AWS/EC2", "CPUUtilization", iid, cpu)

@@ -33,6 +33,13 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         se.age(name, now, 30 if i % 10 == 7 else 300)  # one in ten is young
         if dims and i % 10 < 6:  # six in ten have traffic in the window; one in ten is an idle dev endpoint
             for k in range(3):
-                data.append({"MetricName": "Invocations", "Dimensions": dims, "Timestamp": end - timedelta(minutes=5 * (k + 1) - 1), "Value": float(k + 1)})
+                data.append(
+                    {
+                        "MetricName": "Invocations",
+                        "Dimensions": dims,
+                        "Timestamp": end - timedelta(minutes=5 * (k + 1) - 1),
+                        "Value": float(k + 1),
+                    }
+                )
     for j in range(0, len(data), 1000):
         cw.put_metric_data(Namespace="AWS/SageMaker", MetricData=data[j : j + 1000])

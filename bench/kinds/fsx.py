@@ -36,14 +36,24 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         else:
             deployment, tags = "PERSISTENT_1", {"team": "hpc", "ml:stage": "research"}
         created = now - timedelta(days=30 if i % 50 == 0 else 3)
-        fs_id = sf.file_system(fsx, subnet, group, deployment=deployment, throughput={"PERSISTENT_2": 125, "PERSISTENT_1": 200}.get(deployment),
-                               tags={"Name": f"bench-fs-{i:05d}", **tags}, created_at=created)
+        fs_id = sf.file_system(
+            fsx,
+            subnet,
+            group,
+            deployment=deployment,
+            throughput={"PERSISTENT_2": 125, "PERSISTENT_1": 200}.get(deployment),
+            tags={"Name": f"bench-fs-{i:05d}", **tags},
+            created_at=created,
+        )
         ids.append(fs_id)
         if kind == 6:
             sf.link(fsx, fs_id, f"s3://bench-data/fs-{i:05d}")
         if i % 20 == 1:  # between the phases: a backup the reaper started
             backup_id = fsx.create_backup(FileSystemId=fs_id)["Backup"]["BackupId"]
-            fsx.tag_resource(ResourceARN=f"arn:aws:fsx:us-east-1:123456789012:file-system/{fs_id}", Tags=[{"Key": "reaper:backup-id", "Value": backup_id}])
+            fsx.tag_resource(
+                ResourceARN=f"arn:aws:fsx:us-east-1:123456789012:file-system/{fs_id}",
+                Tags=[{"Key": "reaper:backup-id", "Value": backup_id}],
+            )
         if kind == 9:
             continue  # HPC: nothing reports I/O the reaper would read
         busy = i % 3 == 0
@@ -51,7 +61,9 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
             ts = end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7)
             for metric in sf.METRICS:
                 value = 3.0e8 if (busy and k < 4 and metric != "DataWriteBytes") else 0.0
-                data.append({"MetricName": metric, "Dimensions": [{"Name": "FileSystemId", "Value": fs_id}], "Timestamp": ts, "Value": value})
+                data.append(
+                    {"MetricName": metric, "Dimensions": [{"Name": "FileSystemId", "Value": fs_id}], "Timestamp": ts, "Value": value}
+                )
     put_metric_data_in_process("AWS/FSx", data)  # 146 periods x 3 metrics each: moto's backend directly
     fsx_ext.settle_backups()
     for j in range(max(1, n // 5)):

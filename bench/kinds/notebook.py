@@ -35,12 +35,21 @@ def seed(session: boto3.session.Session, n: int, now: datetime, agent_channel: s
             for k in range(13):
                 value = 1.0 if (i % 3 == 0 and k < 2) else 0.0
                 ts = end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=5)
-                data.append({"MetricName": "NotebookActivity", "Dimensions": [{"Name": "NotebookInstanceName", "Value": name}], "Timestamp": ts, "Value": value})
+                data.append(
+                    {
+                        "MetricName": "NotebookActivity",
+                        "Dimensions": [{"Name": "NotebookInstanceName", "Value": name}],
+                        "Timestamp": ts,
+                        "Value": value,
+                    }
+                )
             continue
         # three hours of samples (the window the sweep reads), as the agent sends them: one per 5 minutes
         events = [
-            {"timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=5)).timestamp() * 1000),
-             "message": json.dumps({"notebook": name, "active": 1 if (i % 3 == 0 and k < 2) else 0})}
+            {
+                "timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=5)).timestamp() * 1000),
+                "message": json.dumps({"notebook": name, "active": 1 if (i % 3 == 0 and k < 2) else 0}),
+            }
             for k in reversed(range(36))
         ]
         logs.create_log_stream(logGroupName=ACTIVITY_LOG_GROUP, logStreamName=name)

@@ -27,7 +27,9 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         created = now - timedelta(minutes=20) if i % 17 == 0 else now - timedelta(days=1)
         last = now - timedelta(hours=3) if i % 4 == 0 else now - timedelta(minutes=5)
         if i % 10 == 3:
-            studio.app(sm, d, user_name=user, app_type="KernelGateway", name=f"kg-{i:05d}", instance_type="ml.m5.large", tags=tags, created=created)
+            studio.app(
+                sm, d, user_name=user, app_type="KernelGateway", name=f"kg-{i:05d}", instance_type="ml.m5.large", tags=tags, created=created
+            )
             continue
         space = f"s-{i:05d}"
         app_type = "CodeEditor" if i % 3 == 0 else "JupyterLab"

@@ -35,7 +35,11 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
             AlgorithmSpecification={"TrainingImage": IMAGE, "TrainingInputMode": "File"},
             RoleArn=ROLE,
             OutputDataConfig={"S3OutputPath": f"s3://ml-artifacts/{name}"},
-            ResourceConfig={"InstanceType": "ml.g4dn.xlarge" if gpu else "ml.m5.xlarge", "InstanceCount": 1 + (i % 3 == 0), "VolumeSizeInGB": 50},
+            ResourceConfig={
+                "InstanceType": "ml.g4dn.xlarge" if gpu else "ml.m5.xlarge",
+                "InstanceCount": 1 + (i % 3 == 0),
+                "VolumeSizeInGB": 50,
+            },
             StoppingCondition={"MaxRuntimeInSeconds": 86400},
             EnableManagedSpotTraining=i % 5 == 0,
             **({"Tags": [{"Key": k, "Value": v} for k, v in tags.items()]} if tags else {}),
@@ -70,7 +74,11 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
             logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
             stamp = int((now - timedelta(minutes=4)).timestamp() * 1000)
             lines = ["step 900 loss: 0.41", "step 1000 loss: nan"]
-            logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=[{"timestamp": stamp + i, "message": m} for i, m in enumerate(lines)])
+            logs.put_log_events(
+                logGroupName=LOG_GROUP,
+                logStreamName=stream,
+                logEvents=[{"timestamp": stamp + i, "message": m} for i, m in enumerate(lines)],
+            )
 
 
 def _datum(metric: str, dims: dict[str, str], ts: datetime, value: float) -> dict[str, Any]:

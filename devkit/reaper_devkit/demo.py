@@ -19,9 +19,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from reaper import cli, slack
-from reaper.runtime import Runtime
-from reaper.settings import Settings
+from reaper.cli import main as cli
+from reaper.core.settings import Settings
+from reaper.record.runtime import Runtime
+from reaper.slack import post as slack
 from reaper_devkit import scenes
 from reaper_devkit.local_aws import local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
@@ -58,7 +59,7 @@ def show_slack(messages: list[dict[str, Any]], since: int) -> None:
 
 
 def run_demo(keep: bool = False) -> int:
-    from reaper.observability import logger
+    from reaper.core.observability import logger
 
     logger.setLevel("WARNING")  # the functions' JSON log lines would bury the story on a terminal
     started = time.monotonic()
@@ -150,8 +151,8 @@ def html_report() -> None:
 
 def demo_click(aws: Any, now: datetime) -> None:
     """A notebook's owner clicks Snooze; then the same request is replayed, and a forged one sent."""
-    from reaper.slack_bot import BotConfig, SlackBot
-    from reaper.slack_interactions import handle_request
+    from reaper.slack.bot import BotConfig, SlackBot
+    from reaper.slack.interactions import handle_request
     from reaper_devkit.seed import notebook
     from reaper_devkit.slack_api import SlackApi
     from reaper_devkit.slack_click import click_body, signed_request

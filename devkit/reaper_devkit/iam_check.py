@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reaper.iam import PASSES_ROLE, TAG_ON_CREATE
+from reaper.kinds.iam import PASSES_ROLE, TAG_ON_CREATE
 from reaper_devkit.template import function_statements, load, statement_actions
 
 ACCOUNT = "123456789012"  # moto's account; template patterns are resolved for it
@@ -82,7 +82,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "fsx:CreateDataRepositoryTask": _both(_fsx("file-system", "FileSystemId"), _fsx_new("task", "task-new")),
     "fsx:CreateFileSystemFromBackup": _both(_fsx("backup", "BackupId"), _fsx_new("file-system", "fs-new")),
     # association/<file system id>/<association id>; the request names only the association, so its file system is a placeholder
-    "fsx:UpdateDataRepositoryAssociation": lambda region, account, p: [f"arn:aws:fsx:{region}:{account}:association/fs-of-association/{p['AssociationId']}"],
+    "fsx:UpdateDataRepositoryAssociation": lambda region, account, p: [
+        f"arn:aws:fsx:{region}:{account}:association/fs-of-association/{p['AssociationId']}"
+    ],
     "fsx:TagResource": lambda region, account, p: [p["ResourceARN"]],
     "fsx:UntagResource": lambda region, account, p: [p["ResourceARN"]],
     "application-autoscaling:RegisterScalableTarget": _target,
@@ -91,7 +93,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "application-autoscaling:DeleteScalingPolicy": _target,
     "cloudwatch:PutMetricAlarm": _alarm,
     "cloudwatch:DeleteAlarms": _alarm,
-    "scheduler:CreateSchedule": lambda region, account, p: [f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"],
+    "scheduler:CreateSchedule": lambda region, account, p: [
+        f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
+    ],
     "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
     "dynamodb:PutItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
     "dynamodb:Query": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],

@@ -43,9 +43,7 @@ def put_metric_data_in_process(namespace: str, data: Sequence[dict[str, Any]], r
 
     backend = cloudwatch_backends[DEFAULT_ACCOUNT_ID][region]
     for i in range(0, len(data), 1000):
-        chunk = [
-            {**d, "Timestamp": d["Timestamp"].astimezone(UTC).replace(tzinfo=None, microsecond=0)} for d in data[i : i + 1000]
-        ]
+        chunk = [{**d, "Timestamp": d["Timestamp"].astimezone(UTC).replace(tzinfo=None, microsecond=0)} for d in data[i : i + 1000]]
         backend.put_metric_data(namespace, chunk)
 
 
@@ -63,13 +61,19 @@ def activity_samples(logs: Any, notebook: str, now: datetime, values: Sequence[f
     """The agent's samples (CloudWatch Logs) for the last len(values) 5-minute periods, newest
     first; None = gap. Creates the log group (the stack's) and the notebook's stream if missing."""
     end = aligned(now)
-    for create, kwargs in ((logs.create_log_group, {"logGroupName": group}), (logs.create_log_stream, {"logGroupName": group, "logStreamName": notebook})):
+    for create, kwargs in (
+        (logs.create_log_group, {"logGroupName": group}),
+        (logs.create_log_stream, {"logGroupName": group, "logStreamName": notebook}),
+    ):
         with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
             create(**kwargs)
     events = [
-        {"timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7)).timestamp() * 1000),
-         "message": json.dumps({"notebook": notebook, "active": int(v)})}
-        for k, v in reversed(list(enumerate(values))) if v is not None
+        {
+            "timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7)).timestamp() * 1000),
+            "message": json.dumps({"notebook": notebook, "active": int(v)}),
+        }
+        for k, v in reversed(list(enumerate(values)))
+        if v is not None
     ]
     if events:
         logs.put_log_events(logGroupName=group, logStreamName=notebook, logEvents=events)

@@ -53,10 +53,14 @@ def instance(
     return iid
 
 
-def spot_instance(ec2: Any, request_type: str, interruption: str, tags: dict[str, str] | None = None, *, now: datetime, instance_type: str = "g5.xlarge") -> str:
+def spot_instance(
+    ec2: Any, request_type: str, interruption: str, tags: dict[str, str] | None = None, *, now: datetime, instance_type: str = "g5.xlarge"
+) -> str:
     """A Spot instance launched by a Spot request of that type and interruption behaviour."""
     spec: dict[str, Any] = {"ImageId": image(ec2), "InstanceType": instance_type}
-    req = ec2.request_spot_instances(InstanceCount=1, Type=request_type, InstanceInterruptionBehavior=interruption, LaunchSpecification=spec)
+    req = ec2.request_spot_instances(
+        InstanceCount=1, Type=request_type, InstanceInterruptionBehavior=interruption, LaunchSpecification=spec
+    )
     iid = str(req["SpotInstanceRequests"][0]["InstanceId"])
     if tags:
         ec2.create_tags(Resources=[iid], Tags=[{"Key": k, "Value": v} for k, v in tags.items()])

@@ -36,7 +36,15 @@ def classic(
     specs = []
     for v in variants:
         model(sm, f"{name}-model-{v.lower()}")
-        specs.append({"VariantName": v, "ModelName": f"{name}-model-{v.lower()}", "InstanceType": instance_type, "InitialInstanceCount": count, "InitialVariantWeight": 1.0})
+        specs.append(
+            {
+                "VariantName": v,
+                "ModelName": f"{name}-model-{v.lower()}",
+                "InstanceType": instance_type,
+                "InitialInstanceCount": count,
+                "InitialVariantWeight": 1.0,
+            }
+        )
     sm.create_endpoint_config(EndpointConfigName=f"{name}-config", ProductionVariants=specs, Tags=_tags({"ml:project": "demo"}))
     arn: str = sm.create_endpoint(EndpointName=name, EndpointConfigName=f"{name}-config", Tags=_tags(tags))["EndpointArn"]
     return arn
@@ -71,7 +79,10 @@ def components(
             InferenceComponentName=ic,
             EndpointName=name,
             VariantName="AllTraffic",
-            Specification={"ModelName": f"{ic}-model", "ComputeResourceRequirements": {"NumberOfAcceleratorDevicesRequired": 1, "MinMemoryRequiredInMb": 1024}},
+            Specification={
+                "ModelName": f"{ic}-model",
+                "ComputeResourceRequirements": {"NumberOfAcceleratorDevicesRequired": 1, "MinMemoryRequiredInMb": 1024},
+            },
             RuntimeConfig={"CopyCount": n},
         )
     return arn
@@ -81,7 +92,9 @@ def asynchronous(sm: Any, name: str, tags: dict[str, str] | None = None, instanc
     model(sm, f"{name}-model")
     sm.create_endpoint_config(
         EndpointConfigName=f"{name}-config",
-        ProductionVariants=[{"VariantName": "AllTraffic", "ModelName": f"{name}-model", "InstanceType": instance_type, "InitialInstanceCount": count}],
+        ProductionVariants=[
+            {"VariantName": "AllTraffic", "ModelName": f"{name}-model", "InstanceType": instance_type, "InitialInstanceCount": count}
+        ],
         AsyncInferenceConfig={"OutputConfig": {"S3OutputPath": f"s3://async-out/{name}/"}},
     )
     arn: str = sm.create_endpoint(EndpointName=name, EndpointConfigName=f"{name}-config", Tags=_tags(tags))["EndpointArn"]
@@ -92,7 +105,9 @@ def serverless(sm: Any, name: str, tags: dict[str, str] | None = None) -> str:
     model(sm, f"{name}-model")
     sm.create_endpoint_config(
         EndpointConfigName=f"{name}-config",
-        ProductionVariants=[{"VariantName": "AllTraffic", "ModelName": f"{name}-model", "ServerlessConfig": {"MemorySizeInMB": 2048, "MaxConcurrency": 5}}],
+        ProductionVariants=[
+            {"VariantName": "AllTraffic", "ModelName": f"{name}-model", "ServerlessConfig": {"MemorySizeInMB": 2048, "MaxConcurrency": 5}}
+        ],
     )
     arn: str = sm.create_endpoint(EndpointName=name, EndpointConfigName=f"{name}-config", Tags=_tags(tags))["EndpointArn"]
     return arn
@@ -129,7 +144,11 @@ def autoscale(aas: Any, endpoint: str, minimum: int = 1, maximum: int = 4, varia
     """A registered variant with a target-tracking policy on invocations per instance."""
     rid = f"endpoint/{endpoint}/variant/{variant}"
     aas.register_scalable_target(
-        ServiceNamespace="sagemaker", ResourceId=rid, ScalableDimension="sagemaker:variant:DesiredInstanceCount", MinCapacity=minimum, MaxCapacity=maximum
+        ServiceNamespace="sagemaker",
+        ResourceId=rid,
+        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
+        MinCapacity=minimum,
+        MaxCapacity=maximum,
     )
     aas.put_scaling_policy(
         PolicyName=f"{endpoint}-invocations",

@@ -134,7 +134,10 @@ def training_job(
     ] or [{"ChannelName": "train", "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": f"s3://ml-datasets/{name}/"}}}]
     kwargs: dict[str, Any] = {
         "TrainingJobName": name,
-        "AlgorithmSpecification": {"TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest", "TrainingInputMode": "File"},
+        "AlgorithmSpecification": {
+            "TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest",
+            "TrainingInputMode": "File",
+        },
         "RoleArn": ROLE,
         "InputDataConfig": channels,
         "OutputDataConfig": {"S3OutputPath": f"s3://ml-artifacts/{name}"},
@@ -151,7 +154,9 @@ def training_job(
     return arn
 
 
-def job_ended_event(template: dict[str, Any], job_name: str, fs_ids: list[str], ended_at: datetime, status: str = "Completed") -> dict[str, Any]:
+def job_ended_event(
+    template: dict[str, Any], job_name: str, fs_ids: list[str], ended_at: datetime, status: str = "Completed"
+) -> dict[str, Any]:
     """The `SageMaker Training Job State Change` event for this job, from the fixture in events/."""
     detail = dict(template["detail"])
     channel = dict(detail["InputDataConfig"][0])

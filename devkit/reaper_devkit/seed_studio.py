@@ -37,7 +37,9 @@ def user(sm: Any, domain_id: str, name: str, tags: dict[str, str] | None = None)
     return str(sm.create_user_profile(DomainId=domain_id, UserProfileName=name, Tags=_tags(tags))["UserProfileArn"])
 
 
-def space(sm: Any, domain_id: str, name: str, owner: str | None = None, tags: dict[str, str] | None = None, app_type: str = "JupyterLab") -> str:
+def space(
+    sm: Any, domain_id: str, name: str, owner: str | None = None, tags: dict[str, str] | None = None, app_type: str = "JupyterLab"
+) -> str:
     kwargs: dict[str, Any] = {"DomainId": domain_id, "SpaceName": name, "Tags": _tags(tags), "SpaceSettings": {"AppType": app_type}}
     if owner:
         kwargs["OwnershipSettings"] = {"OwnerUserProfileName": owner}

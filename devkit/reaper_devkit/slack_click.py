@@ -12,9 +12,13 @@ from urllib.parse import urlencode
 
 
 def click_body(action: str, arn: str, kind: str, user: str, response_url: str, message_ts: str = "1700000000.000100") -> str:
-    payload = {"type": "block_actions", "user": {"id": user}, "response_url": response_url,
-               "container": {"message_ts": message_ts},
-               "actions": [{"action_id": action, "value": json.dumps({"arn": arn, "kind": kind})}]}
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user},
+        "response_url": response_url,
+        "container": {"message_ts": message_ts},
+        "actions": [{"action_id": action, "value": json.dumps({"arn": arn, "kind": kind})}],
+    }
     return urlencode({"payload": json.dumps(payload)})
 
 
@@ -22,6 +26,9 @@ def signed_request(body: str, at: datetime, secret: str) -> dict[str, Any]:
     """The function URL event for `body`, signed at `at`."""
     ts = str(int(at.timestamp()))
     sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"headers": {"x-slack-request-timestamp": ts, "x-slack-signature": sig,
-                        "content-type": "application/x-www-form-urlencoded"},
-            "body": body, "isBase64Encoded": False, "requestContext": {"http": {"method": "POST"}}}
+    return {
+        "headers": {"x-slack-request-timestamp": ts, "x-slack-signature": sig, "content-type": "application/x-www-form-urlencoded"},
+        "body": body,
+        "isBase64Encoded": False,
+        "requestContext": {"http": {"method": "POST"}},
+    }

@@ -2,8 +2,8 @@
 
 from typing import Any
 
+from reaper.core.observability import logger, metrics
 from reaper.handlers import build_runtime, handle_kind_event
-from reaper.observability import logger, metrics
 
 RUNTIME = build_runtime("endpoint")
 

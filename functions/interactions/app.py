@@ -8,13 +8,13 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.utilities import parameters
 
-from reaper.clients import RETRY_CONFIG
-from reaper.errors import ConfigError
-from reaper.observability import logger, metrics
-from reaper.runtime import Runtime
-from reaper.settings import Settings
-from reaper.slack_bot import SlackBot, cached_bot
-from reaper.slack_interactions import handle_request
+from reaper.aws.clients import RETRY_CONFIG
+from reaper.core.errors import ConfigError
+from reaper.core.observability import logger, metrics
+from reaper.core.settings import Settings
+from reaper.record.runtime import Runtime
+from reaper.slack.bot import SlackBot, cached_bot
+from reaper.slack.interactions import handle_request
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
 RUNTIME = Runtime.build(SETTINGS.replace(queue_url=None, slack_secret_arn=None))  # it posts nothing through the queue itself
@@ -32,6 +32,8 @@ def _targets(text: str) -> dict[str, str]:
 
 
 TARGETS = _targets(os.environ.get("REAPER_CLICK_TARGETS", ""))
+
+
 def bot() -> SlackBot | None:
     if not SECRET_ARN:
         return None

@@ -4,13 +4,13 @@ from typing import Any
 
 from aws_lambda_powertools.utilities import parameters
 
-from reaper.actionlog import ActionLog
-from reaper.clients import Clients, default_region
-from reaper.notifier import Notifier
-from reaper.observability import logger, metrics
-from reaper.settings import Settings
-from reaper.slack_bot import SlackBot, cached_bot
-from reaper.webhook import WebhookConfigError, webhook_from_secret
+from reaper.aws.clients import Clients, default_region
+from reaper.core.observability import logger, metrics
+from reaper.core.settings import Settings
+from reaper.record.actionlog import ActionLog
+from reaper.slack.bot import SlackBot, cached_bot
+from reaper.slack.notifier import Notifier
+from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
 SECRET_ARN = SETTINGS.slack_secret_arn or ""

@@ -5,9 +5,9 @@ Invoked by the off-hours schedules (start of working hours) and, later, by the S
 
 from typing import Any
 
+from reaper.core.observability import logger, metrics
 from reaper.handlers import build_runtime
-from reaper.observability import logger, metrics
-from reaper.restore_request import handle_restore_request
+from reaper.restore.request import handle_restore_request
 
 RUNTIME = build_runtime("endpoint", "fsx")  # the kinds that can restore
 

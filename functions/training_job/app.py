@@ -3,8 +3,8 @@ and SageMaker Training Job State Change events (checks at submission, final cost
 
 from typing import Any
 
+from reaper.core.observability import logger, metrics
 from reaper.handlers import build_runtime, handle_kind_event
-from reaper.observability import logger, metrics
 
 RUNTIME = build_runtime("training-job")
 

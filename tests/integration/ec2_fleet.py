@@ -29,7 +29,15 @@ def build(ec2: Any, cw: Any, now: datetime) -> Fleet:
     ids: dict[str, str] = {}
     expected: dict[str, tuple[str, str]] = {}
 
-    def add(name: str, verdict: str, words: str, itype: str = "g5g.xlarge", tags: dict[str, str] | None = None, metrics: dict[str, Any] | None = None, **kw: Any) -> str:
+    def add(
+        name: str,
+        verdict: str,
+        words: str,
+        itype: str = "g5g.xlarge",
+        tags: dict[str, str] | None = None,
+        metrics: dict[str, Any] | None = None,
+        **kw: Any,
+    ) -> str:
         iid = seed_ec2.instance(ec2, itype, {"Name": name, **(tags if tags is not None else DEV)}, now=now, ami=ami, **kw)
         if metrics is not None:
             seed_ec2.metrics(cw, iid, now, **metrics)

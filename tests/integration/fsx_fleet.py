@@ -47,8 +47,14 @@ def seed(session: Any, now: datetime) -> dict[str, str]:
     def make(name: str, tags: dict[str, str] | None = None, deployment: str = "PERSISTENT_2", io: bool = True, **kw: Any) -> str:
         throughput = 125 if deployment.startswith("PERSISTENT") else None
         fs_id = sf.file_system(
-            fsx, subnet, group, deployment=deployment, throughput=throughput, tags={"Name": name, **(DEV if tags is None else tags)},
-            created_at=kw.pop("created_at", old), **kw,
+            fsx,
+            subnet,
+            group,
+            deployment=deployment,
+            throughput=throughput,
+            tags={"Name": name, **(DEV if tags is None else tags)},
+            created_at=kw.pop("created_at", old),
+            **kw,
         )
         if io:
             sf.io(cw, fs_id, now)
@@ -79,7 +85,10 @@ def seed(session: Any, now: datetime) -> dict[str, str]:
     sf.training_job(sm, "prod-run", [ids["prod"]], now, started_hours_ago=50, ended_hours_ago=40)
     make("bad-tag", tags={**DEV, "reaper:idle-minutes": "soon"})
     fsx.create_file_system(
-        FileSystemType="OPENZFS", StorageCapacity=64, SubnetIds=[subnet], Tags=[{"Key": "Name", "Value": "zfs"}, *[{"Key": k, "Value": v} for k, v in DEV.items()]],
+        FileSystemType="OPENZFS",
+        StorageCapacity=64,
+        SubnetIds=[subnet],
+        Tags=[{"Key": "Name", "Value": "zfs"}, *[{"Key": k, "Value": v} for k, v in DEV.items()]],
         OpenZFSConfiguration={"DeploymentType": "SINGLE_AZ_1", "ThroughputCapacity": 64},
     )
     return ids

@@ -26,14 +26,25 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
         "idle-code": ({"space_name": "ana-code", "app_type": "CodeEditor", "created": old, "last_activity": stale}, "act"),
         "busy-lab": ({"space_name": "ana-busy", "created": old, "last_activity": fresh}, "keep"),
         "young-lab": ({"space_name": "ana-young", "created": fresh, "last_activity": fresh}, "keep"),
-        "own-window": ({"space_name": "ana-window", "tags": {"reaper:idle-minutes": "600"}, "created": old, "last_activity": stale}, "keep"),
+        "own-window": (
+            {"space_name": "ana-window", "tags": {"reaper:idle-minutes": "600"}, "created": old, "last_activity": stale},
+            "keep",
+        ),
         "exempt-lab": ({"space_name": "ana-exempt", "tags": {"reaper:exempt": "true"}, "created": old, "last_activity": stale}, "exempt"),
         "snoozed-lab": (
-            {"space_name": "ana-snooze", "tags": {"reaper:snooze-until": (now + timedelta(days=2)).strftime("%Y-%m-%d")}, "created": old, "last_activity": stale},
+            {
+                "space_name": "ana-snooze",
+                "tags": {"reaper:snooze-until": (now + timedelta(days=2)).strftime("%Y-%m-%d")},
+                "created": old,
+                "last_activity": stale,
+            },
             "exempt",
         ),
         "prod-lab": ({"space_name": "ana-prod", "tags": {"ml:stage": "prod"}, "created": old, "last_activity": stale}, "exempt"),
-        "classic-kg": ({"user_name": "ana", "app_type": "KernelGateway", "name": "datascience-1", "instance_type": "ml.m5.large", "created": old}, "keep"),
+        "classic-kg": (
+            {"user_name": "ana", "app_type": "KernelGateway", "name": "datascience-1", "instance_type": "ml.m5.large", "created": old},
+            "keep",
+        ),
         "classic-paid-js": ({"user_name": "ana", "app_type": "JupyterServer", "instance_type": "ml.t3.medium", "created": old}, "keep"),
     }
     apps: dict[str, str] = {}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found as job_gone
+from reaper.aws.faults import is_not_found as job_gone
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit import seed_training as st
@@ -65,8 +65,16 @@ def test_no_caller_may_set_an_aws_tag_on_sagemaker_or_fsx(aws, key):
     arn = se.classic(sm, "llm-dev")
     assert refused(sm.add_tags, ResourceArn=arn, Tags=[{"Key": key, "Value": "x"}])["Code"] == "ValidationException"
     se.model(sm, "m2")
-    sm.create_endpoint_config(EndpointConfigName="c2", ProductionVariants=[{"VariantName": "AllTraffic", "ModelName": "m2", "InstanceType": "ml.m5.xlarge", "InitialInstanceCount": 1}])
-    error = refused(sm.create_endpoint, EndpointName="restored", EndpointConfigName="c2", Tags=[{"Key": "team", "Value": "a"}, {"Key": key, "Value": "x"}])
+    sm.create_endpoint_config(
+        EndpointConfigName="c2",
+        ProductionVariants=[{"VariantName": "AllTraffic", "ModelName": "m2", "InstanceType": "ml.m5.xlarge", "InitialInstanceCount": 1}],
+    )
+    error = refused(
+        sm.create_endpoint,
+        EndpointName="restored",
+        EndpointConfigName="c2",
+        Tags=[{"Key": "team", "Value": "a"}, {"Key": key, "Value": "x"}],
+    )
     assert error["Code"] == "ValidationException" and "aws:" in error["Message"]
     assert "restored" not in [e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]]
     subnet, group = sf.network(aws.client("ec2"))
@@ -85,7 +93,9 @@ def test_an_fsx_tag_value_with_a_comma_is_refused_and_the_shape_check_names_it(a
     assert error["Code"] == "ValidationException" and "regular expression pattern" in error["Message"]
     found = aws_shapes.take()  # the plugin saw the same request before it left: it would fail this test
     assert any(v.startswith("fsx.CreateBackup request: Tags[0].Value='sg-1,sg-2' does not match pattern") for v in found), found
-    assert fsx.create_backup(FileSystemId=fs_id, Tags=[{"Key": "reaper:source-security-groups", "Value": "sg-1 sg-2"}])["Backup"]["BackupId"]
+    assert fsx.create_backup(FileSystemId=fs_id, Tags=[{"Key": "reaper:source-security-groups", "Value": "sg-1 sg-2"}])["Backup"][
+        "BackupId"
+    ]
 
 
 # -- SageMaker: a missing training job ----------------------------------------------------------
@@ -120,7 +130,9 @@ def test_the_rules_hold_against_a_moto_server_too():
 def _tagged_notebooks(sm: Any, n: int) -> None:
     for i in range(n):
         sm.create_notebook_instance(
-            NotebookInstanceName=f"nb-{i:03d}", InstanceType="ml.t3.medium", RoleArn="arn:aws:iam::123456789012:role/r",
+            NotebookInstanceName=f"nb-{i:03d}",
+            InstanceType="ml.t3.medium",
+            RoleArn="arn:aws:iam::123456789012:role/r",
             Tags=[{"Key": "ml:owner", "Value": "a@x.io"}, {"Key": "ml:project", "Value": "p"}, {"Key": "stage", "Value": "dev"}],
         )
 
@@ -131,7 +143,9 @@ def test_get_resources_pages_by_resources_unless_tags_per_page_is_named(aws):
     tagging = aws.client("resourcegroupstaggingapi")
     by_resources = tagging.get_resources(ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100)
     assert len(by_resources["ResourceTagMappingList"]) == 100
-    rest = tagging.get_resources(ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100, PaginationToken=by_resources["PaginationToken"])
+    rest = tagging.get_resources(
+        ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100, PaginationToken=by_resources["PaginationToken"]
+    )
     assert len(rest["ResourceTagMappingList"]) == 50 and not rest.get("PaginationToken")
     by_tags = tagging.get_resources(ResourceTypeFilters=["sagemaker:notebook-instance"], ResourcesPerPage=100, TagsPerPage=100)
     assert 0 < len(by_tags["ResourceTagMappingList"]) <= 33  # three tags each: a page never splits a resource

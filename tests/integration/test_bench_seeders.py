@@ -45,7 +45,14 @@ def ec2_snapshot() -> tuple[Any, ...]:
     instances = [i for r in backend.reservations.values() for i in r.instances]
     ids = {inst.id: k for k, inst in enumerate(instances)}
     shapes = [
-        (len(r.instances), i.instance_type, i.launch_time, i.root_device_type, i._state.name, sorted((t["key"], t["value"]) for t in i.get_tags()))
+        (
+            len(r.instances),
+            i.instance_type,
+            i.launch_time,
+            i.root_device_type,
+            i._state.name,
+            sorted((t["key"], t["value"]) for t in i.get_tags()),
+        )
         for r in backend.reservations.values()
         for i in r.instances
     ]
@@ -56,11 +63,26 @@ def fsx_snapshot() -> tuple[Any, ...]:
     backend = fsx_backends[DEFAULT_ACCOUNT_ID][REGION]
     systems = list(backend.file_systems.values())
     ids = {fs.file_system_id: k for k, fs in enumerate(systems)}
-    random = ("FileSystemId", "ResourceARN", "DNSName", "NetworkInterfaceIds", "VpcId", "SubnetIds", "SecurityGroupIds", "Tags", "LustreConfiguration")
+    random = (
+        "FileSystemId",
+        "ResourceARN",
+        "DNSName",
+        "NetworkInterfaceIds",
+        "VpcId",
+        "SubnetIds",
+        "SecurityGroupIds",
+        "Tags",
+        "LustreConfiguration",
+    )
     shapes = [
-        ({k: v for k, v in fs.to_dict().items() if k not in random},
-         {k: v for k, v in fs.to_dict()["LustreConfiguration"].items() if k not in ("MountName", "WeeklyMaintenanceStartTime")},
-         sorted((t["Key"], "backup-*" if t["Value"].startswith("backup-") else t["Value"]) for t in backend.list_tags_for_resource(fs.resource_arn)))
+        (
+            {k: v for k, v in fs.to_dict().items() if k not in random},
+            {k: v for k, v in fs.to_dict()["LustreConfiguration"].items() if k not in ("MountName", "WeeklyMaintenanceStartTime")},
+            sorted(
+                (t["Key"], "backup-*" if t["Value"].startswith("backup-") else t["Value"])
+                for t in backend.list_tags_for_resource(fs.resource_arn)
+            ),
+        )
         for fs in systems
     ]
     return shapes, datapoints(ids)
@@ -87,7 +109,12 @@ def test_in_process_datapoints_are_stored_as_the_api_stores_them_whatever_the_ti
     # Given datapoints with a +02:00 timestamp and microseconds, a dimensionless one and a unit
     cest = timezone(timedelta(hours=2))
     data = [
-        {"MetricName": "CPUUtilization", "Dimensions": [{"Name": "InstanceId", "Value": "i-1"}], "Timestamp": NOW.astimezone(cest), "Value": 1.5},
+        {
+            "MetricName": "CPUUtilization",
+            "Dimensions": [{"Name": "InstanceId", "Value": "i-1"}],
+            "Timestamp": NOW.astimezone(cest),
+            "Value": 1.5,
+        },
         {"MetricName": "CPUUtilization", "Timestamp": NOW - timedelta(minutes=5), "Value": 0.0, "Unit": "Percent"},
     ]
     with mock_aws():
@@ -114,9 +141,19 @@ def test_in_process_datapoints_are_refused_as_the_api_refuses_them() -> None:
 def test_ec2_lookups_answer_as_moto_scans_do_also_after_changes_behind_the_index() -> None:
     with mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
-        ami = ec2.register_image(Name="bench-lookups", RootDeviceName="/dev/xvda", BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 8}}])["ImageId"]
+        ami = ec2.register_image(
+            Name="bench-lookups", RootDeviceName="/dev/xvda", BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 8}}]
+        )["ImageId"]
         # Given single launches, a launch of three in one reservation, tags, and a terminated instance
-        ids = [ec2.run_instances(ImageId=ami, MinCount=1, MaxCount=1, TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "k", "Value": str(n)}]}])["Instances"][0]["InstanceId"] for n in range(4)]
+        ids = [
+            ec2.run_instances(
+                ImageId=ami,
+                MinCount=1,
+                MaxCount=1,
+                TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "k", "Value": str(n)}]}],
+            )["Instances"][0]["InstanceId"]
+            for n in range(4)
+        ]
         ids += [i["InstanceId"] for i in ec2.run_instances(ImageId=ami, MinCount=3, MaxCount=3)["Instances"]]
         ec2.terminate_instances(InstanceIds=[ids[1]])
         ec2.create_tags(Resources=[ids[5]], Tags=[{"Key": "later", "Value": "yes"}])

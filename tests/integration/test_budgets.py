@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.client import BaseClient
 
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
 from reaper_devkit import seed
 from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording

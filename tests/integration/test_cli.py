@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit import seed
 from reaper_devkit.local_aws import local_account, session
 from tests.conftest import TABLE
@@ -116,7 +116,7 @@ def test_argparse_usage_errors_exit_2_on_one_line(capsys):
 
 def test_discovery_failure_is_an_error_not_silence(aws, capsys, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    from reaper import tagging
+    from reaper.aws import tagging
 
     def broken(*a, **k):
         from botocore.exceptions import ClientError
@@ -144,9 +144,15 @@ def test_the_installed_command_against_a_moto_server():
         cmd = [sys.executable, "-m", "reaper", "sweep", "--kind", "notebook", "--json"]
         # When the real process runs, dry-run then enforce
         dry = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-        before = {n["NotebookInstanceName"]: n["NotebookInstanceStatus"] for n in s.client("sagemaker").list_notebook_instances()["NotebookInstances"]}
+        before = {
+            n["NotebookInstanceName"]: n["NotebookInstanceStatus"]
+            for n in s.client("sagemaker").list_notebook_instances()["NotebookInstances"]
+        }
         act = subprocess.run([*cmd, "--mode", "enforce", "--grace-minutes", "0"], env=env, capture_output=True, text=True, timeout=120)
-        after = {n["NotebookInstanceName"]: n["NotebookInstanceStatus"] for n in s.client("sagemaker").list_notebook_instances()["NotebookInstances"]}
+        after = {
+            n["NotebookInstanceName"]: n["NotebookInstanceStatus"]
+            for n in s.client("sagemaker").list_notebook_instances()["NotebookInstances"]
+        }
     # Then dry-run changed nothing and enforce stopped exactly the idle one
     assert dry.returncode == 0, dry.stderr
     assert {r["id"]: r["verdict"] for r in lines(dry.stdout)} == {"idle": "act", "busy": "keep"}
@@ -163,21 +169,43 @@ def test_several_regions_in_one_sweep(aws, capsys):
         seed.activity(cw, f"idle-{region}", now, [0] * 15)
     assert main(["sweep", "--kind", "notebook", "--region", "us-east-1", "--region", "us-west-2", "--json"]) == 0
     rows = lines(capsys.readouterr().out)
-    assert {(r["id"], r["region"], r["verdict"]) for r in rows} == {("idle-us-east-1", "us-east-1", "act"), ("idle-us-west-2", "us-west-2", "act")}
+    assert {(r["id"], r["region"], r["verdict"]) for r in rows} == {
+        ("idle-us-east-1", "us-east-1", "act"),
+        ("idle-us-west-2", "us-west-2", "act"),
+    }
 
 
 def test_log_lines_for_verdicts_and_notices():
-    from reaper.cli import format_log_line
+    from reaper.cli.main import format_log_line
 
-    act = {"logged_at": "2026-12-02T10:00:00Z", "verdict": "act", "action": "stop", "executed": False, "kind": "notebook", "id": "nb", "region": "us-east-1", "reason": "idle"}
+    act = {
+        "logged_at": "2026-12-02T10:00:00Z",
+        "verdict": "act",
+        "action": "stop",
+        "executed": False,
+        "kind": "notebook",
+        "id": "nb",
+        "region": "us-east-1",
+        "reason": "idle",
+    }
     assert "would stop" in format_log_line(act) and "notebook nb (us-east-1) — idle" in format_log_line(act)
-    notice = {"type": "notice", "logged_at": "2026-12-02T10:00:00Z", "kind": "endpoint", "id": "ep", "region": "us-east-1", "title": "Restored", "text": "ep is InService"}
+    notice = {
+        "type": "notice",
+        "logged_at": "2026-12-02T10:00:00Z",
+        "kind": "endpoint",
+        "id": "ep",
+        "region": "us-east-1",
+        "title": "Restored",
+        "text": "ep is InService",
+    }
     line = format_log_line(notice)
     assert "notice" in line and "Restored: ep is InService" in line and "None" not in line
 
 
 def test_log_line_for_a_cost_record():
-    from reaper.cli import format_log_line
+    from reaper.cli.main import format_log_line
 
-    line = format_log_line({"type": "cost", "logged_at": "t", "action": "final-cost", "kind": "training-job", "id": "j", "region": "r", "reason": "est. $5"})
+    line = format_log_line(
+        {"type": "cost", "logged_at": "t", "action": "final-cost", "kind": "training-job", "id": "j", "region": "r", "reason": "est. $5"}
+    )
     assert line.split()[1] == "cost" and "est. $5" in line

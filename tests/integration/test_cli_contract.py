@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit import seed
 from reaper_devkit.local_aws import local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
@@ -146,7 +146,9 @@ def test_a_closed_pipe_ends_quietly():
             seed.activity(session().client("cloudwatch"), f"nb-{n}", now, [0] * 15)
         env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")}
         # When its reader has gone before it writes (as `reaper plan | head -0` would)
-        proc = subprocess.Popen([sys.executable, "-m", "reaper", "plan", "--kind", "notebook"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reaper", "plan", "--kind", "notebook"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
         err = proc.stderr.read().decode()
@@ -183,7 +185,11 @@ def test_report_of_a_dry_run_reclaims_nothing_and_says_what_would_have_been(aws,
 
 def test_plan_filters_by_verdict_and_owner(aws, sm, cw, capsys):
     now = datetime.now(UTC)
-    for name, owner, activity in (("idle-ana", "ana@example.com", [0] * 20), ("idle-bo", "bo@example.com", [0] * 20), ("busy-ana", "ana@example.com", [1] * 20)):
+    for name, owner, activity in (
+        ("idle-ana", "ana@example.com", [0] * 20),
+        ("idle-bo", "bo@example.com", [0] * 20),
+        ("busy-ana", "ana@example.com", [1] * 20),
+    ):
         seed.notebook(sm, name, {"ml:owner": owner})
         seed.activity(cw, name, now, activity)
     assert main(["plan", "--kind", "notebook", "--json", "--verdict", "act", "--owner", "ana@example.com"]) == 0
@@ -204,7 +210,9 @@ def test_the_real_command_says_a_refused_slack_message_once():
         env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")}
         env["REAPER_SLACK_WEBHOOK_URL"] = hook.url
         # When the installed command sweeps (its stderr is a real stream, with no test logging in the way)
-        done = subprocess.run([sys.executable, "-m", "reaper", "sweep", "--kind", "notebook", "--json"], env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "reaper", "sweep", "--kind", "notebook", "--json"], env=env, capture_output=True, text=True, timeout=120
+        )
     # Then the refusal is one line, the resource is an error, and the status is 1
     refused = [line for line in done.stderr.splitlines() if "404" in line]
     assert len(refused) == 1, done.stderr

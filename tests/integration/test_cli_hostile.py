@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper import cli
-from reaper.actionlog import ActionLog
-from reaper.cli import main
+from reaper.cli import main as cli
+from reaper.cli.main import main
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed
 from tests.conftest import one_line
 
@@ -169,11 +169,18 @@ def test_sigint_during_a_real_sweep_ends_with_one_line(tmp_path):
         silent.settimeout(60)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("REAPER_", "AWS_"))}
         env.update(
-            AWS_ENDPOINT_URL=f"http://127.0.0.1:{silent.getsockname()[1]}", AWS_ACCESS_KEY_ID="k", AWS_SECRET_ACCESS_KEY="s",
-            AWS_REGION="us-east-1", AWS_CONFIG_FILE=str(tmp_path / "none"), AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+            AWS_ENDPOINT_URL=f"http://127.0.0.1:{silent.getsockname()[1]}",
+            AWS_ACCESS_KEY_ID="k",
+            AWS_SECRET_ACCESS_KEY="s",
+            AWS_REGION="us-east-1",
+            AWS_CONFIG_FILE=str(tmp_path / "none"),
+            AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
         )
         proc = subprocess.Popen(
-            [sys.executable, "-m", "reaper", "plan", "--kind", "notebook"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [sys.executable, "-m", "reaper", "plan", "--kind", "notebook"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's Ctrl-C reaches it
         )
         # When Ctrl-C arrives while the sweep is in that call
@@ -236,9 +243,9 @@ def test_a_grace_past_a_year_is_exit_2_not_an_overflow_at_the_warning(aws, capsy
 
 
 def test_the_longest_grace_still_computes_a_due_time():
-    from reaper.model import Decision, Verdict
-    from reaper.policy import apply_grace, read_tags
-    from reaper.settings import MAX_GRACE_MINUTES, Settings
+    from reaper.core.model import Decision, Verdict
+    from reaper.core.policy import apply_grace, read_tags
+    from reaper.core.settings import MAX_GRACE_MINUTES, Settings
 
     settings = Settings()
     view = read_tags({"reaper:warned-at": "2026-12-01T00:00:00Z"}, settings)
@@ -247,7 +254,7 @@ def test_the_longest_grace_still_computes_a_due_time():
 
 
 def test_the_templates_grace_parameters_stop_where_the_code_does():
-    from reaper.settings import MAX_GRACE_MINUTES
+    from reaper.core.settings import MAX_GRACE_MINUTES
     from reaper_devkit.template import load
 
     params = load()["Parameters"]

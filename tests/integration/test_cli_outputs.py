@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from reaper import __version__
-from reaper.actionlog import ActionLog
-from reaper.cli import main
+from reaper.cli.main import main
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed
 
 HOSTILE = '<script>alert("pwned")</script>, "quoted"\nsecond line'
@@ -32,15 +32,40 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.fixture
 def fleet(sm: Any, cw: Any) -> None:
     now = datetime.now(UTC)
-    for name, owner, activity in (("idle-ana", "ana@example.com", [0] * 20), ("idle-bo", "bo@example.com", [0] * 20), ("busy-ana", "ana@example.com", [1] * 20)):
+    for name, owner, activity in (
+        ("idle-ana", "ana@example.com", [0] * 20),
+        ("idle-bo", "bo@example.com", [0] * 20),
+        ("busy-ana", "ana@example.com", [1] * 20),
+    ):
         seed.notebook(sm, name, {"ml:owner": owner, "ml:project": "llm team: v2"})
         seed.activity(cw, name, now, activity)
 
 
-def log_entry(log: ActionLog, at: datetime, rid: str, owner: str = "ana@example.com", kind: str = "notebook", verdict: str = "act",
-              executed: bool = True, reason: str = LONG_REASON, hourly: float | None = 2.0, **evidence: Any) -> None:
-    entry = {"kind": kind, "id": rid, "region": "us-east-1", "verdict": verdict, "executed": executed, "action": "stop",
-             "reason": reason, "hourly_usd": hourly, "owner": owner, "project": "llm", "evidence": evidence}
+def log_entry(
+    log: ActionLog,
+    at: datetime,
+    rid: str,
+    owner: str = "ana@example.com",
+    kind: str = "notebook",
+    verdict: str = "act",
+    executed: bool = True,
+    reason: str = LONG_REASON,
+    hourly: float | None = 2.0,
+    **evidence: Any,
+) -> None:
+    entry = {
+        "kind": kind,
+        "id": rid,
+        "region": "us-east-1",
+        "verdict": verdict,
+        "executed": executed,
+        "action": "stop",
+        "reason": reason,
+        "hourly_usd": hourly,
+        "owner": owner,
+        "project": "llm",
+        "evidence": evidence,
+    }
     log.record(entry, at, f"ev-{rid}-{at:%H%M%S}")
 
 
@@ -60,6 +85,7 @@ def logged(aws: Any, table: str, monkeypatch: pytest.MonkeyPatch) -> datetime:
 
 
 # -- --version ------------------------------------------------------------------------------
+
 
 def test_version_prints_the_installed_version(capsys):
     assert main(["--version"]) == 0
@@ -81,6 +107,7 @@ def test_version_falls_back_to_the_layers_constant_without_package_metadata(caps
 
 
 # -- bad values: exit 2, one line -----------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("argv", "says"),
@@ -127,6 +154,7 @@ def test_html_without_matplotlib_is_one_line_naming_the_pip_command(logged, caps
 
 # -- plan / sweep -----------------------------------------------------------------------------
 
+
 def test_plan_csv_has_a_header_every_resource_and_whole_reasons(aws, fleet, capsys):
     assert main(["plan", "--kind", "notebook", "--output", "json"]) == 0
     as_json = {r["id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
@@ -143,7 +171,9 @@ def test_json_is_the_alias_of_output_json(aws, fleet, capsys):
     assert main(["plan", "--kind", "notebook", "--json"]) == 0
     alias = capsys.readouterr().out
     assert main(["plan", "--kind", "notebook", "--output", "json", "--json"]) == 0
-    assert sorted(json.loads(x)["id"] for x in capsys.readouterr().out.splitlines()) == sorted(json.loads(x)["id"] for x in alias.splitlines())
+    assert sorted(json.loads(x)["id"] for x in capsys.readouterr().out.splitlines()) == sorted(
+        json.loads(x)["id"] for x in alias.splitlines()
+    )
 
 
 def test_sweep_csv_keeps_the_filters(aws, fleet, capsys):
@@ -153,6 +183,7 @@ def test_sweep_csv_keeps_the_filters(aws, fleet, capsys):
 
 
 # -- log ------------------------------------------------------------------------------------------
+
 
 def test_log_filters_by_kind_verdict_and_owner(logged, capsys):
     assert main(["log", "--output", "json", "--kind", "notebook", "--verdict", "act", "--owner", "ANA@example.com"]) == 0
@@ -183,6 +214,7 @@ def test_log_table_fits_the_width_with_the_reason_cut(logged, capsys, monkeypatc
 
 
 # -- report --------------------------------------------------------------------------------------
+
 
 def test_report_csv_has_every_group_and_the_kind_filter(logged, capsys):
     assert main(["report", "--output", "csv", "--by", "owner"]) == 0

@@ -10,12 +10,20 @@ from typing import Any
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from tests.integration.test_contract_every_kind import KITS, NAMES, _tags_of
 
 TYPES: dict[str, Any] = {
-    "kind": str, "id": str, "arn": str, "region": str, "verdict": str, "action": (str, type(None)), "reason": str,
-    "executed": bool, "hourly_usd": (int, float, type(None)), "owner": (str, type(None)),
+    "kind": str,
+    "id": str,
+    "arn": str,
+    "region": str,
+    "verdict": str,
+    "action": (str, type(None)),
+    "reason": str,
+    "executed": bool,
+    "hourly_usd": (int, float, type(None)),
+    "owner": (str, type(None)),
 }
 VERDICTS = {"act", "warn", "keep", "exempt", "error"}
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper import pipeline
-from reaper.actionlog import ActionLog
 from reaper.handlers import handle_kind_event
+from reaper.record.actionlog import ActionLog
+from reaper.sweep import pipeline
 from tests.conftest import drain, event, load_function
 from tests.integration.test_contract_every_kind import KITS, enforcing
 
@@ -81,7 +81,9 @@ def test_a_change_recorded_as_usual_leaves_no_copy_for_the_next_sweep(aws, deplo
 
 
 @pytest.mark.parametrize("kind", sorted(KITS))
-def test_when_the_action_log_cannot_take_the_record_ahead_of_a_change_nothing_is_changed(aws, deployed_env, lambda_context, monkeypatch, kind):
+def test_when_the_action_log_cannot_take_the_record_ahead_of_a_change_nothing_is_changed(
+    aws, deployed_env, lambda_context, monkeypatch, kind
+):
     # Given two resources the kind acts on at once, in enforce with no grace, and an action log that
     # takes claims but throttles every record past botocore's retries (DynamoDB at its limit)
     enforcing(monkeypatch, kind, 0)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from reaper import slack
 from reaper.kinds.ec2 import catalog
+from reaper.slack import post as slack
 from reaper_devkit import seed, seed_ec2
 from reaper_devkit import seed_studio as studio
 from tests.conftest import drain, event, load_function
@@ -70,8 +70,9 @@ def _seed_apps(aws: Any, now: datetime) -> dict[str, str]:
     out = {}
     for name in NAMES:
         studio.space(sm, domain, name, owner="ana")
-        out[name] = studio.app(sm, domain, space_name=name, tags={"ml:stage": "dev"}, created=now - timedelta(days=2),
-                               last_activity=now - timedelta(hours=3))
+        out[name] = studio.app(
+            sm, domain, space_name=name, tags={"ml:stage": "dev"}, created=now - timedelta(days=2), last_activity=now - timedelta(hours=3)
+        )
     return out
 
 

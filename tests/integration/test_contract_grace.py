@@ -31,7 +31,9 @@ def _ec2(aws: Any, arn: str, at: datetime, busy: bool) -> None:
     if busy:
         seed_ec2.metrics(aws.client("cloudwatch"), iid, at, cpu=[80.0] * n, network=[60_000_000.0] * n, gpu=[85.0] * n)
     else:
-        seed_ec2.metrics(aws.client("cloudwatch"), iid, at, cpu=seed_ec2.IDLE_CPU[:n], network=seed_ec2.IDLE_NET[:n], gpu=seed_ec2.IDLE_GPU[:n])
+        seed_ec2.metrics(
+            aws.client("cloudwatch"), iid, at, cpu=seed_ec2.IDLE_CPU[:n], network=seed_ec2.IDLE_NET[:n], gpu=seed_ec2.IDLE_GPU[:n]
+        )
 
 
 def _endpoint(aws: Any, arn: str, at: datetime, busy: bool) -> None:

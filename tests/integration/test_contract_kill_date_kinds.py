@@ -45,7 +45,9 @@ def test_past_its_kill_date_a_busy_resource_is_warned_then_reaped_and_before_it_
     later = now + timedelta(minutes=61)
     if kind == "studio-app":
         for arn in arns.values():
-            sagemaker_studio.set_app_times(arn, last_user_activity=later - timedelta(minutes=1), last_health_check=later - timedelta(minutes=1))
+            sagemaker_studio.set_app_times(
+                arn, last_user_activity=later - timedelta(minutes=1), last_health_check=later - timedelta(minutes=1)
+            )
     second = handle_kind_event(event(f"{kind}-schedule.json", id="second"), kind, app.RUNTIME, now=later)
     # Then only the one past its kill date was reaped, once, saying why
     assert second["acted"] == [kit.id_of(arns["late-tag"])], second

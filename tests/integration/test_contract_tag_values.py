@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit import seed
 
 IDLE, BUSY = [0.0] * 36, [1.0] * 36
@@ -98,7 +98,12 @@ def test_every_tag_value_is_read_as_the_contract_says_and_none_fails_the_sweep(s
         row = rows[name]
         status = sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"]
         stopped = status in ("Stopping", "Stopped")
-        if row["verdict"] != verdict or words.lower() not in row["reason"].lower() or stopped != (verdict == "act") or row["executed"] != stopped:
+        if (
+            row["verdict"] != verdict
+            or words.lower() not in row["reason"].lower()
+            or stopped != (verdict == "act")
+            or row["executed"] != stopped
+        ):
             wrong.append(f"{name}: {row['verdict']} executed={row['executed']} {status} — {row['reason'][:160]}")
     assert wrong == []
 

@@ -31,7 +31,9 @@ def no_datapoints(monkeypatch: pytest.MonkeyPatch, client: Any) -> None:
     """GetMetricData answers every query, complete, with no datapoints: nothing reports the metric."""
 
     def empty(**kwargs: Any) -> dict[str, Any]:
-        results = [{"Id": q["Id"], "Label": q["Id"], "Timestamps": [], "Values": [], "StatusCode": "Complete"} for q in kwargs["MetricDataQueries"]]
+        results = [
+            {"Id": q["Id"], "Label": q["Id"], "Timestamps": [], "Values": [], "StatusCode": "Complete"} for q in kwargs["MetricDataQueries"]
+        ]
         return {"MetricDataResults": results, "Messages": []}
 
     monkeypatch.setattr(client, "get_metric_data", empty)
@@ -81,7 +83,9 @@ def test_studio_activity_that_cannot_be_read_never_counts_as_idle(aws, enforce, 
 
 
 @pytest.mark.parametrize("minutes,verdict", [(30, "keep"), (300, "act")], ids=["part-of-the-window", "whole-window"])
-def test_an_endpoint_with_no_invocation_data_is_idle_only_if_in_service_for_the_whole_window(aws, sm, enforce, lambda_context, minutes, verdict):
+def test_an_endpoint_with_no_invocation_data_is_idle_only_if_in_service_for_the_whole_window(
+    aws, sm, enforce, lambda_context, minutes, verdict
+):
     # Given a dev endpoint with no Invocations datapoints (AWS publishes none without traffic), in service for `minutes`
     now = datetime.now(UTC)
     se.classic(sm, "quiet", OWNER)

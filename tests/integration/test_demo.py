@@ -40,7 +40,9 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced(capsys, m
                 assert warned is not None and warned <= at, f"{kind} {rid} acted at {at} before its warning:\n{seen}\n{step2}"
     assert acted > 0
     # Each scene's "expect:" says what the plan then shows: stopped/deleted = act, kept = keep, …
-    plan_verdicts = {m.group(2).rstrip("…"): m.group(3) for m in PLAN_ROW.finditer(out.split("1. reaper plan", 1)[1].split("2. Enforce", 1)[0])}
+    plan_verdicts = {
+        m.group(2).rstrip("…"): m.group(3) for m in PLAN_ROW.finditer(out.split("1. reaper plan", 1)[1].split("2. Enforce", 1)[0])
+    }
     checked = 0
     for rid, says in EXPECT.findall(out.split("2. Enforce", 1)[0]):
         verdict = EXPECTED_VERDICT.get(re.split(r"[:,]", says, maxsplit=1)[0])

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper.kinds.ec2 import catalog
 from reaper_devkit import seed_ec2
 from tests.integration.ec2_fleet import build

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
 from reaper.kinds.ec2 import catalog
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
@@ -53,7 +53,9 @@ def test_dry_run_decides_everything_and_changes_nothing(aws, ec2, fleet, deploye
     assert no_metric["verdict"] == "keep" and "nvidia_gpu" in no_metric["reason"]  # the owner is told how to publish it
 
 
-def test_enforce_without_grace_stops_exactly_the_idle_unmanaged_ebs_gpu_instances(aws, ec2, fleet, deployed_env, lambda_context, monkeypatch):
+def test_enforce_without_grace_stops_exactly_the_idle_unmanaged_ebs_gpu_instances(
+    aws, ec2, fleet, deployed_env, lambda_context, monkeypatch
+):
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
     app = load_function("ec2")
@@ -77,9 +79,9 @@ def test_enforce_without_grace_stops_exactly_the_idle_unmanaged_ebs_gpu_instance
 
 
 def test_every_kept_instance_says_why(ec2, fleet, deployed_env, lambda_context, monkeypatch, capsys):
-    from reaper import pipeline
-    from reaper.runtime import Runtime
-    from reaper.settings import Settings
+    from reaper.core.settings import Settings
+    from reaper.record.runtime import Runtime
+    from reaper.sweep import pipeline
 
     rt = Runtime.build(Settings(mode="enforce", grace_minutes=0), region="us-east-1")
     outcomes = pipeline.sweep(rt, ["ec2"], datetime.now(UTC), event_id="why")
@@ -182,7 +184,9 @@ def test_an_idle_tag_window_longer_than_the_data_keeps_it(aws, ec2, cw, deployed
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
     now = datetime.now(UTC)
-    iid = seed_ec2.instance(ec2, "g5g.xlarge", {"ml:owner": "ana@example.com", "reaper:idle-minutes": "240"}, now=now, launched_ago=timedelta(hours=8))
+    iid = seed_ec2.instance(
+        ec2, "g5g.xlarge", {"ml:owner": "ana@example.com", "reaper:idle-minutes": "240"}, now=now, launched_ago=timedelta(hours=8)
+    )
     seed_ec2.metrics(cw, iid, now)  # 3 hours of data, a 4-hour window
     result = load_function("ec2").handler(event("ec2-schedule.json"), lambda_context)
     assert result["acted"] == [] and seed_ec2.state(ec2, iid) == "running"
@@ -195,9 +199,24 @@ def test_an_idle_tag_window_longer_than_the_data_keeps_it(aws, ec2, cw, deployed
         {"detail-type": "Scheduled Event", "source": "aws.events"},
         {"id": "x", "detail-type": "Something Else", "source": "aws.ec2", "detail": {}},
         {"id": "x", "detail-type": "EC2 Instance State-change Notification", "source": "aws.ec2", "detail": {}},
-        {"id": "x", "detail-type": "EC2 Instance State-change Notification", "source": "aws.ec2", "detail": {"instance-id": "i-; rm -rf /", "state": "running"}},
-        {"id": "x", "detail-type": "EC2 Instance State-change Notification", "source": "aws.ec2", "detail": {"instance-id": ["i-0abc12345678"], "state": "running"}},
-        {"id": "x", "detail-type": "EC2 Instance State-change Notification", "source": "aws.sagemaker", "detail": {"instance-id": "i-0abc12345678", "state": "running"}},
+        {
+            "id": "x",
+            "detail-type": "EC2 Instance State-change Notification",
+            "source": "aws.ec2",
+            "detail": {"instance-id": "i-; rm -rf /", "state": "running"},
+        },
+        {
+            "id": "x",
+            "detail-type": "EC2 Instance State-change Notification",
+            "source": "aws.ec2",
+            "detail": {"instance-id": ["i-0abc12345678"], "state": "running"},
+        },
+        {
+            "id": "x",
+            "detail-type": "EC2 Instance State-change Notification",
+            "source": "aws.sagemaker",
+            "detail": {"instance-id": "i-0abc12345678", "state": "running"},
+        },
     ],
 )
 def test_malformed_events_are_refused_and_change_nothing(aws, ec2, fleet, deployed_env, lambda_context, monkeypatch, bad):

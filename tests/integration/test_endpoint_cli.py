@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.local_aws import local_account, session
 
@@ -61,8 +61,12 @@ def test_enforce_sweep_then_restore_against_a_moto_server():
     assert swept.returncode == 0, swept.stderr
     out = rows(swept.stdout)
     assert {k: (v["verdict"], v["executed"]) for k, v in out.items()} == {
-        "llm-dev": ("act", True), "ic-dev": ("act", True), "busy": ("keep", False), "young": ("keep", False),
-        "prod": ("exempt", False), "exempt": ("exempt", False),
+        "llm-dev": ("act", True),
+        "ic-dev": ("act", True),
+        "busy": ("keep", False),
+        "young": ("keep", False),
+        "prod": ("exempt", False),
+        "exempt": ("exempt", False),
     }
     assert "12 invocations" in out["busy"]["reason"] and "no data is not yet evidence" in out["young"]["reason"]
     assert out["llm-dev"]["hourly_usd"] == 0.7364 and out["llm-dev"]["instance_type"] == "ml.g4dn.xlarge"

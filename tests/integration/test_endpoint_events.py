@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.actionlog import ActionLog
 from reaper.kinds.endpoint import restore as endpoint_restore
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import script_status, set_status
@@ -48,7 +48,9 @@ def test_a_new_endpoint_missing_what_the_reaper_needs_is_reported_once(aws, sm, 
     assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
 
 
-def test_a_new_endpoint_with_neither_a_kill_date_nor_a_budget_is_told_once_and_an_update_says_nothing(aws, sm, deployed_env, lambda_context, monkeypatch):
+def test_a_new_endpoint_with_neither_a_kill_date_nor_a_budget_is_told_once_and_an_update_says_nothing(
+    aws, sm, deployed_env, lambda_context, monkeypatch
+):
     # Given a new endpoint with owner and stage, but no kill date and no budgeted project
     se.classic(sm, "llm-dev", {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"})
     app = load_function("endpoint")

@@ -59,7 +59,9 @@ def test_an_endpoint_only_told_to_tag_itself_dev_has_no_configuration_read(aws, 
     assert set(messages) == {"plain"} and "only dev stages" in messages["plain"]["reason"]
 
 
-def test_failing_list_inference_components_leaves_only_component_endpoints_undecided(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+def test_failing_list_inference_components_leaves_only_component_endpoints_undecided(
+    aws, sm, cw, deployed_env, lambda_context, monkeypatch
+):
     # Given idle dev endpoints of each type, and ListInferenceComponents throttled
     now = datetime.now(UTC)
     se.classic(sm, "classic", DEV)
@@ -101,7 +103,9 @@ def test_failing_list_models_leaves_only_dev_classic_endpoints_undecided(aws, sm
     assert nonzero(result["verdicts"]) == {"act": 1, "error": 2}
 
 
-def test_list_inference_components_denied_degrades_only_component_endpoints_of_every_stage(aws, sm, deployed_env, lambda_context, monkeypatch):
+def test_list_inference_components_denied_degrades_only_component_endpoints_of_every_stage(
+    aws, sm, deployed_env, lambda_context, monkeypatch
+):
     # Given quiet endpoints of every stage, two of them hosting components, and ListInferenceComponents denied
     # (a role without the permission: not retryable, unlike throttling)
     from botocore.exceptions import ClientError

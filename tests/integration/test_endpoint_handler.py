@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from reaper import kinds, pipeline
-from reaper.actionlog import ActionLog
-from reaper.errors import BadEventError
+from reaper import kinds
+from reaper.core.errors import BadEventError
+from reaper.core.model import Decision, Mode, Outcome, Verdict
 from reaper.handlers import handle_kind_event
 from reaper.kinds.base import ActContext
-from reaper.model import Decision, Mode, Outcome, Verdict
+from reaper.record.actionlog import ActionLog
+from reaper.sweep import pipeline
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import set_status
@@ -71,8 +72,17 @@ def fleet(sm, cw, aas) -> dict[str, str]:
     se.classic(sm, "creating", DEV)
     set_status("creating", "Creating")
     return {
-        "idle-gpu": "act", "busy": "keep", "young": "keep", "ic-idle": "act", "ic-busy": "keep", "async-idle": "act",
-        "exempt": "exempt", "snoozed": "exempt", "prod": "exempt", "bad-tag": "exempt", "creating": "keep",
+        "idle-gpu": "act",
+        "busy": "keep",
+        "young": "keep",
+        "ic-idle": "act",
+        "ic-busy": "keep",
+        "async-idle": "act",
+        "exempt": "exempt",
+        "snoozed": "exempt",
+        "prod": "exempt",
+        "bad-tag": "exempt",
+        "creating": "keep",
     }
 
 
@@ -108,7 +118,9 @@ def test_dry_run_decides_every_endpoint_and_changes_nothing(aws, sm, fleet, depl
     assert "production stage" in by_id["prod"]["reason"] and "reaper:idle-minutes" in by_id["bad-tag"]["reason"]
 
 
-def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(aws, sm, aas, fleet, deployed_env, lambda_context, monkeypatch):
+def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(
+    aws, sm, aas, fleet, deployed_env, lambda_context, monkeypatch
+):
     # Given enforce with no grace
     enforce(monkeypatch)
     app = load_function("endpoint")
@@ -120,7 +132,9 @@ def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(a
     assert endpoints(sm) == set(fleet) - {"idle-gpu"}  # classic: deleted
     assert sm.describe_endpoint_config(EndpointConfigName="idle-gpu-config") and sm.describe_model(ModelName="idle-gpu-model-alltraffic")
     assert (copies(sm, "ic-a"), copies(sm, "ic-b"), copies(sm, "ic-c")) == (0, 0, 1)  # components: 0 copies
-    target = aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/async-idle/variant/AllTraffic"])["ScalableTargets"]
+    target = aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/async-idle/variant/AllTraffic"])[
+        "ScalableTargets"
+    ]
     assert [t["MinCapacity"] for t in target] == [0]  # async: minimum 0 ...
     alarms = aws.client("cloudwatch").describe_alarms(AlarmNames=["mlreaper-wake-async-idle"])["MetricAlarms"]
     assert alarms and alarms[0]["MetricName"] == "HasBacklogWithoutCapacity"  # ... woken by its backlog
@@ -130,7 +144,10 @@ def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(a
     assert record is not None and record["config_name"] == "idle-gpu-config" and record["type"] == "classic"
     assert {t["Key"]: t["Value"] for t in record["tags"]} == DEV
     assert [(t["min"], t["max"], [p["name"] for p in t["policies"]]) for t in record["autoscaling"]] == [(1, 3, ["idle-gpu-invocations"])]
-    assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/idle-gpu/variant/AllTraffic"])["ScalableTargets"] == []
+    assert (
+        aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/idle-gpu/variant/AllTraffic"])["ScalableTargets"]
+        == []
+    )
     assert calls.actions <= function_actions("EndpointFunction")
     assert calls.ungranted("EndpointFunction") == []  # on the resource it names, conditions included
     messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "act"}
@@ -248,8 +265,8 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
     se.classic(sm, "racy", DEV)
     se.age("racy", datetime.now(UTC), 300)
     kind = kinds.get("endpoint")
-    from reaper.runtime import Runtime
-    from reaper.settings import Settings
+    from reaper.core.settings import Settings
+    from reaper.record.runtime import Runtime
 
     rt = Runtime.build(Settings(mode=Mode.ENFORCE, grace_minutes=0, table=table), session=aws, region="us-east-1")
     now = datetime.now(UTC)
@@ -260,7 +277,11 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
     # When the pipeline acts
     outcome.result = pipeline.enforce(kind, outcome, ctx)
     # Then the action refuses: error, nothing deleted, no record
-    assert outcome.verdict is Verdict.ERROR and "refused to delete" in (outcome.error or "") and "racy-model-alltraffic" in (outcome.error or "")
+    assert (
+        outcome.verdict is Verdict.ERROR
+        and "refused to delete" in (outcome.error or "")
+        and "racy-model-alltraffic" in (outcome.error or "")
+    )
     assert endpoints(sm) == {"racy"} and rt.log is not None and rt.log.latest_restore("endpoint", "racy") is None
 
 
@@ -270,7 +291,12 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
         "not an object",
         {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
         {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
-        {"id": "x", "detail-type": "SageMaker Endpoint State Change", "source": "aws.sagemaker", "detail": {"EndpointStatus": "IN_SERVICE"}},
+        {
+            "id": "x",
+            "detail-type": "SageMaker Endpoint State Change",
+            "source": "aws.sagemaker",
+            "detail": {"EndpointStatus": "IN_SERVICE"},
+        },
         {"id": "x", "detail-type": "SageMaker Endpoint State Change", "source": "aws.sagemaker", "detail": {"EndpointName": "idle-gpu"}},
         {"id": "x", "detail-type": "SageMaker Training Job State Change", "source": "aws.sagemaker", "detail": {}},
     ],

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reaper import pipeline
-from reaper.model import Outcome
+from reaper.core.model import Outcome
+from reaper.sweep import pipeline
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_inference
@@ -58,7 +58,12 @@ def test_production_configurations_are_read_once_a_day_when_their_message_is_due
         assert after.decision.action in ("delete", "scale-to-zero") and "as told at 09:00 UTC today" in after.reason
         assert after.resource.hourly_usd == before.resource.hourly_usd and after.resource.instance_type == before.resource.instance_type
     assert first["prod-classic"].resource.hourly_usd is not None
-    assert {n: o.verdict.value for n, o in later.items()} == {"prod-classic": "exempt", "prod-ic": "exempt", "prod-async": "exempt", "dev-classic": "act"}
+    assert {n: o.verdict.value for n, o in later.items()} == {
+        "prod-classic": "exempt",
+        "prod-ic": "exempt",
+        "prod-async": "exempt",
+        "dev-classic": "act",
+    }
     # When the first sweep of the next day runs
     nxt, ops = sweep(app, MORNING + timedelta(days=1), "sweep-3")
     # Then the configurations are read again and the daily messages posted again

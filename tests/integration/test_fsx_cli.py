@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext
@@ -18,7 +18,6 @@ from tests.conftest import load_function
 
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 TAGS = {**sf.DEV, "Name": "llm-data", "cost-center": "4711"}
-
 
 
 @pytest.fixture
@@ -69,7 +68,11 @@ def test_sweep_json_has_the_contract_fields_and_a_failed_backup_exits_1(aws, net
     fsx_ext.settle_backups("FAILED")
     assert main(enforce()) == 1
     row = rows(capsys.readouterr().out)[fs_id]
-    assert row["verdict"] == "error" and row["executed"] is False and fs_id in {f["FileSystemId"] for f in aws.client("fsx").describe_file_systems()["FileSystems"]}
+    assert (
+        row["verdict"] == "error"
+        and row["executed"] is False
+        and fs_id in {f["FileSystemId"] for f in aws.client("fsx").describe_file_systems()["FileSystems"]}
+    )
 
 
 def test_restore_round_trip_same_type_capacity_throughput_network_and_tags(aws, net, logged, capsys):
@@ -189,7 +192,9 @@ def test_an_association_without_automatic_export_is_left_as_it_is(aws, net, logg
         assert main(enforce()) == 0
     assert "automatic export" not in rows(capsys.readouterr().out)[fs_id]["detail"]
     assert "fsx:UpdateDataRepositoryAssociation" not in calls.actions
-    assert fsx.describe_data_repository_associations(AssociationIds=[dra])["Associations"][0]["S3"] == {"AutoImportPolicy": {"Events": ["NEW", "CHANGED"]}}
+    assert fsx.describe_data_repository_associations(AssociationIds=[dra])["Associations"][0]["S3"] == {
+        "AutoImportPolicy": {"Events": ["NEW", "CHANGED"]}
+    }
 
 
 def test_restore_of_an_exported_scratch_file_system_says_where_the_data_is(aws, net, logged, capsys):

@@ -20,7 +20,6 @@ ROLE_ARN = "arn:aws:iam::123456789012:role/mlreaper-FsxCheckSchedulerRole"
 JOB_EVENT = "fsx-training-job-state-change.json"
 
 
-
 @pytest.fixture
 def wired(deployed_env, monkeypatch) -> dict[str, str]:
     """Enforce, grace 0, and the one-off check wired as the template wires it."""

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from reaper.actionlog import ActionLog
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
 from reaper.handlers import handle_kind_event
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext
@@ -20,7 +20,6 @@ from tests.integration.fsx_fleet import DELETED_IN_THE_END, EXPECTED, NOTIFY_IN_
 
 SCHEDULE = "fsx-schedule.json"
 MUTATING = {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem", "fsx:TagResource", "fsx:UntagResource"}
-
 
 
 @pytest.fixture
@@ -58,8 +57,15 @@ def test_dry_run_decides_every_file_system_and_changes_nothing(aws, fsx, fleet, 
     assert result["resources"] == len(EXPECTED) and result["acted"] == []
     assert fsx.describe_backups()["Backups"] == [] and fsx.describe_data_repository_tasks()["DataRepositoryTasks"] == []
     assert set(by_name(fsx)) == {*EXPECTED, "zfs"}
-    assert not any(k.startswith("reaper:") and k != "reaper:disposable" and k != "reaper:exempt" and k != "reaper:snooze-until"
-                   and k != "reaper:idle-minutes" for fs in by_name(fsx).values() for k in fs["tags"])
+    assert not any(
+        k.startswith("reaper:")
+        and k != "reaper:disposable"
+        and k != "reaper:exempt"
+        and k != "reaper:snooze-until"
+        and k != "reaper:idle-minutes"
+        for fs in by_name(fsx).values()
+        for k in fs["tags"]
+    )
     # And the would-acts, the refused scratch, production and the bad tag are posted
     messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
     names = {v: k for k, v in fleet.items()}
@@ -179,7 +185,9 @@ def test_a_failed_backup_is_an_error_posted_once_and_the_file_system_is_kept(aws
 
 def linked_scratch(aws, now: datetime) -> str:
     subnet, group = sf.network(aws.client("ec2"))
-    fs_id = sf.file_system(aws.client("fsx"), subnet, group, deployment="SCRATCH_2", throughput=None, tags=sf.DEV, created_at=now - timedelta(days=2))
+    fs_id = sf.file_system(
+        aws.client("fsx"), subnet, group, deployment="SCRATCH_2", throughput=None, tags=sf.DEV, created_at=now - timedelta(days=2)
+    )
     sf.link(aws.client("fsx"), fs_id, "s3://ml-data/run-7")
     sf.io(aws.client("cloudwatch"), fs_id, now + timedelta(hours=30), minutes=44 * 60)
     return fs_id
@@ -187,7 +195,10 @@ def linked_scratch(aws, now: datetime) -> str:
 
 @pytest.mark.parametrize(
     ("outcome", "said"),
-    [({"lifecycle": "FAILED", "message": "S3 access denied"}, "FAILED: S3 access denied"), ({"failed_files": 4}, "4 of 120 files failed to export")],
+    [
+        ({"lifecycle": "FAILED", "message": "S3 access denied"}, "FAILED: S3 access denied"),
+        ({"failed_files": 4}, "4 of 120 files failed to export"),
+    ],
 )
 def test_a_failed_export_is_reported_and_not_retried(aws, fsx, enforce, outcome, said):
     now = datetime.now(UTC)
@@ -238,7 +249,7 @@ def test_use_between_the_phases_keeps_it_and_a_later_idle_spell_takes_a_fresh_ba
 
 def kept_reason(app: Any, at: datetime, fs_id: str) -> str:
     """The reason a sweep at `at` gives for the file system (the handler summary has only verdicts)."""
-    from reaper import pipeline
+    from reaper.sweep import pipeline
 
     outcomes = pipeline.sweep(app.RUNTIME, ["fsx"], at, event_id="look")
     return next(o.reason for o in outcomes if o.resource.id == fs_id)
@@ -255,7 +266,7 @@ def test_deleted_by_someone_between_the_phases_is_no_error_and_can_still_be_rest
     result = sweep(app, now + timedelta(minutes=10), "s2")
     assert result["resources"] == 0 and result["errors"] == []
     # Then the restore record written in phase 1 still brings it back
-    from reaper import restore
+    from reaper.restore import run as restore
 
     said = restore.restore(app.RUNTIME, fs_id, now, lambda _line: None)
     assert f"{fs_id} restored as fs-" in said
@@ -290,7 +301,12 @@ def test_same_event_three_times_backs_up_once_and_posts_once(aws, fsx, enforce, 
         "not an object",
         {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
         {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
-        {"id": "x", "detail-type": "SageMaker Training Job State Change", "source": "aws.sagemaker", "detail": {"TrainingJobStatus": "Completed"}},
+        {
+            "id": "x",
+            "detail-type": "SageMaker Training Job State Change",
+            "source": "aws.sagemaker",
+            "detail": {"TrainingJobStatus": "Completed"},
+        },
         {"id": "x", "detail-type": "FSx Idle Window Check", "source": "mlreaper", "detail": {"file_system_ids": []}},
         {"id": "x", "detail-type": "FSx Idle Window Check", "source": "mlreaper", "detail": {"file_system_ids": ["not-an-id"]}},
     ],
@@ -308,8 +324,15 @@ def test_a_disposable_scratch_file_system_is_warned_then_deleted_and_the_message
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
     now = datetime.now(UTC)
     subnet, group = sf.network(aws.client("ec2"))
-    fs_id = sf.file_system(fsx, subnet, group, deployment="SCRATCH_2", throughput=None, tags={**sf.DEV, "reaper:disposable": "true"},
-                           created_at=now - timedelta(days=2))
+    fs_id = sf.file_system(
+        fsx,
+        subnet,
+        group,
+        deployment="SCRATCH_2",
+        throughput=None,
+        tags={**sf.DEV, "reaper:disposable": "true"},
+        created_at=now - timedelta(days=2),
+    )
     sf.io(aws.client("cloudwatch"), fs_id, now + timedelta(hours=2), minutes=16 * 60)
     app = load_function("fsx")
     assert sweep(app, now, "s1")["verdicts"]["warn"] == 1

@@ -42,7 +42,10 @@ def test_backups_wait_until_settled_and_keep_the_file_system_description_after_i
     assert fsx_ext.settle_backups() == [backup["BackupId"]]
     described = fsx.describe_backups(BackupIds=[backup["BackupId"]])["Backups"][0]
     assert described["Lifecycle"] == "AVAILABLE" and described["FileSystem"]["FileSystemId"] == fs_id
-    assert described["FileSystem"]["StorageCapacity"] == 2400 and described["FileSystem"]["LustreConfiguration"]["DeploymentType"] == "PERSISTENT_2"
+    assert (
+        described["FileSystem"]["StorageCapacity"] == 2400
+        and described["FileSystem"]["LustreConfiguration"]["DeploymentType"] == "PERSISTENT_2"
+    )
     with pytest.raises(ClientError) as unknown:
         fsx.describe_backups(BackupIds=[backup["BackupId"], "backup-0000000000000000a"])
     assert code(unknown) == "BackupNotFound"
@@ -74,7 +77,12 @@ def test_export_tasks_need_a_link_run_one_at_a_time_and_end_as_told(aws):
         fsx.create_data_repository_task(Type="EXPORT_TO_REPOSITORY", FileSystemId=fs_id, Report=report)
     assert code(unlinked) == "BadRequest"
     sf.link(fsx, fs_id, "s3://b/out")
-    assert fsx.describe_data_repository_associations(Filters=[{"Name": "file-system-id", "Values": [fs_id]}])["Associations"][0]["FileSystemPath"] == "/"
+    assert (
+        fsx.describe_data_repository_associations(Filters=[{"Name": "file-system-id", "Values": [fs_id]}])["Associations"][0][
+            "FileSystemPath"
+        ]
+        == "/"
+    )
     task = fsx.create_data_repository_task(Type="EXPORT_TO_REPOSITORY", FileSystemId=fs_id, Report=report)["DataRepositoryTask"]
     assert task["Lifecycle"] == "PENDING"
     with pytest.raises(ClientError) as busy:

@@ -12,9 +12,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# reaper.report (the savings arithmetic, stdlib only) is shared on purpose: the notifier's daily
+# reaper.report.summary (the savings arithmetic, stdlib only) is shared on purpose: the notifier's daily
 # savings metric and digest compute with it, so the dashboard, Slack and `reaper report` agree.
-CLI_ONLY = ("matplotlib", "numpy", "reaper.cli", "reaper.cli_output", "reaper.cli_formats", "reaper.report_chart", "reaper.report_html")
+CLI_ONLY = (
+    "matplotlib",
+    "numpy",
+    "reaper.cli.main",
+    "reaper.cli.output",
+    "reaper.cli.formats",
+    "reaper.report.chart",
+    "reaper.report.html",
+)
 LOAD = """
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("app", sys.argv[1])

@@ -74,7 +74,9 @@ def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
     out = tmp_path / "wheel"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = out.glob("mlreaper-*.whl")
@@ -88,7 +90,7 @@ def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
             assert f"{package.as_posix()}/__init__.py" in names, f"package {package} missing from the wheel"
             for module in init.parent.glob("*.py"):
                 assert f"{package.as_posix()}/{module.name}" in names
-    assert "reaper/prices.json" in names
+    assert "reaper/aws/prices.json" in names
     # And it requires exactly the layer's pins, so an installed `reaper` finds botocore
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
@@ -96,7 +98,7 @@ def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
     assert "License-Expression: Apache-2.0" in text and any(n.endswith("licenses/LICENSE") for n in names)
     assert required == set(requirement_lines(ROOT / "layers" / "reaper" / "requirements.txt"))
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "reaper = reaper.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "reaper = reaper.cli.main:main" in zipfile.ZipFile(wheel).read(entry).decode()
     # And no setuptools warning on the way
     assert "warning" not in done.stderr.lower(), done.stderr[-2000:]
 

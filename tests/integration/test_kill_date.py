@@ -55,7 +55,9 @@ def notebooks(sm: Any, cw: Any) -> datetime:
     return now
 
 
-def test_notebook_past_its_kill_date_is_warned_then_stopped_whatever_its_activity(aws, sm, notebooks, deployed_env, lambda_context, monkeypatch):
+def test_notebook_past_its_kill_date_is_warned_then_stopped_whatever_its_activity(
+    aws, sm, notebooks, deployed_env, lambda_context, monkeypatch
+):
     # Given enforce with a 60-minute grace, and notebooks busy in every period
     enforce(monkeypatch, grace=60)
     app = load_function("notebook")
@@ -89,14 +91,14 @@ def test_exempt_tag_added_after_discovery_still_wins_over_a_kill_date(aws, sm, n
     # Given no grace, and an exempt tag that appears between discovery and the stop
     enforce(monkeypatch, grace=0)
     app = load_function("notebook")
-    from reaper import tagging
+    from reaper.aws import tagging
 
     original = tagging.current_tags
 
     def exempted_meanwhile(clients: Any, arn: str) -> dict[str, str]:
         return {**original(clients, arn), "reaper:exempt": "true"} if arn.endswith("/past-busy") else original(clients, arn)
 
-    monkeypatch.setattr("reaper.pipeline.current_tags", exempted_meanwhile)
+    monkeypatch.setattr("reaper.sweep.pipeline.current_tags", exempted_meanwhile)
     done = app.handler(event("notebook-schedule.json"), lambda_context)
     # Then the re-read protection wins, and the other one past its date is stopped
     assert done["acted"] == ["past-datetime"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reaper.actionlog import ActionLog
+from reaper.record.actionlog import ActionLog
 
 WARNED = datetime(2026, 12, 2, 4, 9, 0, 900_000, tzinfo=UTC)
 

@@ -20,7 +20,6 @@ ACTIVE = [1, 0, 0] + [0] * 33
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 
 
-
 def status(sm: Any, name: str) -> str:
     return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
 
@@ -148,8 +147,11 @@ def test_activity_reported_after_the_last_whole_period_keeps_the_notebook(aws, s
         else:
             seed.activity(cw, name, now, IDLE)
     if channel == "logs":
-        logs.put_log_events(logGroupName=seed.ACTIVITY_LOG_GROUP, logStreamName="back", logEvents=[
-            {"timestamp": int(report.timestamp() * 1000), "message": '{"notebook": "back", "active": 1}'}])
+        logs.put_log_events(
+            logGroupName=seed.ACTIVITY_LOG_GROUP,
+            logStreamName="back",
+            logEvents=[{"timestamp": int(report.timestamp() * 1000), "message": '{"notebook": "back", "active": 1}'}],
+        )
     else:
         seed.put_series(cw, "MLReaper", "NotebookActivity", {"NotebookInstanceName": "back"}, [(report, 1)])
     # When the sweep runs

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
@@ -50,8 +50,15 @@ def fleet(sm: Any, cw: Any) -> dict[str, str]:
     seed.notebook(sm, "bad-tag", {**owner, "reaper:idle-minutes": "soon"})
     seed.activity(cw, "bad-tag", now, IDLE)
     return {
-        "idle": "act", "active": "keep", "no-agent": "keep", "gap": "keep", "exempt": "exempt",
-        "snoozed": "exempt", "snooze-over": "act", "prod": "exempt", "bad-tag": "exempt",
+        "idle": "act",
+        "active": "keep",
+        "no-agent": "keep",
+        "gap": "keep",
+        "exempt": "exempt",
+        "snoozed": "exempt",
+        "snooze-over": "act",
+        "prod": "exempt",
+        "bad-tag": "exempt",
     }
 
 
@@ -162,8 +169,18 @@ def test_throttled_stop_is_an_error_and_the_sweep_goes_on(aws, sm, cw, deployed_
         "not an object",
         {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
         {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
-        {"id": "x", "detail-type": "AWS API Call via CloudTrail", "source": "aws.sagemaker", "detail": {"eventName": "DeleteNotebookInstance"}},
-        {"id": "x", "detail-type": "AWS API Call via CloudTrail", "source": "aws.sagemaker", "detail": {"eventName": "StartNotebookInstance", "requestParameters": {}}},
+        {
+            "id": "x",
+            "detail-type": "AWS API Call via CloudTrail",
+            "source": "aws.sagemaker",
+            "detail": {"eventName": "DeleteNotebookInstance"},
+        },
+        {
+            "id": "x",
+            "detail-type": "AWS API Call via CloudTrail",
+            "source": "aws.sagemaker",
+            "detail": {"eventName": "StartNotebookInstance", "requestParameters": {}},
+        },
     ],
 )
 def test_malformed_events_are_refused_and_change_nothing(aws, sm, fleet, deployed_env, lambda_context, monkeypatch, bad):
@@ -277,6 +294,8 @@ def test_a_publishing_agent_is_never_reported_silent(aws, sm, cw, deployed_env, 
     seed.activity(cw, "busy", at, [None] * 4 + [1])
     done = handle_kind_event(event("notebook-schedule.json"), "notebook", app.RUNTIME, now=at)
     assert done["verdicts"]["keep"] == 1
+
+
 def _matches(pattern: dict[str, Any], ev: dict[str, Any]) -> bool:
     """EventBridge matching for the plain value lists the stack's rules use."""
     for key, want in pattern.items():
@@ -336,7 +355,15 @@ def test_other_notebook_states_are_not_checked(aws, sm, deployed_env, lambda_con
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
 
 
-@pytest.mark.parametrize("detail", [{}, {"NotebookInstanceName": "x"}, {"NotebookInstanceStatus": "InService"}, {"NotebookInstanceName": "", "NotebookInstanceStatus": "InService"}])
+@pytest.mark.parametrize(
+    "detail",
+    [
+        {},
+        {"NotebookInstanceName": "x"},
+        {"NotebookInstanceStatus": "InService"},
+        {"NotebookInstanceName": "", "NotebookInstanceStatus": "InService"},
+    ],
+)
 def test_malformed_state_changes_are_refused(aws, sm, deployed_env, lambda_context, detail):
     ev = {**event("notebook-state-inservice.json"), "detail": detail}
     with pytest.raises(BadEventError):
@@ -347,6 +374,8 @@ def test_a_state_change_for_a_notebook_deleted_since_says_nothing(aws, sm, deplo
     result = load_function("notebook").handler(event("notebook-state-inservice.json"), lambda_context)
     assert result["problems"] == [] and result["posted"] is False
     assert drain(aws, deployed_env["REAPER_QUEUE_URL"]) == []
+
+
 def test_created_notebook_without_kill_date_or_budget_is_told_at_creation_only(aws, sm, deployed_env, lambda_context):
     # Given a notebook with owner and stage but neither a kill date nor a budgeted project
     seed.notebook(sm, "untagged-nb", {"ml:owner": "U024BE7LH", "ml:stage": "dev"})

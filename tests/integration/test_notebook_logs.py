@@ -40,7 +40,6 @@ def status(sm: Any, name: str) -> str:
     return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
 
 
-
 def counted(result: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in result["verdicts"].items() if v}
 
@@ -83,7 +82,9 @@ def test_samples_in_logs_decide_and_the_metric_is_read_only_for_old_agents(aws, 
     seen = calls.made
     scans = [p for op, p in seen if op == "FilterLogEvents"]
     assert [p["logGroupName"] for p in scans] == [ACTIVITY_LOG_GROUP]
-    queried = [q["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for op, p in seen if op == "GetMetricData" for q in p["MetricDataQueries"]]
+    queried = [
+        q["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for op, p in seen if op == "GetMetricData" for q in p["MetricDataQueries"]
+    ]
     assert sorted(queried) == ["old-agent-active", "old-agent-idle"]
     assert calls.ungranted("NotebookFunction", LOGS_CHANNEL) == []  # logs:FilterLogEvents on the stack's group only
     assert calls.ungranted("NotebookFunction") != []  # the default deployment (metric) grants no Logs read
@@ -187,15 +188,22 @@ def test_a_sample_in_its_own_name_written_to_another_stream_does_not_count(aws, 
     seed.notebook(sm, "victim", OWNER)
     seed.activity_samples(logs, "victim", now, [None] * 36)  # its stream exists, empty
     end = seed.aligned(now)
-    forged = [{"timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=3)).timestamp() * 1000),
-               "message": json.dumps({"notebook": "victim", "active": 0})} for k in reversed(range(36))]
+    forged = [
+        {
+            "timestamp": int((end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=3)).timestamp() * 1000),
+            "message": json.dumps({"notebook": "victim", "active": 0}),
+        }
+        for k in reversed(range(36))
+    ]
     logs.create_log_stream(logGroupName=ACTIVITY_LOG_GROUP, logStreamName="attacker")
     logs.put_log_events(logGroupName=ACTIVITY_LOG_GROUP, logStreamName="attacker", logEvents=forged)
     result = sweep(load_function("notebook"), now)
     assert result["acted"] == [] and status(sm, "victim") == "InService"
 
 
-def test_an_unreadable_log_group_keeps_everything_and_tells_no_one_the_agent_is_silent(aws, sm, logs, deployed_env, lambda_context, monkeypatch):
+def test_an_unreadable_log_group_keeps_everything_and_tells_no_one_the_agent_is_silent(
+    aws, sm, logs, deployed_env, lambda_context, monkeypatch
+):
     # Given idle samples, but FilterLogEvents refused (a role without logs:FilterLogEvents)
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")

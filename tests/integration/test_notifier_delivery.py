@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from reaper import slack
-from reaper.actionlog import ActionLog, PostClaim
-from reaper.notifier import Notifier
-from reaper.outbox import DirectSlack
-from reaper.webhook import WebhookConfigError, webhook_from_secret
+from reaper.record.actionlog import ActionLog, PostClaim
+from reaper.record.outbox import DirectSlack
+from reaper.slack import post as slack
+from reaper.slack.notifier import Notifier
+from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import event
 
@@ -30,9 +30,21 @@ def body(n: int = 0, **extra: Any) -> str:
 
 
 def batch(bodies: list[str], prefix: str = "m") -> dict[str, Any]:
-    return {"Records": [{"messageId": f"{prefix}{i}", "body": b, "receiptHandle": f"rh{i}", "attributes": {}, "messageAttributes": {},
-                         "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1"}
-                        for i, b in enumerate(bodies)]}
+    return {
+        "Records": [
+            {
+                "messageId": f"{prefix}{i}",
+                "body": b,
+                "receiptHandle": f"rh{i}",
+                "attributes": {},
+                "messageAttributes": {},
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+                "awsRegion": "us-east-1",
+            }
+            for i, b in enumerate(bodies)
+        ]
+    }
 
 
 def failed(result: dict[str, Any]) -> set[str]:
@@ -66,7 +78,10 @@ def test_a_slow_slack_posts_once(log):
     # Then Slack saw one request, and neither delivery is retried
     assert hook.requests == 1 and len(hook.messages) == 1
     assert failed(first) == set() and failed(again) == set()
-    assert log.claim_post("post|" + json.loads(ev["Records"][0]["body"]).get("message_key", "m0"), datetime.now(UTC), timedelta(minutes=1)) is PostClaim.UNCONFIRMED
+    assert (
+        log.claim_post("post|" + json.loads(ev["Records"][0]["body"]).get("message_key", "m0"), datetime.now(UTC), timedelta(minutes=1))
+        is PostClaim.UNCONFIRMED
+    )
 
 
 def test_a_redelivered_message_is_not_posted_again_and_a_refused_one_is(log):
@@ -164,7 +179,7 @@ def test_posts_are_paced(log):
 
 
 def test_a_bad_secret_keeps_every_message_and_is_counted(capfd):
-    from reaper.observability import metrics
+    from reaper.core.observability import metrics
 
     def bad() -> str | None:
         return webhook_from_secret(json.dumps({"hook": "https://hooks.slack.com" + SECRET_PATH}))

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.notifier import Notifier
+from reaper.slack.notifier import Notifier
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import drain, event, load_function
@@ -76,7 +76,9 @@ def test_a_json_or_padded_secret_posts(aws, monkeypatch, lambda_context, stored)
 
 
 def test_an_unusable_secret_keeps_the_messages_and_says_so(aws, monkeypatch, lambda_context, capfd, caplog):
-    secret = aws.client("secretsmanager").create_secret(Name="s", SecretString='{"token": "https://hooks.slack.com/services/T/B/zzTok"}')["ARN"]
+    secret = aws.client("secretsmanager").create_secret(Name="s", SecretString='{"token": "https://hooks.slack.com/services/T/B/zzTok"}')[
+        "ARN"
+    ]
     monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", secret)
     app = load_function("notifier")
     result = app.handler(event("notifier-sqs.json"), lambda_context)
@@ -89,8 +91,12 @@ def test_an_unusable_secret_keeps_the_messages_and_says_so(aws, monkeypatch, lam
 def test_a_40_component_endpoints_message_is_within_slacks_limits(aws, sm, deployed_env, lambda_context, monkeypatch):
     # Given an idle dev endpoint hosting 40 inference components with long names, in enforce
     now = datetime.now(UTC)
-    se.components(sm, "llm-fleet", {f"llm-adapter-{i:02d}-customer-support-summarise-v{i}": 1 for i in range(40)},
-                  {"ml:owner": "ana@example.com", "ml:stage": "dev"})
+    se.components(
+        sm,
+        "llm-fleet",
+        {f"llm-adapter-{i:02d}-customer-support-summarise-v{i}": 1 for i in range(40)},
+        {"ml:owner": "ana@example.com", "ml:stage": "dev"},
+    )
     se.age("llm-fleet", now, 300)
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
@@ -98,9 +104,21 @@ def test_a_40_component_endpoints_message_is_within_slacks_limits(aws, sm, deplo
     bodies = [json.dumps(m) for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])]
     assert any("llm-fleet" in b for b in bodies)
     # When the notifier posts its messages
-    records = {"Records": [{"messageId": f"m{i}", "body": b, "receiptHandle": "r", "attributes": {}, "messageAttributes": {},
-                            "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q", "awsRegion": "us-east-1"}
-                           for i, b in enumerate(bodies)]}
+    records = {
+        "Records": [
+            {
+                "messageId": f"m{i}",
+                "body": b,
+                "receiptHandle": "r",
+                "attributes": {},
+                "messageAttributes": {},
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+                "awsRegion": "us-east-1",
+            }
+            for i, b in enumerate(bodies)
+        ]
+    }
     with SlackReceiver() as hook:
         result = Notifier(webhook=lambda: hook.url, min_interval=0).handle(records)
     # Then Slack took every one, and each is within Slack's limits

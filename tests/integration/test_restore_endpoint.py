@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from reaper.actionlog import ActionLog
-from reaper.cli import main
-from reaper.errors import BadEventError
+from reaper.cli.main import main
+from reaper.core.errors import BadEventError
 from reaper.kinds.endpoint import restore as endpoint_restore
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import script_status
@@ -44,7 +44,10 @@ def step_scaling(aws: Any, endpoint: str) -> str:
         ResourceId=f"endpoint/{endpoint}/variant/AllTraffic",
         ScalableDimension="sagemaker:variant:DesiredInstanceCount",
         PolicyType="StepScaling",
-        StepScalingPolicyConfiguration={"AdjustmentType": "ChangeInCapacity", "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}]},
+        StepScalingPolicyConfiguration={
+            "AdjustmentType": "ChangeInCapacity",
+            "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
+        },
     )["PolicyARN"]
     cw.put_metric_alarm(
         AlarmName=f"{endpoint}-latency-high",
@@ -88,9 +91,16 @@ def test_restore_brings_a_deleted_endpoint_back_as_it_was(aws, sm, aas, reaped, 
     assert desc["EndpointStatus"] == "InService" and desc["EndpointConfigName"] == "llm-dev-config"
     assert {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=desc["EndpointArn"])["Tags"]} == DEV
     # And its autoscaling: the target, both policies, and the alarm pointed at the new step policy
-    target = aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/llm-dev/variant/AllTraffic"])["ScalableTargets"]
+    target = aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["endpoint/llm-dev/variant/AllTraffic"])[
+        "ScalableTargets"
+    ]
     assert [(t["MinCapacity"], t["MaxCapacity"]) for t in target] == [(2, 6)]
-    policies = {p["PolicyName"]: p for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker", ResourceId="endpoint/llm-dev/variant/AllTraffic")["ScalingPolicies"]}
+    policies = {
+        p["PolicyName"]: p
+        for p in aas.describe_scaling_policies(ServiceNamespace="sagemaker", ResourceId="endpoint/llm-dev/variant/AllTraffic")[
+            "ScalingPolicies"
+        ]
+    }
     assert set(policies) == {"llm-dev-invocations", "llm-dev-step"}
     assert policies["llm-dev-invocations"]["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] == 70.0
     alarm = aws.client("cloudwatch").describe_alarms(AlarmNames=["llm-dev-latency-high"])["MetricAlarms"][0]
@@ -188,11 +198,20 @@ def test_components_come_back_with_their_copies_and_autoscaling(aws, sm, aas, en
     se.components(sm, "ic-dev", {"ic-a": 2, "ic-b": 1}, DEV)
     se.age("ic-dev", now, 300)
     aas.register_scalable_target(
-        ServiceNamespace="sagemaker", ResourceId="inference-component/ic-a", ScalableDimension="sagemaker:inference-component:DesiredCopyCount", MinCapacity=1, MaxCapacity=4
+        ServiceNamespace="sagemaker",
+        ResourceId="inference-component/ic-a",
+        ScalableDimension="sagemaker:inference-component:DesiredCopyCount",
+        MinCapacity=1,
+        MaxCapacity=4,
     )
     assert main(SWEEP) == 0
     copies = lambda n: sm.describe_inference_component(InferenceComponentName=n)["RuntimeConfig"]["DesiredCopyCount"]  # noqa: E731
-    minimum = lambda: aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["inference-component/ic-a"])["ScalableTargets"][0]["MinCapacity"]  # noqa: E731
+
+    def minimum():
+        return aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=["inference-component/ic-a"])["ScalableTargets"][0][
+            "MinCapacity"
+        ]  # noqa: E731
+
     assert (copies("ic-a"), copies("ic-b"), minimum()) == (0, 0, 0)
     assert sm.describe_endpoint(EndpointName="ic-dev")["ProductionVariants"][0]["CurrentInstanceCount"] == 0
     capsys.readouterr()
@@ -314,7 +333,13 @@ def test_async_with_only_a_scale_out_step_policy_gets_the_scale_in_and_restore_k
     se.asynchronous(sm, "async-step", DEV)
     se.age("async-step", datetime.now(UTC), 300)
     rid = "endpoint/async-step/variant/AllTraffic"
-    aas.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=rid, ScalableDimension="sagemaker:variant:DesiredInstanceCount", MinCapacity=1, MaxCapacity=2)
+    aas.register_scalable_target(
+        ServiceNamespace="sagemaker",
+        ResourceId=rid,
+        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
+        MinCapacity=1,
+        MaxCapacity=2,
+    )
     step_scaling(aws, "async-step")  # +1 on latency: never scales in
     assert main(SWEEP) == 0
     capsys.readouterr()
@@ -327,7 +352,7 @@ def test_async_with_only_a_scale_out_step_policy_gets_the_scale_in_and_restore_k
 def test_async_when_aws_refuses_zero_instances_directly_the_scale_in_policy_takes_it_there(aws, sm, aas, env, capsys, monkeypatch):
     from botocore.exceptions import ClientError
 
-    from reaper.clients import Clients
+    from reaper.aws.clients import Clients
 
     se.asynchronous(sm, "async-refused", DEV)
     se.age("async-refused", datetime.now(UTC), 300)
@@ -336,8 +361,13 @@ def test_async_when_aws_refuses_zero_instances_directly_the_scale_in_policy_take
     def refusing(self: Any, service: str) -> Any:
         client = original(self, service)
         if service == "sagemaker":
+
             def refuse(**_kw: Any) -> Any:
-                raise ClientError({"Error": {"Code": "ValidationException", "Message": "DesiredInstanceCount must be at least 1"}}, "UpdateEndpointWeightsAndCapacities")
+                raise ClientError(
+                    {"Error": {"Code": "ValidationException", "Message": "DesiredInstanceCount must be at least 1"}},
+                    "UpdateEndpointWeightsAndCapacities",
+                )
+
             monkeypatch.setattr(client, "update_endpoint_weights_and_capacities", refuse)
         return client
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper import pipeline
-from reaper.actionlog import ActionLog
-from reaper.deadline import Deadline
 from reaper.handlers import handle_kind_event
+from reaper.record.actionlog import ActionLog
+from reaper.sweep import pipeline
+from reaper.sweep.deadline import Deadline
 from reaper_devkit import seed
 from tests.conftest import drain, event, load_function
 
@@ -257,7 +257,7 @@ def test_a_sweep_near_its_deadline_starts_no_change_and_says_so_once(aws, sm, cw
 # -- restore information: no action log, no change that needs one ------------------------------------
 def test_without_an_action_log_component_and_async_endpoints_are_refused_through_the_cli(aws, sm, capsys):
     # Given idle dev endpoints that go to zero by scale-to-zero (components, async) and no REAPER_TABLE
-    from reaper.cli import main
+    from reaper.cli.main import main
     from reaper_devkit import seed_endpoint as se
 
     assert "REAPER_TABLE" not in os.environ
@@ -280,7 +280,9 @@ def test_without_an_action_log_component_and_async_endpoints_are_refused_through
         assert rows[name]["reason"].startswith("refused") and "no action log" in rows[name]["reason"]
         assert rows[name]["executed"] is False
     # and nothing changed: copies, instances, autoscaling, alarms
-    copies = {ic: sm.describe_inference_component(InferenceComponentName=ic)["RuntimeConfig"]["DesiredCopyCount"] for ic in ("ic-a", "ic-b")}
+    copies = {
+        ic: sm.describe_inference_component(InferenceComponentName=ic)["RuntimeConfig"]["DesiredCopyCount"] for ic in ("ic-a", "ic-b")
+    }
     assert copies == {"ic-a": 2, "ic-b": 1}
     variant = sm.describe_endpoint(EndpointName="async-dev")["ProductionVariants"][0]
     assert variant.get("DesiredInstanceCount", variant.get("CurrentInstanceCount")) == 2

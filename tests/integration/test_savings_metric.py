@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper.actionlog import ActionLog
-from reaper.cli import main
-from reaper.notifier import Notifier
-from reaper.savings_metric import NAMESPACE, SAVED, UNPRICED
-from reaper.settings import KINDS
+from reaper.cli.main import main
+from reaper.core.settings import KINDS
+from reaper.record.actionlog import ActionLog
+from reaper.report.savings_metric import NAMESPACE, SAVED, UNPRICED
+from reaper.slack.notifier import Notifier
 from reaper_devkit import seed
 from tests.conftest import load_function
 
@@ -25,18 +25,43 @@ def published(cw: Any, metric: str, day_start: datetime) -> dict[str, float]:
     """{kind: Sum} of the metric's datapoints for the day that starts at day_start."""
     out: dict[str, float] = {}
     for kind in KINDS:
-        points = cw.get_metric_statistics(Namespace=NAMESPACE, MetricName=metric, Dimensions=[{"Name": "Kind", "Value": kind}],
-                                          StartTime=day_start, EndTime=day_start + timedelta(days=1), Period=86400, Statistics=["Sum", "SampleCount"])["Datapoints"]
+        points = cw.get_metric_statistics(
+            Namespace=NAMESPACE,
+            MetricName=metric,
+            Dimensions=[{"Name": "Kind", "Value": kind}],
+            StartTime=day_start,
+            EndTime=day_start + timedelta(days=1),
+            Period=86400,
+            Statistics=["Sum", "SampleCount"],
+        )["Datapoints"]
         if points:
             assert len(points) == 1 and points[0]["SampleCount"] == 1, f"{kind}: published more than once: {points}"
             out[kind] = points[0]["Sum"]
     return out
 
 
-def record(log: ActionLog, at: datetime, rid: str, kind: str = "notebook", verdict: str = "act", executed: bool = True,
-           hourly: float | None = 2.0, **extra: Any) -> None:
-    entry = {"type": "verdict", "kind": kind, "id": rid, "region": "us-east-1", "verdict": verdict, "executed": executed,
-             "action": "stop", "hourly_usd": hourly, "owner": "ana@example.com", **extra}
+def record(
+    log: ActionLog,
+    at: datetime,
+    rid: str,
+    kind: str = "notebook",
+    verdict: str = "act",
+    executed: bool = True,
+    hourly: float | None = 2.0,
+    **extra: Any,
+) -> None:
+    entry = {
+        "type": "verdict",
+        "kind": kind,
+        "id": rid,
+        "region": "us-east-1",
+        "verdict": verdict,
+        "executed": executed,
+        "action": "stop",
+        "hourly_usd": hourly,
+        "owner": "ana@example.com",
+        **extra,
+    }
     log.record(entry, at, f"evt-{rid}-{at:%H%M}")
 
 
@@ -48,10 +73,19 @@ def yesterday_log(aws: Any, table: str) -> tuple[ActionLog, datetime]:
     record(log, start + timedelta(hours=2), "nb-1")
     record(log, start + timedelta(hours=9), "nb-1", verdict="warn", executed=False)  # running again: 7 h off
     record(log, start + timedelta(hours=4), "ep-1", kind="endpoint", hourly=1.25)
-    log.record({"type": "notice", "kind": "endpoint", "id": "ep-1", "region": "us-east-1", "title": "Restored endpoint ep-1"},
-               start + timedelta(hours=20), "evt-restore")  # 16 h at zero
-    record(log, start + timedelta(hours=5), "job-1", kind="training-job", hourly=40.0,
-           evidence={"estimated_usd": 80.0, "max_usd": 200.0, "elapsed_hours": 2.0, "max_hours": 10.0})  # at most $120 left
+    log.record(
+        {"type": "notice", "kind": "endpoint", "id": "ep-1", "region": "us-east-1", "title": "Restored endpoint ep-1"},
+        start + timedelta(hours=20),
+        "evt-restore",
+    )  # 16 h at zero
+    record(
+        log,
+        start + timedelta(hours=5),
+        "job-1",
+        kind="training-job",
+        hourly=40.0,
+        evidence={"estimated_usd": 80.0, "max_usd": 200.0, "elapsed_hours": 2.0, "max_hours": 10.0},
+    )  # at most $120 left
     record(log, start + timedelta(hours=6), "box-1", kind="ec2", hourly=None)  # no price
     record(log, start + timedelta(hours=12), "box-1", kind="ec2", verdict="warn", executed=False, hourly=None)
     record(log, start + timedelta(hours=7), "fs-1", kind="fsx", executed=False, hourly=3.0)  # dry-run finding

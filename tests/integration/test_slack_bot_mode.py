@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from reaper.actionlog import ActionLog
-from reaper.notifier import Notifier
-from reaper.slack import SlackRefused
-from reaper.slack_bot import BotConfig, SlackBot, bot_from_secret
-from reaper.webhook import WebhookConfigError
+from reaper.record.actionlog import ActionLog
+from reaper.slack.bot import BotConfig, SlackBot, bot_from_secret
+from reaper.slack.notifier import Notifier
+from reaper.slack.post import SlackRefused
+from reaper.slack.webhook import WebhookConfigError
 from reaper_devkit import seed
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import drain, event, load_function
@@ -26,14 +26,34 @@ N = int(os.environ.get("REAPER_TEST_FLEET", "200"))  # 2,000 for the issue's fig
 
 
 def bot_for(api: SlackApi) -> SlackBot:
-    return SlackBot.build(BotConfig(bot_token="xoxb-test", admin_channel=ADMIN, fallback_channel=FALLBACK,
-                                    project_channels={"vision": VISION}, admins=frozenset({"U0ADMIN01"}), base_url=api.url))
+    return SlackBot.build(
+        BotConfig(
+            bot_token="xoxb-test",
+            admin_channel=ADMIN,
+            fallback_channel=FALLBACK,
+            project_channels={"vision": VISION},
+            admins=frozenset({"U0ADMIN01"}),
+            base_url=api.url,
+        )
+    )
 
 
 def sqs_event(payloads: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"Records": [{"messageId": f"m{i}", "body": json.dumps(p), "receiptHandle": f"rh{i}", "attributes": {},
-                         "messageAttributes": {}, "eventSource": "aws:sqs", "awsRegion": "us-east-1",
-                         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q"} for i, p in enumerate(payloads)]}
+    return {
+        "Records": [
+            {
+                "messageId": f"m{i}",
+                "body": json.dumps(p),
+                "receiptHandle": f"rh{i}",
+                "attributes": {},
+                "messageAttributes": {},
+                "eventSource": "aws:sqs",
+                "awsRegion": "us-east-1",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
+            }
+            for i, p in enumerate(payloads)
+        ]
+    }
 
 
 @pytest.fixture
@@ -120,7 +140,7 @@ def test_a_rate_limited_post_waits_in_the_queue(aws, table):
 
 
 def test_hostile_owner_values_are_escaped_and_never_a_mention():
-    from reaper.owner_summary import render
+    from reaper.slack.owner_summary import render
 
     item = {"kind": "notebook", "id": "<!channel>", "arn": "arn:x", "verdict": "act", "mode": "dry-run", "reason": "<https://evil|click>"}
     msg = render({"type": "owner-summary", "owner": "<!here>", "total": 1, "counts": {"act": 1}, "items": [item] * 150})
@@ -129,11 +149,14 @@ def test_hostile_owner_values_are_escaped_and_never_a_mention():
     assert len(msg.blocks) <= 50
 
 
-@pytest.mark.parametrize("secret, problem", [
-    ('{"bot_token": "nope", "admin_channel": "C1"}', "not a Slack token"),
-    ('{"bot_token": "xoxb-1"}', "no admin_channel"),
-    ('{"bot_token": "xoxb-1", "admin_channel": "C1", "admins": ["ana@example.com"]}', "member IDs"),
-])
+@pytest.mark.parametrize(
+    "secret, problem",
+    [
+        ('{"bot_token": "nope", "admin_channel": "C1"}', "not a Slack token"),
+        ('{"bot_token": "xoxb-1"}', "no admin_channel"),
+        ('{"bot_token": "xoxb-1", "admin_channel": "C1", "admins": ["ana@example.com"]}', "member IDs"),
+    ],
+)
 def test_a_bad_bot_secret_is_a_config_error_naming_the_key_not_the_value(secret, problem):
     with pytest.raises(WebhookConfigError, match=problem) as caught:
         bot_from_secret(secret)

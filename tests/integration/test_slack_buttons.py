@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from reaper import pipeline
-from reaper.actionlog import ActionLog
-from reaper.runtime import Runtime
-from reaper.settings import Settings
-from reaper.slack_bot import BotConfig, SlackBot
-from reaper.slack_interactions import handle_request
+from reaper.core.settings import Settings
+from reaper.record.actionlog import ActionLog
+from reaper.record.runtime import Runtime
+from reaper.slack.bot import BotConfig, SlackBot
+from reaper.slack.interactions import handle_request
+from reaper.sweep import pipeline
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.slack_api import SlackApi
@@ -32,14 +32,22 @@ USERS = {"ana@example.com": OWNER, "eve@example.com": OTHER}
 def signed(body: str, at: datetime, secret: str = SECRET) -> dict[str, Any]:
     ts = str(int(at.timestamp()))
     sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"headers": {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig, "Content-Type": "application/x-www-form-urlencoded"},
-            "body": body, "isBase64Encoded": False, "requestContext": {"http": {"method": "POST"}}}
+    return {
+        "headers": {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig, "Content-Type": "application/x-www-form-urlencoded"},
+        "body": body,
+        "isBase64Encoded": False,
+        "requestContext": {"http": {"method": "POST"}},
+    }
 
 
 def click_body(api: SlackApi, action: str, arn: str, user: str, kind: str = "notebook") -> str:
-    payload = {"type": "block_actions", "user": {"id": user}, "response_url": api.response_url(f"{action}-{user}"),
-               "container": {"message_ts": "1700000000.000100"},
-               "actions": [{"action_id": action, "value": json.dumps({"arn": arn, "kind": kind})}]}
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user},
+        "response_url": api.response_url(f"{action}-{user}"),
+        "container": {"message_ts": "1700000000.000100"},
+        "actions": [{"action_id": action, "value": json.dumps({"arn": arn, "kind": kind})}],
+    }
     return urlencode({"payload": json.dumps(payload)})
 
 
@@ -48,11 +56,18 @@ def world(aws, sm, table):
     arn = seed.notebook(sm, "nb-ana", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
     rt = Runtime.build(Settings.validated({"mode": "enforce", "table": table}), session=aws, region="us-east-1")
     with SlackApi(USERS) as api:
-        bot = SlackBot.build(BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET,
-                                       admins=frozenset({ADMIN}), base_url=api.url))
+        bot = SlackBot.build(
+            BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
+        )
         invoked: list[tuple[str, dict[str, Any]]] = []
-        yield {"arn": arn, "rt": rt, "api": api, "bot": bot, "invoked": invoked,
-               "call": lambda ev, now: handle_request(ev, rt, bot, now, lambda t, e: invoked.append((t, e)))}
+        yield {
+            "arn": arn,
+            "rt": rt,
+            "api": api,
+            "bot": bot,
+            "invoked": invoked,
+            "call": lambda ev, now: handle_request(ev, rt, bot, now, lambda t, e: invoked.append((t, e))),
+        }
 
 
 def tags(sm: Any, arn: str) -> dict[str, str]:
@@ -80,8 +95,13 @@ def test_the_owner_snoozes_and_the_tag_the_record_and_the_thread_answer_follow(w
     [said] = world["api"].responses
     assert "snoozed until" in said["text"] and said["thread_ts"] == "1700000000.000100"
     # and the next sweep leaves it alone
-    decision, _ = pipeline.decide(pipeline.kind_registry.get("notebook"), pipeline.kind_registry.get("notebook").discover(
-        world["rt"].clients(), world["rt"].settings, now)[0], None, world["rt"].settings, now + timedelta(minutes=1))
+    decision, _ = pipeline.decide(
+        pipeline.kind_registry.get("notebook"),
+        pipeline.kind_registry.get("notebook").discover(world["rt"].clients(), world["rt"].settings, now)[0],
+        None,
+        world["rt"].settings,
+        now + timedelta(minutes=1),
+    )
     assert decision.verdict.value == "exempt" and "snoozed" in decision.reason
 
 
@@ -161,7 +181,9 @@ def test_dry_run_answers_what_would_be_done_and_writes_no_tag(aws, sm, table):
     assert "reaper:snooze-until" not in tags(sm, arn)
 
 
-def test_stop_now_runs_in_the_kind_function_through_enforce_and_answers_in_the_thread(aws, sm, cw, deployed_env, lambda_context, monkeypatch, world):
+def test_stop_now_runs_in_the_kind_function_through_enforce_and_answers_in_the_thread(
+    aws, sm, cw, deployed_env, lambda_context, monkeypatch, world
+):
     # Given the interactions function delegated a Stop now click (enforce mode)
     monkeypatch.setenv("REAPER_MODE", "enforce")
     now = datetime.now(UTC)
@@ -175,7 +197,9 @@ def test_stop_now_runs_in_the_kind_function_through_enforce_and_answers_in_the_t
     assert sm.describe_notebook_instance(NotebookInstanceName="nb-ana")["NotebookInstanceStatus"] in ("Stopping", "Stopped")
     assert first["stop_now"] == "act" and again["stop_now"] == "state"  # stopping already: nothing to stop
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    acted = [e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.get("verdict") == "act" and e.get("executed")]
+    acted = [
+        e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.get("verdict") == "act" and e.get("executed")
+    ]
     assert len(acted) == 1 and "asked in Slack by U0ANA0001" in acted[0]["reason"]
     assert [m["id"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("type") == "verdict"] == ["nb-ana"]
     assert any("stopped" in r["text"] for r in world["api"].responses)

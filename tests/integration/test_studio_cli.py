@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions

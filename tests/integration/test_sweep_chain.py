@@ -1,4 +1,4 @@
-"""The chain record (reaper.chain) through the real studio-app handler: a scheduled sweep defers to
+"""The chain record (reaper.sweep.chain) through the real studio-app handler: a scheduled sweep defers to
 a live chain, a chain reaches every resource however long it runs against the schedule, a dead
 chain is said once and superseded, and the table's faults never make a sweep skip silently.
 
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper import chain, handlers
+from reaper import handlers
+from reaper.sweep import chain
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.iam_check import ungranted
@@ -268,18 +269,30 @@ OTHER_VERSIONS = {
     "older, no times": {"event_id": {"S": "old-sweep"}, "status": {"S": "running"}, "part": {"N": "2"}},
     # a hand-edited or corrupted record: nothing parses
     "garbage": {
-        "event_id": {"S": "x"}, "started": {"S": "not a date"}, "part": {"S": "two"},
-        "status": {"S": "running"}, "arranged_at": {"S": "yesterday"}, "due": {"BOOL": True},
+        "event_id": {"S": "x"},
+        "started": {"S": "not a date"},
+        "part": {"S": "two"},
+        "status": {"S": "running"},
+        "arranged_at": {"S": "yesterday"},
+        "due": {"BOOL": True},
     },
     # a clock gone wrong: arranged "in 2099" would look alive for ever
     "arranged in the future": {
-        "event_id": {"S": "future-sweep"}, "started": {"S": "2099-01-01T00:00:00Z"}, "part": {"N": "2"},
-        "status": {"S": "running"}, "arranged_at": {"S": "2099-01-01T00:00:00Z"}, "due": {"S": "2099-01-01T00:01:00Z"},
+        "event_id": {"S": "future-sweep"},
+        "started": {"S": "2099-01-01T00:00:00Z"},
+        "part": {"N": "2"},
+        "status": {"S": "running"},
+        "arranged_at": {"S": "2099-01-01T00:00:00Z"},
+        "due": {"S": "2099-01-01T00:01:00Z"},
     },
     # a newer version: a part as a map, a time with no offset and a field this version does not know
     "newer, other shapes": {
-        "event_id": {"S": "new-sweep"}, "started": {"S": "2026-12-01T03:00:00"}, "part": {"M": {"n": {"N": "3"}}},
-        "status": {"S": "running"}, "arranged_at": {"S": "2020-01-01T00:00:00Z"}, "schema": {"N": "2"},
+        "event_id": {"S": "new-sweep"},
+        "started": {"S": "2026-12-01T03:00:00"},
+        "part": {"M": {"n": {"N": "3"}}},
+        "status": {"S": "running"},
+        "arranged_at": {"S": "2020-01-01T00:00:00Z"},
+        "schema": {"N": "2"},
     },
 }
 
@@ -306,10 +319,19 @@ def test_a_chain_record_this_version_cannot_read_never_stops_the_sweeps(aws, sm,
 
 def test_a_live_chain_record_with_fields_this_version_does_not_know_is_still_deferred_to(aws, sm, split, clock):
     # Given a live chain written by a newer version (an extra field; the fields this version reads are as it writes them)
-    put_record(aws, {
-        "event_id": {"S": "new-sweep"}, "started": {"S": _iso(-5)}, "part": {"N": "2"}, "status": {"S": "running"},
-        "arranged_at": {"S": _iso(-1)}, "due": {"S": _iso(0)}, "schema": {"N": "2"}, "owner": {"M": {"x": {"S": "y"}}},
-    })
+    put_record(
+        aws,
+        {
+            "event_id": {"S": "new-sweep"},
+            "started": {"S": _iso(-5)},
+            "part": {"N": "2"},
+            "status": {"S": "running"},
+            "arranged_at": {"S": _iso(-1)},
+            "due": {"S": _iso(0)},
+            "schema": {"N": "2"},
+            "owner": {"M": {"x": {"S": "y"}}},
+        },
+    )
     app = load_function("studio_app")
     with recording() as calls:
         result = app.handler(SCHEDULED, roomy())
@@ -325,7 +347,7 @@ class Killed(BaseException):
 def test_a_part_killed_right_after_an_action_and_retried_records_and_posts_it_once(aws, sm, split, clock, monkeypatch):
     # Given part 2 of a chain, killed (the function timed out) right after deleting an idle app, before
     # the outcome was recorded; Lambda retries the same event (asynchronous invocations: twice)
-    from reaper import pipeline
+    from reaper.sweep import pipeline
 
     app = load_function("studio_app")
     app.handler(SCHEDULED, short())
@@ -365,8 +387,8 @@ def test_a_part_killed_right_after_an_action_and_retried_records_and_posts_it_on
 def test_a_sweep_killed_right_after_writing_a_warning_and_retried_still_tells_the_owner(aws, sm, split, clock, monkeypatch):
     # Given grace: a first finding is a warning (the reaper:warned-at tag, and the owner told);
     # the sweep is killed right after tagging an idle app, before the warning was recorded
-    from reaper import pipeline
-    from reaper.model import ResultCode
+    from reaper.core.model import ResultCode
+    from reaper.sweep import pipeline
 
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
     app = load_function("studio_app")

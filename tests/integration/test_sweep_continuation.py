@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from reaper import pipeline
-from reaper.continuation import MAX_PARTS, schedule_name
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
+from reaper.sweep import pipeline
+from reaper.sweep.continuation import MAX_PARTS, schedule_name
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.iam_check import ungranted
@@ -94,8 +94,8 @@ def next_event(aws, part: int) -> dict[str, Any]:
 def everything(aws, sm) -> list[str]:
     """The ids a sweep of the seeded account handles, from a fresh full dry-run pass."""
     from reaper import kinds
-    from reaper.runtime import Runtime
-    from reaper.settings import Settings
+    from reaper.core.settings import Settings
+    from reaper.record.runtime import Runtime
 
     rt = Runtime.build(Settings(), session=aws, region="us-east-1")
     return sorted(r.id for r in kinds.get("studio-app").discover(rt.clients(), rt.settings, datetime.now(UTC)))
@@ -253,7 +253,7 @@ def test_a_chain_past_its_part_limit_ends_with_one_error(aws, sm, split):
 
 
 def test_schedule_names_are_the_same_for_the_same_part_and_fit_scheduler():
-    from reaper.continuation import Cursor
+    from reaper.sweep.continuation import Cursor
 
     started = datetime(2026, 12, 2, 3, 15, tzinfo=UTC)
     a = Cursor("studio-app", "us-east-1", "x", started, 2, "e" * 200)

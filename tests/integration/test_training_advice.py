@@ -57,7 +57,9 @@ def seed_sweep(sm, cw, now: datetime, name: str, tags: dict[str, str]) -> None:
         st.metric(cw, f"{name}-{i:03d}", now, values, name="validation:loss")
 
 
-def test_a_losing_tuning_child_is_stopped_with_the_evidence_and_its_better_siblings_are_not(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+def test_a_losing_tuning_child_is_stopped_with_the_evidence_and_its_better_siblings_are_not(
+    aws, sm, cw, deployed_env, lambda_context, monkeypatch
+):
     # Given enforce (no grace) and a sweep tagged early-stop=median with early stopping off
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
@@ -73,12 +75,21 @@ def test_a_losing_tuning_child_is_stopped_with_the_evidence_and_its_better_sibli
     messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
     stop = messages["sweep-005"]
     assert "objective validation:loss 1.05 at evaluation 3 is higher (worse) than the median 0.61 of 6 siblings" in stop["reason"]
-    assert stop["evidence"]["early_stop"]["siblings"] == {"sweep-001": 0.6, "sweep-002": 0.62, "sweep-003": 0.7, "sweep-004": 0.58, "sweep-006": 0.5, "sweep-007": 2.0}
+    assert stop["evidence"]["early_stop"]["siblings"] == {
+        "sweep-001": 0.6,
+        "sweep-002": 0.62,
+        "sweep-003": 0.7,
+        "sweep-004": 0.58,
+        "sweep-006": 0.5,
+        "sweep-007": 2.0,
+    }
     # And the tagged tuning job is not told to turn early stopping on: the reaper does it
     assert "sweep" not in messages
 
 
-def test_untagged_sweep_with_early_stopping_off_gets_one_advisory_and_nothing_is_stopped(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+def test_untagged_sweep_with_early_stopping_off_gets_one_advisory_and_nothing_is_stopped(
+    aws, sm, cw, deployed_env, lambda_context, monkeypatch
+):
     # Given the same sweep without the tag
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")

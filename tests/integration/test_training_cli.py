@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper.cli import main
+from reaper.cli.main import main
 from reaper_devkit.local_aws import local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.integration import training_fleet as fleet
@@ -99,7 +99,10 @@ def test_the_installed_command_against_a_seeded_moto_server_stops_and_advises():
     with local_account(), SlackReceiver() as slack:
         s = session()
         fleet.seed(s, datetime.now(UTC))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")} | {"REAPER_SLACK_WEBHOOK_URL": slack.url, "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "true"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REAPER_")} | {
+            "REAPER_SLACK_WEBHOOK_URL": slack.url,
+            "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "true",
+        }
         cmd = [sys.executable, "-m", "reaper", "sweep", "--kind", "training-job", "--mode", "enforce", "--grace-minutes", "0", "--json"]
         # When the real process sweeps in enforce with no grace
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

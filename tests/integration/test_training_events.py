@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper.actionlog import ActionLog
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
@@ -49,7 +49,9 @@ def test_a_job_started_without_tags_or_ceiling_is_told_once_whatever_the_deliver
 
 def test_a_job_with_tags_and_its_own_ceiling_says_nothing(aws, sm, deployed_env, lambda_context):
     # Given a tagged job whose MaxRuntimeInSeconds (2 h) is under the stack's 24 h
-    st.training_job(sm, "resnet-untagged", datetime.now(UTC), hours_ago=0, tags={**DEV, "reaper:kill-after": "2099-01-01"}, max_runtime_s=7200)
+    st.training_job(
+        sm, "resnet-untagged", datetime.now(UTC), hours_ago=0, tags={**DEV, "reaper:kill-after": "2099-01-01"}, max_runtime_s=7200
+    )
     app = load_function("training_job")
     result = app.handler(event(INPROGRESS), lambda_context)
     assert result["problems"] == [] and result["posted"] is False

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
 from reaper.handlers import handle_kind_event
 from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
@@ -78,7 +78,9 @@ def test_enforce_stops_exactly_the_jobs_past_a_ceiling_and_the_diverged(aws, sm,
     assert "loss=nan" in messages["nan-log"]["reason"]
     assert "accuracy fell 5 points" in messages["acc-down"]["reason"]
     assert "upper bound" not in messages["costly"]["reason"] and "is past its $50.00 cost ceiling" in messages["costly"]["reason"]
-    assert messages["costly"]["evidence"]["estimated_usd"] == pytest.approx(53.55, abs=0.05)  # 7 h x 2 x $3.825, and the seconds since seeding
+    assert messages["costly"]["evidence"]["estimated_usd"] == pytest.approx(
+        53.55, abs=0.05
+    )  # 7 h x 2 x $3.825, and the seconds since seeding
     # And the GPU-starved job got its advisory, the near-ceiling job its warning, as notify-only keeps
     assert messages["gpu-starved"]["verdict"] == "keep" and "data loader" in messages["gpu-starved"]["reason"]
     assert messages["near-ceiling"]["verdict"] == "keep" and "at 83% of its 24 h runtime ceiling" in messages["near-ceiling"]["reason"]
@@ -206,8 +208,18 @@ def test_with_a_grace_period_a_diverged_job_is_warned_then_stopped(aws, sm, cw, 
         "not an object",
         {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
         {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
-        {"id": "x", "detail-type": "SageMaker Training Job State Change", "source": "aws.sagemaker", "detail": {"TrainingJobStatus": "InProgress"}},
-        {"id": "x", "detail-type": "SageMaker Training Job State Change", "source": "aws.sagemaker", "detail": {"TrainingJobName": "runaway", "TrainingJobStatus": "Exploded"}},
+        {
+            "id": "x",
+            "detail-type": "SageMaker Training Job State Change",
+            "source": "aws.sagemaker",
+            "detail": {"TrainingJobStatus": "InProgress"},
+        },
+        {
+            "id": "x",
+            "detail-type": "SageMaker Training Job State Change",
+            "source": "aws.sagemaker",
+            "detail": {"TrainingJobName": "runaway", "TrainingJobStatus": "Exploded"},
+        },
         {"id": "x", "detail-type": "SageMaker Endpoint State Change", "source": "aws.sagemaker", "detail": {"EndpointName": "e"}},
     ],
 )

@@ -18,10 +18,7 @@ FAKES = {
     "useradd": "",
     "chown": "",
     "id": 'if [ "$1" = -u ] && [ -f "$FAKE_DIR/user-added" ]; then echo 990; exit 0; fi; exit 1',
-    "stat": (
-        'p="${@: -1}"; for g in $FAKE_USER_OWNED; do case "$p" in $g) echo "1000 755"; exit 0;; esac; done; '
-        'echo "0 755"'
-    ),
+    "stat": ('p="${@: -1}"; for g in $FAKE_USER_OWNED; do case "$p" in $g) echo "1000 755"; exit 0;; esac; done; echo "0 755"'),
 }
 
 
@@ -33,7 +30,9 @@ def on_start_script(cpu: str = "10", gpu: str = "5", channel: str | None = None,
     assert len(hook) == 1
     text, variables = hook[0]["Content"]["Fn::Base64"]["Sub"]
     values = {
-        **variables, "AgentCpuPercent": cpu, "AgentGpuPercent": gpu,
+        **variables,
+        "AgentCpuPercent": cpu,
+        "AgentGpuPercent": gpu,
         "AgentChannel": channel or t["Parameters"]["AgentChannel"]["Default"],
         "AgentLifecycleConfigName": config or t["Parameters"]["AgentLifecycleConfigName"]["Default"],
     }

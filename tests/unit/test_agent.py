@@ -70,14 +70,27 @@ def agent_env(tmp_path: Path, url: str, **extra: str) -> dict[str, str]:
     meta.write_text(json.dumps({"ResourceName": "nb-1", "ResourceArn": "arn:aws:sagemaker:eu-west-1:1:notebook-instance/nb-1"}))
     state = tmp_path / "state"
     state.mkdir(mode=0o700, exist_ok=True)
-    return {"MLREAPER_JUPYTER_URL": url, "MLREAPER_DRY": "1", "MLREAPER_METADATA": str(meta),
-            "MLREAPER_STATE_DIR": str(state), "MLREAPER_CPU_PERCENT": "101", "PATH": "/usr/bin:/bin", **extra}
+    return {
+        "MLREAPER_JUPYTER_URL": url,
+        "MLREAPER_DRY": "1",
+        "MLREAPER_METADATA": str(meta),
+        "MLREAPER_STATE_DIR": str(state),
+        "MLREAPER_CPU_PERCENT": "101",
+        "PATH": "/usr/bin:/bin",
+        **extra,
+    }
 
 
 def run_agent(tmp_path: Path, url: str, **extra: str) -> list[dict[str, Any]]:
     """The agent as cron runs it: isolated mode, no site-packages (-I -S)."""
-    out = subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=agent_env(tmp_path, url, **extra),
-                         capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", str(AGENT)],
+        env=agent_env(tmp_path, url, **extra),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
@@ -108,7 +121,6 @@ def test_unreadable_jupyter_publishes_nothing(tmp_path):
     assert run_agent(tmp_path, "http://127.0.0.1:9") == []
 
 
-
 def test_idle_with_cpu_use_unknown_publishes_nothing(jupyter, tmp_path):
     # Given nothing active in Jupyter, and a state directory the agent refuses (others can write it)
     agent_env(tmp_path, jupyter["url"])
@@ -118,6 +130,7 @@ def test_idle_with_cpu_use_unknown_publishes_nothing(jupyter, tmp_path):
     # while an active notebook is still reported active
     jupyter["kernels"] = [{"execution_state": "busy"}]
     assert run_agent(tmp_path, jupyter["url"])[0]["value"] == 1
+
 
 # ---- publishing: SigV4 by hand, credentials from IMDSv2 ---------------------------------------
 
@@ -153,8 +166,7 @@ def test_signature_is_the_one_botocore_computes(token):
     target = "Logs_20140328.PutLogEvents"
     headers = agent.sign(url, body, "eu-west-1", ("AKIDEXAMPLE", "secret/key+1", token), "20240102T030405Z", target)
 
-    request = AWSRequest(method="POST", url=url, data=body,
-                         headers={"content-type": headers["content-type"], "x-amz-target": target})
+    request = AWSRequest(method="POST", url=url, data=body, headers={"content-type": headers["content-type"], "x-amz-target": target})
     frozen = datetime(2024, 1, 2, 3, 4, 5)
     with mock.patch("botocore.auth.get_current_datetime", return_value=frozen):
         SigV4Auth(Credentials("AKIDEXAMPLE", "secret/key+1", token), "logs", "eu-west-1").add_auth(request)
@@ -202,7 +214,6 @@ def imds() -> Iterator[dict[str, Any]]:
     server.shutdown()
 
 
-
 class Recorder(BaseHTTPRequestHandler):
     """A CloudWatch Logs endpoint that records each request and answers from `answers` (status, body)."""
 
@@ -232,10 +243,19 @@ def logs_endpoint() -> Iterator[type[Recorder]]:
     server.shutdown()
 
 
-def run_live(tmp_path: Path, jupyter: dict[str, Any], imds: dict[str, Any], url: str, channel: str = "logs") -> subprocess.CompletedProcess[str]:
+def run_live(
+    tmp_path: Path, jupyter: dict[str, Any], imds: dict[str, Any], url: str, channel: str = "logs"
+) -> subprocess.CompletedProcess[str]:
     """The agent as the cron entry runs it, with AgentChannel=`channel` ("" = the variable unset)."""
-    env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_LOGS_URL=url, MLREAPER_CLOUDWATCH_URL=url,
-                    MLREAPER_LOG_GROUP="/mlreaper/mlreaper-activity-agent", MLREAPER_CHANNEL=channel)
+    env = agent_env(
+        tmp_path,
+        jupyter["url"],
+        MLREAPER_IMDS_URL=imds["url"],
+        MLREAPER_LOGS_URL=url,
+        MLREAPER_CLOUDWATCH_URL=url,
+        MLREAPER_LOG_GROUP="/mlreaper/mlreaper-activity-agent",
+        MLREAPER_CHANNEL=channel,
+    )
     if not channel:
         del env["MLREAPER_CHANNEL"]
     del env["MLREAPER_DRY"]
@@ -290,8 +310,13 @@ def test_a_new_stream_is_created_once_and_the_sample_sent(jupyter, imds, tmp_pat
     [
         ([(400, b'{"__type":"AccessDeniedException","message":"not authorized to perform: logs:PutLogEvents"}')], "AccessDeniedException"),
         # the log group itself is missing (stack deleted): CreateLogStream says so too
-        ([(400, b'{"__type":"ResourceNotFoundException","message":"stream"}'),
-          (400, b'{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}')], "log group does not exist"),
+        (
+            [
+                (400, b'{"__type":"ResourceNotFoundException","message":"stream"}'),
+                (400, b'{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}'),
+            ],
+            "log group does not exist",
+        ),
         ([(200, b'{"rejectedLogEventsInfo":{"tooNewLogEventStartIndex":0}}')], "sample rejected"),
         ([(500, b"<html>proxy error</html>")], "HTTP 500"),
     ],
@@ -321,8 +346,14 @@ def test_an_unreachable_logs_endpoint_is_logged_not_fatal(jupyter, imds, tmp_pat
 @pytest.mark.parametrize("channel", ["metric", "logs"])
 def test_unknown_is_never_sent_as_idle(tmp_path, imds, logs_endpoint, channel):
     # Given Jupyter unreadable (unknown)
-    env = agent_env(tmp_path, "http://127.0.0.1:9", MLREAPER_IMDS_URL=imds["url"], MLREAPER_CHANNEL=channel,
-                    MLREAPER_LOGS_URL=logs_endpoint.url, MLREAPER_CLOUDWATCH_URL=logs_endpoint.url)  # type: ignore[attr-defined]
+    env = agent_env(
+        tmp_path,
+        "http://127.0.0.1:9",
+        MLREAPER_IMDS_URL=imds["url"],
+        MLREAPER_CHANNEL=channel,
+        MLREAPER_LOGS_URL=logs_endpoint.url,
+        MLREAPER_CLOUDWATCH_URL=logs_endpoint.url,
+    )  # type: ignore[attr-defined]
     del env["MLREAPER_DRY"]
     out = subprocess.run([sys.executable, "-I", "-S", str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False)
     # Then nothing at all reaches CloudWatch (metric or Logs): no report, so the period is unknown, never idle
@@ -364,8 +395,14 @@ def test_the_default_channel_is_the_contracts_metric_as_botocore_describes_it(ju
     operation = model.operation_model("PutMetricData")
     contract = {
         "Namespace": "MLReaper",
-        "MetricData": [{"MetricName": "NotebookActivity", "Value": 0.0, "Unit": "Count",
-                        "Dimensions": [{"Name": "NotebookInstanceName", "Value": "nb-1"}]}],
+        "MetricData": [
+            {
+                "MetricName": "NotebookActivity",
+                "Value": 0.0,
+                "Unit": "Count",
+                "Dimensions": [{"Name": "NotebookInstanceName", "Value": "nb-1"}],
+            }
+        ],
     }
     report = ParamValidator().validate(contract, operation.input_shape)
     assert not report.has_errors(), report.generate_report()
@@ -422,9 +459,13 @@ def test_publishes_to_cloudwatch_with_the_instance_role(jupyter, imds, tmp_path)
         assert metric["MetricName"] == "NotebookActivity"
         assert metric["Dimensions"] == [{"Name": "NotebookInstanceName", "Value": "nb-1"}]
         stats = cw.get_metric_statistics(
-            Namespace="MLReaper", MetricName="NotebookActivity", Dimensions=metric["Dimensions"],
-            StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(minutes=5),
-            Period=3600, Statistics=["Maximum", "SampleCount"],
+            Namespace="MLReaper",
+            MetricName="NotebookActivity",
+            Dimensions=metric["Dimensions"],
+            StartTime=datetime.now(UTC) - timedelta(hours=1),
+            EndTime=datetime.now(UTC) + timedelta(minutes=5),
+            Period=3600,
+            Statistics=["Maximum", "SampleCount"],
         )["Datapoints"]
         assert [(d["Maximum"], d["SampleCount"]) for d in stats] == [(0.0, 2.0)]
         assert boto3.client("logs", region_name="eu-west-1", endpoint_url=endpoint).describe_log_groups()["logGroups"] == []
@@ -448,8 +489,14 @@ def test_the_installed_agent_reports_where_the_stacks_channel_says(jupyter, imds
     installed = done.root / "opt/mlreaper/agent.py"
     # When the installed agent runs with its cron entry's variables (endpoints pointed at this test)
     jupyter["kernels"] = [{"execution_state": "idle", "last_activity": stamp(40)}]
-    env = agent_env(tmp_path, jupyter["url"], MLREAPER_IMDS_URL=imds["url"], MLREAPER_LOGS_URL=logs_endpoint.url,  # type: ignore[attr-defined]
-                    MLREAPER_CLOUDWATCH_URL=logs_endpoint.url, **cron_env)  # type: ignore[attr-defined]
+    env = agent_env(
+        tmp_path,
+        jupyter["url"],
+        MLREAPER_IMDS_URL=imds["url"],
+        MLREAPER_LOGS_URL=logs_endpoint.url,  # type: ignore[attr-defined]
+        MLREAPER_CLOUDWATCH_URL=logs_endpoint.url,
+        **cron_env,
+    )  # type: ignore[attr-defined]
     del env["MLREAPER_DRY"]
     env["MLREAPER_CPU_PERCENT"] = "101"  # this test machine's CPU is busy; the cron entry's 10 would say active
     out = subprocess.run([sys.executable, "-I", "-S", str(installed)], env=env, capture_output=True, text=True, timeout=60, check=False)
@@ -459,7 +506,11 @@ def test_the_installed_agent_reports_where_the_stacks_channel_says(jupyter, imds
     if target is None:
         assert cron_env["MLREAPER_CHANNEL"] == "metric"
         form = dict(parse_qsl(request["body"].decode()))
-        assert (form["Action"], form["Namespace"], form["MetricData.member.1.MetricName"]) == ("PutMetricData", "MLReaper", "NotebookActivity")
+        assert (form["Action"], form["Namespace"], form["MetricData.member.1.MetricName"]) == (
+            "PutMetricData",
+            "MLReaper",
+            "NotebookActivity",
+        )
         assert form["MetricData.member.1.Dimensions.member.1.Name"] == "NotebookInstanceName"
         assert form["MetricData.member.1.Dimensions.member.1.Value"] == "nb-1" and form["MetricData.member.1.Value"] == "0"
     else:  # and with logs, one sample in the stack's group

@@ -51,8 +51,13 @@ def test_a_pth_file_in_a_user_writable_site_packages_is_not_run(tmp_path):
     shadow.mkdir()
     (shadow / "json.py").write_text(PAYLOAD + "\n")
     marker = tmp_path / "marker"
-    hostile = {"MARKER": str(marker), "PYTHONUSERBASE": str(userbase), "HOME": str(tmp_path / "home"),
-               "PYTHONPATH": str(shadow), "PYTHONSTARTUP": str(shadow / "json.py")}
+    hostile = {
+        "MARKER": str(marker),
+        "PYTHONUSERBASE": str(userbase),
+        "HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(shadow),
+        "PYTHONSTARTUP": str(shadow / "json.py"),
+    }
 
     # The attack works on a plain run of that interpreter (so the test can see it)
     run([str(python), "-c", "pass"], hostile)
@@ -175,4 +180,3 @@ def test_a_state_directory_others_can_write_or_that_is_a_symlink_is_refused(tmp_
     assert out.stdout.strip() == "None" and "cpu use unknown" in out.stderr
     assert secret.read_text() == before
     assert not (tmp_path / "cpu-state.json").exists()
-

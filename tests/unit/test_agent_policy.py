@@ -59,7 +59,7 @@ def test_with_logs_notebook_roles_may_write_samples_only_into_the_stack_log_grou
     # samples are read over the idle window, which a reaper:idle-minutes tag may stretch to a week:
     # a shorter retention deletes what that window needs, and the notebook is kept for ever as "gap in
     # activity data". A week and a margin (Logs deletes expired events some time after they expire)
-    from reaper.policy import IDLE_MINUTES
+    from reaper.core.policy import IDLE_MINUTES
 
     assert IDLE_MINUTES[1] < group["RetentionInDays"] * 1440 <= 14 * 1440
     # the agent's default group is the stack's with the default lifecycle configuration name

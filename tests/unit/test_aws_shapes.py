@@ -24,7 +24,13 @@ def test_requests_are_held_to_patterns_lengths_ranges_and_enums():
     assert "does not match pattern" in next(iter(request_problems({"TrainingJobName": "bad_name"}, describe, "")))
     assert "more than the maximum 63" in next(iter(request_problems({"TrainingJobName": "a" * 64}, describe, "")))
     tags = op("fsx", "TagResource").input_shape
-    found = list(request_problems({"ResourceARN": "arn:aws:fsx:us-east-1:123456789012:file-system/fs-0123456789abcdef0", "Tags": [{"Key": "k", "Value": "a,b"}]}, tags, ""))
+    found = list(
+        request_problems(
+            {"ResourceARN": "arn:aws:fsx:us-east-1:123456789012:file-system/fs-0123456789abcdef0", "Tags": [{"Key": "k", "Value": "a,b"}]},
+            tags,
+            "",
+        )
+    )
     assert len(found) == 1 and found[0].startswith("Tags[0].Value='a,b' does not match pattern")
 
 
@@ -44,8 +50,13 @@ def test_answers_must_carry_required_members_of_the_right_type():
         "LastModifiedTime": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     }
     assert list(response_problems(good, shape, "")) == []
-    assert list(response_problems({**good, "DataCaptureConfig": {}}, shape, ""))[0] == "DataCaptureConfig.EnableCapture is required and missing"
-    assert list(response_problems({k: v for k, v in good.items() if k != "EndpointStatus"}, shape, "")) == ["EndpointStatus is required and missing"]
+    assert (
+        list(response_problems({**good, "DataCaptureConfig": {}}, shape, ""))[0]
+        == "DataCaptureConfig.EnableCapture is required and missing"
+    )
+    assert list(response_problems({k: v for k, v in good.items() if k != "EndpointStatus"}, shape, "")) == [
+        "EndpointStatus is required and missing"
+    ]
     assert list(response_problems({**good, "CreationTime": "2026-01-01"}, shape, "")) == ["CreationTime='2026-01-01' is str, not timestamp"]
     assert list(response_problems({**good, "ProductionVariants": [{"VariantName": "v", "CurrentWeight": True}]}, shape, "")) == [
         "ProductionVariants[0].CurrentWeight=True is bool, not float"

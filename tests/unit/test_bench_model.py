@@ -16,7 +16,12 @@ def test_floor_is_full_pages_and_full_metric_batches_and_per_resource_reads_as_r
     c.queries["cloudwatch:GetMetricData"] = 1200
     calls = {"sagemaker:Search": 10, "cloudwatch:GetMetricData": 5, "sagemaker:DescribeEndpointConfig": 40, "sagemaker:ListModels": 1}
     # Then the floor is 3 pages, 3 batches, the 40 describes, and one call for an empty list
-    assert c.floor(calls) == {"sagemaker:Search": 3, "cloudwatch:GetMetricData": 3, "sagemaker:DescribeEndpointConfig": 40, "sagemaker:ListModels": 1}
+    assert c.floor(calls) == {
+        "sagemaker:Search": 3,
+        "cloudwatch:GetMetricData": 3,
+        "sagemaker:DescribeEndpointConfig": 40,
+        "sagemaker:ListModels": 1,
+    }
 
 
 def test_floor_never_exceeds_what_was_called() -> None:
@@ -31,13 +36,17 @@ def test_notebook_agent_bill_by_default_is_the_contracts_custom_metric() -> None
     bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "cloudwatch:GetMetricData": 2}, 900, {})
     assert bill["agent_metric"] == pytest.approx(300.0) and bill["agent_puts"] == pytest.approx(86.4)
     assert "agent_logs_ingestion" not in bill and "agent_logs_storage" not in bill
-    assert bill == cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "cloudwatch:GetMetricData": 2}, 900, {}, "metric")
+    assert bill == cost_model.monthly_bill(
+        "notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "cloudwatch:GetMetricData": 2}, 900, {}, "metric"
+    )
 
 
 def test_notebook_agent_bill_with_logs_is_the_bytes_of_its_samples() -> None:
     # Given 1,000 notebooks with AgentChannel=logs, each sending a 120-byte sample every 5 minutes
     # (8,640 a month): about 0.97 GB ingested at $0.50 per GB, kept 14 days at $0.03 per GB-month; no custom metric
-    bill = cost_model.monthly_bill("notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "logs:FilterLogEvents": 4}, 0, {}, agent_channel="logs")
+    bill = cost_model.monthly_bill(
+        "notebook", 1000, {"sagemaker:ListNotebookInstances": 10, "logs:FilterLogEvents": 4}, 0, {}, agent_channel="logs"
+    )
     assert bill["agent_logs_ingestion"] == pytest.approx(1000 * 8640 * 120 / 1024**3 * 0.50, abs=1e-4)
     assert bill["agent_logs_storage"] == pytest.approx(1000 * 8640 * 120 * 14 / 30 / 1024**3 * 0.03, abs=1e-4)
     assert "agent_metric" not in bill and "agent_puts" not in bill

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from reaper.model import Decision, ProjectSpend, Verdict
-from reaper.policy import TagView, experiment_gap, over_budget
-from reaper.settings import Settings
+from reaper.core.model import Decision, ProjectSpend, Verdict
+from reaper.core.policy import TagView, experiment_gap, over_budget
+from reaper.core.settings import Settings
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 VISION = TagView(project="vision")

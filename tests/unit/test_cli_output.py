@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from reaper.cli_output import footer, format_table, select
-from reaper.model import Decision, Mode, Outcome, Resource, Verdict
+from reaper.cli.output import footer, format_table, select
+from reaper.core.model import Decision, Mode, Outcome, Resource, Verdict
 
 LONG = "no activity for 3 h 05 m; " + "the agent reported 0 in every period of the window; " * 8
 
 
-def outcome(rid: str, verdict: Verdict, hourly: float | None = 1.0, owner: str | None = "ana@example.com", kind: str = "notebook", **evidence: object) -> Outcome:
-    r = Resource(kind=kind, id=rid, arn=f"arn:aws:sagemaker:us-east-1:123456789012:{kind}/{rid}", region="us-east-1", state="InService", hourly_usd=hourly)
+def outcome(
+    rid: str,
+    verdict: Verdict,
+    hourly: float | None = 1.0,
+    owner: str | None = "ana@example.com",
+    kind: str = "notebook",
+    **evidence: object,
+) -> Outcome:
+    r = Resource(
+        kind=kind,
+        id=rid,
+        arn=f"arn:aws:sagemaker:us-east-1:123456789012:{kind}/{rid}",
+        region="us-east-1",
+        state="InService",
+        hourly_usd=hourly,
+    )
     return Outcome(r, Decision(verdict, LONG, action="stop", evidence=dict(evidence)), Mode.DRY_RUN, owner=owner)
 
 
@@ -36,8 +50,11 @@ def test_a_narrow_terminal_still_shows_some_of_the_reason():
 
 def test_at_120_and_80_columns_every_row_fits_and_each_reason_is_cut_with_an_ellipsis():
     # Given rows with a very long reason, id and owner, in one region and then in two
-    rows = [outcome("nb-" + "x" * 70, Verdict.ACT), outcome("busy", Verdict.KEEP, owner="someone-with-a-very-long-address@example.com"),
-            outcome("job-1", Verdict.WARN, kind="training-job", hourly=39.62, estimated_usd=120.0)]
+    rows = [
+        outcome("nb-" + "x" * 70, Verdict.ACT),
+        outcome("busy", Verdict.KEEP, owner="someone-with-a-very-long-address@example.com"),
+        outcome("job-1", Verdict.WARN, kind="training-job", hourly=39.62, estimated_usd=120.0),
+    ]
     for regions in (1, 2):
         if regions == 2:
             rows[1].resource.region = "ap-southeast-2"
@@ -51,7 +68,12 @@ def test_at_120_and_80_columns_every_row_fits_and_each_reason_is_cut_with_an_ell
 
 
 def test_filters_by_verdict_and_owner_case_insensitively():
-    rows = [outcome("a", Verdict.ACT), outcome("b", Verdict.KEEP), outcome("c", Verdict.ACT, owner="bo@example.com"), outcome("d", Verdict.ACT, owner=None)]
+    rows = [
+        outcome("a", Verdict.ACT),
+        outcome("b", Verdict.KEEP),
+        outcome("c", Verdict.ACT, owner="bo@example.com"),
+        outcome("d", Verdict.ACT, owner=None),
+    ]
     assert [o.resource.id for o in select(rows, ["act"], ["ANA@example.com "])] == ["a"]
     assert [o.resource.id for o in select(rows, ["act", "keep"], [])] == ["a", "b", "c", "d"]
     assert select(rows, [], ["nobody"]) == []

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper.chain import RUNNING, WINDOW, ChainRecord
-from reaper.continuation import DELAY, Cursor, event, interval, parse
-from reaper.errors import BadEventError
+from reaper.core.errors import BadEventError
+from reaper.sweep.chain import RUNNING, WINDOW, ChainRecord
+from reaper.sweep.continuation import DELAY, Cursor, event, interval, parse
 
 STARTED = datetime(2026, 12, 2, 3, 15, tzinfo=UTC)
 
@@ -56,8 +56,8 @@ def test_the_example_continuation_events_are_what_the_functions_take(kind):
     import json
     from pathlib import Path
 
-    from reaper.continuation import DETAIL_TYPE, SOURCE, schedule_name
-    from reaper.events import parse_eventbridge
+    from reaper.core.events import parse_eventbridge
+    from reaper.sweep.continuation import DETAIL_TYPE, SOURCE, schedule_name
 
     ev = parse_eventbridge(json.loads((Path(__file__).parents[2] / "events" / f"{kind}-continuation.json").read_text()))
     assert (ev.source, ev.detail_type) == (SOURCE, DETAIL_TYPE)

@@ -94,7 +94,13 @@ def test_nan_and_inf_losses_in_log_lines_are_found(line):
 
 @pytest.mark.parametrize(
     "line",
-    ["epoch 3 loss: 0.431", "loss=1.2e-3 information follows", "NaN values dropped from the dataset", "inf-norm of gradients 3.2", "accuracy: nan"],
+    [
+        "epoch 3 loss: 0.431",
+        "loss=1.2e-3 information follows",
+        "NaN values dropped from the dataset",
+        "inf-norm of gradients 3.2",
+        "accuracy: nan",
+    ],
 )
 def test_lines_without_a_nan_or_inf_loss_are_not_found(line):
     assert nan_loss(line) is None

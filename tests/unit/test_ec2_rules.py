@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reaper.core.model import Resource, Verdict
+from reaper.core.policy import read_tags
+from reaper.core.settings import OffHours, Settings
 from reaper.kinds.ec2.catalog import describe
 from reaper.kinds.ec2.managed import manager, spot_stop_problem
 from reaper.kinds.ec2.model import PERIOD, Ec2Facts, Ec2Signal, window_end
 from reaper.kinds.ec2.rules import decide
-from reaper.model import Resource, Verdict
-from reaper.policy import read_tags
-from reaper.settings import OffHours, Settings
 
 NOW = datetime(2026, 12, 2, 14, 3, tzinfo=UTC)  # a Wednesday afternoon
 FACTS = Ec2Facts("gpu", "1 x NVIDIA T4g", "ebs", 0, "on-demand", None, None, False, NOW - timedelta(hours=6))
@@ -75,12 +75,21 @@ def test_only_persistent_spot_requests_with_stop_behaviour_may_stop(request_, st
 
 
 def test_catalogue_reads_gpu_neuron_and_inference_accelerators_and_instance_store():
-    gpu = describe({"InstanceType": "g5.xlarge", "GpuInfo": {"Gpus": [{"Count": 1, "Manufacturer": "NVIDIA", "Name": "A10G"}]},
-                    "InstanceStorageSupported": True, "InstanceStorageInfo": {"TotalSizeInGB": 250}})
+    gpu = describe(
+        {
+            "InstanceType": "g5.xlarge",
+            "GpuInfo": {"Gpus": [{"Count": 1, "Manufacturer": "NVIDIA", "Name": "A10G"}]},
+            "InstanceStorageSupported": True,
+            "InstanceStorageInfo": {"TotalSizeInGB": 250},
+        }
+    )
     assert gpu is not None and (gpu.accelerator, gpu.detail, gpu.instance_store_gib) == ("gpu", "1 x NVIDIA A10G", 250)
     neuron = describe({"InstanceType": "trn1.2xlarge", "NeuronInfo": {"NeuronDevices": [{"Count": 1, "Name": "Trainium"}]}})
     assert neuron is not None and neuron.accelerator == "neuron" and neuron.instance_store_gib == 0
-    assert describe({"InstanceType": "inf1.xlarge", "InferenceAcceleratorInfo": {"Accelerators": [{"Count": 1, "Name": "Inferentia"}]}}) is not None
+    assert (
+        describe({"InstanceType": "inf1.xlarge", "InferenceAcceleratorInfo": {"Accelerators": [{"Count": 1, "Name": "Inferentia"}]}})
+        is not None
+    )
     assert describe({"InstanceType": "m5.large", "GpuInfo": {}}) is None  # an empty section is no accelerator
     assert describe({"InstanceType": "m5.large"}) is None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from reaper import kinds
-from reaper.iam import RESTORE_COMMON
+from reaper.kinds.iam import RESTORE_COMMON
 from reaper_devkit.template import function_actions, load
 
 SHARED_SIDS = {"ActionLog", "Notify"}
@@ -40,7 +40,9 @@ def test_restore_function_grants_exactly_what_the_endpoint_restore_declares():
 
 def test_restore_function_may_not_delete_or_reap():
     granted = function_actions("RestoreFunction")
-    assert not {a for a in granted if ":Delete" in a and a not in ("application-autoscaling:DeleteScalingPolicy", "cloudwatch:DeleteAlarms")}
+    assert not {
+        a for a in granted if ":Delete" in a and a not in ("application-autoscaling:DeleteScalingPolicy", "cloudwatch:DeleteAlarms")
+    }
     assert "sagemaker:DeleteEndpoint" not in granted
 
 

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from reaper import kinds
-from reaper.errors import ConfigError
+from reaper.core.errors import ConfigError
+from reaper.core.model import Mode, Resource, Verdict
+from reaper.core.settings import Settings
 from reaper.kinds.endpoint import DECLARATION
 from reaper.kinds.endpoint.events import status_of
 from reaper.kinds.endpoint.model import (
@@ -25,16 +27,16 @@ from reaper.kinds.endpoint.model import (
     quiet_text,
 )
 from reaper.kinds.endpoint.wake import next_work_start, schedule_name
-from reaper.model import Mode, Resource, Verdict
-from reaper.pipeline import decide
-from reaper.settings import Settings
+from reaper.sweep.pipeline import decide
 
 NOW = datetime(2026, 12, 2, 14, 0, tzinfo=UTC)  # a Wednesday, 14:00 UTC
 KIND = kinds.get("endpoint")
 DEV = {"ml:stage": "dev", "ml:owner": "ana@example.com"}
 
 
-def resource(tags: dict[str, str] | None = None, state: str = "InService", age: float = 300, changed: float | None = None, count: int = 1) -> Resource:
+def resource(
+    tags: dict[str, str] | None = None, state: str = "InService", age: float = 300, changed: float | None = None, count: int = 1
+) -> Resource:
     created = NOW - timedelta(minutes=age)
     return Resource(
         kind="endpoint",
@@ -46,7 +48,9 @@ def resource(tags: dict[str, str] | None = None, state: str = "InService", age: 
         instance_count=count,
         created_at=created,
         changed_at=NOW - timedelta(minutes=changed) if changed is not None else created,
-        facts=EndpointFacts(config="ep-config", variants=(VariantSummary("AllTraffic", current=count, desired=count, serverless=False, managed_min=None),)),
+        facts=EndpointFacts(
+            config="ep-config", variants=(VariantSummary("AllTraffic", current=count, desired=count, serverless=False, managed_min=None),)
+        ),
     )
 
 
@@ -55,7 +59,11 @@ def details(kind_of: str = CLASSIC, **kw: Any) -> EndpointDetails:
     return EndpointDetails(type=kind_of, config_name="ep-config", config_exists=kw.pop("config_exists", True), variants=(variant,), **kw)
 
 
-def signal(traffic: list[tuple[datetime, float]] | None = None, backlog: list[tuple[datetime, float]] | None = None, d: EndpointDetails | None = None) -> EndpointSignal:
+def signal(
+    traffic: list[tuple[datetime, float]] | None = None,
+    backlog: list[tuple[datetime, float]] | None = None,
+    d: EndpointDetails | None = None,
+) -> EndpointSignal:
     return EndpointSignal(start=NOW - timedelta(minutes=180), end=NOW, traffic=traffic or [], backlog=backlog or [], details=d or details())
 
 
@@ -214,7 +222,7 @@ def test_schedule_names_fit_scheduler_limits():
 
 
 def test_restore_claims_endpoint_names_also_those_shaped_like_file_system_ids():
-    # an endpoint may legally be called fs-0123…: reaper.restore asks each claiming kind for a record
+    # an endpoint may legally be called fs-0123…: reaper.restore.run asks each claiming kind for a record
     assert DECLARATION.restorer is not None
     claims = DECLARATION.restorer.claims
     assert claims("llm-dev") and claims("A1") and claims("fs-0123456789abcdef0")

@@ -10,24 +10,43 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
 from reaper.kinds.endpoint.model import EndpointFacts
 from reaper.kinds.endpoint.told import told_today
-from reaper.model import Resource
-from reaper.settings import Settings
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/{}"
 
 
 def endpoint(name: str, changed: datetime | None = None, count: int = 1) -> Resource:
-    return Resource("endpoint", name, ARN.format(name), "us-east-1", "InService", instance_count=count,
-                    changed_at=changed or NOW - timedelta(days=1), facts=EndpointFacts(config=f"{name}-config"))
+    return Resource(
+        "endpoint",
+        name,
+        ARN.format(name),
+        "us-east-1",
+        "InService",
+        instance_count=count,
+        changed_at=changed or NOW - timedelta(days=1),
+        facts=EndpointFacts(config=f"{name}-config"),
+    )
 
 
 def entry(name: str, **over: Any) -> dict[str, Any]:
-    base = {"kind": "endpoint", "id": name, "arn": ARN.format(name), "region": "us-east-1", "verdict": "exempt", "mode": "dry-run",
-            "action": "delete", "logged_at": "2026-12-02T09:00:00Z", "hourly_usd": 0.7364, "instance_count": 1,
-            "instance_type": "ml.g4dn.xlarge", "evidence": {"type": "classic"}}
+    base = {
+        "kind": "endpoint",
+        "id": name,
+        "arn": ARN.format(name),
+        "region": "us-east-1",
+        "verdict": "exempt",
+        "mode": "dry-run",
+        "action": "delete",
+        "logged_at": "2026-12-02T09:00:00Z",
+        "hourly_usd": 0.7364,
+        "instance_count": 1,
+        "instance_type": "ml.g4dn.xlarge",
+        "evidence": {"type": "classic"},
+    }
     return {**base, **over}
 
 
@@ -51,7 +70,13 @@ def test_todays_message_stands_in_with_what_it_said():
     told, log = run([entry("a")], [endpoint("a")])
     assert log.asked == [(datetime(2026, 12, 2, tzinfo=UTC), NOW)]  # from midnight UTC: the day of the message claim
     t = told["a"]
-    assert (t.at, t.action, t.hourly_usd, t.instance_type, t.type) == (datetime(2026, 12, 2, 9, 0, tzinfo=UTC), "delete", 0.7364, "ml.g4dn.xlarge", "classic")
+    assert (t.at, t.action, t.hourly_usd, t.instance_type, t.type) == (
+        datetime(2026, 12, 2, 9, 0, tzinfo=UTC),
+        "delete",
+        0.7364,
+        "ml.g4dn.xlarge",
+        "classic",
+    )
 
 
 def test_only_a_message_of_this_endpoint_mode_verdict_and_action_counts():

@@ -47,10 +47,16 @@ def test_phase_tags_are_read_case_insensitively_with_the_prefix():
 
 def test_only_lustre_file_system_inputs_count():
     config = [
-        {"ChannelName": "a", "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-0123456789abcdef0", "FileSystemType": "FSxLustre"}}},
+        {
+            "ChannelName": "a",
+            "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-0123456789abcdef0", "FileSystemType": "FSxLustre"}},
+        },
         {"ChannelName": "b", "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-0aaaaaaaaaaaaaaaa", "FileSystemType": "EFS"}}},
         {"ChannelName": "c", "DataSource": {"S3DataSource": {"S3Uri": "s3://b/"}}},
-        {"ChannelName": "d", "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-0123456789abcdef0", "FileSystemType": "FSxLustre"}}},
+        {
+            "ChannelName": "d",
+            "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-0123456789abcdef0", "FileSystemType": "FSxLustre"}},
+        },
     ]
     assert lustre_inputs(config) == ("fs-0123456789abcdef0",)
     assert lustre_inputs(None) == ()

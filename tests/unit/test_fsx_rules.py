@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reaper.core.model import Resource, Verdict
+from reaper.core.policy import read_tags
+from reaper.core.settings import Settings
 from reaper.kinds.fsx.model import METRICS, Artifact, FsxFacts, FsxSignal, JobRef, Protection, Repository
 from reaper.kinds.fsx.rules import decide
-from reaper.model import Resource, Verdict
-from reaper.policy import read_tags
-from reaper.settings import Settings
 
 NOW = datetime(2026, 12, 2, 12, 3, tzinfo=UTC)
 END = datetime(2026, 12, 2, 11, 55, tzinfo=UTC)  # window_end for NOW at 5-minute periods
@@ -151,8 +151,16 @@ def backup(lifecycle="AVAILABLE", hours_ago=1.0, **kw) -> Artifact:
 
 def export(lifecycle="SUCCEEDED", hours_ago=1.0, failed=0, **kw) -> Artifact:
     start = NOW - timedelta(hours=hours_ago)
-    return Artifact("export", "task-0123456789abcdef0", lifecycle=lifecycle, started_at=start, ended_at=start + timedelta(minutes=20),
-                    failed_files=failed, total_files=100, **kw)
+    return Artifact(
+        "export",
+        "task-0123456789abcdef0",
+        lifecycle=lifecycle,
+        started_at=start,
+        ended_at=start + timedelta(minutes=20),
+        failed_files=failed,
+        total_files=100,
+        **kw,
+    )
 
 
 def test_phase_two_deletes_only_once_the_backup_is_available_without_a_second_warning():
@@ -209,5 +217,8 @@ def test_a_backup_older_than_the_idle_proof_is_not_trusted_a_fresh_one_is_taken(
 
 
 def test_a_backup_someone_deleted_means_a_new_one():
-    d = run(fs(phase=("backup", "backup-0123456789abcdef0")), signal(artifact=Artifact("backup", "backup-0123456789abcdef0", found=False, lifecycle="DELETED")))
+    d = run(
+        fs(phase=("backup", "backup-0123456789abcdef0")),
+        signal(artifact=Artifact("backup", "backup-0123456789abcdef0", found=False, lifecycle="DELETED")),
+    )
     assert d.action == "backup" and "no longer exists" in d.reason

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from reaper import kinds
-from reaper.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
+from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
 from reaper.kinds.endpoint.autoscaling import wake_alarm_name
-from reaper.tagging import TAG_WRITE_PERMISSIONS
+from reaper.kinds.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import (
     attached_policies,
@@ -68,13 +68,13 @@ def test_every_action_declares_permissions_and_origin_states(kind):
 
 
 def test_notifier_reads_its_secret_and_writes_only_its_post_claims():
-    from reaper import notifier
+    from reaper.slack import notifier
 
     assert function_actions("NotifierFunction") == set(notifier.PERMISSIONS)
 
 
 def test_interactions_function_role_is_exactly_what_a_click_needs():
-    from reaper import slack_interactions
+    from reaper.slack import interactions as slack_interactions
 
     assert function_actions("InteractionsFunction") == set(slack_interactions.PERMISSIONS)
 
@@ -144,7 +144,12 @@ def test_every_destructive_action_a_kind_declares_is_denied_on_exempt_and_produc
 
 def test_destructive_means_a_change_to_the_swept_resource():
     assert kind_destructive("notebook") == {"sagemaker:StopNotebookInstance", "sagemaker:UpdateNotebookInstance"}
-    assert kind_destructive("fsx") == {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem", "fsx:UpdateDataRepositoryAssociation"}
+    assert kind_destructive("fsx") == {
+        "fsx:CreateBackup",
+        "fsx:CreateDataRepositoryTask",
+        "fsx:DeleteFileSystem",
+        "fsx:UpdateDataRepositoryAssociation",
+    }
     assert "sagemaker:DeleteEndpoint" in kind_destructive("endpoint")
     assert not kind_destructive("endpoint") & {"sagemaker:AddTags", "sagemaker:DescribeEndpoint", "iam:PassRole"}
 
@@ -215,7 +220,11 @@ def test_only_functions_that_hand_a_role_to_scheduler_may_pass_one():
             role = stmt["Resource"]["GetAtt"].removesuffix(".Arn")
             assert statement_actions(stmt) == {"iam:PassRole"}
             assert stmt["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
-            ok = Request("iam:PassRole", f"arn:aws:iam::123456789012:role/mlreaper-{role}-AB12", {"iam:PassedToService": ("scheduler.amazonaws.com",)})
+            ok = Request(
+                "iam:PassRole",
+                f"arn:aws:iam::123456789012:role/mlreaper-{role}-AB12",
+                {"iam:PassedToService": ("scheduler.amazonaws.com",)},
+            )
             assert granted(ok, [stmt])
             assert not granted(Request("iam:PassRole", "arn:aws:iam::123456789012:role/Admin", ok.context), [stmt])
             assert not granted(Request("iam:PassRole", ok.resource, {"iam:PassedToService": ("lambda.amazonaws.com",)}), [stmt])
@@ -227,11 +236,11 @@ def test_a_sweep_function_arranges_its_own_continuations_only(kind):
     [stmt] = [s for s in function_statements(SWEEP_FUNCTIONS[kind]) if s.get("Sid") == "SweepContinuation"]
     assert statement_actions(stmt) == {"scheduler:CreateSchedule"}
     resource = stmt["Resource"]["Sub"]
-    # Then only in the sweeps' group, under its own kind's names (reaper.continuation.schedule_name)
+    # Then only in the sweeps' group, under its own kind's names (reaper.sweep.continuation.schedule_name)
     assert resource.endswith(f":schedule/${{SweepScheduleGroup}}/mlreaper-sweep-{kind}-*")
     from datetime import UTC, datetime
 
-    from reaper.continuation import Cursor, schedule_name
+    from reaper.sweep.continuation import Cursor, schedule_name
 
     name = schedule_name(Cursor(kind, "eu-west-1", "x", datetime(2026, 12, 2, tzinfo=UTC), 2, "e" * 200))
     assert name.startswith(f"mlreaper-sweep-{kind}-") and len(name) <= 64 and re.fullmatch(r"[0-9a-zA-Z_.-]+", name)
@@ -270,8 +279,13 @@ def test_alarms_are_written_only_under_the_reapers_names_or_to_repoint_sagemaker
     user_alarm = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:billing-alarm"
     # an alarm the reaper did not make, pointing at anything but a SageMaker scaling policy: refused
     assert not granted(Request("cloudwatch:PutMetricAlarm", user_alarm), stmts)
-    assert not granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": ("arn:aws:sns:us-east-1:123456789012:t",)}), stmts)
-    assert not granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": (policy, "arn:aws:sns:us-east-1:123456789012:t")}), stmts)
+    assert not granted(
+        Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": ("arn:aws:sns:us-east-1:123456789012:t",)}), stmts
+    )
+    assert not granted(
+        Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": (policy, "arn:aws:sns:us-east-1:123456789012:t")}),
+        stmts,
+    )
     assert not granted(Request("cloudwatch:DeleteAlarms", user_alarm), stmts)
     # a recorded step-scaling alarm put back on its new policy: allowed
     assert granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": (policy,)}), stmts)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from reaper.model import Decision, Verdict
-from reaper.policy import TagView, kill_date
-from reaper.settings import Settings
+from reaper.core.model import Decision, Verdict
+from reaper.core.policy import TagView, kill_date
+from reaper.core.settings import Settings
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 PAST = TagView(kill_after=datetime(2026, 12, 1, tzinfo=UTC))

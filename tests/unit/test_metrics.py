@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reaper.metrics import MetricQuery, fetch
+from reaper.aws.metrics import MetricQuery, fetch
 
 T0 = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from reaper import kinds
+from reaper.core.model import Resource, Verdict
+from reaper.core.policy import read_tags
+from reaper.core.settings import OffHours, Settings
 from reaper.kinds.notebook.model import ActivitySignal, NotebookFacts
-from reaper.model import Resource, Verdict
-from reaper.policy import read_tags
-from reaper.settings import OffHours, Settings
 from reaper_devkit.seed import aligned
 
 KIND = kinds.get("notebook")

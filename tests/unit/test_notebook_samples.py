@@ -21,8 +21,11 @@ START = END - timedelta(hours=3)
 
 def ev(stream: str, minutes_before_end: float, active: Any, notebook: str | None = None) -> dict[str, Any]:
     at = END - timedelta(minutes=minutes_before_end)
-    return {"logStreamName": stream, "timestamp": int(at.timestamp() * 1000),
-            "message": json.dumps({"notebook": notebook or stream, "active": active})}
+    return {
+        "logStreamName": stream,
+        "timestamp": int(at.timestamp() * 1000),
+        "message": json.dumps({"notebook": notebook or stream, "active": active}),
+    }
 
 
 class Pages:
@@ -74,7 +77,11 @@ def test_a_scan_past_its_page_budget_is_unreadable(monkeypatch):
     [
         ev("a", 3, 0, notebook="b"),  # another notebook's name in this stream
         ev("stranger", 3, 0),  # a stream for no running notebook
-        ev("a", 3, 1.0), ev("a", 3, True), ev("a", 3, 2), ev("a", 3, "1"), ev("a", 3, None),
+        ev("a", 3, 1.0),
+        ev("a", 3, True),
+        ev("a", 3, 2),
+        ev("a", 3, "1"),
+        ev("a", 3, None),
         {**ev("a", 3, 0), "message": '{"notebook": "a", "active": 1e999}'},
         {**ev("a", 3, 0), "message": "{not json"},
         {**ev("a", 3, 0), "message": json.dumps({"notebook": "a", "active": 0, "x": "y" * 300})},
@@ -98,8 +105,11 @@ def test_moto_pages_filter_log_events_at_1_mb_and_resumes_after_the_last_event_k
         now = int(datetime.now(UTC).timestamp() * 1000)
         message = "x" * 1000
         for batch in range(3):  # 3,000 events of about 1.1 kB: about 3.3 MB
-            logs.put_log_events(logGroupName="/g", logStreamName="s",
-                                logEvents=[{"timestamp": now - 3000 + batch * 1000 + i, "message": message} for i in range(1000)])
+            logs.put_log_events(
+                logGroupName="/g",
+                logStreamName="s",
+                logEvents=[{"timestamp": now - 3000 + batch * 1000 + i, "message": message} for i in range(1000)],
+            )
         pages, seen, token = 0, [], None
         while True:
             page = logs.filter_log_events(logGroupName="/g", **({"nextToken": token} if token else {}))

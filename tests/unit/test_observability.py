@@ -6,8 +6,7 @@ import subprocess
 import sys
 
 CODE = (
-    "import logging, reaper.observability as o; o.logger.setLevel('INFO');"
-    "logging.getLogger('reaper').warning('core says %s', 'hello')"
+    "import logging, reaper.core.observability as o; o.logger.setLevel('INFO');logging.getLogger('reaper').warning('core says %s', 'hello')"
 )
 
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.model import Verdict
-from reaper.policy import off_hours_reason, off_hours_stop, read_tags
-from reaper.settings import OffHours, Settings
+from reaper.core.model import Verdict
+from reaper.core.policy import off_hours_reason, off_hours_stop, read_tags
+from reaper.core.settings import OffHours, Settings
 
 ON = Settings(off_hours=OffHours(enabled=True, timezone="Europe/Berlin", start="08:00", end="19:00"))
 WEDNESDAY_NOON = datetime(2026, 12, 2, 11, 0, tzinfo=UTC)  # 12:00 in Berlin

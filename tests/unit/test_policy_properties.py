@@ -10,10 +10,10 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from reaper import kinds
+from reaper.core.model import Mode, Resource, Verdict
+from reaper.core.settings import OffHours, Settings
 from reaper.kinds.notebook.model import ActivitySignal, NotebookFacts
-from reaper.model import Mode, Resource, Verdict
-from reaper.pipeline import decide
-from reaper.settings import OffHours, Settings
+from reaper.sweep.pipeline import decide
 from reaper_devkit.seed import aligned
 
 KIND = kinds.get("notebook")
@@ -33,8 +33,13 @@ settings_strategy = st.builds(
 
 def _resource(tags: dict[str, str], state: str, agent: bool) -> Resource:
     return Resource(
-        kind="notebook", id="nb", arn="arn:aws:sagemaker:us-east-1:123456789012:notebook-instance/nb", region="us-east-1",
-        state=state, tags=tags, facts=NotebookFacts("mlreaper-activity-agent" if agent else None),
+        kind="notebook",
+        id="nb",
+        arn="arn:aws:sagemaker:us-east-1:123456789012:notebook-instance/nb",
+        region="us-east-1",
+        state=state,
+        tags=tags,
+        facts=NotebookFacts("mlreaper-activity-agent" if agent else None),
     )
 
 
@@ -48,13 +53,22 @@ protected_tags = st.one_of(
     st.fixed_dictionaries({"ml:stage": st.sampled_from(["prod", "Production", " PROD "])}),
     st.fixed_dictionaries({"reaper:idle-minutes": st.sampled_from(["abc", "0", "4", "-1", "1e9x"])}),
     st.fixed_dictionaries({"reaper:snooze-until": st.just("2031-01-01")}),
-    st.fixed_dictionaries({"reaper:disposable": st.text(min_size=1, max_size=5).filter(lambda s: s.strip().lower() not in ("true", "false", ""))}),
+    st.fixed_dictionaries(
+        {"reaper:disposable": st.text(min_size=1, max_size=5).filter(lambda s: s.strip().lower() not in ("true", "false", ""))}
+    ),
 )
 
 
 @hsettings(max_examples=300, deadline=None)
-@given(tags=protected_tags, now=nows, values=series_values, settings=settings_strategy, state=states, agent=st.booleans(),
-       warned_ago=st.one_of(st.none(), st.integers(0, 10_000)))
+@given(
+    tags=protected_tags,
+    now=nows,
+    values=series_values,
+    settings=settings_strategy,
+    state=states,
+    agent=st.booleans(),
+    warned_ago=st.one_of(st.none(), st.integers(0, 10_000)),
+)
 def test_protected_resources_are_never_acted_on_or_warned(tags, now, values, settings, state, agent, warned_ago):
     if warned_ago is not None:
         tags = {**tags, "reaper:warned-at": (now - timedelta(minutes=warned_ago)).isoformat()}

@@ -7,7 +7,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from reaper import pricing
+from reaper.aws import pricing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +41,9 @@ def test_prices_known_to_predate_the_june_2025_p4_p5_cut_say_so():
 
 
 def test_the_reaper_still_reads_the_table():
-    assert pricing.hourly(pricing.TRAINING, "us-east-1", "ml.g5.xlarge", 2) == round(2 * pricing.row(pricing.TRAINING, "us-east-1", "ml.g5.xlarge")["usd"], 4)
+    assert pricing.hourly(pricing.TRAINING, "us-east-1", "ml.g5.xlarge", 2) == round(
+        2 * pricing.row(pricing.TRAINING, "us-east-1", "ml.g5.xlarge")["usd"], 4
+    )
     assert pricing.hourly(pricing.EC2, "eu-west-3", "g5.xlarge") is None
     assert pricing.hourly(pricing.EC2, "us-east-1", None) is None
     assert pricing.fsx_hourly("us-east-1", "SCRATCH_2", None, 1200) is not None
@@ -52,7 +54,10 @@ def test_the_refresh_script_writes_rows_with_their_source_and_date():
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    product = {"product": {"sku": "ABC123"}, "terms": {"OnDemand": {"t": {"priceDimensions": {"d": {"pricePerUnit": {"USD": "1.2120000000"}}}}}}}
+    product = {
+        "product": {"sku": "ABC123"},
+        "terms": {"OnDemand": {"t": {"priceDimensions": {"d": {"pricePerUnit": {"USD": "1.2120000000"}}}}}},
+    }
     usd = module.on_demand_usd(product)
     assert module.price_row(product, "AmazonEC2", usd, "2026-12-02") == {
         "usd": 1.212,

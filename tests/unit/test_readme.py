@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reaper.settings import ENV_VARS, KINDS
+from reaper.core.settings import ENV_VARS, KINDS
 from reaper_devkit.template import ROOT, load
 
 README = (ROOT / "README.md").read_text()
@@ -28,7 +28,7 @@ def _section(title: str) -> str:
     m = re.search(rf"^{re.escape(title)}\s*$", README, re.M)
     if m is None:
         return ""  # test_the_sections_exist says so
-    rest = README[m.end():]
+    rest = README[m.end() :]
     end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
     return rest[: end.start()] if end else rest
 
@@ -49,7 +49,11 @@ def _read_by_code() -> set[str]:
 def _set_by_template() -> dict[str, set[str]]:
     """{variable: parameters its value is built from}, over Globals and every function."""
     envs = [T.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})]
-    envs += [r["Properties"].get("Environment", {}).get("Variables", {}) for r in T["Resources"].values() if r["Type"] == "AWS::Serverless::Function"]
+    envs += [
+        r["Properties"].get("Environment", {}).get("Variables", {})
+        for r in T["Resources"].values()
+        if r["Type"] == "AWS::Serverless::Function"
+    ]
     out: dict[str, set[str]] = {}
     for env in envs:
         for var, value in env.items():
@@ -84,7 +88,9 @@ def test_every_reaper_variable_has_a_row_in_the_environment_table(variable):
 def test_each_row_names_the_parameters_the_stack_sets_its_variable_from(variable):
     row = ROWS.get(variable, "")
     named = set(re.findall(r"`([A-Za-z0-9]+)`", row.split("|")[2])) if row else set()
-    assert _set_by_template()[variable] <= named, f"{variable}: the template sets it from {sorted(_set_by_template()[variable])}, the README row says {sorted(named)}"
+    assert _set_by_template()[variable] <= named, (
+        f"{variable}: the template sets it from {sorted(_set_by_template()[variable])}, the README row says {sorted(named)}"
+    )
 
 
 def test_no_row_documents_a_variable_nothing_reads_or_sets():
@@ -108,8 +114,13 @@ def test_no_trail_is_needed_because_no_rule_matches_cloudtrail_api_calls():
     # The README says the stack needs no CloudTrail trail: AWS delivers "AWS API Call via CloudTrail"
     # events only with a trail (https://docs.aws.amazon.com/eventbridge/latest/userguide/event-types.html),
     # so no rule may depend on them.
-    patterns = [e["Properties"]["Pattern"] for r in T["Resources"].values() if r["Type"] == "AWS::Serverless::Function"
-                for e in r["Properties"].get("Events", {}).values() if e["Type"] == "EventBridgeRule"]
+    patterns = [
+        e["Properties"]["Pattern"]
+        for r in T["Resources"].values()
+        if r["Type"] == "AWS::Serverless::Function"
+        for e in r["Properties"].get("Events", {}).values()
+        if e["Type"] == "EventBridgeRule"
+    ]
     patterns += [r["Properties"]["EventPattern"] for r in T["Resources"].values() if r["Type"] == "AWS::Events::Rule"]
     assert patterns and not any("via CloudTrail" in json.dumps(p) for p in patterns)
     assert "no cloudtrail trail" in _section("## Deploy").lower()

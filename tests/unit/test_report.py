@@ -4,14 +4,34 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reaper.report import daily_savings, format_report, group, off_now, reclaimed, would_act
+from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, would_act
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
 
-def entry(at: datetime, rid: str, verdict: str = "act", executed: bool = True, kind: str = "notebook", hourly: float | None = 2.0, owner: str = "ana", **evidence: object) -> dict:
-    return {"logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": kind, "id": rid, "region": "us-east-1", "verdict": verdict,
-            "executed": executed, "action": "stop", "hourly_usd": hourly, "owner": owner, "project": "llm", "evidence": dict(evidence)}
+def entry(
+    at: datetime,
+    rid: str,
+    verdict: str = "act",
+    executed: bool = True,
+    kind: str = "notebook",
+    hourly: float | None = 2.0,
+    owner: str = "ana",
+    **evidence: object,
+) -> dict:
+    return {
+        "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kind": kind,
+        "id": rid,
+        "region": "us-east-1",
+        "verdict": verdict,
+        "executed": executed,
+        "action": "stop",
+        "hourly_usd": hourly,
+        "owner": owner,
+        "project": "llm",
+        "evidence": dict(evidence),
+    }
 
 
 def test_a_stopped_notebook_saves_its_price_until_it_is_seen_running_again():
@@ -27,14 +47,30 @@ def test_off_until_now_when_nothing_says_it_came_back():
 
 
 def test_an_endpoint_restore_ends_its_time_off():
-    restored = {"logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "type": "notice", "kind": "endpoint", "id": "ep", "region": "us-east-1", "title": "Restored endpoint ep"}
+    restored = {
+        "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "type": "notice",
+        "kind": "endpoint",
+        "id": "ep",
+        "region": "us-east-1",
+        "title": "Restored endpoint ep",
+    }
     (r,) = reclaimed([entry(NOW - timedelta(hours=5), "ep", kind="endpoint"), restored], NOW)
     assert r.hours_off == 4
 
 
 def test_a_stopped_job_saves_at_most_what_its_ceiling_left_never_a_month():
     # $40/h job, 2 h of a 10 h ceiling, $80 of a $200 ceiling: dollars bind first ($120 < 8 h * $40)
-    job = entry(NOW - timedelta(hours=1), "j", kind="training-job", hourly=40.0, estimated_usd=80.0, max_usd=200.0, elapsed_hours=2.0, max_hours=10.0)
+    job = entry(
+        NOW - timedelta(hours=1),
+        "j",
+        kind="training-job",
+        hourly=40.0,
+        estimated_usd=80.0,
+        max_usd=200.0,
+        elapsed_hours=2.0,
+        max_hours=10.0,
+    )
     (r,) = reclaimed([job], NOW)
     assert r.hours_off is None and r.saved_usd == 120
     past = entry(NOW, "k", kind="training-job", hourly=40.0, estimated_usd=250.0, max_usd=200.0, elapsed_hours=2.0, max_hours=10.0)
@@ -42,8 +78,11 @@ def test_a_stopped_job_saves_at_most_what_its_ceiling_left_never_a_month():
 
 
 def test_dry_run_and_errors_reclaim_nothing_and_unpriced_is_said():
-    entries = [entry(NOW - timedelta(hours=2), "dry", executed=False), entry(NOW - timedelta(hours=2), "bad", verdict="error", executed=False),
-               entry(NOW - timedelta(hours=2), "nop", hourly=None, owner="bo")]
+    entries = [
+        entry(NOW - timedelta(hours=2), "dry", executed=False),
+        entry(NOW - timedelta(hours=2), "bad", verdict="error", executed=False),
+        entry(NOW - timedelta(hours=2), "nop", hourly=None, owner="bo"),
+    ]
     items = reclaimed(entries, NOW)
     assert [r.entry["id"] for r in items] == ["nop"]
     groups = group(items, "owner")
@@ -52,13 +91,24 @@ def test_dry_run_and_errors_reclaim_nothing_and_unpriced_is_said():
 
 
 def test_grouped_by_owner_kind_or_project_with_missing_values_named():
-    entries = [entry(NOW - timedelta(hours=2), "a"), entry(NOW - timedelta(hours=1), "b", owner=""), entry(NOW - timedelta(hours=1), "c", kind="ec2", hourly=10.0)]
+    entries = [
+        entry(NOW - timedelta(hours=2), "a"),
+        entry(NOW - timedelta(hours=1), "b", owner=""),
+        entry(NOW - timedelta(hours=1), "c", kind="ec2", hourly=10.0),
+    ]
     by_owner = {g.key: g for g in group(reclaimed(entries, NOW), "owner")}
     assert set(by_owner) == {"ana", "(no owner)"} and by_owner["ana"].saved_usd == 14
     by_kind = group(reclaimed(entries, NOW), "kind")
     assert [g.key for g in by_kind] == ["ec2", "notebook"]  # most saved first
     assert group(reclaimed(entries, NOW), "project")[0].to_json("project") == {
-        "project": "llm", "resources": 3, "actions": 3, "hours_off": 4.0, "saved_usd": 16.0, "unpriced": 0, "jobs_stopped": 0}
+        "project": "llm",
+        "resources": 3,
+        "actions": 3,
+        "hours_off": 4.0,
+        "saved_usd": 16.0,
+        "unpriced": 0,
+        "jobs_stopped": 0,
+    }
 
 
 def test_entries_with_unreadable_times_are_skipped_not_fatal():
@@ -68,8 +118,11 @@ def test_entries_with_unreadable_times_are_skipped_not_fatal():
 def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
     # Given a $2/h notebook stopped at 20:00 two days ago and still off, a job stopped yesterday, an unpriced stop
     stop = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
-    entries = [entry(stop, "nb"), entry(NOW - timedelta(days=1), "job", kind="training-job", hourly=40.0, estimated_usd=100.0, max_usd=300.0),
-               entry(NOW - timedelta(hours=3), "free", hourly=None)]
+    entries = [
+        entry(stop, "nb"),
+        entry(NOW - timedelta(days=1), "job", kind="training-job", hourly=40.0, estimated_usd=100.0, max_usd=300.0),
+        entry(NOW - timedelta(hours=3), "free", hourly=None),
+    ]
     # When the savings are spread over the days of the report
     days = daily_savings(reclaimed(entries, NOW), NOW - timedelta(days=7), NOW)
     # Then every day is there, the notebook saves 4 h, 24 h and 18 h of $2, and the job's bound counts once
@@ -81,10 +134,21 @@ def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
 
 
 def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_rest():
-    back = {"logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "type": "notice", "kind": "endpoint", "id": "ep",
-            "region": "us-east-1", "title": "Endpoint ep is back: InService"}
-    entries = [entry(NOW - timedelta(hours=5), "ep", kind="endpoint", hourly=3.0), back, entry(NOW - timedelta(hours=2), "nb", hourly=1.5),
-               entry(NOW - timedelta(hours=2), "box", kind="ec2", hourly=None), entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0)]
+    back = {
+        "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "type": "notice",
+        "kind": "endpoint",
+        "id": "ep",
+        "region": "us-east-1",
+        "title": "Endpoint ep is back: InService",
+    }
+    entries = [
+        entry(NOW - timedelta(hours=5), "ep", kind="endpoint", hourly=3.0),
+        back,
+        entry(NOW - timedelta(hours=2), "nb", hourly=1.5),
+        entry(NOW - timedelta(hours=2), "box", kind="ec2", hourly=None),
+        entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0),
+    ]
     items = reclaimed(entries, NOW)
     assert next(r for r in items if r.entry["id"] == "ep").hours_off == 4
     assert off_now(items) == (2, 1.5, 1)  # nb and box (unpriced); not ep, and a job is never "off"
@@ -93,7 +157,10 @@ def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_res
 
 
 def test_the_report_table_fits_its_width_with_a_long_owner():
-    entries = [entry(NOW - timedelta(hours=2), "a", owner="x" * 300), entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0, max_usd=5.0)]
+    entries = [
+        entry(NOW - timedelta(hours=2), "a", owner="x" * 300),
+        entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0, max_usd=5.0),
+    ]
     items = reclaimed(entries, NOW)
     for width in (120, 80, 60):
         lines = format_report(group(items, "owner"), "owner", NOW - timedelta(days=7), 3, width, items).splitlines()

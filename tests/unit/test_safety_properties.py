@@ -23,16 +23,20 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from reaper import kinds, pipeline
+from reaper import kinds
+from reaper.core.model import Decision, Mode, Outcome, Resource, Verdict
+from reaper.core.policy import USER_KEYS, is_production, read_tags, screen
+from reaper.core.settings import Settings
 from reaper.kinds.base import ActContext, Kind
-from reaper.model import Decision, Mode, Outcome, Resource, Verdict
-from reaper.policy import USER_KEYS, is_production, read_tags, screen
-from reaper.settings import Settings
+from reaper.sweep import pipeline
 
 EXAMPLES = int(os.environ.get("MLREAPER_PROP_EXAMPLES", "500"))
-PROPS = hsettings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))  # a loaded CI machine must not fail a health check
+PROPS = hsettings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck)
+)  # a loaded CI machine must not fail a health check
 HERE = "tests.unit.test_safety_properties"
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
+
 
 # -- strategies ---------------------------------------------------------------------------------
 def _cases(key: str) -> st.SearchStrategy[str]:
@@ -45,11 +49,37 @@ reaper_keys = st.one_of(
 )
 other_keys = st.sampled_from(["ml:stage", "ML:Stage", "ml:owner", "ml:project", "Name", "team"])
 values = st.one_of(
-    st.sampled_from(["", " ", "true", "TRUE ", "false", "yes", "0", "5", "60", "-1", "1e400", "nan", "inf", "9" * 40,
-                     "prod", "Production", "dev", "2020-01-01", "2099-12-31", "9999-12-31T23:59:59-14:00",
-                     "0001-01-01T00:00:00+14:00", "loss:min", "acc:max", "median", "x:sideways"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "true",
+            "TRUE ",
+            "false",
+            "yes",
+            "0",
+            "5",
+            "60",
+            "-1",
+            "1e400",
+            "nan",
+            "inf",
+            "9" * 40,
+            "prod",
+            "Production",
+            "dev",
+            "2020-01-01",
+            "2099-12-31",
+            "9999-12-31T23:59:59-14:00",
+            "0001-01-01T00:00:00+14:00",
+            "loss:min",
+            "acc:max",
+            "median",
+            "x:sideways",
+        ]
+    ),
     st.text(max_size=30),
-    st.integers(-10**30, 10**30).map(str),
+    st.integers(-(10**30), 10**30).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
     st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)).map(lambda d: d.isoformat()),
 )

@@ -8,9 +8,9 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from reaper.report import group, reclaimed
-from reaper.savings_metric import LOOKBACK, NAMESPACE, SAVED, UNPRICED, day_savings, days_to_publish, metric_data
-from reaper.settings import KINDS
+from reaper.core.settings import KINDS
+from reaper.report.savings_metric import LOOKBACK, NAMESPACE, SAVED, UNPRICED, day_savings, days_to_publish, metric_data
+from reaper.report.summary import group, reclaimed
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import function_statements, load
 
@@ -18,9 +18,28 @@ D1 = date(2026, 11, 30)
 START = datetime(2026, 11, 30, tzinfo=UTC)
 
 
-def entry(at: datetime, rid: str, kind: str = "notebook", verdict: str = "act", executed: bool = True, hourly: float | None = 2.0, **evidence: object) -> dict:
-    return {"logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": kind, "id": rid, "region": "us-east-1", "verdict": verdict,
-            "executed": executed, "action": "stop", "hourly_usd": hourly, "owner": "ana", "project": "llm", "evidence": dict(evidence)}
+def entry(
+    at: datetime,
+    rid: str,
+    kind: str = "notebook",
+    verdict: str = "act",
+    executed: bool = True,
+    hourly: float | None = 2.0,
+    **evidence: object,
+) -> dict:
+    return {
+        "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kind": kind,
+        "id": rid,
+        "region": "us-east-1",
+        "verdict": verdict,
+        "executed": executed,
+        "action": "stop",
+        "hourly_usd": hourly,
+        "owner": "ana",
+        "project": "llm",
+        "evidence": dict(evidence),
+    }
 
 
 def report_by_kind(entries: list[dict], since: datetime, now: datetime) -> dict[str, float]:
@@ -35,16 +54,35 @@ def test_a_day_of_actions_is_what_the_report_says_for_that_day():
     entries = [
         entry(START + timedelta(hours=10), "nb"),
         entry(START + timedelta(hours=6), "ep", kind="endpoint", hourly=1.5),
-        {"logged_at": (START + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ"), "type": "notice", "kind": "endpoint", "id": "ep",
-         "region": "us-east-1", "title": "Restored endpoint ep"},
-        entry(START + timedelta(hours=3), "job", kind="training-job", hourly=40.0, estimated_usd=80.0, max_usd=200.0, elapsed_hours=2.0, max_hours=10.0),
+        {
+            "logged_at": (START + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "type": "notice",
+            "kind": "endpoint",
+            "id": "ep",
+            "region": "us-east-1",
+            "title": "Restored endpoint ep",
+        },
+        entry(
+            START + timedelta(hours=3),
+            "job",
+            kind="training-job",
+            hourly=40.0,
+            estimated_usd=80.0,
+            max_usd=200.0,
+            elapsed_hours=2.0,
+            max_hours=10.0,
+        ),
         entry(START + timedelta(hours=1), "dry", kind="ec2", executed=False, hourly=9.0),
     ]
     # When the day's figures are computed
     figures = day_savings(entries, D1)
     # Then each kind's dollars equal the report's for the same log, read at the day's end
     expected = report_by_kind(entries, START, START + timedelta(days=1))
-    assert {k: f.saved_usd for k, f in figures.items() if f.saved_usd} == expected == {"notebook": 28.0, "endpoint": 9.0, "training-job": 120.0}
+    assert (
+        {k: f.saved_usd for k, f in figures.items() if f.saved_usd}
+        == expected
+        == {"notebook": 28.0, "endpoint": 9.0, "training-job": 120.0}
+    )
     # and every kind has a value, the dry-run finding none
     assert set(figures) == set(KINDS) and figures["ec2"].saved_usd == 0 and figures["ec2"].resources == 0
 
@@ -75,8 +113,11 @@ def test_a_dry_run_log_publishes_zero_for_every_kind():
 
 
 def test_unpriced_and_unreadable_prices_are_counted_not_summed():
-    entries = [entry(START + timedelta(hours=1), "a", hourly=None), entry(START + timedelta(hours=2), "b", kind="ec2", hourly=float("nan")),
-               entry(START + timedelta(hours=23), "c")]
+    entries = [
+        entry(START + timedelta(hours=1), "a", hourly=None),
+        entry(START + timedelta(hours=2), "b", kind="ec2", hourly=float("nan")),
+        entry(START + timedelta(hours=23), "c"),
+    ]
     figures = day_savings(entries, D1)
     assert figures["notebook"].unpriced == 1 and figures["notebook"].saved_usd == 2.0
     assert figures["ec2"].unpriced == 1 and figures["ec2"].saved_usd == 0.0
@@ -85,8 +126,12 @@ def test_unpriced_and_unreadable_prices_are_counted_not_summed():
 
 
 def test_hostile_entries_never_break_the_day():
-    entries = [{"logged_at": "garbage", "verdict": "act", "executed": True}, {"verdict": "act"},
-               entry(START + timedelta(hours=1), "x", kind="<!channel>" * 300), entry(START + timedelta(hours=1), "y", kind=None)]  # type: ignore[arg-type]
+    entries = [
+        {"logged_at": "garbage", "verdict": "act", "executed": True},
+        {"verdict": "act"},
+        entry(START + timedelta(hours=1), "x", kind="<!channel>" * 300),
+        entry(START + timedelta(hours=1), "y", kind=None),
+    ]  # type: ignore[arg-type]
     figures = day_savings(entries, D1)
     # unknown kinds are one bounded dimension value, never the raw text
     assert figures["other"].saved_usd == 2 * 2.0 * 23 and all(len(d["Dimensions"][0]["Value"]) < 30 for d in metric_data(D1, figures))
@@ -131,7 +176,7 @@ def test_the_dashboard_is_valid_json_and_shows_dollars_per_kind_and_what_has_no_
     def kinds_of(props: dict, metric: str) -> set[str]:
         rows = [r for r in props["metrics"] if isinstance(r[0], str)]
         names = {r[1] for r in rows if r[0] == NAMESPACE}
-        return {r[3] if r[0] == NAMESPACE else r[1] for r in rows if r[0] != "." } if metric in names else set()
+        return {r[3] if r[0] == NAMESPACE else r[1] for r in rows if r[0] != "."} if metric in names else set()
 
     per_kind = [p for p in savings if kinds_of(p, SAVED) == set(KINDS) and p["view"] == "timeSeries"]
     assert per_kind and per_kind[0]["period"] == 86400 and "USD" in per_kind[0]["title"]
@@ -147,23 +192,44 @@ def test_the_stack_outputs_name_the_dashboard(output):
 
 
 def test_the_digest_counts_the_same_dollars_as_the_metric_and_the_report():
-    from reaper import daily_digest
+    from reaper.slack import digest as daily_digest
 
     # Given a notebook stopped at 02:00 and seen running at 09:00, and a job stopped with $120 of its ceiling left
-    entries = [entry(START + timedelta(hours=2), "nb"), entry(START + timedelta(hours=9), "nb", verdict="warn", executed=False),
-               entry(START + timedelta(hours=5), "job", kind="training-job", hourly=40.0, estimated_usd=80.0, max_usd=200.0, elapsed_hours=2.0, max_hours=10.0)]
+    entries = [
+        entry(START + timedelta(hours=2), "nb"),
+        entry(START + timedelta(hours=9), "nb", verdict="warn", executed=False),
+        entry(
+            START + timedelta(hours=5),
+            "job",
+            kind="training-job",
+            hourly=40.0,
+            estimated_usd=80.0,
+            max_usd=200.0,
+            elapsed_hours=2.0,
+            max_hours=10.0,
+        ),
+    ]
     end = START + timedelta(days=1)
     # When the digest is built at the day's end
     digest = daily_digest.build(entries, end - timedelta(seconds=1))
     # Then "reclaimed today" is the day's metric and the report's total: 7 h x $2 + $120, never $40/h since the stop
-    assert digest["reclaimed_today_usd"] == sum(f.saved_usd for f in day_savings(entries, D1).values()) == sum(report_by_kind(entries, START, end).values()) == 134.0
+    assert (
+        digest["reclaimed_today_usd"]
+        == sum(f.saved_usd for f in day_savings(entries, D1).values())
+        == sum(report_by_kind(entries, START, end).values())
+        == 134.0
+    )
 
 
 def test_the_dashboard_shows_every_long_sweep_metric_the_handlers_count():
     import re
     from pathlib import Path
 
-    counted = set(re.findall(r'add_metric\(name="([A-Za-z]+)"', (Path(__file__).resolve().parents[2] / "layers/reaper/reaper/handlers.py").read_text()))
+    counted = set(
+        re.findall(
+            r'add_metric\(name="([A-Za-z]+)"', (Path(__file__).resolve().parents[2] / "layers/reaper/reaper/handlers.py").read_text()
+        )
+    )
     chain_metrics = {m for m in counted if m in {"SweepDeferred", "SweepOutlastedSchedule", "ContinuationDropped", "ChainRecordUnreadable"}}
     assert len(chain_metrics) == 4, f"the handlers no longer count {chain_metrics}: update this test and the dashboard"
     shown = {r[1] for w in _dashboard()["widgets"] for r in w["properties"]["metrics"] if isinstance(r[0], str) and len(r) > 1}

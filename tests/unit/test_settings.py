@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from reaper.errors import ConfigError
-from reaper.model import Mode
-from reaper.settings import Settings
+from reaper.core.errors import ConfigError
+from reaper.core.model import Mode
+from reaper.core.settings import Settings
 
 
 def test_defaults_are_the_safe_ones():

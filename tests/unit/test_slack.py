@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from reaper import slack
-from reaper.notifier import handle_queue_batch
+from reaper.slack import post as slack
+from reaper.slack.notifier import handle_queue_batch
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import event
 from tests.slack_limits import assert_within_limits, texts
@@ -23,8 +23,18 @@ def test_an_action_message_says_what_why_cost_owner_undo_and_opt_out():
     text, blocks = slack.render(payload())
     flat = json.dumps(blocks)
     assert text.startswith("Stopped notebook `idle-nb`")
-    for needle in ("us-east-1", "123456789012", "ml.g4dn.xlarge", "no activity for 3 h 05 m", "$0.74/h", "$537.57/month",
-                   "<@U024BE7LH>", "start-notebook-instance", "reaper:exempt=true", "volume is kept"):
+    for needle in (
+        "us-east-1",
+        "123456789012",
+        "ml.g4dn.xlarge",
+        "no activity for 3 h 05 m",
+        "$0.74/h",
+        "$537.57/month",
+        "<@U024BE7LH>",
+        "start-notebook-instance",
+        "reaper:exempt=true",
+        "volume is kept",
+    ):
         assert needle in flat, needle
 
 
@@ -84,7 +94,7 @@ def test_slack_not_configured_is_not_an_error():
 
 
 def test_a_non_sqs_event_is_refused():
-    from reaper.errors import BadEventError
+    from reaper.core.errors import BadEventError
 
     with pytest.raises(BadEventError):
         handle_queue_batch({"detail": {}}, lambda: "")
@@ -132,7 +142,10 @@ def test_only_a_slack_member_id_becomes_a_mention():
 def test_every_text_is_cut_to_slacks_limits_and_says_so():
     # Given values far over every limit, made of characters that grow when escaped
     huge = "x<&>" * 4000
-    p = {**payload(), **{k: huge for k in ("id", "reason", "error", "detail", "project", "stage", "undo", "opt_out", "owner", "kind", "action")}}
+    p = {
+        **payload(),
+        **{k: huge for k in ("id", "reason", "error", "detail", "project", "stage", "undo", "opt_out", "owner", "kind", "action")},
+    }
     # When rendered
     message = slack.render_message(p)
     # Then every block fits (slack-sdk's validators agree), no entity is split, and the cut is announced

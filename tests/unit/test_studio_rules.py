@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reaper.core.model import Resource, Verdict
+from reaper.core.policy import read_tags
+from reaper.core.settings import Settings
 from reaper.kinds.studio_app.actions import disabled_blocks, enabled_blocks, undo_hint
 from reaper.kinds.studio_app.discover import _billable_and_running, _with_owner, idle_settings
 from reaper.kinds.studio_app.model import AppActivity, AppFacts, DomainFacts
 from reaper.kinds.studio_app.rules import decide
-from reaper.model import Resource, Verdict
-from reaper.policy import read_tags
-from reaper.settings import Settings
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 S = Settings()
@@ -20,8 +20,17 @@ S = Settings()
 
 def app(app_type: str = "JupyterLab", created: datetime | None = NOW - timedelta(days=1), tags: dict[str, str] | None = None) -> Resource:
     facts = AppFacts("d-lab", app_type, "default", None, "ana-lab", "ana")
-    return Resource("studio-app", "d-lab/ana-lab/JupyterLab/default", "arn:aws:sagemaker:us-east-1:1:app/d-lab/ana-lab/JupyterLab/default",
-                    "us-east-1", "InService", tags=tags or {}, instance_type="ml.t3.medium", created_at=created, facts=facts)
+    return Resource(
+        "studio-app",
+        "d-lab/ana-lab/JupyterLab/default",
+        "arn:aws:sagemaker:us-east-1:1:app/d-lab/ana-lab/JupyterLab/default",
+        "us-east-1",
+        "InService",
+        tags=tags or {},
+        instance_type="ml.t3.medium",
+        created_at=created,
+        facts=facts,
+    )
 
 
 def activity(minutes_ago: float | None, status: str = "InService") -> AppActivity:
@@ -90,7 +99,9 @@ def test_owner_comes_from_the_app_then_its_space_then_the_profile():
 
 
 def domain(settings: dict) -> Resource:
-    facts = DomainFacts("d-x", "x", idle_settings(settings), {k: settings.get(k, {}) for k in ("JupyterLabAppSettings", "CodeEditorAppSettings")})
+    facts = DomainFacts(
+        "d-x", "x", idle_settings(settings), {k: settings.get(k, {}) for k in ("JupyterLabAppSettings", "CodeEditorAppSettings")}
+    )
     return Resource("studio-app", "d-x", "arn:aws:sagemaker:us-east-1:1:domain/d-x", "us-east-1", "InService", facts=facts)
 
 
@@ -100,7 +111,12 @@ ON = {"AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "ENABLE
 def test_domain_with_idle_shutdown_off_is_reported_then_turned_on_only_with_the_admin_setting():
     off = domain({"JupyterLabAppSettings": ON})  # Code Editor has none: off
     report = run(off, None)
-    assert report.verdict is Verdict.KEEP and report.notify and "CodeEditor" in report.reason and "JupyterLab" not in report.reason.split("off for")[1]
+    assert (
+        report.verdict is Verdict.KEEP
+        and report.notify
+        and "CodeEditor" in report.reason
+        and "JupyterLab" not in report.reason.split("off for")[1]
+    )
     enforce = run(off, None, Settings(studio_enforce_idle_shutdown_minutes=90))
     assert enforce.verdict is Verdict.ACT and enforce.action == "enable-idle-shutdown" and enforce.skip_grace
     on = run(domain({"JupyterLabAppSettings": ON, "CodeEditorAppSettings": ON}), None)
@@ -119,7 +135,7 @@ def test_turning_on_keeps_the_other_settings_and_the_undo_turns_it_off_again():
 
 
 def test_the_admin_timeout_is_held_to_what_aws_accepts():
-    from reaper.errors import ConfigError
+    from reaper.core.errors import ConfigError
 
     with pytest.raises(ConfigError):
         Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "59"})

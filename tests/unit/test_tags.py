@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reaper.model import Verdict
-from reaper.policy import read_tags, screen
-from reaper.settings import Settings
+from reaper.core.model import Verdict
+from reaper.core.policy import read_tags, screen
+from reaper.core.settings import Settings
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 S = Settings()

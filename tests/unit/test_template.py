@@ -35,7 +35,7 @@ def test_the_dead_letter_queue_is_alarmed_and_every_function_is_on_the_dashboard
 
 def test_deploys_in_dry_run_by_default():
     assert T["Parameters"]["Mode"]["Default"] == "dry-run"
-    assert "Mode=\\\"dry-run\\\"" in (ROOT / "samconfig.toml").read_text()
+    assert 'Mode=\\"dry-run\\"' in (ROOT / "samconfig.toml").read_text()
 
 
 def test_action_log_keeps_history():
@@ -60,7 +60,9 @@ def test_the_notifier_is_paced_for_slack():
 
 
 def _alarm_on(metric: str) -> dict:
-    alarms = [r["Properties"] for r in RESOURCES.values() if r["Type"] == "AWS::CloudWatch::Alarm" and r["Properties"].get("MetricName") == metric]
+    alarms = [
+        r["Properties"] for r in RESOURCES.values() if r["Type"] == "AWS::CloudWatch::Alarm" and r["Properties"].get("MetricName") == metric
+    ]
     assert len(alarms) == 1, f"no alarm on {metric}"
     return alarms[0]
 
@@ -69,7 +71,7 @@ def test_error_verdicts_and_an_unusable_webhook_secret_raise_alarms():
     env = T["Globals"]["Function"]["Environment"]["Variables"]
     for metric in ("Verdict_error", "SlackConfigError"):
         alarm = _alarm_on(metric)
-        # the namespace and service dimension powertools publishes under (reaper.observability)
+        # the namespace and service dimension powertools publishes under (reaper.core.observability)
         assert alarm["Namespace"] == env["POWERTOOLS_METRICS_NAMESPACE"]
         assert alarm["Dimensions"] == [{"Name": "service", "Value": env["POWERTOOLS_SERVICE_NAME"]}]
         assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
@@ -83,8 +85,13 @@ def test_slack_can_be_skipped_and_the_url_must_look_like_a_webhook():
     assert param["Default"] == "" and param["NoEcho"] is True
     pattern = re.compile(param["AllowedPattern"])
     assert pattern.fullmatch("") and pattern.fullmatch("https://hooks.slack.com/services/T0/B0/abc123")
-    for bad in ("hooks.slack.com/services/T0/B0/x", "http://hooks.slack.com/services/x", " https://hooks.slack.com/services/x",
-                "https://evil.example/hooks.slack.com/x", "https://hooks.slack.com/services/x y"):
+    for bad in (
+        "hooks.slack.com/services/T0/B0/x",
+        "http://hooks.slack.com/services/x",
+        " https://hooks.slack.com/services/x",
+        "https://evil.example/hooks.slack.com/x",
+        "https://hooks.slack.com/services/x y",
+    ):
         assert not pattern.fullmatch(bad), bad
     assert T["Parameters"]["SlackWebhookSecretArn"]["Default"] == ""
 

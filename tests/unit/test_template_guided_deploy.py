@@ -54,7 +54,8 @@ def test_each_function_url_without_iam_auth_is_answered_in_the_readme():
     # SAM asks "<Function> Function Url has no authentication. Is this okay? [y/N]" and N (Enter) stops the deploy
     readme = " ".join((ROOT / "README.md").read_text().split())
     open_urls = [
-        name for name, r in T["Resources"].items()
+        name
+        for name, r in T["Resources"].items()
         if r.get("Type") == "AWS::Serverless::Function" and (r["Properties"].get("FunctionUrlConfig") or {}).get("AuthType") == "NONE"
     ]
     assert open_urls == ["InteractionsFunction"]

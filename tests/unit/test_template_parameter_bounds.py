@@ -3,7 +3,7 @@
 A value CloudFormation accepts but the functions' settings refuse deploys, then fails every
 invocation at cold start; a value both accept but the code cannot compute with (a window of
 10**23 minutes) ended a sweep with an OverflowError. So each Number parameter that reaches a
-REAPER_* variable has a MaxValue, and reaper/settings.py accepts exactly [MinValue, MaxValue].
+REAPER_* variable has a MaxValue, and reaper/core/settings.py accepts exactly [MinValue, MaxValue].
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from reaper.errors import ConfigError
-from reaper.settings import Settings
+from reaper.core.errors import ConfigError
+from reaper.core.settings import Settings
 from reaper_devkit.template import load
 
 T = load()

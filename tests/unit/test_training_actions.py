@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from reaper.errors import ActionRefused
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.settings import Settings
 from reaper.kinds.base import ActContext
 from reaper.kinds.training_job.actions import current_state, stop, undo_hint
 from reaper.kinds.training_job.model import Cluster, JobFacts, JobType
-from reaper.model import Decision, Resource, Verdict
-from reaper.settings import Settings
 
 NOW = datetime(2026, 12, 2, 14, 7, tzinfo=UTC)
 DECISION = Decision(Verdict.ACT, "ran 25 h", action="stop")
@@ -126,7 +126,11 @@ def test_a_stopped_training_job_says_where_its_checkpoints_are():
 @pytest.mark.parametrize("job_type", ["training", "processing", "tuning"])
 @pytest.mark.parametrize(
     "missing",
-    [error("ResourceNotFound", "gone"), error("ValidationException", "Could not find training job 'j'"), error("ResourceNotFoundException")],
+    [
+        error("ResourceNotFound", "gone"),
+        error("ValidationException", "Could not find training job 'j'"),
+        error("ResourceNotFoundException"),
+    ],
 )
 def test_a_missing_job_reads_as_gone(job_type: JobType, missing: ClientError):
     assert current_state(FakeClients(FakeSageMaker(describe_error=missing)), job(job_type)) is None  # type: ignore[arg-type]

@@ -4,8 +4,8 @@ last weeks; switching the stack to enforce must not stop every job older than a 
 
 from __future__ import annotations
 
-from reaper.model import Mode, Verdict
-from reaper.settings import Settings
+from reaper.core.model import Mode, Verdict
+from reaper.core.settings import Settings
 from tests.unit.test_training_rules import KIND, NOW, job, pipeline_decide, read_tags, sig
 
 STACK_DEFAULTS = Settings()  # what a fresh deploy gets

@@ -7,12 +7,12 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from reaper import kinds
+from reaper.core.model import Mode, Resource, Verdict
+from reaper.core.policy import read_tags
+from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
 from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Span, TrainingSignal, align
-from reaper.model import Mode, Resource, Verdict
-from reaper.pipeline import decide as pipeline_decide
-from reaper.policy import read_tags
-from reaper.settings import Settings
+from reaper.sweep.pipeline import decide as pipeline_decide
 
 KIND = kinds.get("training-job")
 NOW = datetime(2026, 12, 2, 14, 7, tzinfo=UTC)
@@ -283,12 +283,21 @@ def test_exempt_snoozed_production_and_bad_tags_are_never_stopped_past_a_ceiling
 
 def test_grace_for_jobs_defaults_to_zero_and_a_longer_grace_warns_first():
     assert full(job(30), Settings(mode=Mode.ENFORCE, training_default_ceilings_act=True)) is Verdict.ACT
-    assert full(job(30), Settings(mode=Mode.ENFORCE, kind_grace_minutes={"training-job": 15}, training_default_ceilings_act=True)) is Verdict.WARN
+    assert (
+        full(job(30), Settings(mode=Mode.ENFORCE, kind_grace_minutes={"training-job": 15}, training_default_ceilings_act=True))
+        is Verdict.WARN
+    )
 
 
 def test_clusters_price_instance_groups_and_refuse_unknown_types():
-    mixed = cluster(REGION, {"InstanceGroups": [{"InstanceType": "ml.p3.2xlarge", "InstanceCount": 2}, {"InstanceType": "ml.c5.xlarge", "InstanceCount": 1}]})
+    mixed = cluster(
+        REGION,
+        {"InstanceGroups": [{"InstanceType": "ml.p3.2xlarge", "InstanceCount": 2}, {"InstanceType": "ml.c5.xlarge", "InstanceCount": 1}]},
+    )
     assert mixed == Cluster("ml.p3.2xlarge+ml.c5.xlarge", 3, round(2 * 3.825 + 0.204, 4))
-    unknown = cluster(REGION, {"InstanceGroups": [{"InstanceType": "ml.p3.2xlarge", "InstanceCount": 1}, {"InstanceType": "ml.x9.huge", "InstanceCount": 1}]})
+    unknown = cluster(
+        REGION,
+        {"InstanceGroups": [{"InstanceType": "ml.p3.2xlarge", "InstanceCount": 1}, {"InstanceType": "ml.x9.huge", "InstanceCount": 1}]},
+    )
     assert unknown.hourly_usd is None and unknown.unpriced == ("ml.x9.huge",)
     assert cluster("ap-south-2", {"InstanceType": "ml.p3.2xlarge", "InstanceCount": 1}).hourly_usd is None

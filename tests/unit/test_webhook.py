@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from reaper.webhook import REDACTED, WebhookConfigError, redact, webhook_from_secret
+from reaper.slack.webhook import REDACTED, WebhookConfigError, redact, webhook_from_secret
 
 URL = "https://hooks.slack.com/services/T0SECRET/B0SECRET/zzSecretToken42"
 

@@ -27,7 +27,9 @@ SAGEMAKER_SLR = "sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleF
 
 
 def _is_component_target(namespace: str | None, resource_id: str | None, dimension: str | None) -> bool:
-    return namespace == "sagemaker" and dimension == IC_DIMENSION and bool(resource_id) and str(resource_id).startswith("inference-component/")
+    return (
+        namespace == "sagemaker" and dimension == IC_DIMENSION and bool(resource_id) and str(resource_id).startswith("inference-component/")
+    )
 
 
 def apply() -> None:

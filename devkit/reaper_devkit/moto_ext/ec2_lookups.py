@@ -86,9 +86,7 @@ def apply() -> None:
 
     describe_images = AmiBackend.describe_images
 
-    def describe_images_by_id(
-        self: Any, ami_ids: Any = None, filters: Any = None, exec_users: Any = None, owners: Any = None
-    ) -> Any:
+    def describe_images_by_id(self: Any, ami_ids: Any = None, filters: Any = None, exec_users: Any = None, owners: Any = None) -> Any:
         if not ami_ids and not exec_users and not owners and filters and set(filters) == {"image-id"}:
             ami_id = _literal(filters["image-id"])
             if ami_id is not None:

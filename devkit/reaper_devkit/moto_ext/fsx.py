@@ -87,7 +87,9 @@ def metadata_problem(lustre: dict[str, Any] | None) -> str | None:
 def _lustre_shape(fs_id: str, given: dict[str, Any] | None) -> dict[str, Any]:
     """The LustreConfiguration DescribeFileSystems returns, from what CreateFileSystem was given."""
     given = dict(given or {})
-    out: dict[str, Any] = {k: v for k, v in given.items() if k not in ("ImportPath", "ExportPath", "AutoImportPolicy", "ImportedFileChunkSize")}
+    out: dict[str, Any] = {
+        k: v for k, v in given.items() if k not in ("ImportPath", "ExportPath", "AutoImportPolicy", "ImportedFileChunkSize")
+    }
     out.setdefault("DeploymentType", "SCRATCH_1")
     out.setdefault("MountName", uuid4().hex[:8])
     out.setdefault("WeeklyMaintenanceStartTime", "7:03:00")
@@ -96,7 +98,9 @@ def _lustre_shape(fs_id: str, given: dict[str, Any] | None) -> dict[str, Any]:
         out["MetadataConfiguration"] = {"Mode": "AUTOMATIC", "Iops": metadata.get("Iops") or AUTOMATIC_METADATA_IOPS}
     if given.get("ImportPath") or given.get("ExportPath"):
         import_path = given.get("ImportPath")
-        export_path = given.get("ExportPath") or (f"{import_path.rstrip('/')}/FSxLustre{time.strftime('%Y%m%dT%H%M%SZ')}" if import_path else None)
+        export_path = given.get("ExportPath") or (
+            f"{import_path.rstrip('/')}/FSxLustre{time.strftime('%Y%m%dT%H%M%SZ')}" if import_path else None
+        )
         out["DataRepositoryConfiguration"] = {
             k: v
             for k, v in {
@@ -351,7 +355,9 @@ def create_data_repository_task(backend: Any, params: dict[str, Any]) -> dict[st
             if a["FileSystemId"] == fs.file_system_id and ((a.get("S3") or {}).get("AutoExportPolicy") or {}).get("Events")
         ]  # fmt: skip
         if auto:
-            raise _Error("BadRequest", f"Automatic export is enabled on {', '.join(auto)}: disable it before an export data repository task.")
+            raise _Error(
+                "BadRequest", f"Automatic export is enabled on {', '.join(auto)}: disable it before an export data repository task."
+            )
     report = params.get("Report") or {}
     if report.get("Enabled") and not report.get("Path"):
         raise _Error("BadRequest", "Report.Path is required when the completion report is enabled.")
@@ -503,14 +509,21 @@ def settle_tasks(
                 if lifecycle != "EXECUTING":
                     task["EndTime"] = stamp
                 failed = failed_files if lifecycle == "SUCCEEDED" else 0
-                task["Status"] = {"TotalCount": total_files, "SucceededCount": total_files - failed, "FailedCount": failed, "LastUpdatedTime": stamp}
+                task["Status"] = {
+                    "TotalCount": total_files,
+                    "SucceededCount": total_files - failed,
+                    "FailedCount": failed,
+                    "LastUpdatedTime": stamp,
+                }
                 if lifecycle == "FAILED":
                     task["FailureDetails"] = {"Message": message or "The export could not be completed."}
                 done.append(task["TaskId"])
     return done
 
 
-def set_file_system(file_system_id: str, lifecycle: str | None = None, created_at: datetime | None = None, region: str | None = None) -> None:
+def set_file_system(
+    file_system_id: str, lifecycle: str | None = None, created_at: datetime | None = None, region: str | None = None
+) -> None:
     """Set what AWS sets over time: a file system's lifecycle, or when it was created."""
     for backend in _backends(region):
         fs = backend.file_systems.get(file_system_id)

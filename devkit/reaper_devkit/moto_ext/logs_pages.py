@@ -25,7 +25,9 @@ def apply() -> None:
         return
     original = group_cls.filter_log_events
 
-    def filter_log_events(self: Any, log_group_name: str, *args: Any, **kwargs: Any) -> tuple[list[dict[str, Any]], str | None, list[dict[str, Any]]]:
+    def filter_log_events(
+        self: Any, log_group_name: str, *args: Any, **kwargs: Any
+    ) -> tuple[list[dict[str, Any]], str | None, list[dict[str, Any]]]:
         events, token, searched = original(self, log_group_name, *args, **kwargs)
         size = 0
         for i, event in enumerate(events):

@@ -127,7 +127,9 @@ def _settle_instances(backend: Any, endpoint: Any, variant_name: str) -> None:
     config_variant = _config_variant(backend, endpoint, variant_name)
     if _managed_min(config_variant) != 0:
         return
-    on_variant = [ic for ic in _components(backend).values() if ic.endpoint_name == endpoint.endpoint_name and ic.variant_name == variant_name]
+    on_variant = [
+        ic for ic in _components(backend).values() if ic.endpoint_name == endpoint.endpoint_name and ic.variant_name == variant_name
+    ]
     idle = all(ic.desired_copies == 0 for ic in on_variant)
     for variant in endpoint.production_variants:
         if variant.get("VariantName") != variant_name:
@@ -192,9 +194,7 @@ def update_inference_component_runtime_config(self: Any) -> ActionResult:
     copies = int((self._get_param("DesiredRuntimeConfig") or {}).get("CopyCount", ic.desired_copies))
     endpoint = _endpoint(backend, ic.endpoint_name)
     if copies == 0 and _managed_min(_config_variant(backend, endpoint, ic.variant_name)) != 0:
-        raise ValidationError(
-            message="CopyCount 0 needs the endpoint variant's managed instance scaling enabled with MinInstanceCount 0."
-        )
+        raise ValidationError(message="CopyCount 0 needs the endpoint variant's managed instance scaling enabled with MinInstanceCount 0.")
     ic.desired_copies = ic.current_copies = copies
     ic.last_modified_time = utcnow()
     _settle_instances(backend, endpoint, ic.variant_name)
@@ -229,7 +229,9 @@ def _patch_backend(backend_cls: Any) -> None:
     def iter_tagged_resources(self: Any) -> Any:
         yield from original_iter(self)
         for ic in _components(self).values():
-            yield models.TaggedResource(arn=ic.arn, tags={t["Key"]: t["Value"] for t in ic.tags}, resource_type="sagemaker:inference-component")
+            yield models.TaggedResource(
+                arn=ic.arn, tags={t["Key"]: t["Value"] for t in ic.tags}, resource_type="sagemaker:inference-component"
+            )
 
     backend_cls.iter_tagged_resources = iter_tagged_resources
 
@@ -353,7 +355,9 @@ def script_status(name: str, statuses: list[str], region: str = "us-east-1", acc
     _backend(region, account).__dict__.setdefault(SCRIPT_STORE, {})[name] = list(statuses)
 
 
-def set_times(name: str, created: datetime, modified: datetime | None = None, region: str = "us-east-1", account: str = DEFAULT_ACCOUNT_ID) -> None:
+def set_times(
+    name: str, created: datetime, modified: datetime | None = None, region: str = "us-east-1", account: str = DEFAULT_ACCOUNT_ID
+) -> None:
     """Age an endpoint: moto stamps endpoints with the wall clock when they are created."""
     endpoint = _backend(region, account).endpoints[name]
     endpoint.creation_time = _naive_utc(created)

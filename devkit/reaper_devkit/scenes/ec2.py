@@ -23,9 +23,21 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
         "gpu-training-2pct-cpu": ("g5g.xlarge", dev, {"cpu": [2.0] * 36, "gpu": busy_gpu}, {}, "kept: GPU busy at 2 % CPU"),
         "gpu-no-agent": ("g5g.xlarge", dev, {"gpu": None}, {}, "kept: no GPU metric; the owner is told how to publish it"),
         "gpu-scratch-data": ("g5.xlarge", dev, {}, {}, "kept: a stop would erase its 250 GB instance store"),
-        "gpu-asg-member": ("g5g.xlarge", {**dev, "aws:autoscaling:groupName": "inference-pool"}, {}, {}, "kept: its Auto Scaling group manages it"),
+        "gpu-asg-member": (
+            "g5g.xlarge",
+            {**dev, "aws:autoscaling:groupName": "inference-pool"},
+            {},
+            {},
+            "kept: its Auto Scaling group manages it",
+        ),
         "gpu-eks-node": ("g5g.xlarge", {**dev, "eks:cluster-name": "ml-platform"}, {}, {}, "kept: an EKS node"),
-        "gpu-stop-protected": ("g5g.xlarge", dev, {}, {"stop_protected": True}, "warned, then kept: stop protection is on (seen only just before the stop)"),
+        "gpu-stop-protected": (
+            "g5g.xlarge",
+            dev,
+            {},
+            {"stop_protected": True},
+            "warned, then kept: stop protection is on (seen only just before the stop)",
+        ),
         "gpu-prod": ("g5g.xlarge", {"ml:owner": "U024BE7LH", "ml:stage": "prod"}, {}, {}, "exempt: production is notify-only"),
         "gpu-just-started": ("g5g.xlarge", dev, {}, {"launched_ago": timedelta(minutes=15)}, "kept: started 15 minutes ago"),
     }

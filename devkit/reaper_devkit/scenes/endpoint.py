@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import boto3
 
-from reaper import restore
-from reaper.errors import ReaperError
+from reaper.core.errors import ReaperError
 from reaper.kinds.endpoint import restore as endpoint_restore
-from reaper.runtime import Runtime
+from reaper.record.runtime import Runtime
+from reaper.restore import run as restore
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.moto_ext.sagemaker_inference import script_status
 

@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 
 import boto3
 
-from reaper import pipeline, restore
-from reaper.runtime import Runtime
+from reaper.record.runtime import Runtime
+from reaper.restore import run as restore
+from reaper.sweep import pipeline
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.moto_ext import fsx as fsx_ext
 
@@ -26,8 +27,9 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
 
     def make(name: str, tags: dict[str, str], deployment: str = "PERSISTENT_2", capacity: int = 2400) -> str:
         throughput = {"PERSISTENT_2": 250, "PERSISTENT_1": 200}.get(deployment)
-        fs_id = sf.file_system(fsx, subnet, group, deployment=deployment, capacity=capacity, throughput=throughput,
-                               tags={"Name": name, **tags}, created_at=old)
+        fs_id = sf.file_system(
+            fsx, subnet, group, deployment=deployment, capacity=capacity, throughput=throughput, tags={"Name": name, **tags}, created_at=old
+        )
         sf.io(cw, fs_id, now)
         _seeded[name] = fs_id
         return fs_id

@@ -34,4 +34,3 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
             seeding.activity(cw, name, now, values)
         expected[name] = says
     return expected
-

@@ -30,7 +30,9 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
         studio.space(sm, lab, space, owner="ana", app_type=app_type)
         arn = studio.app(sm, lab, space_name=space, app_type=app_type, instance_type=itype, tags=tags, created=old, last_activity=last)
         expected[arn.split(":app/", 1)[1]] = says
-    kg = studio.app(sm, legacy, user_name="raj", app_type="KernelGateway", name="datascience-1", instance_type="ml.m5.xlarge", tags=dev, created=old)
+    kg = studio.app(
+        sm, legacy, user_name="raj", app_type="KernelGateway", name="datascience-1", instance_type="ml.m5.xlarge", tags=dev, created=old
+    )
     expected[kg.split(":app/", 1)[1]] = "kept: AWS records no user activity for classic KernelGateway apps"
     expected[legacy] = "reported: the domain's built-in idle shutdown is off"
     return expected

@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 
 from reaper.handlers import handle_kind_event
-from reaper.runtime import Runtime
+from reaper.record.runtime import Runtime
 from reaper_devkit import seed_training as st
 
 KIND = "training-job"
@@ -36,7 +36,9 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
     st.gpu(cw, "detr-dataloader", now, 31)
     st.training_job(sm, "xgb-healthy", now, hours_ago=1.5, instance_type="ml.m5.4xlarge", tags={**NLP, "reaper:max-usd": "20"})
     st.metric(cw, "xgb-healthy", now, [0.69, 0.52, 0.47, 0.44, 0.41, 0.40, 0.38], name="validation:logloss")
-    st.training_job(sm, "prod-nightly", now, hours_ago=30, tags={"ml:owner": "ops@example.com", "ml:stage": "prod", "ml:project": "ranking"})
+    st.training_job(
+        sm, "prod-nightly", now, hours_ago=30, tags={"ml:owner": "ops@example.com", "ml:stage": "prod", "ml:project": "ranking"}
+    )
     st.processing_job(sm, "etl-features", now, hours_ago=27, tags=NLP)
     st.tuning_job(sm, "hpo-bert", now, hours_ago=3, children=[(3, 2), (2, 1), (1, None)], tags={**NLP, "reaper:max-usd": "40"})
     return {
@@ -58,8 +60,10 @@ def after_sweep(rt: Runtime, session: boto3.session.Session, now: datetime, say:
     sm = session.client("sagemaker")
     for name in ("resnet-runaway", "bert-diverged"):
         status = sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
-        why = "StopTrainingJob gave the script SIGTERM and 120 s to save a checkpoint" if status != "InProgress" else (
-            "past the stack's default ceiling, which notifies only: its owner was told, nothing was stopped"
+        why = (
+            "StopTrainingJob gave the script SIGTERM and 120 s to save a checkpoint"
+            if status != "InProgress"
+            else ("past the stack's default ceiling, which notifies only: its owner was told, nothing was stopped")
         )
         say(f"{name}: {status} ({why})")
     desc = sm.describe_training_job(TrainingJobName="resnet-runaway")

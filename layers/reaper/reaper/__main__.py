@@ -1,3 +1,3 @@
-from reaper.cli import main
+from reaper.cli.main import main
 
 raise SystemExit(main())

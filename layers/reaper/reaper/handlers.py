@@ -8,18 +8,18 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reaper import chain, continuation, pipeline
 from reaper import kinds as kind_registry
-from reaper.aws import AwsError, short
-from reaper.deadline import Deadline
-from reaper.errors import BadEventError
-from reaper.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
-from reaper.model import Outcome, Verdict
-from reaper.observability import MetricUnit, logger, metrics
-from reaper.runtime import Runtime
-from reaper.settings import Settings
-from reaper.slack_buttons import STOP_DETAIL_TYPE, STOP_SOURCE
-from reaper.timeutil import human_duration, iso
+from reaper.aws.faults import AwsError, short
+from reaper.core.errors import BadEventError
+from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
+from reaper.core.model import Outcome, Verdict
+from reaper.core.observability import MetricUnit, logger, metrics
+from reaper.core.settings import Settings
+from reaper.core.timeutil import human_duration, iso
+from reaper.record.runtime import Runtime
+from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
+from reaper.sweep import chain, continuation, pipeline
+from reaper.sweep.deadline import Deadline
 
 
 def build_runtime(*kind_names: str) -> Runtime:
@@ -60,7 +60,7 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
         cursor = continuation.parse(ev.detail, kind_name, rt.regions, now)
         return sweep_in_parts(rt, kind_name, now, cursor.event_id, context, cursor)
     if ev.source == STOP_SOURCE and ev.detail_type == STOP_DETAIL_TYPE:  # invoked by the interactions function only
-        from reaper.slack_stop import stop_now
+        from reaper.slack.stop import stop_now
 
         result = stop_now(rt, kind_registry.get(kind_name), ev.id, ev.detail, now)
         logger.info("stop now (Slack)", extra={"kind": kind_name, **result})
@@ -77,7 +77,7 @@ def sweep_in_parts(
     rt: Runtime, kind_name: str, now: datetime, event_id: str, context: Any, resume: continuation.Cursor | None = None
 ) -> dict[str, Any]:
     """A sweep (or its part after `resume`); when time runs short, its next part is arranged to
-    invoke this function again (reaper.continuation), and the chain record says so (reaper.chain).
+    invoke this function again (reaper.sweep.continuation), and the chain record says so (reaper.sweep.chain).
 
     A full sweep defers to a live chain; a continuation of a superseded chain is dropped. Without
     an action log there is no chain record (and every sweep goes on as it comes).
@@ -136,7 +136,7 @@ def sweep_in_parts(
         _close_chain(rt, kind_name, home, event_id, started, part, status, why, now)
     every = continuation.interval(rt.settings.sweep_schedule)
     if run.next_part is None and resume is not None and every is not None and now - started > every:
-        # the chain outlasted the schedule: the full sweeps in between deferred to it (reaper.chain)
+        # the chain outlasted the schedule: the full sweeps in between deferred to it (reaper.sweep.chain)
         summary["outlasted_schedule"] = (
             f"started {iso(started)}, {int((now - started).total_seconds() // 60)} min ago; sweeps every {human_duration(every)}"
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 
-from reaper.errors import UsageError
+from reaper.core.errors import UsageError
 from reaper.kinds.base import Kind, KindDeclaration
 
 KIND_PACKAGES: dict[str, str] = {

@@ -17,17 +17,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from reaper.clients import Clients
-from reaper.deadline import Deadline
-from reaper.model import Decision, ProjectSpend, Resource, Verdict
-from reaper.policy import TagView
-from reaper.settings import Settings
+from reaper.aws.clients import Clients
+from reaper.core.model import Decision, ProjectSpend, Resource, Verdict
+from reaper.core.policy import TagView
+from reaper.core.settings import Settings
+from reaper.sweep.deadline import Deadline
 
 if TYPE_CHECKING:
-    from reaper.actionlog import ActionLog
-    from reaper.events import EventBridgeEvent
-    from reaper.restore import Say
-    from reaper.runtime import Runtime
+    from reaper.core.events import EventBridgeEvent
+    from reaper.record.actionlog import ActionLog
+    from reaper.record.runtime import Runtime
+    from reaper.restore.run import Say
 
 # "package.module:attribute", imported on first use
 Ref = str
@@ -145,7 +145,7 @@ class KindDeclaration:
     # resource is in a state it may start from.
     default_action: str | None = None
     kill_decision: Ref | None = None  # -> KillDecision
-    # Budgets per ml:project (reaper.budgets): a budgeted kind reads the projects' spend each sweep and
+    # Budgets per ml:project (reaper.aws.budgets): a budgeted kind reads the projects' spend each sweep and
     # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
     budgeted: bool = False
     manages_budgets: bool = False
@@ -199,7 +199,9 @@ class Kind:
     ) -> Mapping[str, Any]:
         part = self._part(self.declaration.signals)
         read: Mapping[str, Any] = (
-            part(clients, resources, settings, now, log=log) if self.declaration.signals_read_log else part(clients, resources, settings, now)
+            part(clients, resources, settings, now, log=log)
+            if self.declaration.signals_read_log
+            else part(clients, resources, settings, now)
         )
         return read
 
@@ -211,7 +213,9 @@ class Kind:
         state: str | None = self._part(self.declaration.current_state)(clients, resource)
         return state
 
-    def kill_decision(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+    def kill_decision(
+        self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str
+    ) -> Decision | None:
         """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
         d = self.declaration
         if d.kill_decision is not None:
@@ -238,7 +242,7 @@ class Kind:
     def permissions(self, conditions: Collection[str] | None = None) -> set[str]:
         """Everything the kind's sweep function calls: reads, tags, actions and event handling; with
         `conditions`, the conditional reads of those template conditions only (None: all of them)."""
-        from reaper.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
+        from reaper.aws.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
 
         d = self.declaration
         perms = set(d.read_permissions) | set(TAG_WRITE_PERMISSIONS[d.tag_service])
@@ -250,7 +254,7 @@ class Kind:
             perms.add("tag:GetResources")
         perms |= set(d.event_permissions)
         if d.budgeted or d.manages_budgets:
-            from reaper.budgets import READ_PERMISSIONS, WRITE_PERMISSIONS
+            from reaper.aws.budgets import READ_PERMISSIONS, WRITE_PERMISSIONS
 
             perms |= set(READ_PERMISSIONS)
             if d.manages_budgets:  # creates the missing budgets; finds tagged budgets with GetResources

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import error_code
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.faults import error_code
+from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
 from reaper.kinds.ec2.managed import manager
 from reaper.kinds.ec2.model import Ec2Facts
-from reaper.model import Decision, Resource
 
 CAPACITY_NOTE = (
     "a stopped GPU instance may not get capacity back at once when started (InsufficientInstanceCapacity); "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,10 @@ def describe(info: dict[str, Any]) -> AcceleratedType | None:
     ):
         section = info.get(key)
         if section:
-            parts = [f"{d.get('Count', 1)} x {' '.join(str(d.get(k, '')) for k in ('Manufacturer', 'Name') if d.get(k))}".strip() for d in section.get(items, [])]
+            parts = [
+                f"{d.get('Count', 1)} x {' '.join(str(d.get(k, '')) for k in ('Manufacturer', 'Name') if d.get(k))}".strip()
+                for d in section.get(items, [])
+            ]
             storage = info.get("InstanceStorageInfo") or {}
             return AcceleratedType(
                 name=str(info["InstanceType"]),

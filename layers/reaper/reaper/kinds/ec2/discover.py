@@ -11,14 +11,14 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from reaper import pricing
-from reaper.clients import Clients
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.ec2.catalog import AcceleratedType, accelerated_types
 from reaper.kinds.ec2.managed import manager, spot_stop_problem
 from reaper.kinds.ec2.model import KIND, Ec2Facts
-from reaper.model import Resource
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
 
 TYPE_FILTER_CHUNK = 100  # values per DescribeInstances filter, kept well inside the API's limit
 
@@ -27,7 +27,11 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
     catalog = accelerated_types(clients)
     instances = list(running_instances(clients, sorted(catalog)))
     spot_requests = read_spot_requests(clients, [i["SpotInstanceRequestId"] for _, i in instances if i.get("SpotInstanceRequestId")])
-    return [to_resource(clients.region, owner, inst, catalog[inst["InstanceType"]], spot_requests) for owner, inst in instances if inst.get("InstanceType") in catalog]
+    return [
+        to_resource(clients.region, owner, inst, catalog[inst["InstanceType"]], spot_requests)
+        for owner, inst in instances
+        if inst.get("InstanceType") in catalog
+    ]
 
 
 def running_instances(clients: Clients, types: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -15,14 +15,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
-from reaper.aws import error_code
-from reaper.events import EventBridgeEvent, parse_model
+from reaper.aws.faults import error_code
+from reaper.core.events import EventBridgeEvent, parse_model
+from reaper.core.policy import OWNER, STAGE
 from reaper.kinds.ec2.catalog import accelerated_types
 from reaper.kinds.ec2.discover import partition
 from reaper.kinds.ec2.managed import manager
-from reaper.notices import post_notice
-from reaper.policy import OWNER, STAGE
-from reaper.runtime import Runtime
+from reaper.record.notices import post_notice
+from reaper.record.runtime import Runtime
 
 
 class StateChangeDetail(BaseModel):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from reaper.metrics import Series
-from reaper.timeutil import as_utc
+from reaper.aws.metrics import Series
+from reaper.core.timeutil import as_utc
 
 KIND = "ec2"
 PERIOD = timedelta(minutes=5)  # basic monitoring publishes EC2 metrics every 5 minutes

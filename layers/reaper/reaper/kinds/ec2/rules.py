@@ -12,6 +12,11 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.aws.metrics import Series
+from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.policy import TagView, off_hours_stop
+from reaper.core.settings import Settings
+from reaper.core.timeutil import human_duration, iso
 from reaper.kinds.ec2.model import (
     AGENT_CONFIG_HINT,
     CPU_IDLE_PERCENT,
@@ -27,11 +32,6 @@ from reaper.kinds.ec2.model import (
     align,
     window_end,
 )
-from reaper.metrics import Series
-from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView, off_hours_stop
-from reaper.settings import Settings
-from reaper.timeutil import human_duration, iso
 
 MB = 1024 * 1024
 
@@ -86,7 +86,9 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
         missing = _missing(series, slots)
         if missing:
             what = f"no {name} data" if missing == len(slots) else f"gap in {name} data ({missing} of {len(slots)} periods missing)"
-            return Decision(Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence={**evidence, "missing_periods": missing})
+            return Decision(
+                Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence={**evidence, "missing_periods": missing}
+            )
 
     metric_names = GPU_METRICS if facts.accelerator == "gpu" else (NEURON_METRIC,)
     if not accelerator:
@@ -173,7 +175,9 @@ def _instance_store_kept(resource: Resource, facts: Ec2Facts, decision: Decision
     )
 
 
-def kill_decision(resource: Resource, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+def kill_decision(
+    resource: Resource, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime, reason: str
+) -> Decision | None:
     """Past its kill date: stopped, unless it cannot be (instance store root, Spot that cannot stop) or
     something else manages it; instance-store data still waits for `reaper:disposable=true`."""
     facts = resource.facts_as(Ec2Facts)

@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.metrics import MetricQuery, Series, fetch
+from reaper.core.model import Resource
+from reaper.core.policy import read_tags
+from reaper.core.settings import Settings
 from reaper.kinds.ec2.model import (
     AGENT_NAMESPACE,
     EC2_NAMESPACE,
@@ -24,10 +28,6 @@ from reaper.kinds.ec2.model import (
     align,
     window_end,
 )
-from reaper.metrics import MetricQuery, Series, fetch
-from reaper.model import Resource
-from reaper.policy import read_tags
-from reaper.settings import Settings
 
 PERIOD_SECONDS = int(PERIOD.total_seconds())
 

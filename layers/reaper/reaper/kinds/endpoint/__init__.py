@@ -72,7 +72,7 @@ _RESTORE = (
 )
 
 # An endpoint name (1-63 alphanumerics and hyphens, no leading or trailing hyphen). An endpoint may be
-# called like an FSx file system id (`fs-0123abcd`): reaper.restore asks both kinds for a record.
+# called like an FSx file system id (`fs-0123abcd`): reaper.restore.run asks both kinds for a record.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html#sagemaker-CreateEndpoint-request-EndpointName
 ENDPOINT_NAME_PATTERN = r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
 

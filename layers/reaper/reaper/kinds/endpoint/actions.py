@@ -1,14 +1,14 @@
 """To zero, by endpoint type. Each action re-reads what it changes, records how to undo it, then acts.
 
-  delete          classic endpoints. Refused (verdict `error`) unless the action log can keep
-                  the restore record and the config and every model it names still exist;
-                  the record (name, config, tags, autoscaling) is written before the delete.
-  scale-to-zero   inference-component endpoints: every component to 0 copies (autoscaling
-                  minimums to 0 first, so they do not scale back); asynchronous endpoints: the
-                  autoscaling minimum to 0, the documented backlog scale-in policy where the variant
-                  has none, a wake-on-backlog policy if none is there, 0 instances.
-                  Refused like delete without an action log: the copy counts, instance counts and
-                  autoscaling settings it overwrites live only in the restore record.
+delete          classic endpoints. Refused (verdict `error`) unless the action log can keep
+                the restore record and the config and every model it names still exist;
+                the record (name, config, tags, autoscaling) is written before the delete.
+scale-to-zero   inference-component endpoints: every component to 0 copies (autoscaling
+                minimums to 0 first, so they do not scale back); asynchronous endpoints: the
+                autoscaling minimum to 0, the documented backlog scale-in policy where the variant
+                has none, a wake-on-backlog policy if none is there, 0 instances.
+                Refused like delete without an action log: the copy counts, instance counts and
+                autoscaling settings it overwrites live only in the restore record.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import error_code, is_not_found, short
-from reaper.clients import Clients
-from reaper.errors import ActionRefused
+from reaper.aws.clients import Clients
+from reaper.aws.faults import error_code, is_not_found, short
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Resource
+from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext
 from reaper.kinds.endpoint import DECLARATION, autoscaling, wake
 from reaper.kinds.endpoint.model import (
@@ -40,8 +42,6 @@ from reaper.kinds.endpoint.model import (
     variant_resource_id,
 )
 from reaper.kinds.endpoint.signals import DetailReader
-from reaper.model import Decision, Resource
-from reaper.timeutil import iso
 
 
 def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision) -> RestoreRecord:
@@ -86,18 +86,29 @@ def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     reader = DetailReader(ctx.clients)
     config = reader.config(config_name)
     if config is None:
-        raise ActionRefused("DeleteEndpoint", f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+        raise ActionRefused(
+            "DeleteEndpoint",
+            f"its endpoint configuration {config_name} no longer exists, so it could not be recreated; nothing was deleted",
+        )
     variants = config.get("ProductionVariants", [])
     if config.get("AsyncInferenceConfig") or any(not v.get("ModelName") for v in variants):
         raise ActionRefused("DeleteEndpoint", f"its configuration {config_name} is no longer a classic real-time one; nothing was deleted")
     models = sorted({v["ModelName"] for v in variants})
     missing = [m for m in models if not reader.model_exists(m)]
     if missing:
-        raise ActionRefused("DeleteEndpoint", f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted")
+        raise ActionRefused(
+            "DeleteEndpoint",
+            f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted",
+        )
     resource_ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
     scaling = autoscaling.capture(ctx.clients("application-autoscaling"), ctx.clients("cloudwatch"), resource_ids, VARIANT_DIMENSION)
     warned = ctx.settings.tag("warned-at").lower()
-    tags = [t for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn) for t in page.get("Tags", []) if t["Key"].strip().lower() != warned]
+    tags = [
+        t
+        for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn)
+        for t in page.get("Tags", [])
+        if t["Key"].strip().lower() != warned
+    ]
     record = _base_record(ctx, r, CLASSIC, d)
     record["config_name"] = config_name
     record["models"] = models
@@ -231,7 +242,6 @@ def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     if kind_of == ASYNC:
         return zero_async(ctx, r, d)
     raise ActionRefused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
-
 
 
 # -- just before acting, and after ----------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
+from reaper.aws.faults import is_not_found
 from reaper.kinds.endpoint.model import NAMESPACE, SCALE_IN_POLICY, VARIANT_DIMENSION, WAKE_POLICY, PolicyRecord, ScalingRecord
 
 SERVICE = "sagemaker"
@@ -39,6 +39,7 @@ ALARM_FIELDS = (
     "Metrics",
     "ThresholdMetricId",
 )
+
 
 def targets(aas: Any, resource_ids: list[str], dimension: str) -> dict[str, dict[str, Any]]:
     """{resource id: scalable target} for the ids that have one (50 ids a call, the API's limit)."""
@@ -200,7 +201,9 @@ def add_backlog_tracking(aas: Any, endpoint: str, resource_id: str) -> str:
 
 def remove_backlog_tracking(aas: Any, resource_id: str) -> None:
     try:
-        aas.delete_scaling_policy(PolicyName=SCALE_IN_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION)
+        aas.delete_scaling_policy(
+            PolicyName=SCALE_IN_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION
+        )
     except ClientError as exc:
         if not is_not_found(exc):
             raise
@@ -260,7 +263,9 @@ def add_wake_policy(aas: Any, cloudwatch: Any, endpoint: str, resource_id: str) 
 
 def remove_wake_policy(aas: Any, cloudwatch: Any, endpoint: str, resource_id: str) -> None:
     try:
-        aas.delete_scaling_policy(PolicyName=WAKE_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION)
+        aas.delete_scaling_policy(
+            PolicyName=WAKE_POLICY, ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=VARIANT_DIMENSION
+        )
     except ClientError as exc:
         if not is_not_found(exc):
             raise

@@ -10,11 +10,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import AwsError, is_not_found, short
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
 from reaper.kinds.endpoint.model import IN_SERVICE, KIND, EndpointFacts, VariantSummary
-from reaper.model import Resource
-from reaper.settings import Settings
 
 PAGE = 100
 
@@ -78,8 +78,8 @@ def variant_summaries(clients: Clients, endpoint: dict[str, Any]) -> list[dict[s
     if variants or endpoint.get("EndpointStatus") != IN_SERVICE:
         return variants
     try:
-        described: list[dict[str, Any]] = clients("sagemaker").describe_endpoint(EndpointName=endpoint["EndpointName"]).get(
-            "ProductionVariants", []
+        described: list[dict[str, Any]] = (
+            clients("sagemaker").describe_endpoint(EndpointName=endpoint["EndpointName"]).get("ProductionVariants", [])
         )
     except ClientError as exc:
         if is_not_found(exc):

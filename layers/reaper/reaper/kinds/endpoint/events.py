@@ -15,13 +15,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
-from reaper.aws import is_not_found
-from reaper.events import EventBridgeEvent, parse_model
+from reaper.aws.faults import is_not_found
+from reaper.core.events import EventBridgeEvent, parse_model
+from reaper.core.policy import experiment_gap, is_dev, read_tags
 from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
 from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
-from reaper.notices import post_notice
-from reaper.policy import experiment_gap, is_dev, read_tags
-from reaper.runtime import Runtime
+from reaper.record.notices import post_notice
+from reaper.record.runtime import Runtime
 
 
 class EndpointStateDetail(BaseModel):

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NotRequired, Required, TypedDict
 
-from reaper.metrics import Series
-from reaper.timeutil import as_utc, human_duration
+from reaper.aws.metrics import Series
+from reaper.core.timeutil import as_utc, human_duration
 
 KIND = "endpoint"
 CLASSIC = "classic"
@@ -265,4 +265,3 @@ def variant_resource_id(endpoint: str, variant: str) -> str:
 
 def component_resource_id(component: str) -> str:
     return f"inference-component/{component}"
-

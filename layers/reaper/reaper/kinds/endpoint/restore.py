@@ -22,9 +22,10 @@ from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
-from reaper.clients import Clients
-from reaper.errors import NoRestoreRecord, ReaperError, RestoreError
+from reaper.aws.clients import Clients
+from reaper.aws.faults import is_not_found
+from reaper.core.errors import NoRestoreRecord, ReaperError, RestoreError
+from reaper.core.timeutil import human_duration, iso, parse_instant
 from reaper.kinds.endpoint import autoscaling
 from reaper.kinds.endpoint.model import (
     ASYNC,
@@ -38,10 +39,9 @@ from reaper.kinds.endpoint.model import (
     restore_command,
     variant_resource_id,
 )
-from reaper.notices import post_notice
-from reaper.restore import Say
-from reaper.runtime import Runtime
-from reaper.timeutil import human_duration, iso, parse_instant
+from reaper.record.notices import post_notice
+from reaper.record.runtime import Runtime
+from reaper.restore.run import Say
 
 POLL_SECONDS = 15
 TRANSITIONAL = ("Creating", "Updating", "SystemUpdating", "RollingBack")
@@ -64,7 +64,9 @@ def restore_endpoint(rt: Runtime, name: str, now: datetime, say: Say) -> str:
         raise RestoreError("restore needs the action log, where restore records are kept: set REAPER_TABLE or pass --table")
     record = latest_record(rt, name)
     if record is None:
-        raise NoRestoreRecord(f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)")
+        raise NoRestoreRecord(
+            f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)"
+        )
     clients = rt.clients(record.get("region") or rt.home_region)
     kind_of = record.get("type")
     if kind_of == CLASSIC:
@@ -91,7 +93,11 @@ def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime
         sm.create_endpoint(**kwargs)
         record = _mark(rt, record, now, "restoring", restore_started_at=iso(now))
         _notice(
-            rt, record, now, "started", f"Restoring endpoint {name}",
+            rt,
+            record,
+            now,
+            "started",
+            f"Restoring endpoint {name}",
             f"Recreating it from config {config} with its {len(settable)} tags{_lost_clause(system)}; {comeback_note(_types(record))}.",
         )
         say(f"creating endpoint {name} from config {config}")
@@ -173,7 +179,9 @@ def failed(rt: Runtime, sm: Any, record: RestoreRecord, now: datetime) -> Restor
 def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
     sm, name = clients("sagemaker"), record["name"]
     if _describe(sm, name) is None:
-        raise RestoreError(f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components with it")
+        raise RestoreError(
+            f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components with it"
+        )
     current: dict[str, int] = {}
     missing: list[str] = []
     for c in record.get("components", []):
@@ -186,7 +194,9 @@ def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datet
             continue
         current[c["name"]] = int((ic.get("RuntimeConfig") or {}).get("DesiredCopyCount") or 0)
     if missing:
-        raise RestoreError(f"cannot restore endpoint {name}: inference component {', '.join(missing)} was deleted after its copies went to zero; nothing was changed")
+        raise RestoreError(
+            f"cannot restore endpoint {name}: inference component {', '.join(missing)} was deleted after its copies went to zero; nothing was changed"
+        )
     todo = [c for c in record.get("components", []) if current[c["name"]] != c["copies"]]
     if not todo and record.get("status") == "restored":
         return f"endpoint {name} is already back (restored {record.get('restored_at')}): every component has its copies"
@@ -230,7 +240,9 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
                 autoscaling.remove_backlog_tracking(aas, rid)  # the owner's own policies stay
         else:
             autoscaling.deregister(aas, rid, VARIANT_DIMENSION)  # there was none before the reaper's: its policies go with it
-    changes = [{"VariantName": v["name"], "DesiredInstanceCount": v["desired"]} for v in variants if desired.get(v["name"], 0) < v["desired"]]
+    changes = [
+        {"VariantName": v["name"], "DesiredInstanceCount": v["desired"]} for v in variants if desired.get(v["name"], 0) < v["desired"]
+    ]
     if changes:
         sm.update_endpoint_weights_and_capacities(EndpointName=name, DesiredWeightsAndCapacities=changes)
         say(f"{name}: instances back to " + ", ".join(f"{c['VariantName']} × {c['DesiredInstanceCount']}" for c in changes))
@@ -288,7 +300,11 @@ def _follow(sm: Any, name: str, wait_minutes: int, say: Say) -> str:
         status: str = desc["EndpointStatus"]
         if n:
             waited = n * POLL_SECONDS
-            say(f"{name}: {status} after {waited} s" if waited < 60 else f"{name}: {status} after {human_duration(timedelta(seconds=waited))}")
+            say(
+                f"{name}: {status} after {waited} s"
+                if waited < 60
+                else f"{name}: {status} after {human_duration(timedelta(seconds=waited))}"
+            )
         if status not in TRANSITIONAL or n >= polls:
             return status
         sleep(POLL_SECONDS)
@@ -328,4 +344,3 @@ def _types(record: RestoreRecord) -> list[str]:
     if not types and record.get("instance_type"):
         types = [t.strip() for t in str(record["instance_type"]).split("+")]
     return [t for t in types if t]
-

@@ -5,6 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.core.model import Decision, Mode, Resource, Verdict
+from reaper.core.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
@@ -21,10 +25,6 @@ from reaper.kinds.endpoint.model import (
     quiet_text,
     traffic_in_window,
 )
-from reaper.model import Decision, Mode, Resource, Verdict
-from reaper.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
-from reaper.settings import Settings
-from reaper.timeutil import as_utc, human_duration, iso
 
 
 def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
@@ -172,7 +172,9 @@ def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision
     )
 
 
-def kill_decision(r: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+def kill_decision(
+    r: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime, reason: str
+) -> Decision | None:
     """Past its kill date: to zero by the endpoint's type (classic: deleted, restorable), as for an idle one."""
     if r.state == IN_SERVICE and signal is not None and signal.details is None and signal.told is not None and told_stands(view, settings):
         return told_decision(signal.told, reason, {})

@@ -15,10 +15,14 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper import pricing, sweep_scope
-from reaper.actionlog import ActionLog
-from reaper.aws import AwsError, is_not_found, short
-from reaper.clients import Clients
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.aws.metrics import MetricQuery, fetch
+from reaper.core.model import Resource
+from reaper.core.policy import is_dev, is_production, read_tags
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
@@ -37,12 +41,9 @@ from reaper.kinds.endpoint.model import (
 )
 from reaper.kinds.endpoint.rules import may_act, told_stands
 from reaper.kinds.endpoint.told import told_today
-from reaper.metrics import MetricQuery, fetch
-from reaper.model import Resource
-from reaper.policy import is_dev, is_production, read_tags
-from reaper.settings import Settings
-from reaper.sweep_scope import Scope
-from reaper.timeutil import as_utc
+from reaper.record.actionlog import ActionLog
+from reaper.sweep import scope as sweep_scope
+from reaper.sweep.scope import Scope
 
 
 def signals(
@@ -120,7 +121,9 @@ def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings,
     candidates = [r for r in candidates if told_stands(views[r.id], settings) and not r.facts_as(EndpointFacts).components_problem]
     if not candidates:
         return {}
-    return told_today(log, candidates, {r.id: "exempt" if is_production(views[r.id], settings) else "act" for r in candidates}, settings, now)
+    return told_today(
+        log, candidates, {r.id: "exempt" if is_production(views[r.id], settings) else "act" for r in candidates}, settings, now
+    )
 
 
 def _complete_told(r: Resource, told: Told) -> None:
@@ -133,7 +136,7 @@ _shared: list[tuple[Scope, DetailReader]] = []  # the sweep in progress and its 
 
 
 def reader_for(clients: Clients) -> DetailReader:
-    """One reader per sweep (reaper.sweep_scope), shared by the chunks the pipeline reads signals in:
+    """One reader per sweep (reaper.sweep.scope), shared by the chunks the pipeline reads signals in:
     a configuration, a model or a ListModels page is read once per sweep, not once per chunk. The
     next sweep, or the next part of a long one, starts afresh: nothing is kept past its sweep."""
     scope = sweep_scope.current()
@@ -166,7 +169,9 @@ def traffic_queries(r: Resource) -> list[MetricQuery]:
     endpoint that hosts components (AWS publishes those per component, without EndpointName)."""
     facts = r.facts_as(EndpointFacts)
     if facts.components:
-        return [MetricQuery(r.id, NAMESPACE, "Invocations", (("InferenceComponentName", c),), stat="Sum", period=300) for c in facts.components]
+        return [
+            MetricQuery(r.id, NAMESPACE, "Invocations", (("InferenceComponentName", c),), stat="Sum", period=300) for c in facts.components
+        ]
     return [
         MetricQuery(r.id, NAMESPACE, "Invocations", (("EndpointName", r.id), ("VariantName", v.name)), stat="Sum", period=300)
         for v in facts.variants
@@ -175,10 +180,19 @@ def traffic_queries(r: Resource) -> list[MetricQuery]:
 
 def async_queries(r: Resource) -> list[MetricQuery]:
     queries = [
-        MetricQuery(f"{r.id}|processed", NAMESPACE, "InvocationsProcessed", (("EndpointName", r.id), ("VariantName", v.name)), stat="Sum", period=300)
+        MetricQuery(
+            f"{r.id}|processed",
+            NAMESPACE,
+            "InvocationsProcessed",
+            (("EndpointName", r.id), ("VariantName", v.name)),
+            stat="Sum",
+            period=300,
+        )
         for v in r.facts_as(EndpointFacts).variants
     ]
-    queries.append(MetricQuery(f"{r.id}|backlog", NAMESPACE, "ApproximateBacklogSize", (("EndpointName", r.id),), stat="Maximum", period=300))
+    queries.append(
+        MetricQuery(f"{r.id}|backlog", NAMESPACE, "ApproximateBacklogSize", (("EndpointName", r.id),), stat="Maximum", period=300)
+    )
     return queries
 
 
@@ -310,7 +324,9 @@ def _complete(r: Resource, details: EndpointDetails) -> None:
     current = {v.name: v.current for v in facts.variants}
     types = [v.instance_type for v in details.variants if v.instance_type]
     r.instance_type = " + ".join(sorted(set(types))) or None
-    prices = [pricing.hourly(pricing.HOSTING, r.region, v.instance_type, current.get(v.name, 0)) for v in details.variants if v.instance_type]
+    prices = [
+        pricing.hourly(pricing.HOSTING, r.region, v.instance_type, current.get(v.name, 0)) for v in details.variants if v.instance_type
+    ]
     r.hourly_usd = None if not prices or any(p is None for p in prices) else round(sum(p for p in prices if p is not None), 4)
 
 

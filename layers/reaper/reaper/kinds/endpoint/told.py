@@ -15,12 +15,12 @@ import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from reaper.actionlog import ActionLog
-from reaper.aws import AwsError, short
+from reaper.aws.faults import AwsError, short
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.endpoint.model import KIND, Told
-from reaper.model import Resource
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
+from reaper.record.actionlog import ActionLog
 
 log = logging.getLogger("reaper")
 
@@ -29,7 +29,9 @@ log = logging.getLogger("reaper")
 ACTIONS = frozenset({"delete", "scale-to-zero"})
 
 
-def told_today(action_log: ActionLog, candidates: Iterable[Resource], verdicts: Mapping[str, str], settings: Settings, now: datetime) -> dict[str, Told]:
+def told_today(
+    action_log: ActionLog, candidates: Iterable[Resource], verdicts: Mapping[str, str], settings: Settings, now: datetime
+) -> dict[str, Told]:
     """{endpoint id: its message today} for the candidates whose daily message was posted already;
     `verdicts`: the verdict that message has, by endpoint id (production `exempt`, dev in dry-run `act`)."""
     wanted = {r.arn: r for r in candidates if r.arn}

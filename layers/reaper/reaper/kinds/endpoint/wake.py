@@ -11,11 +11,11 @@ import hashlib
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from reaper.aws import create_one_off_schedule
-from reaper.errors import ActionRefused
+from reaper.aws.faults import create_one_off_schedule
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Resource
+from reaper.core.settings import DAY_NAMES, Settings
 from reaper.kinds.base import ActContext
-from reaper.model import Decision, Resource
-from reaper.settings import DAY_NAMES, Settings
 
 
 def next_work_start(settings: Settings, now: datetime) -> datetime | None:
@@ -48,7 +48,9 @@ def schedule_restore(ctx: ActContext, resource: Resource) -> tuple[str, datetime
     settings = ctx.settings
     at = next_work_start(settings, ctx.now)
     if at is None:
-        raise ActionRefused("CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at")
+        raise ActionRefused(
+            "CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at"
+        )
     target, role = settings.restore_function_arn, settings.scheduler_role_arn
     if not (target and role):  # Settings refuses off-hours restore without them: never reached from a sweep
         raise ActionRefused("CreateSchedule", "REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN must be set to schedule a restore")

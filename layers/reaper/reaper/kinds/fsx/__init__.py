@@ -39,7 +39,12 @@ DECLARATION = KindDeclaration(
     ),
     actions={
         "backup": Action(
-            "backup", "began backing up", ("fsx:CreateBackup", "fsx:TagResource", _ENI), AVAILABLE, f"{_P}.actions:start_backup", needs_log=True
+            "backup",
+            "began backing up",
+            ("fsx:CreateBackup", "fsx:TagResource", _ENI),
+            AVAILABLE,
+            f"{_P}.actions:start_backup",
+            needs_log=True,
         ),
         "export": Action(
             "export",

@@ -21,14 +21,14 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
-from reaper.clients import Clients
-from reaper.errors import ActionRefused
+from reaper.aws.clients import Clients
+from reaper.aws.faults import is_not_found
+from reaper.core.errors import ActionRefused
+from reaper.core.model import HOURS_PER_MONTH, Decision, Resource
+from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext
 from reaper.kinds.fsx.artifacts import backups, tasks
 from reaper.kinds.fsx.model import BACKUP_TAG, EXPORT_TAG, ID_SEPARATOR, KIND, PHASE_TAGS, SOURCE_TAG, FsxFacts, Method, RestoreRecord
-from reaper.model import HOURS_PER_MONTH, Decision, Resource
-from reaper.timeutil import iso
 
 MAX_TAGS = 50
 RESTORABLE_LUSTRE = (
@@ -159,9 +159,9 @@ def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> 
 def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     record = restore_record(ctx, resource, "backup", "backing-up")
     fsx = ctx.clients("fsx")
-    backup = fsx.create_backup(FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "backup"), Tags=_backup_tags(ctx, resource, record))[
-        "Backup"
-    ]
+    backup = fsx.create_backup(
+        FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "backup"), Tags=_backup_tags(ctx, resource, record)
+    )["Backup"]
     backup_id = backup["BackupId"]
     fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(BACKUP_TAG), "Value": backup_id}])
     if ctx.log is not None:
@@ -231,7 +231,9 @@ def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) ->
     elif task_id:
         art = tasks(fsx, [task_id])[task_id]
         if not art.done:
-            raise refuse("DeleteFileSystem", f"export {task_id} is {art.lifecycle} with {art.failed_files} failed files now: nothing deleted")
+            raise refuse(
+                "DeleteFileSystem", f"export {task_id} is {art.lifecycle} with {art.failed_files} failed files now: nothing deleted"
+            )
         method, where = "export", f"{resource.facts_as(FsxFacts).protection.where()} (export {task_id} SUCCEEDED)"
     else:
         raise refuse("DeleteFileSystem", "no confirmed backup or export recorded on the file system: nothing deleted")
@@ -239,7 +241,9 @@ def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) ->
     record = restore_record(ctx, resource, method, "deleted")
     record.update({"backup_id": backup_id, "export_task_id": task_id, "deleted_at": iso(ctx.now)})
     _keep(ctx, resource, record)
-    fsx.delete_file_system(FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "delete"), LustreConfiguration={"SkipFinalBackup": True})
+    fsx.delete_file_system(
+        FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "delete"), LustreConfiguration={"SkipFinalBackup": True}
+    )
     again = (
         f"`reaper restore {resource.id}` makes a new file system from it with the same type, capacity, throughput, network and tags"
         if method == "backup"

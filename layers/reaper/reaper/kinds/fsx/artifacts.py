@@ -11,9 +11,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
+from reaper.aws.faults import is_not_found
+from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import Artifact
-from reaper.timeutil import as_utc
 
 BATCH = 50
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from reaper import pricing
-from reaper.clients import Clients
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import KIND, FsxFacts, phase_of, protection
-from reaper.model import Resource
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
 
 
 def discover(clients: Clients, settings: Settings, now: datetime, only: frozenset[str] | None = None) -> list[Resource]:

@@ -18,19 +18,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from reaper import pipeline
-from reaper.aws import create_one_off_schedule
-from reaper.clients import Clients
-from reaper.events import EventBridgeEvent, M, parse_model
+from reaper.aws.clients import Clients
+from reaper.aws.faults import create_one_off_schedule
+from reaper.core.events import EventBridgeEvent, M, parse_model
+from reaper.core.model import Outcome, Resource
+from reaper.core.policy import read_tags
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc, iso
 from reaper.kinds.base import Kind, resolve
 from reaper.kinds.fsx import DECLARATION, FS_ID_PATTERN
 from reaper.kinds.fsx.jobs import lustre_inputs
 from reaper.kinds.fsx.rules import idle_window
-from reaper.model import Outcome, Resource
-from reaper.policy import read_tags
-from reaper.runtime import Runtime
-from reaper.settings import Settings
-from reaper.timeutil import as_utc, iso
+from reaper.record.runtime import Runtime
+from reaper.sweep import pipeline
 
 JOB_STATE_CHANGE = "SageMaker Training Job State Change"
 IDLE_CHECK = "FSx Idle Window Check"

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import RUNNING_JOB, JobRef
-from reaper.timeutil import as_utc
 
 PAGE = 100
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
-from reaper.metrics import Series
+from reaper.aws.metrics import Series
 
 KIND = "fsx"
 Method = Literal["backup", "export", "none"]

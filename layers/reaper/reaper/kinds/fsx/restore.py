@@ -15,19 +15,19 @@ from typing import Any, cast
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
-from reaper.errors import NoRestoreRecord, RestoreError
+from reaper.aws.faults import is_not_found
+from reaper.core.errors import NoRestoreRecord, RestoreError
+from reaper.core.timeutil import iso
 from reaper.kinds.fsx.actions import is_system_tag, lifecycle
 from reaper.kinds.fsx.model import KIND, PHASE_TAGS, RestoreRecord
-from reaper.restore import Say
-from reaper.runtime import Runtime
-from reaper.timeutil import iso
+from reaper.record.runtime import Runtime
+from reaper.restore.run import Say
 
 
 def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     """The declaration's restorer: NAME is a file system id (its IAM permissions are declared there)."""
     name = name.strip()
-    assert rt.log is not None  # reaper.restore.restore refuses without the action log
+    assert rt.log is not None  # reaper.restore.run.restore refuses without the action log
     found = rt.log.latest_restore(KIND, name)
     if found is None:
         raise NoRestoreRecord(f"no restore record for {name}: the reaper never backed it up, exported or deleted it")
@@ -148,7 +148,11 @@ def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:
             if not is_not_found(exc):  # DataRepositoryTaskNotFound
                 raise
             caveat = f" CAUTION: export {task_id} can no longer be read: S3 may not hold everything."
-    partial = " Files outside these paths were not exported (it was tagged disposable) and are gone." if record.get("coverage") == "partial" else ""
+    partial = (
+        " Files outside these paths were not exported (it was tagged disposable) and are gone."
+        if record.get("coverage") == "partial"
+        else ""
+    )
     subnets = ",".join(cfg.get("SubnetIds") or []) or "SUBNET"
     groups = ",".join(cfg.get("SecurityGroupIds") or []) or "SG"
     first = repos[0] if repos else {"data_repository_path": "s3://BUCKET/PREFIX", "file_system_path": "/"}
@@ -170,4 +174,3 @@ def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:
         f"cannot be backed up, so its data was exported to S3 by {task_id or 'an export task'} before it was deleted: {where}.{partial}{caveat}\n"
         f"To work on it again, create a file system linked to that path:\n  {link}"
     )
-

@@ -16,12 +16,12 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reaper.aws.metrics import Series
+from reaper.core.model import HOURS_PER_MONTH, Decision, Resource, Verdict
+from reaper.core.policy import TagView, is_dev
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.fsx.model import BACKUP_TAG, EXCUSABLE, EXPORT_TAG, KIND, METRICS, Artifact, FsxFacts, FsxSignal, IoFinding, JobRef, Phase
-from reaper.metrics import Series
-from reaper.model import HOURS_PER_MONTH, Decision, Resource, Verdict
-from reaper.policy import TagView, is_dev
-from reaper.settings import Settings
-from reaper.timeutil import as_utc, human_duration, iso
 
 
 def idle_window(view: TagView, settings: Settings) -> int:
@@ -144,7 +144,9 @@ def _phases(
         if not fresh:
             when = iso(art.started_at) if art.started_at else "an unknown time"
             return _phase_one(resource, view, settings, evidence, finished, f"{label} (from {when}) is older than the idle proof; ")
-        where = f"backup {art.id} is AVAILABLE" if art.kind == "backup" else f"export {art.id} SUCCEEDED ({art.total_files} files, none failed)"
+        where = (
+            f"backup {art.id} is AVAILABLE" if art.kind == "backup" else f"export {art.id} SUCCEEDED ({art.total_files} files, none failed)"
+        )
         return Decision(
             Verdict.ACT,
             f"{finished}; {where}, so it is deleted — {restore}",
@@ -236,7 +238,9 @@ def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: 
 # -- client I/O, judged over the whole idle window (read in signals.py) ------------------------
 
 
-def judge(io: dict[str, Series], end: datetime, window_minutes: int, period: int, excuse: tuple[datetime, datetime] | None = None) -> IoFinding:
+def judge(
+    io: dict[str, Series], end: datetime, window_minutes: int, period: int, excuse: tuple[datetime, datetime] | None = None
+) -> IoFinding:
     """Zero I/O in every period of the window, on every metric? Pure.
 
     `excuse` is our own export's run: the export reads every file and updates metadata, so reads
@@ -285,7 +289,9 @@ def _bytes(n: float) -> str:
     return f"{n:,.1f} TB"
 
 
-def kill_decision(resource: Resource, signal: FsxSignal | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+def kill_decision(
+    resource: Resource, signal: FsxSignal | None, view: TagView, settings: Settings, now: datetime, reason: str
+) -> Decision | None:
     """Past its kill date: phase 1 (backup, export, or discard when disposable), as for a finished one.
 
     Once a phase has started, the kind's own rule carries it on (its decision is not a plain keep).

@@ -15,16 +15,16 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.metrics import MetricQuery, Series, fetch
+from reaper.core.model import Resource
+from reaper.core.policy import TagView, is_dev, read_tags
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.artifacts import backups, tasks
 from reaper.kinds.fsx.jobs import scan
 from reaper.kinds.fsx.model import KIND, METRICS, NAMESPACE, Artifact, FsxFacts, FsxSignal, JobRef
 from reaper.kinds.fsx.rules import idle_window
-from reaper.metrics import MetricQuery, Series, fetch
-from reaper.model import Resource
-from reaper.policy import TagView, is_dev, read_tags
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
 
 LAG = timedelta(minutes=5)
 MAX_POINTS = 288
@@ -41,7 +41,9 @@ def window_end(now: datetime, period: int) -> datetime:
     return datetime.fromtimestamp(t - t % period, tz=UTC)
 
 
-def read(cloudwatch: Any, file_system_ids: Iterable[str], longest_window: int, now: datetime) -> tuple[dict[str, dict[str, Series]], int, datetime]:
+def read(
+    cloudwatch: Any, file_system_ids: Iterable[str], longest_window: int, now: datetime
+) -> tuple[dict[str, dict[str, Series]], int, datetime]:
     """{file system id: {metric: series}}, the period, and the end of the window read."""
     ids = list(file_system_ids)
     period = period_for(longest_window)

@@ -41,5 +41,7 @@ DECLARATION = KindDeclaration(
     default_action="stop",
     # SageMaker sends the state change itself; CloudTrail calls only reach EventBridge with a trail
     # (the stack makes none), and are still understood if an account routes them here.
-    events=(EventRoute("aws.sagemaker", ("SageMaker Notebook Instance State Change", "AWS API Call via CloudTrail"), f"{_P}.events:route"),),
+    events=(
+        EventRoute("aws.sagemaker", ("SageMaker Notebook Instance State Change", "AWS API Call via CloudTrail"), f"{_P}.events:route"),
+    ),
 )

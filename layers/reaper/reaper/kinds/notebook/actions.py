@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
-from reaper.model import Decision, Resource
 
 
 def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from reaper import pricing
-from reaper.clients import Clients
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.aws.tagging import tags_by_arn
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
 from reaper.kinds.notebook import DECLARATION
 from reaper.kinds.notebook.model import KIND, NotebookFacts
-from reaper.model import Resource
-from reaper.settings import Settings
-from reaper.tagging import tags_by_arn
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:

@@ -18,11 +18,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
-from reaper.errors import BadEventError
-from reaper.events import EventBridgeEvent, parse_cloudtrail, parse_model
-from reaper.notices import post_notice
-from reaper.policy import experiment_gap, read_tags
-from reaper.runtime import Runtime
+from reaper.core.errors import BadEventError
+from reaper.core.events import EventBridgeEvent, parse_cloudtrail, parse_model
+from reaper.core.policy import experiment_gap, read_tags
+from reaper.record.notices import post_notice
+from reaper.record.runtime import Runtime
 
 WATCHED_CALLS = ("CreateNotebookInstance", "StartNotebookInstance")
 STATE_CHANGE = "SageMaker Notebook Instance State Change"
@@ -54,7 +54,11 @@ def _state_change(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str,
     detail = parse_model(NotebookStateDetail, ev.detail, "a notebook instance state change", "detail.")
     name = detail.NotebookInstanceName
     if _status(detail.NotebookInstanceStatus) != "INSERVICE":
-        return {"event_id": ev.id, "checked": None, "skipped": f"{name} is {detail.NotebookInstanceStatus}: checked only when it comes InService"}
+        return {
+            "event_id": ev.id,
+            "checked": None,
+            "skipped": f"{name} is {detail.NotebookInstanceStatus}: checked only when it comes InService",
+        }
     region = ev.region or rt.home_region
     return _check_and_tell(rt, ev, now, region, name, None)
 
@@ -126,8 +130,6 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
         )
     for key in ("ml:owner", "ml:stage"):
         if not tags.get(key):
-            problems.append(
-                f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`"
-            )
+            problems.append(f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`")
     view = read_tags(raw_tags, settings)
     return problems, {"arn": arn, "owner": tags.get("ml:owner"), "created": desc.get("CreationTime"), "view": view}

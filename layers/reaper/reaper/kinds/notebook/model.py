@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from reaper.metrics import Series
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
+from reaper.aws.metrics import Series
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 
 KIND = "notebook"
 NAMESPACE = "MLReaper"  # the contract's metric (AgentChannel=metric; with logs, agents installed before)

@@ -6,12 +6,12 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.policy import TagView, off_hours_stop
+from reaper.core.settings import Settings
+from reaper.core.timeutil import human_duration
 from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
 from reaper.kinds.notebook.silent import is_silent, silent_agent
-from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView, off_hours_stop
-from reaper.settings import Settings
-from reaper.timeutil import human_duration
 
 
 def idle_window(view: TagView, settings: Settings) -> int:

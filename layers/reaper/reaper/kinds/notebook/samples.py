@@ -21,10 +21,10 @@ from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from reaper.aws import AwsError, is_not_found, short
+from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.aws.log_pages import filter_pages
+from reaper.aws.metrics import Series
 from reaper.kinds.notebook.model import align
-from reaper.log_pages import filter_pages
-from reaper.metrics import Series
 
 MAX_MESSAGE = 256  # the agent writes about 35 characters
 MAX_PAGES = 2_000  # a budget against a runaway scan (10,000 notebooks need about 62 pages over 3 hours)

@@ -28,7 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.metrics import MetricQuery, fetch
+from reaper.core.model import Resource
+from reaper.core.policy import read_tags
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.notebook import samples
 from reaper.kinds.notebook.model import (
     KIND,
@@ -41,11 +46,6 @@ from reaper.kinds.notebook.model import (
     activity_log_group,
     align,
 )
-from reaper.metrics import MetricQuery, fetch
-from reaper.model import Resource
-from reaper.policy import read_tags
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, ActivitySignal]:
@@ -72,13 +72,13 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
         try:
             older = samples.read(logs, group, set(batch), batch_start, usual_start, streams=batch)
         except samples.SamplesUnreadable as exc:
-            out.update({n: ActivitySignal([], end, source="logs", unreadable=f"{exc} (window of the reaper:idle-minutes tag)") for n in batch})
+            out.update(
+                {n: ActivitySignal([], end, source="logs", unreadable=f"{exc} (window of the reaper:idle-minutes tag)") for n in batch}
+            )
             continue
         for name, series in older.items():
             out[name] = ActivitySignal(series + list(out[name].series if name in out else []), end, source="logs")
-    old_agents = [
-        r for r in running if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.agent_lifecycle_config
-    ]
+    old_agents = [r for r in running if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.agent_lifecycle_config]
     if old_agents:
         out.update({key: signal for key, signal in _from_metric(clients, old_agents, start, end).items() if signal.series})
     return out

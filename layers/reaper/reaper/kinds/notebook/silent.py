@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reaper.aws.metrics import Series
+from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.notebook.model import METRIC, NAMESPACE, SILENT_AFTER, NotebookFacts, activity_log_group
-from reaper.metrics import Series
-from reaper.model import Decision, Resource, Verdict
-from reaper.settings import Settings
-from reaper.timeutil import as_utc, human_duration, iso
 
 
 def is_silent(facts: NotebookFacts, points: Series, window_end: datetime, now: datetime) -> bool:

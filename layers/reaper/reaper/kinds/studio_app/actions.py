@@ -19,11 +19,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.faults import is_not_found
+from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
 from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
-from reaper.model import Decision, Resource
 
 GONE_STATES = frozenset({"Deleted"})
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from reaper import pricing
-from reaper.clients import Clients
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.aws.tagging import tags_by_arn
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
 from reaper.kinds.studio_app import DECLARATION
 from reaper.kinds.studio_app.model import BILLABLE_TYPES, FREE_INSTANCE, IDLE_SETTING_BLOCKS, KIND, AppFacts, DomainFacts, IdleSetting
-from reaper.model import Resource
-from reaper.settings import Settings
-from reaper.tagging import tags_by_arn
 
 PAGE = 100
 OWNER_KEY = "ml:owner"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.policy import TagView
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.studio_app.model import ACTIVITY_TRACKED, KIND, AppActivity, AppFacts, DomainFacts
-from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView
-from reaper.settings import Settings
-from reaper.timeutil import as_utc, human_duration, iso
 
 OPEN_WORK = "the space and its storage volume stay: saved files are kept, unsaved notebook edits and kernel state are lost"
 
@@ -28,8 +28,7 @@ def decide(resource: Resource, signal: AppActivity | None, view: TagView, settin
     if facts.app_type not in ACTIVITY_TRACKED:
         return Decision(
             Verdict.KEEP,
-            f"AWS records no user activity for {facts.app_type} apps (only JupyterLab and Code Editor): "
-            "unknown is not idle",
+            f"AWS records no user activity for {facts.app_type} apps (only JupyterLab and Code Editor): unknown is not idle",
             evidence={**evidence, "activity_recorded": False},
         )
     now = as_utc(now)
@@ -85,7 +84,9 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
     )
 
 
-def kill_decision(resource: Resource, signal: AppActivity | None, view: TagView, settings: Settings, now: datetime, reason: str) -> Decision | None:
+def kill_decision(
+    resource: Resource, signal: AppActivity | None, view: TagView, settings: Settings, now: datetime, reason: str
+) -> Decision | None:
     """Past its kill date: the app is deleted (its space and storage stay); a domain is never touched."""
     if not isinstance(resource.facts, AppFacts) or resource.state != "InService":
         return None

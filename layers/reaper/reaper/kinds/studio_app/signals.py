@@ -14,13 +14,13 @@ from datetime import datetime, timedelta
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import is_not_found
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.faults import is_not_found
+from reaper.core.model import Resource
+from reaper.core.policy import read_tags, screen
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.studio_app.model import ACTIVITY_TRACKED, KIND, AppActivity, AppFacts
-from reaper.model import Resource
-from reaper.policy import read_tags, screen
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, AppActivity]:

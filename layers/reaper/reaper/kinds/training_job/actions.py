@@ -12,12 +12,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import error_code, is_not_found
-from reaper.clients import Clients
-from reaper.errors import ActionRefused
+from reaper.aws.clients import Clients
+from reaper.aws.faults import error_code, is_not_found
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
 from reaper.kinds.training_job.model import RUNNING, JobFacts
-from reaper.model import Decision, Resource
 
 STATUS_FIELD = {"training": "TrainingJobStatus", "processing": "ProcessingJobStatus", "tuning": "HyperParameterTuningJobStatus"}
 

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from reaper import pricing
+from reaper.aws import pricing
+from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.model import Cluster, Span
-from reaper.timeutil import as_utc
 
 
 def cluster(region: str, config: Mapping[str, Any] | None) -> Cluster:

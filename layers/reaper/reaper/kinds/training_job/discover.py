@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster, tuning_cluster
 from reaper.kinds.training_job.model import KIND, RUNNING, JobFacts, Span
-from reaper.model import Resource
-from reaper.settings import Settings
 
 SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
 PAGE = 100

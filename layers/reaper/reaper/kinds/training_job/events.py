@@ -19,15 +19,15 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
-from reaper.aws import is_not_found
-from reaper.errors import BadEventError
-from reaper.events import EventBridgeEvent, parse_model
+from reaper.aws.faults import is_not_found
+from reaper.core.errors import BadEventError
+from reaper.core.events import EventBridgeEvent, parse_model
+from reaper.core.policy import experiment_gap, read_tags
+from reaper.core.timeutil import human_duration
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
-from reaper.notices import post_notice
-from reaper.policy import experiment_gap, read_tags
-from reaper.runtime import Runtime
-from reaper.timeutil import human_duration
+from reaper.record.notices import post_notice
+from reaper.record.runtime import Runtime
 
 ENDED = ("Completed", "Failed", "Stopped")
 KNOWN = ("InProgress", "Stopping", *ENDED)

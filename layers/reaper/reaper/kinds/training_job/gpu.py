@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from reaper.metrics import Series
+from reaper.aws.metrics import Series
 
 PERIOD = timedelta(minutes=5)
 

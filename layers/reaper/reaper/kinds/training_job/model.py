@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypedDict
 
-from reaper.metrics import Series
-from reaper.timeutil import as_utc
+from reaper.aws.metrics import Series
+from reaper.core.timeutil import as_utc
 
 KIND = "training-job"
 RUNNING = "InProgress"

@@ -14,15 +14,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.policy import TagView
+from reaper.core.settings import Settings
+from reaper.core.timeutil import human_duration, iso
 from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
 from reaper.kinds.training_job.spot import spot_advice
-from reaper.model import Decision, Resource, Verdict
-from reaper.policy import TagView
-from reaper.settings import Settings
-from reaper.timeutil import human_duration, iso
 
 
 @dataclass(frozen=True)

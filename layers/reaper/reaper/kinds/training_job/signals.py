@@ -3,7 +3,7 @@
 - Training metric names: ListMetrics on /aws/sagemaker/TrainingJobs with a TrainingJobName
   dimension filter, recently active (3 h); 500 metrics a page, whatever the number of jobs.
 - GPU hosts: ListMetrics for GPUUtilization (dimension Host = JOB/algo-N), likewise.
-- Values: GetMetricData, 500 queries a call (reaper.metrics.fetch).
+- Values: GetMetricData, 500 queries a call (reaper.aws.metrics.fetch).
 - Logs: one FilterLogEvents over the log group /aws/sagemaker/TrainingJobs for the last 30
   minutes, narrowed by a filter pattern to lines that mention loss with nan or inf. CloudWatch Logs
   answers a filtered search with pages that can be empty yet carry a nextToken ("Partially full or
@@ -32,17 +32,17 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reaper.aws import AwsError, is_not_found, short
-from reaper.clients import Clients
+from reaper.aws.clients import Clients
+from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.aws.log_pages import filter_pages
+from reaper.aws.metrics import MetricQuery, Series, fetch
+from reaper.core.model import Resource
+from reaper.core.policy import read_tags, screen
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.divergence import direction_of, nan_loss
 from reaper.kinds.training_job.model import RUNNING, JobFacts, LogHit, TrainingSignal, align
 from reaper.kinds.training_job.sweeps import median_check
-from reaper.log_pages import filter_pages
-from reaper.metrics import MetricQuery, Series, fetch
-from reaper.model import Resource
-from reaper.policy import read_tags, screen
-from reaper.settings import Settings
-from reaper.timeutil import as_utc
 
 log = logging.getLogger("reaper")
 clock: Callable[[], float] = time.monotonic  # tests replace it; the scan's time budget reads it
@@ -101,7 +101,13 @@ def _with_median_checks(
     for r in resources:
         facts = r.facts_as(JobFacts)
         view = read_tags(r.tags, settings)
-        if r.state == RUNNING and facts.job_type == "tuning" and facts.objective and view.early_stop == "median" and screen(view, settings, now) is None:
+        if (
+            r.state == RUNNING
+            and facts.job_type == "tuning"
+            and facts.objective
+            and view.early_stop == "median"
+            and screen(view, settings, now) is None
+        ):
             sweeps[r.arn] = r
     judged = [r for r in running if r.facts_as(JobFacts).tuning_job_arn in sweeps]
     if not judged:

@@ -1,0 +1,76 @@
+"""CloudWatch metrics in GetMetricData batches of up to 500 queries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from reaper.core.timeutil import as_utc
+
+MAX_QUERIES_PER_CALL = 500
+
+Series = list[tuple[datetime, float]]  # oldest first
+
+
+@dataclass(frozen=True)
+class MetricQuery:
+    key: str  # the caller's name for the series, e.g. a notebook name
+    namespace: str
+    metric: str
+    dimensions: tuple[tuple[str, str], ...]
+    stat: str = "Maximum"
+    period: int = 300
+
+    def to_api(self, query_id: str) -> dict[str, Any]:
+        return {
+            "Id": query_id,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": self.namespace,
+                    "MetricName": self.metric,
+                    "Dimensions": [{"Name": n, "Value": v} for n, v in self.dimensions],
+                },
+                "Period": self.period,
+                "Stat": self.stat,
+            },
+            "ReturnData": True,
+        }
+
+
+def fetch(cloudwatch: Any, queries: Sequence[MetricQuery], start: datetime, end: datetime) -> dict[str, Series]:
+    """Every query's datapoints between start and end, keyed by MetricQuery.key.
+
+    Several queries may share a key (e.g. one per endpoint variant): their series are merged.
+    """
+    out: dict[str, Series] = {q.key: [] for q in queries}
+    for batch in _chunks(queries, MAX_QUERIES_PER_CALL):
+        ids = {f"q{i}": q for i, q in enumerate(batch)}
+        request: dict[str, Any] = {
+            "MetricDataQueries": [q.to_api(qid) for qid, q in ids.items()],
+            "StartTime": start,
+            "EndTime": end,
+            "ScanBy": "TimestampAscending",
+        }
+        while True:
+            page = cloudwatch.get_metric_data(**request)
+            for result in page.get("MetricDataResults", []):
+                q = ids.get(result["Id"])
+                if q is None:
+                    continue
+                out[q.key].extend(
+                    (as_utc(ts), float(v)) for ts, v in zip(result.get("Timestamps", []), result.get("Values", []), strict=False)
+                )
+            token = page.get("NextToken")
+            if not token:
+                break
+            request["NextToken"] = token
+    for series in out.values():
+        series.sort(key=lambda p: p[0])
+    return out
+
+
+def _chunks(items: Sequence[MetricQuery], size: int) -> Iterable[Sequence[MetricQuery]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

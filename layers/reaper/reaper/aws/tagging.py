@@ -1,0 +1,83 @@
+"""Tags: read in bulk through the Resource Groups Tagging API, written per service.
+
+Reads are one call per 100 resources, never one per resource. Writes happen only for
+the few resources a sweep warns or acts on.
+"""
+
+from __future__ import annotations
+
+from reaper.aws.clients import Clients
+
+
+def tags_by_arn(clients: Clients, resource_types: list[str]) -> dict[str, dict[str, str]]:
+    """{arn: {key: value}} for every tagged resource of the given types (e.g. 'sagemaker:notebook-instance')."""
+    out: dict[str, dict[str, str]] = {}
+    paginator = clients("resourcegroupstaggingapi").get_paginator("get_resources")
+    for page in paginator.paginate(ResourceTypeFilters=resource_types, ResourcesPerPage=100):
+        for item in page.get("ResourceTagMappingList", []):
+            out[item["ResourceARN"]] = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
+    return out
+
+
+def current_tags(clients: Clients, arn: str) -> dict[str, str]:
+    """The resource's tags now, from its own service (strongly consistent, unlike the tagging API).
+
+    Read just before a change, for the few resources a sweep is about to change.
+    """
+    service = service_of(arn)
+    pairs: list[dict[str, str]] = []
+    if service == "sagemaker":
+        for page in clients("sagemaker").get_paginator("list_tags").paginate(ResourceArn=arn):
+            pairs.extend(page.get("Tags", []))
+    elif service == "fsx":
+        for page in clients("fsx").get_paginator("list_tags_for_resource").paginate(ResourceARN=arn):
+            pairs.extend(page.get("Tags", []))
+    elif service == "ec2":
+        instance_id = arn.rsplit("/", 1)[-1]
+        for page in clients("ec2").get_paginator("describe_tags").paginate(Filters=[{"Name": "resource-id", "Values": [instance_id]}]):
+            pairs.extend(page.get("Tags", []))
+    else:
+        raise ValueError(f"no tag reader for {arn}")
+    return {t["Key"]: t.get("Value", "") for t in pairs}
+
+
+def service_of(arn: str) -> str:
+    parts = arn.split(":")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def write_tags(clients: Clients, arn: str, tags: dict[str, str]) -> None:
+    service = service_of(arn)
+    if service == "sagemaker":
+        clients("sagemaker").add_tags(ResourceArn=arn, Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+    elif service == "fsx":
+        clients("fsx").tag_resource(ResourceARN=arn, Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+    elif service == "ec2":
+        clients("ec2").create_tags(Resources=[arn.rsplit("/", 1)[-1]], Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+    else:
+        raise ValueError(f"no tag writer for {arn}")
+
+
+def remove_tags(clients: Clients, arn: str, keys: list[str]) -> None:
+    service = service_of(arn)
+    if service == "sagemaker":
+        clients("sagemaker").delete_tags(ResourceArn=arn, TagKeys=keys)
+    elif service == "fsx":
+        clients("fsx").untag_resource(ResourceARN=arn, TagKeys=keys)
+    elif service == "ec2":
+        clients("ec2").delete_tags(Resources=[arn.rsplit("/", 1)[-1]], Tags=[{"Key": k} for k in keys])
+    else:
+        raise ValueError(f"no tag writer for {arn}")
+
+
+TAG_READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "sagemaker": ("sagemaker:ListTags",),
+    "fsx": ("fsx:ListTagsForResource",),
+    "ec2": ("ec2:DescribeTags",),
+}
+
+TAG_WRITE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "sagemaker": ("sagemaker:AddTags", "sagemaker:DeleteTags"),
+    "fsx": ("fsx:TagResource", "fsx:UntagResource"),
+    "ec2": ("ec2:CreateTags", "ec2:DeleteTags"),
+}

@@ -1,0 +1,83 @@
+"""`--output json|csv` for plan, sweep, log and report: the machine-readable forms, reasons whole.
+
+JSON is one object per line (what `--json` always printed). CSV is one header row, then one row per
+resource, log entry or report group, written by the csv module (quoting commas, quotes and newlines);
+nested values (evidence) are JSON in their cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+OUTPUTS = ("table", "json", "csv")
+
+OUTCOME_COLUMNS = (
+    "kind",
+    "id",
+    "arn",
+    "region",
+    "account",
+    "owner",
+    "project",
+    "stage",
+    "state",
+    "verdict",
+    "action",
+    "executed",
+    "mode",
+    "hourly_usd",
+    "monthly_usd",
+    "reason",
+    "error",
+    "undo",
+)
+LOG_COLUMNS = ("logged_at", "type", "kind", "id", "region", "owner", "project", "verdict", "action", "executed", "hourly_usd", "reason")
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+def to_csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """A header row and one row per mapping (missing keys empty), without the trailing newline."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([cell(row.get(c)) for c in columns])
+    return buffer.getvalue().rstrip("\n")
+
+
+def to_json_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [json.dumps(row, default=str) for row in rows]
+
+
+def log_row(e: Mapping[str, Any]) -> dict[str, Any]:
+    """A log entry flattened for CSV: a notice's title and text are its reason."""
+    row = dict(e)
+    row.setdefault("type", "verdict")
+    if e.get("type") == "notice" and not e.get("reason"):
+        row["reason"] = ": ".join(str(x) for x in (e.get("title"), e.get("text")) if x)
+    return row
+
+
+def matches(e: Mapping[str, Any], kinds: Iterable[str] = (), verdicts: Iterable[str] = (), owners: Iterable[str] = ()) -> bool:
+    """`--kind/--verdict/--owner` on a log entry (each repeatable; any value of one flag, all flags)."""
+    want_k = {k.strip().lower() for k in kinds}
+    want_v = {v.strip().lower() for v in verdicts}
+    want_o = {o.strip().lower() for o in owners}
+    return (
+        (not want_k or str(e.get("kind") or "").lower() in want_k)
+        and (not want_v or str(e.get("verdict") or "").lower() in want_v)
+        and (not want_o or str(e.get("owner") or "").strip().lower() in want_o)
+    )

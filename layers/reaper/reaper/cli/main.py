@@ -1,0 +1,383 @@
+"""The `reaper` command line. It runs the same pipeline as the deployed functions.
+
+Exit status: 0 all verdicts fine, 1 some `error`, 2 bad usage or configuration (one line on stderr).
+The configuration is checked before the first real call (reaper/aws/preflight.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from importlib import metadata
+from pathlib import Path
+from typing import NoReturn
+
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+from reaper import __version__
+from reaper import kinds as kind_registry
+from reaper.aws import preflight
+from reaper.aws.clients import default_region
+from reaper.cli.formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, log_row, matches, to_csv, to_json_lines
+from reaper.cli.output import Printer, fit_log_line, format_log_line, format_table, select, silence_stdout, terminal_width
+from reaper.core.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
+from reaper.core.model import Mode, Verdict
+from reaper.core.settings import MAX_GRACE_MINUTES, Settings, table_name_problem
+from reaper.record.actionlog import LOG_TTL
+from reaper.record.runtime import Runtime
+from reaper.report.summary import GROUPS
+
+__all__ = ["main", "format_table", "format_log_line", "parse_since", "version"]
+
+DURATION = re.compile(r"^(\d{1,12})([mhdw])$", re.ASCII)  # ASCII: `٧d` is not 7 days
+UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
+MAX_SINCE = LOG_TTL  # the log keeps nothing older
+NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+HTML_FILE = "mlreaper-report.html"
+# each change is recorded right after it is made (pipeline.py), so an interrupted sweep loses none
+INTERRUPTED = (
+    "changes already made stay made and are each in the action log (when one is configured); the next sweep posts what was not posted"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad flag or value said on one line (the contract's exit 2), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"reaper: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def version() -> str:
+    """The installed distribution's version; the layer's constant when run from a checkout."""
+    try:
+        return metadata.version("mlreaper")
+    except metadata.PackageNotFoundError:
+        return __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
+    p.add_argument("--version", action="version", version=f"reaper (mlreaper) {version()}")
+    sub = p.add_subparsers(dest="command", required=True)
+    aws = _Parser(add_help=False)
+    aws.add_argument("--profile", help="AWS profile (default: AWS_PROFILE, then the standard chain)")
+
+    def output(sp: argparse.ArgumentParser, choices: tuple[str, ...] = OUTPUTS) -> None:
+        html = ", html (a page with a savings chart, to --out)" if "html" in choices else ""
+        sp.add_argument(
+            "--output",
+            "-o",
+            choices=choices,
+            help=f"table (default; fits the terminal), json (one object per line), csv (a header row){html}; json and csv keep reasons whole",
+        )
+        sp.add_argument("--json", action="store_true", help="same as --output json")
+
+    def filters(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
+        sp.add_argument(
+            "--verdict", action="append", default=[], choices=[v.value for v in Verdict], help="show only these verdicts (repeatable)"
+        )
+        sp.add_argument("--owner", action="append", default=[], help="show only resources of this ml:owner (repeatable)")
+
+    def scope(sp: argparse.ArgumentParser) -> None:
+        filters(sp)
+        sp.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
+        sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
+        output(sp)
+
+    sw = sub.add_parser("sweep", parents=[aws], help="decide, act (in enforce), record and notify")
+    scope(sw)
+    sw.add_argument("--mode", choices=[m.value for m in Mode], help="override the mode for every kind")
+    sw.add_argument("--grace-minutes", type=int, help="minutes between the warning and the action (0 = act at once)")
+
+    pl = sub.add_parser("plan", parents=[aws], help="a dry-run sweep shown as a table; records and posts nothing")
+    scope(pl)
+
+    lg = sub.add_parser("log", parents=[aws], help="the action log")
+    lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d; at most 400d)")
+    lg.add_argument("--table")
+    filters(lg)
+    output(lg)
+
+    rp = sub.add_parser("report", parents=[aws], help="what was reclaimed and what it saved, from the action log")
+    rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
+    rp.add_argument("--by", choices=GROUPS, default="owner")
+    rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
+    rp.add_argument("--table")
+    output(rp, (*OUTPUTS, "html"))
+    rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
+
+    rs = sub.add_parser("restore", parents=[aws], help="bring back a reaped endpoint (or FSx file system, by id)")
+    rs.add_argument("name")
+    rs.add_argument("--kind", help="endpoint or fsx: only when NAME has restore records as both")
+    rs.add_argument("--table")
+
+    it = sub.add_parser("init", parents=[aws], help="create the action-log table, to run the CLI without the stack")
+    it.add_argument("--table", required=True)
+
+    dm = sub.add_parser("demo", help="the whole loop on a local, seeded account (needs moto: the demo extra or the dev install)")
+    dm.add_argument("--keep", action="store_true", help="leave the local server running at the end")
+    return p
+
+
+def output_of(args: argparse.Namespace) -> str:
+    """`--output`, with `--json` as its alias; both, disagreeing, is a usage error."""
+    chosen = getattr(args, "output", None)
+    if getattr(args, "json", False):
+        if chosen not in (None, "json"):
+            raise UsageError(f"--json is --output json; it cannot go with --output {chosen}")
+        return "json"
+    return chosen or "table"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a bad flag (2, said on one line)
+        return exc.code if isinstance(exc.code, int) else 2
+    _plain_logging()
+    try:
+        return _run(args)
+    except (ConfigError, UsageError, RestoreError) as exc:
+        print(f"reaper: {exc}", file=sys.stderr)
+        return 2
+    except NoCredentialsError:
+        print("reaper: no AWS credentials found (standard chain: AWS_PROFILE, environment, instance role)", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader went away while something else was printing
+        silence_stdout()
+        return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's 128 + SIGINT, no traceback
+        print(f"reaper: interrupted; {INTERRUPTED}", file=sys.stderr)
+        return 130
+    except ReaperError as exc:
+        print(f"reaper: {exc}", file=sys.stderr)
+        return 1
+    except (ClientError, BotoCoreError) as exc:
+        print(f"reaper: AWS call failed: {exc}", file=sys.stderr)
+        return 1
+
+
+class _StderrLines(logging.Handler):
+    """One plain line per warning, on whatever sys.stderr is now (not the one at first use)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"reaper: {record.getMessage()}", file=sys.stderr)
+
+
+def _plain_logging() -> None:
+    """The core logs through `reaper`: each problem is printed once, as one line."""
+    log = logging.getLogger("reaper")
+    if not any(isinstance(h, _StderrLines) for h in log.handlers):
+        log.addHandler(_StderrLines(logging.WARNING))
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    changes: dict[str, object] = {}
+    table = getattr(args, "table", None)
+    if table is not None:
+        problem = table_name_problem(table)
+        if problem:
+            raise UsageError(f"--table {table!r}: {problem}")
+        changes["table"] = table
+    if getattr(args, "region", None):
+        changes["regions"] = tuple(args.region)
+    mode = getattr(args, "mode", None)
+    if mode:
+        changes["mode"] = mode
+        changes["kind_modes"] = {}
+    grace = getattr(args, "grace_minutes", None)
+    if grace is not None:
+        if not 0 <= grace <= MAX_GRACE_MINUTES:
+            raise UsageError(f"--grace-minutes {grace}: from 0 (act at once) to {MAX_GRACE_MINUTES:,} (a year)")
+        changes["grace_minutes"] = grace
+        changes["kind_grace_minutes"] = {}
+    return settings.replace(**changes) if changes else settings
+
+
+def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = False) -> Runtime:
+    """Profile, credentials, regions, then the table: each wrong one is exit 2 with one line."""
+    if needs_table and not settings.table:
+        raise ConfigError("no action log: set REAPER_TABLE or pass --table (reaper init --table NAME creates one)")
+    session = preflight.session(getattr(args, "profile", None))
+    preflight.check_credentials(session)
+    home = settings.regions[0] if settings.regions else default_region(session)
+    preflight.check_regions(session, settings.regions or ((home,) if home else ()))
+    rt = Runtime.build(settings, session=session)
+    if settings.table and args.command != "init":
+        preflight.check_table(rt.clients()("dynamodb"), settings.table, rt.home_region)
+    return rt
+
+
+def _kinds(args: argparse.Namespace) -> list[str]:
+    # each kind once, however often it is named: one verdict per resource per sweep
+    names = list(dict.fromkeys(args.kind)) or sorted(kind_registry.REGISTRY)
+    for name in names:
+        kind_registry.get(name)  # raises UsageError for an unknown kind
+    return names
+
+
+def _progress(line: str) -> None:
+    print(f"… {line}", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    if args.command == "demo":
+        try:
+            from reaper_devkit.demo import run_demo
+        except ImportError:
+            # pip install . ships reaper_devkit but not moto (the `demo` extra)
+            raise UsageError("reaper demo needs moto: pip install 'mlreaper[demo]' (or run `make demo` in the repository)") from None
+        return int(run_demo(keep=args.keep))
+    if args.command == "init":
+        rt = _runtime(args, _settings(args))
+        from reaper.record.actionlog import create_table
+
+        created = create_table(rt.clients()("dynamodb"), args.table)
+        print(f"table {args.table} {'created' if created else 'already exists'} in {rt.home_region}; export REAPER_TABLE={args.table}")
+        return 0
+    if args.command == "log":
+        return _log(args, now)
+    if args.command == "report":
+        return _report(args, now)
+    if args.command == "restore":
+        return _restore(args, now)
+    output = output_of(args)
+    kinds = _kinds(args)
+    settings = _settings(args)
+    if args.command == "plan":
+        settings = settings.replace(
+            mode=Mode.DRY_RUN, kind_modes={}, table=None, queue_url=None, slack_webhook_url=None, slack_secret_arn=None
+        )
+    rt = _runtime(args, settings)
+    from reaper.sweep.pipeline import sweep
+
+    outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
+    shown = select(outcomes, args.verdict, args.owner)
+    out = Printer()
+    if output == "json":
+        for line in to_json_lines(o.to_json() for o in shown):
+            out(line)
+    elif output == "csv":
+        out(to_csv(OUTCOME_COLUMNS, (o.to_json() for o in shown)))
+    else:
+        out(format_table(shown))
+        if len(shown) < len(outcomes):
+            out(f"(showing {len(shown)} of {len(outcomes)} resources: --verdict/--owner filters)")
+    return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    m = DURATION.match(text.strip())
+    if not m:
+        raise UsageError(f"--since {text!r}: use a number and m, h, d or w, e.g. 7d")
+    minutes = int(m.group(1)) * UNIT_MINUTES[m.group(2)]
+    if minutes == 0 or minutes > MAX_SINCE.total_seconds() / 60:
+        raise UsageError(f"--since {text!r}: from 1m to {MAX_SINCE.days}d (the action log keeps {MAX_SINCE.days} days)")
+    return now - timedelta(minutes=minutes)
+
+
+def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]]]:
+    since = parse_since(args.since, now)
+    rt = _runtime(args, _settings(args), needs_table=True)
+    assert rt.log is not None
+    return since, list(rt.log.entries(since, now))
+
+
+def _log(args: argparse.Namespace, now: datetime) -> int:
+    output = output_of(args)
+    for name in args.kind:
+        kind_registry.get(name)  # an unknown kind is a usage error, not an empty log
+    since, entries = _entries(args, now)
+    entries = [e for e in entries if matches(e, args.kind, args.verdict, args.owner)]
+    out = Printer()
+    if output == "json":
+        for line in to_json_lines(entries):
+            out(line)
+        return 0
+    if output == "csv":
+        out(to_csv(LOG_COLUMNS, (log_row(e) for e in entries)))
+        return 0
+    if not entries:
+        filtered = " matching the filters" if args.kind or args.verdict or args.owner else ""
+        out(f"no actions logged{filtered} since {since:%Y-%m-%d %H:%M} UTC")
+        return 0
+    width = terminal_width()
+    for e in entries:
+        out(fit_log_line(e, width))
+    return 0
+
+
+def _report(args: argparse.Namespace, now: datetime) -> int:
+    from reaper.report import summary as report
+
+    output = output_of(args)
+    if args.out and output != "html":
+        raise UsageError("--out names the file of --output html")
+    for name in args.kind:
+        kind_registry.get(name)
+    if output == "html":
+        from reaper.report.chart import require_matplotlib
+
+        require_matplotlib()  # before reading the log: a missing extra is said at once
+    since, entries = _entries(args, now)
+    entries = [e for e in entries if matches(e, kinds=args.kind)]
+    items = report.reclaimed(entries, now)
+    groups = report.group(items, args.by)
+    would = report.would_act(entries)
+    out = Printer()
+    if output == "json":
+        for line in to_json_lines(g.to_json(args.by) for g in groups):
+            out(line)
+    elif output == "csv":
+        columns = (args.by, "resources", "actions", "hours_off", "saved_usd", "unpriced", "jobs_stopped")
+        out(to_csv(columns, (g.to_json(args.by) for g in groups)))
+    elif output == "html":
+        from reaper.report.html import render
+
+        path = Path(args.out or HTML_FILE)
+        page = render(groups, items, args.by, since, now, would, args.kind)
+        try:
+            path.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        total = sum(g.saved_usd for g in groups)
+        out(f"wrote {path} ({len(groups)} group(s) by {args.by}, about ${total:,.2f} saved since {since:%Y-%m-%d %H:%M} UTC)")
+    else:
+        out(report.format_report(groups, args.by, since, would, terminal_width(), items))
+    return 0
+
+
+def _restore(args: argparse.Namespace, now: datetime) -> int:
+    from reaper.restore import run as restore_mod
+
+    rt = _runtime(args, _settings(args))
+    try:
+        result = restore_mod.restore(rt, args.name, now, _progress, kind=args.kind)
+    except NoRestoreRecord as exc:
+        raise RestoreError(_stopped_notebook(rt, args.name) or str(exc)) from None
+    Printer()(result)
+    return 0
+
+
+def _stopped_notebook(rt: Runtime, name: str) -> str | None:
+    """When NAME is a notebook, say it is restarted, not restored, and how (one read, CLI only)."""
+    if not NOTEBOOK_NAME.match(name):
+        return None
+    try:
+        found = rt.clients()("sagemaker").describe_notebook_instance(NotebookInstanceName=name)
+    except (ClientError, BotoCoreError):
+        return None
+    status = found.get("NotebookInstanceStatus", "?")
+    return (
+        f"{name!r} is a notebook ({status}): notebooks are stopped, not deleted, so there is nothing to restore; "
+        f"start it with `aws sagemaker start-notebook-instance --notebook-instance-name {name} --region {rt.home_region}`"
+    )

@@ -1,0 +1,98 @@
+"""The events the functions accept, as pydantic models. Anything else is a BadEventError."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reaper.core.errors import BadEventError
+
+
+class EventBridgeEvent(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    id: str = Field(min_length=1)
+    detail_type: str = Field(alias="detail-type")
+    source: str
+    account: str = ""
+    region: str = ""
+    time: str = ""
+    resources: list[str] = Field(default_factory=list)
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class CloudTrailDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    eventName: str
+    eventSource: str = ""
+    awsRegion: str = ""
+    errorCode: str | None = None
+    requestParameters: dict[str, Any] | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_model(model: type[M], data: Any, what: str, where: str = "") -> M:
+    """Validate `data` as `model`; the first problem becomes one readable BadEventError."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(map(str, first["loc"]))
+        raise BadEventError(f"not {what}: {where}{loc or 'event'}: {first['msg']}") from None
+
+
+def parse_eventbridge(event: Any) -> EventBridgeEvent:
+    if not isinstance(event, dict):
+        raise BadEventError(f"expected a JSON object, got {type(event).__name__}")
+    return parse_model(EventBridgeEvent, event, "an EventBridge event")
+
+
+def parse_cloudtrail(event: EventBridgeEvent) -> CloudTrailDetail:
+    return parse_model(CloudTrailDetail, event.detail, "a CloudTrail API call event", "detail.")
+
+
+class SnsMessage(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    MessageId: str = Field(min_length=1)
+    TopicArn: str = Field(min_length=1)
+    Message: str = ""
+
+
+class SnsRecord(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    EventSource: str
+    Sns: SnsMessage
+
+
+class SnsEvent(BaseModel):
+    """An SNS delivery to Lambda (AWS Budgets notifications come this way).
+    https://docs.aws.amazon.com/lambda/latest/dg/with-sns.html"""
+
+    model_config = ConfigDict(extra="allow")
+
+    Records: list[SnsRecord] = Field(min_length=1)
+
+
+def is_sns(event: Any) -> bool:
+    return (
+        isinstance(event, dict)
+        and isinstance(event.get("Records"), list)
+        and any(isinstance(r, dict) and r.get("EventSource") == "aws:sns" for r in event["Records"])
+    )
+
+
+def parse_sns(event: Any) -> SnsEvent:
+    parsed = parse_model(SnsEvent, event, "an SNS event")
+    if any(r.EventSource != "aws:sns" for r in parsed.Records):
+        raise BadEventError("not an SNS event: a record is not from aws:sns")
+    return parsed
+
+
+SCHEDULED = ("Scheduled Event",)
+SCHEDULE_SOURCES = ("aws.events", "aws.scheduler", "mlreaper")

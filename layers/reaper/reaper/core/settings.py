@@ -1,0 +1,361 @@
+"""Configuration, validated once (at cold start or CLI start) from the environment.
+
+Every value has the default the stack ships with; the template sets them from its parameters.
+Logic never reads os.environ: it is handed a Settings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from datetime import time
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reaper.core.errors import ConfigError
+from reaper.core.model import Mode
+
+KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2")
+DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+
+def _csv(value: Any) -> Any:
+    """A comma list, trimmed, lower case, each value once (a region named twice is swept once)."""
+    if isinstance(value, str):
+        value = [v.strip().lower() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        return tuple(dict.fromkeys(value))
+    return value
+
+
+# A grace longer than a year is a typo, and a warning's due time past datetime's range would end
+# the sweep (timedelta overflows): GraceMinutes and TrainingGraceMinutes stop there too.
+MAX_GRACE_MINUTES = 525_600
+MIN_IDLE_MINUTES, MAX_IDLE_MINUTES = 5, 10_080  # as the reaper:idle-minutes tag (CONTRACT.md, Tags)
+
+
+class OffHours(BaseModel):
+    """Working hours; outside them, off-hours policy (when enabled) stops dev resources."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = False
+    timezone: str = "UTC"
+    start: time = time(8, 0)
+    end: time = time(19, 0)
+    days: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri")
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown timezone {v!r}") from exc
+        return v
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _hhmm(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            m = _TIME.match(v.strip())
+            if not m:
+                raise ValueError(f"{v!r} is not HH:MM")
+            return time(int(m.group(1)), int(m.group(2)))
+        return v
+
+    @field_validator("days", mode="before")
+    @classmethod
+    def _days(cls, v: Any) -> Any:
+        days = _csv(v)
+        if isinstance(days, tuple) and len(days) == 1 and "-" in days[0]:
+            first, last = days[0].split("-", 1)
+            if first in DAY_NAMES and last in DAY_NAMES:
+                i, j = DAY_NAMES.index(first), DAY_NAMES.index(last)
+                return DAY_NAMES[i : j + 1] if i <= j else DAY_NAMES[i:] + DAY_NAMES[: j + 1]
+        for d in days:
+            if d not in DAY_NAMES:
+                raise ValueError(f"unknown day {d!r} (use mon..sun, or a range like mon-fri)")
+        return days
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mode: Mode = Mode.DRY_RUN
+    kind_modes: dict[str, Mode] = Field(default_factory=dict)
+    grace_minutes: int = Field(default=60, ge=0, le=MAX_GRACE_MINUTES)
+    kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
+    idle_minutes: dict[str, int] = Field(default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60})
+    tag_prefix: str = "reaper:"
+    production_stages: tuple[str, ...] = ("prod", "production")
+    dev_stages: tuple[str, ...] = ("dev", "test", "sandbox", "staging")
+    off_hours: OffHours = Field(default_factory=OffHours)
+    regions: tuple[str, ...] = ()
+    table: str | None = None
+    queue_url: str | None = None
+    slack_webhook_url: str | None = None
+    slack_secret_arn: str | None = None
+    # "bot": the secret holds a bot token; sweeps queue one message per owner (reaper.slack.owner_summary)
+    slack_mode: str = Field(default="webhook", pattern="^(webhook|bot)$")
+    agent_lifecycle_config: str = "mlreaper-activity-agent"
+    # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
+    # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (README, AgentChannel)
+    agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
+    attach_agent: bool = False
+    agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
+    # training-job ceilings (issue 4 fills in their use)
+    max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the contract's bounds for the ceiling tags
+    max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
+    # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
+    training_default_ceilings_act: bool = False
+    # endpoints (issue 3): off-hours restore at the start of working hours, and how long
+    # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
+    endpoint_off_hours_restore: bool = False
+    restore_function_arn: str | None = None
+    scheduler_role_arn: str | None = None
+    schedule_group: str = "default"
+    restore_wait_minutes: int = Field(default=30, ge=0, le=1_440)
+    # a sweep too long for one invocation (reaper.sweep.continuation): the function's own schedule (how
+    # often a full sweep starts), and the Scheduler group and role its next part is arranged with
+    sweep_schedule: str | None = None
+    continuation_schedule_group: str | None = None
+    continuation_role_arn: str | None = None
+    ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
+    divergence_points: int = Field(default=5, ge=2, le=1_000)  # consecutive worsening datapoints that count as diverging
+    divergence_ratio: float = Field(default=2.0, gt=1, le=1_000)  # ... ending this far past the metric's best value
+    gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
+    gpu_idle_minutes: int = Field(default=30, ge=10, le=10_080)  # ... over this long
+    # FSx for Lustre (issue 5): how far back training jobs count as using a file system, when an
+    # unfinished backup or export is reported as stuck, and the one-off check the job-ended event arranges
+    fsx_job_lookback_days: int = Field(default=14, ge=1, le=365)
+    fsx_stuck_hours: float = Field(default=24.0, gt=0, le=8_760)
+    fsx_check_function_arn: str | None = None
+    fsx_check_role_arn: str | None = None
+    # SageMaker Studio (issue 14): turn the domains' built-in idle shutdown on with this timeout
+    # (None: only report domains where it is off). AWS accepts 60..525,600 minutes.
+    studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
+    # EC2 (issue 13): let CPU and network alone decide when an instance publishes no GPU metric
+    ec2_cpu_only: bool = False
+    # Budgets per experiment (issue 17): ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
+    # "proj-a=500,proj-b=2000"; projects are case-sensitive, as the cost-allocation tag), the SNS
+    # topic the budgets notify, and whether 100 % acts (default: notify only, like default ceilings)
+    project_budgets: dict[str, float] = Field(default_factory=dict)
+    budget_topic_arn: str | None = None
+    budget_enforce: bool = False
+
+    @field_validator("project_budgets")
+    @classmethod
+    def _budgets(cls, v: dict[str, float]) -> dict[str, float]:
+        for project, usd in v.items():
+            if not project or not 0 < usd <= 1_000_000:
+                raise ValueError(f"project {project!r}: a budget from 0 to 1,000,000 USD expected")
+        return v
+
+    @field_validator("kind_grace_minutes")
+    @classmethod
+    def _kind_grace(cls, v: dict[str, int]) -> dict[str, int]:
+        for kind, minutes in v.items():
+            if not 0 <= minutes <= MAX_GRACE_MINUTES:
+                raise ValueError(f"grace for {kind}: from 0 to {MAX_GRACE_MINUTES:,} minutes expected, got {minutes}")
+        return v
+
+    @field_validator("table")
+    @classmethod
+    def _table(cls, v: str | None) -> str | None:
+        problem = table_name_problem(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("production_stages", "dev_stages", "regions", mode="before")
+    @classmethod
+    def _lists(cls, v: Any) -> Any:
+        return _csv(v)
+
+    @field_validator("tag_prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        v = v.strip()
+        if not v or len(v) > 64:
+            raise ValueError("tag prefix must be 1..64 characters")
+        return v
+
+    @model_validator(mode="after")
+    def _kinds_known(self) -> Settings:
+        for name in (*self.kind_modes, *self.kind_grace_minutes, *self.idle_minutes):
+            if name not in KINDS:
+                raise ValueError(f"unknown kind {name!r} (kinds: {', '.join(KINDS)})")
+        for name, minutes in self.idle_minutes.items():
+            # the contract's sane bounds for reaper:idle-minutes hold for the stack's defaults too; past
+            # them a window's start overflows datetime (REAPER_IDLE_MINUTES_NOTEBOOK=99999999999999999999999)
+            if not MIN_IDLE_MINUTES <= minutes <= MAX_IDLE_MINUTES:
+                raise ValueError(f"idle minutes for {name}: from {MIN_IDLE_MINUTES} to {MAX_IDLE_MINUTES:,} expected, got {minutes}")
+        return self
+
+    @model_validator(mode="after")
+    def _endpoint_wake_wired(self) -> Settings:
+        if self.endpoint_off_hours_restore and not (self.restore_function_arn and self.scheduler_role_arn):
+            raise ValueError(
+                "REAPER_ENDPOINT_OFF_HOURS_RESTORE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN "
+                "(the schedule invokes the restore function with that role)"
+            )
+        return self
+
+    def mode_for(self, kind: str) -> Mode:
+        return self.kind_modes.get(kind, self.mode)
+
+    def grace_for(self, kind: str) -> int:
+        return self.kind_grace_minutes.get(kind, self.grace_minutes)
+
+    def idle_for(self, kind: str) -> int:
+        return self.idle_minutes.get(kind, 60)
+
+    def tag(self, name: str) -> str:
+        """The full tag key for a reaper tag name, e.g. tag('exempt') -> 'reaper:exempt'."""
+        return f"{self.tag_prefix}{name}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read REAPER_* variables. Raises ConfigError with one readable line."""
+        env = os.environ if env is None else env
+        raw: dict[str, Any] = {}
+        for var, name in ENV_VARS.items():
+            value = env.get(var, "").strip()
+            if value:
+                raw[name] = value.lower() if name == "mode" else value
+        kind_modes = _pairs(env.get("REAPER_KIND_MODES", ""), "REAPER_KIND_MODES")
+        if kind_modes:
+            raw["kind_modes"] = {k: v.lower() for k, v in kind_modes.items()}
+        idle = dict(cls.model_fields["idle_minutes"].default_factory())  # type: ignore[misc,call-arg]
+        for kind in KINDS:
+            var = "REAPER_IDLE_MINUTES_" + kind.upper().replace("-", "_")
+            if env.get(var, "").strip():
+                idle[kind] = env[var].strip()
+        raw["idle_minutes"] = idle
+        grace = dict(cls.model_fields["kind_grace_minutes"].default_factory())  # type: ignore[misc,call-arg]
+        grace.update(_pairs(env.get("REAPER_KIND_GRACE_MINUTES", ""), "REAPER_KIND_GRACE_MINUTES"))
+        raw["kind_grace_minutes"] = grace
+        budgets: dict[str, str] = {}
+        for item in (p.strip() for p in env.get("REAPER_PROJECT_BUDGETS", "").split(",")):
+            if item:
+                project, sep, usd = item.rpartition("=")
+                if not sep:
+                    raise ConfigError(f"bad configuration: REAPER_PROJECT_BUDGETS: expected project=usd pairs, got {item!r}")
+                budgets[project.strip()] = usd.strip()
+        raw["project_budgets"] = budgets
+        off: dict[str, Any] = {
+            "enabled": env.get("REAPER_OFF_HOURS", "").strip().lower() in ("1", "true", "yes", "on"),
+        }
+        for var, name in (
+            ("REAPER_TIMEZONE", "timezone"),
+            ("REAPER_WORK_START", "start"),
+            ("REAPER_WORK_END", "end"),
+            ("REAPER_WORK_DAYS", "days"),
+        ):
+            if env.get(var, "").strip():
+                off[name] = env[var].strip()
+        raw["off_hours"] = off
+        return cls.validated(raw)
+
+    @classmethod
+    def validated(cls, raw: dict[str, Any]) -> Settings:
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "settings"
+            var = _VAR_OF.get(where) or (_VAR_OF.get(str(first["loc"][0])) if first["loc"] else None)
+            named = f"{var} ({where})" if var else where
+            got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
+            raise ConfigError(f"bad configuration: {named}: {first['msg']}{got}") from None
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with changes, validated like the original (CLI flags use this)."""
+        return self.validated({**self.model_dump(), **changes})
+
+
+# DynamoDB's naming rules: 3 to 255 of a-z A-Z 0-9 _ - . (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html);
+# the data-plane calls also take the table's ARN (botocore's TableArn shape).
+TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+TABLE_ARN = re.compile(r"arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table/[a-zA-Z0-9_.-]{3,255}")
+
+
+def table_name_problem(name: str) -> str | None:
+    """Why `name` cannot be an action-log table (AWS would refuse every call with it), or None."""
+    if TABLE_NAME.fullmatch(name) or TABLE_ARN.fullmatch(name):
+        return None
+    return "not a DynamoDB table name: 3 to 255 of the letters a-z, A-Z, digits, '_', '-' and '.'"
+
+
+# environment variable -> setting (the template sets these; the CLI reads them too)
+ENV_VARS: dict[str, str] = {
+    "REAPER_MODE": "mode",
+    "REAPER_GRACE_MINUTES": "grace_minutes",
+    "REAPER_TAG_PREFIX": "tag_prefix",
+    "REAPER_PRODUCTION_STAGES": "production_stages",
+    "REAPER_DEV_STAGES": "dev_stages",
+    "REAPER_REGIONS": "regions",
+    "REAPER_TABLE": "table",
+    "REAPER_QUEUE_URL": "queue_url",
+    "REAPER_SLACK_WEBHOOK_URL": "slack_webhook_url",
+    "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
+    "REAPER_SLACK_MODE": "slack_mode",
+    "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
+    "REAPER_AGENT_CHANNEL": "agent_channel",
+    "REAPER_ATTACH_AGENT": "attach_agent",
+    "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
+    "REAPER_MAX_HOURS": "max_hours",
+    "REAPER_MAX_USD": "max_usd",
+    "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
+    "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
+    "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
+    "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
+    "REAPER_SCHEDULE_GROUP": "schedule_group",
+    "REAPER_RESTORE_WAIT_MINUTES": "restore_wait_minutes",
+    "REAPER_SWEEP_SCHEDULE": "sweep_schedule",
+    "REAPER_CONTINUATION_SCHEDULE_GROUP": "continuation_schedule_group",
+    "REAPER_CONTINUATION_ROLE_ARN": "continuation_role_arn",
+    "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
+    "REAPER_DIVERGENCE_POINTS": "divergence_points",
+    "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
+    "REAPER_FSX_JOB_LOOKBACK_DAYS": "fsx_job_lookback_days",
+    "REAPER_FSX_STUCK_HOURS": "fsx_stuck_hours",
+    "REAPER_FSX_CHECK_FUNCTION_ARN": "fsx_check_function_arn",
+    "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
+    "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
+    "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
+    "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
+    "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
+    "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
+    "REAPER_BUDGET_ENFORCE": "budget_enforce",
+}
+
+
+def _pairs(text: str, var: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        if "=" not in item:
+            raise ConfigError(f"bad configuration: {var}: expected kind=value pairs, got {item!r}")
+        key, value = item.split("=", 1)
+        pairs[key.strip().lower()] = value.strip()
+    return pairs
+
+
+_VAR_OF = {name: var for var, name in ENV_VARS.items()} | {
+    "kind_modes": "REAPER_KIND_MODES",
+    "kind_grace_minutes": "REAPER_KIND_GRACE_MINUTES",
+    "project_budgets": "REAPER_PROJECT_BUDGETS",
+    "idle_minutes": "REAPER_IDLE_MINUTES_<KIND>",
+    "off_hours": "REAPER_OFF_HOURS",
+    "off_hours.timezone": "REAPER_TIMEZONE",
+    "off_hours.start": "REAPER_WORK_START",
+    "off_hours.end": "REAPER_WORK_END",
+    "off_hours.days": "REAPER_WORK_DAYS",
+}

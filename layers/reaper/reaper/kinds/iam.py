@@ -1,0 +1,99 @@
+"""IAM actions each function needs, derived from what the code declares.
+
+tests/unit/test_iam.py holds template.yaml to exactly these (and to the Deny backstop on exempt
+and production resources); integration tests check that every AWS call made is granted, on the
+resource it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from reaper import kinds as kind_registry
+from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
+from reaper.record import actionlog, outbox
+from reaper.sweep import continuation
+
+# every sweep function: the action log, the queue, and arranging the next part of a long sweep
+COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS) | set(continuation.PERMISSIONS)
+RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
+
+# Services whose resources the kinds sweep: a change there is a change to the user's resource.
+SWEPT_SERVICES = ("sagemaker", "fsx", "ec2")
+READ_VERBS = ("Describe", "List", "Get", "Search")
+TAG_WRITES = frozenset(p for perms in TAG_WRITE_PERMISSIONS.values() for p in perms)
+
+# Permissions AWS checks beyond the operation's own action. Tag-on-create: an operation that
+# passes Tags is also authorized as the service's tag action on the resource it creates.
+# https://docs.aws.amazon.com/sagemaker/latest/dg/security_iam_id-based-policy-examples.html#api-access-policy
+# https://docs.aws.amazon.com/fsx/latest/LustreGuide/supported-iam-actions-tagging.html
+TAG_ON_CREATE: dict[str, str] = {
+    "sagemaker:CreateEndpoint": "sagemaker:AddTags",
+    "fsx:CreateBackup": "fsx:TagResource",
+    "fsx:CreateDataRepositoryTask": "fsx:TagResource",
+    "fsx:CreateFileSystemFromBackup": "fsx:TagResource",
+}
+# An operation that hands a role to a service needs iam:PassRole on that role, for that service.
+PASSES_ROLE: dict[str, str] = {"scheduler:CreateSchedule": "scheduler.amazonaws.com"}
+
+
+def sweep_function_permissions(kind_name: str, conditions: Collection[str] | None = None) -> set[str]:
+    """What the kind's sweep function calls, in a deployment where the template's `conditions` hold
+    (None: every conditional read too, i.e. whatever any deployment may call)."""
+    return kind_registry.get(kind_name).permissions(conditions) | COMMON
+
+
+def restore_function_permissions() -> set[str]:
+    """What `reaper restore` calls, for every kind that has a restorer, plus the log and queue."""
+    perms: set[str] = set()
+    for kind in kind_registry.all_kinds():
+        perms |= kind.restore_permissions()
+    return perms | RESTORE_COMMON
+
+
+def destructive(permissions: Iterable[str]) -> set[str]:
+    """The permissions that change a swept resource itself: in its service, not a read, not a tag write.
+
+    Writing reaper:warned-at stays allowed on a resource that became exempt: clearing it is how a
+    warning ends. Autoscaling targets, alarms and schedules are not the user's resource; they are
+    scoped by resource and condition instead (see template.yaml).
+    """
+    return {
+        p for p in permissions if p.split(":")[0] in SWEPT_SERVICES and not p.split(":")[1].startswith(READ_VERBS) and p not in TAG_WRITES
+    }
+
+
+def kind_destructive(kind_name: str) -> set[str]:
+    """Every destructive permission the kind's actions declare."""
+    kind = kind_registry.get(kind_name)
+    return destructive(p for action in kind.actions.values() for p in action.permissions)
+
+
+def implied(permissions: Iterable[str]) -> set[str]:
+    """What AWS also checks when these are used (tag-on-create, role passing)."""
+    out: set[str] = set()
+    for p in permissions:
+        if p in TAG_ON_CREATE:
+            out.add(TAG_ON_CREATE[p])
+        if p in PASSES_ROLE:
+            out.add("iam:PassRole")
+    return out
+
+
+# boto3 service name -> IAM prefix, where they differ
+SERVICE_PREFIX = {"resourcegroupstaggingapi": "tag", "monitoring": "cloudwatch"}
+# operations whose IAM action has another name
+OPERATION_ACTION = {
+    "sqs:SendMessageBatch": "sqs:SendMessage",
+    "sqs:DeleteMessageBatch": "sqs:DeleteMessage",
+    # AWS Budgets authorizes its API by two actions
+    # https://docs.aws.amazon.com/cost-management/latest/userguide/budgets-permissions.html
+    "budgets:DescribeBudgets": "budgets:ViewBudget",
+    "budgets:DescribeBudget": "budgets:ViewBudget",
+    "budgets:CreateBudget": "budgets:ModifyBudget",
+}
+
+
+def iam_action(service: str, operation: str) -> str:
+    action = f"{SERVICE_PREFIX.get(service, service)}:{operation}"
+    return OPERATION_ACTION.get(action, action)

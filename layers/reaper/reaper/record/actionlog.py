@@ -1,0 +1,355 @@
+"""The action log: one DynamoDB table holding the log, claims and restore records.
+
+Keys (all strings):
+  log entries      pk = LOG#YYYY-MM-DD          sk = <iso time, µs>#<kind>#<id>#<event>
+  claims           pk = CLAIM#<sha256 of key>   sk = -          (conditional put; expires in 8 days)
+  restore records  pk = RESTORE#<kind>#<id>     sk = <iso time>
+  leases           pk = LEASE#<sha256 of arn>   sk = -          (conditional put; held for minutes)
+  unposted         pk = UNPOSTED                sk = <iso time>#<kind>#<id>#<event>
+A claim is how a duplicated delivery acts and posts once: the first writer wins. A lease is how two
+sweeps running at once (the schedule and a CLI, say) never warn or act on one resource twice. An
+unposted item is a message recorded but not yet handed to the queue: it is deleted once queued,
+and the next sweep posts what a sweep that died left behind.
+  Slack posts      pk = POST#<sha256 of key>    sk = -          (status sending|sent|unconfirmed; 8 days)
+  sweep chains     pk = CHAIN#<kind>#<region>   sk = -          (conditional put; see reaper.sweep.chain)
+
+A post claim is taken (status `sending`, with a lease) before the notifier calls Slack, and
+becomes `sent` after Slack's 200, or `unconfirmed` when the request went out and no answer
+came: neither is ever sent again. When Slack refused or could not be reached the claim is
+released, so the queue's retry posts it. When the notifier died mid-post (the function timed
+out) the claim stays `sending` until its lease ends; the queue brings the message back only
+after its visibility timeout (longer than the lease), and that delivery takes the claim over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from datetime import datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.core.timeutil import as_utc, iso
+
+LOG_TTL = timedelta(days=400)
+CLAIM_TTL = timedelta(days=8)
+
+LEASE_TTL = timedelta(minutes=15)  # longer than any function runs (the Lambda limit is 15 minutes)
+UNPOSTED_AFTER = timedelta(minutes=15)  # older than this, an unposted message's sweep is over
+
+RECORD_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query")  # records, claims, restore records
+# a sweep also drops queued messages from the unposted list and gives leases back
+PERMISSIONS = (*RECORD_PERMISSIONS, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
+POST_CLAIM_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+
+
+class PostClaim(StrEnum):
+    CLAIMED = "claimed"  # ours: send it
+    SENT = "sent"  # posted before: do not send
+    UNCONFIRMED = "unconfirmed"  # sent before, no answer: do not send
+    BUSY = "busy"  # another delivery is sending it now: try later
+
+
+class ActionLog:
+    def __init__(self, dynamodb: Any, table: str) -> None:
+        self.client = dynamodb
+        self.table = table
+
+    # -- claims ------------------------------------------------------------------------
+    def claim(self, key: str, now: datetime) -> bool:
+        """True for the first caller with this key; False for every later one."""
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "pk": {"S": f"CLAIM#{digest}"},
+                    "sk": {"S": "-"},
+                    "key": {"S": key[:1024]},
+                    "at": {"S": iso(now)},
+                    "expires_at": {"N": str(int((as_utc(now) + CLAIM_TTL).timestamp()))},
+                },
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def lease(self, arn: str, holder: str, now: datetime) -> bool:
+        """Hold `arn` for LEASE_TTL: True when free (or held by `holder`), False when another sweep has it."""
+        digest = hashlib.sha256(arn.encode()).hexdigest()
+        now = as_utc(now)
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "pk": {"S": f"LEASE#{digest}"},
+                    "sk": {"S": "-"},
+                    "arn": {"S": arn[:1024]},
+                    "holder": {"S": holder[:256]},
+                    "until": {"N": str(int((now + LEASE_TTL).timestamp()))},
+                    "expires_at": {"N": str(int((now + LEASE_TTL + timedelta(days=1)).timestamp()))},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR #until < :now OR holder = :holder",
+                ExpressionAttributeNames={"#until": "until"},
+                ExpressionAttributeValues={":now": {"N": str(int(now.timestamp()))}, ":holder": {"S": holder[:256]}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def release(self, arn: str, holder: str) -> None:
+        """Give the lease back once the change is made and recorded (a later sweep may act again)."""
+        digest = hashlib.sha256(arn.encode()).hexdigest()
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key={"pk": {"S": f"LEASE#{digest}"}, "sk": {"S": "-"}},
+                ConditionExpression="holder = :holder",
+                ExpressionAttributeValues={":holder": {"S": holder[:256]}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+
+    # -- Slack post claims ------------------------------------------------------------------
+    def claim_post(self, key: str, now: datetime, lease: timedelta) -> PostClaim:
+        """Claim the right to post `key`: first caller, or the first after a dead sender's lease."""
+        now = as_utc(now)
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    **_post_key(key),
+                    "key": {"S": key[:1024]},
+                    "status": {"S": "sending"},
+                    "at": {"S": iso(now)},
+                    "lease_until": {"N": str(int((now + lease).timestamp()))},
+                    "expires_at": {"N": str(int((now + CLAIM_TTL).timestamp()))},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR (#s = :sending AND lease_until < :now)",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":sending": {"S": "sending"}, ":now": {"N": str(int(now.timestamp()))}},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+            status = exc.response.get("Item", {}).get("status", {}).get("S")
+            if status == "sent":
+                return PostClaim.SENT
+            if status == "unconfirmed":
+                return PostClaim.UNCONFIRMED
+            return PostClaim.BUSY
+        return PostClaim.CLAIMED
+
+    def finish_post(
+        self, key: str, now: datetime, status: PostClaim, cut: tuple[str, ...] = (), record: dict[str, Any] | None = None
+    ) -> None:
+        """Mark a claimed post sent (or unconfirmed); a message cut to fit keeps its full record here."""
+        values: dict[str, Any] = {":status": {"S": status.value}, ":at": {"S": iso(now)}}
+        update = "SET #s = :status, finished_at = :at REMOVE lease_until"
+        if cut:
+            values[":cut"] = {"S": ",".join(cut)}
+            values[":record"] = {"S": json.dumps(record or {}, default=str)}
+            update = "SET #s = :status, finished_at = :at, cut_parts = :cut, full_record = :record REMOVE lease_until"
+        self.client.update_item(
+            TableName=self.table,
+            Key=_post_key(key),
+            UpdateExpression=update,
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues=values,
+        )
+
+    def release_post(self, key: str) -> None:
+        """Give a claim back after Slack did not take the message, so the retry may post it."""
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key=_post_key(key),
+                ConditionExpression="#s = :sending",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":sending": {"S": "sending"}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+
+    # -- sweep chains (reaper.sweep.chain) ---------------------------------------------------------
+    def chain(self, kind: str, region: str) -> dict[str, Any] | None:
+        """The kind's chain record, read strongly consistent (a Query: what RECORD_PERMISSIONS grant)."""
+        page = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": _chain_pk(kind, region)}},
+            ConsistentRead=True,
+            Limit=1,
+        )
+        items = page.get("Items", [])
+        return {k: next(iter(v.values())) for k, v in items[0].items()} if items else None
+
+    def put_chain(self, kind: str, region: str, fields: Mapping[str, str | int], condition: str, values: Mapping[str, str | int]) -> bool:
+        """Write the kind's chain record when `condition` holds; False when it does not.
+
+        `fields` and `values` are strings or integers; the condition names them as `#status`, `#part`
+        and `:name` (status and part are reserved words in DynamoDB expressions).
+        """
+        item = {"pk": {"S": _chain_pk(kind, region)}, "sk": {"S": "-"}, **{k: _attr(v) for k, v in fields.items()}}
+        request: dict[str, Any] = {"TableName": self.table, "Item": item, "ConditionExpression": condition}
+        names = {n: n[1:] for n in ("#status", "#part") if n in condition}  # DynamoDB refuses unused or empty ones
+        if names:
+            request["ExpressionAttributeNames"] = names
+        if values:
+            request["ExpressionAttributeValues"] = {f":{k}": _attr(v) for k, v in values.items()}
+        try:
+            self.client.put_item(**request)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    # -- unposted messages --------------------------------------------------------------
+    def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
+        """Keep a message until it is queued; returns its sort key (to drop it once queued)."""
+        now = as_utc(now)
+        sk = f"{iso(now)}#{body.get('kind')}#{body.get('id')}#{event_id[:36]}"
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                "pk": {"S": "UNPOSTED"},
+                "sk": {"S": sk},
+                "body": {"S": json.dumps(body, default=str)},
+                "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
+            },
+        )
+        return sk
+
+    def drop_unposted(self, sort_keys: list[str]) -> None:
+        for i in range(0, len(sort_keys), 25):
+            request = {self.table: [{"DeleteRequest": {"Key": {"pk": {"S": "UNPOSTED"}, "sk": {"S": sk}}}} for sk in sort_keys[i : i + 25]]}
+            for _ in range(5):  # BatchWriteItem hands back what it did not do
+                left = self.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+                if not left:
+                    break
+                request = left
+
+    def unposted(self, now: datetime, limit: int = 200) -> list[tuple[str, dict[str, Any]]]:
+        """Messages a finished sweep recorded and never queued (older than UNPOSTED_AFTER), oldest first."""
+        before = iso(as_utc(now) - UNPOSTED_AFTER)
+        page = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND sk < :before",
+            ExpressionAttributeValues={":pk": {"S": "UNPOSTED"}, ":before": {"S": before}},
+            Limit=limit,
+        )
+        return [(item["sk"]["S"], json.loads(item["body"]["S"])) for item in page.get("Items", [])]
+
+    # -- log ---------------------------------------------------------------------------
+    def record(self, entry: dict[str, Any], now: datetime, event_id: str) -> None:
+        now = as_utc(now)
+        # microseconds in the key: a warning and the action after it can fall in one second (two quick
+        # sweeps), and whole seconds left them in the order of their event ids, i.e. by chance
+        sk = f"{_sort_time(now)}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                "pk": {"S": f"LOG#{now:%Y-%m-%d}"},
+                "sk": {"S": sk},
+                "entry": {"S": json.dumps({**entry, "logged_at": iso(now), "event_id": event_id}, default=str)},
+                "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
+            },
+        )
+
+    def entries(self, since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
+        """Log entries from `since` to `until`, oldest first."""
+        day = as_utc(since).date()
+        last = as_utc(until).date()
+        while day <= last:
+            request: dict[str, Any] = {
+                "TableName": self.table,
+                "KeyConditionExpression": "pk = :pk AND sk >= :from",
+                "ExpressionAttributeValues": {":pk": {"S": f"LOG#{day:%Y-%m-%d}"}, ":from": {"S": _sort_time(since)}},
+            }
+            while True:
+                page = self.client.query(**request)
+                for item in page.get("Items", []):
+                    yield json.loads(item["entry"]["S"])
+                if "LastEvaluatedKey" not in page:
+                    break
+                request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            day += timedelta(days=1)
+
+    # -- restore records -----------------------------------------------------------------
+    def put_restore(self, kind: str, resource_id: str, record: Mapping[str, Any], now: datetime) -> None:
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                "pk": {"S": f"RESTORE#{kind}#{resource_id}"},
+                "sk": {"S": iso(now)},
+                "record": {"S": json.dumps(record, default=_json_default)},
+            },
+        )
+
+    def latest_restore(self, kind: str, resource_id: str) -> dict[str, Any] | None:
+        page = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"RESTORE#{kind}#{resource_id}"}},
+            ScanIndexForward=False,
+            Limit=1,
+        )
+        items = page.get("Items", [])
+        return json.loads(items[0]["record"]["S"]) if items else None
+
+
+def _sort_time(at: datetime) -> str:
+    """A log entry's time in its sort key, to the microsecond. Keys written before (whole seconds,
+    `…:05Z#`) sort after this second's fractions (`…:05.000001Z#`), so a since-bound still finds them."""
+    return f"{as_utc(at):%Y-%m-%dT%H:%M:%S.%f}Z"
+
+
+def _chain_pk(kind: str, region: str) -> str:
+    return f"CHAIN#{kind}#{region}"
+
+
+def _attr(value: str | int) -> dict[str, str]:
+    return {"N": str(value)} if isinstance(value, int) else {"S": value}
+
+
+def _post_key(key: str) -> dict[str, Any]:
+    return {"pk": {"S": f"POST#{hashlib.sha256(key.encode()).hexdigest()}"}, "sk": {"S": "-"}}
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return str(value)
+
+
+def create_table(dynamodb: Any, table: str) -> bool:
+    """Create the table as the stack does (for `reaper init`). False if it exists already."""
+    try:
+        dynamodb.create_table(
+            TableName=table,
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceInUseException":
+            return False
+        raise
+    dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+    dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+    return True

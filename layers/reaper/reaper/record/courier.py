@@ -1,0 +1,248 @@
+"""Record and notify as the sweep goes: each outcome's log record is written right after its action,
+and its message handed to the outbox in batches of ten.
+
+Until a message is queued it is also kept in the action log as *unposted*; once queued it is
+dropped from there. A sweep that dies (timeout, crash) leaves its unposted messages behind and
+the next sweep posts them: an executed action reaches Slack at the latest through the next sweep.
+A log or queue failure is that resource's `error`; the sweep goes on.
+
+In bot mode (`REAPER_SLACK_MODE=bot`) messages are not queued one per resource: each outcome is
+still recorded and kept as unposted as it happens, and `flush` (at the end of the sweep) queues
+one summary per owner (reaper.slack.owner_summary) and then drops its members from the unposted list.
+A sweep that dies first leaves them all unposted, and the next sweep posts them, grouped too.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from reaper import kinds as kind_registry
+from reaper.aws.faults import AwsError, short
+from reaper.core.model import Mode, Outcome, Result, ResultCode, Verdict
+from reaper.core.timeutil import as_utc
+from reaper.record.runtime import Runtime
+from reaper.slack import owner_summary
+
+log = logging.getLogger("reaper")
+
+BATCH = 10  # SQS SendMessageBatch takes ten
+
+
+def payload(outcome: Outcome) -> dict[str, Any]:
+    data = outcome.to_json()
+    data["type"] = "verdict"
+    action = outcome.decision.action
+    kind = kind_registry.REGISTRY.get(outcome.resource.kind) if outcome.resource.kind in kind_registry.KIND_PACKAGES else None
+    if kind is not None and action is not None and action in kind.actions:
+        data["past"] = kind.actions[action].past
+    return data
+
+
+@dataclass
+class _Pending:
+    outcome: Outcome | None
+    body: dict[str, Any]
+    unposted_key: str | None
+
+
+@dataclass
+class Courier:
+    rt: Runtime
+    now: datetime
+    event_id: str
+    pending: list[_Pending] = field(default_factory=list)
+    _told: frozenset[str] | None = None  # today's recorded message claims, read on first need
+
+    def take(self, outcome: Outcome) -> None:
+        """Record this outcome now (if it is worth telling) and queue its message soon."""
+        if not outcome.should_notify():
+            return
+        body = payload(outcome)
+        body["message_key"] = uuid.uuid4().hex  # kept with the unposted copy: a replay is posted once
+        key: str | None = None
+        log_ = self.rt.log
+        if log_ is not None:
+            try:
+                claim = self._claim_key(outcome)
+                if claim is not None and (claim in self._told_today() or not log_.claim(claim, self.now)):
+                    return  # told already: neither logged nor posted again
+                log_.record(body if claim is None else {**body, "message_claim": claim}, self.now, self.event_id)
+                key = log_.put_unposted(body, self.now, self.event_id)
+            except AwsError as exc:
+                log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
+                self._fail(outcome, f"the action log could not be written ({short(exc)})")
+                body = {**payload(outcome), "message_key": body["message_key"]}
+        self.pending.append(_Pending(outcome, body, key))
+        if len(self.pending) >= BATCH and not self.grouped:
+            self.flush()
+
+    @property
+    def grouped(self) -> bool:
+        return self.rt.settings.slack_mode == "bot"
+
+    def flush(self) -> None:
+        if self.grouped:
+            self._flush_grouped()
+            return
+        while self.pending:
+            batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
+            self._send(batch)
+
+    def replay_unposted(self) -> int:
+        """Post what an earlier sweep recorded and never queued. Returns how many were queued."""
+        if self.rt.log is None:
+            return 0
+        try:
+            left = self.rt.log.unposted(self.now)
+        except AwsError as exc:
+            log.error("could not read unposted messages: %s", short(exc))
+            return 0
+        for key, body in left:
+            late = (
+                "the sweep that started this stopped before recording whether it was done"
+                if body.get("unconfirmed")
+                else "the sweep that did this stopped first"
+            )
+            body = {**body, "reason": f"{body.get('reason', '')} (posted late: {late})"}
+            self.pending.append(_Pending(None, body, key))
+        self.flush()
+        return len(left)
+
+    def report_not_reached(
+        self, outcomes: list[Outcome], unreached: int = 0, kind: str = "", region: str = "", later: list[str] | None = None, why: str = ""
+    ) -> None:
+        """One message for everything the sweep had no time for, never one per resource.
+
+        `unreached` resources (of `kind` in `region`) and the regions `later` were never looked at: a sweep
+        whose next part could not be arranged (`why`) says so here.
+        """
+        missed = [o for o in outcomes if o.result is not None and o.result.code is ResultCode.NOT_REACHED]
+        total = len(missed) + unreached
+        if not total and not later:
+            return
+        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed} | ({f"{kind} ({region})"} if unreached else set()))
+        first = missed[0].resource if missed else None
+        text = f"Not reached this time: {total} in {', '.join(kinds)}"
+        if later:
+            text += f", and regions {', '.join(later)} not started"
+        text += ". Nothing was changed on them; the next sweep decides again."
+        if why:
+            text += f" The rest of the sweep could not be arranged: {why}."
+        body = {
+            "type": "notice",
+            "kind": first.kind if first else kind,
+            "id": "*",
+            "arn": "",
+            "region": first.region if first else region,
+            "title": f"Sweep ran out of time: {total} resource(s) not reached",
+            "text": text,
+        }
+        key: str | None = None
+        if self.rt.log is not None:
+            try:
+                self.rt.log.record(body, self.now, self.event_id)
+                key = self.rt.log.put_unposted(body, self.now, self.event_id)
+            except AwsError as exc:
+                log.error("action log write failed for the not-reached notice: %s", short(exc))
+        self.pending.append(_Pending(None, body, key))
+
+    # -- internals -----------------------------------------------------------------------
+    def _flush_grouped(self) -> None:
+        """One summary per owner for this sweep's verdicts; notices still go one by one."""
+        verdicts = [p for p in self.pending if p.body.get("type") == "verdict"]
+        others = [p for p in self.pending if p.body.get("type") != "verdict"]
+        self.pending = []
+        members: dict[str, list[_Pending]] = {}
+        for p in verdicts:
+            members.setdefault(str(p.body.get("owner") or "").strip(), []).append(p)
+        summaries = owner_summary.group([p.body for p in verdicts], self.event_id)
+        groups = [_Pending(None, {**s, "message_key": uuid.uuid4().hex}, None) for s in summaries]
+        for i in range(0, len(groups), BATCH):
+            batch = groups[i : i + BATCH]
+            try:
+                problems = self.rt.outbox.send([g.body for g in batch])
+            except Exception as exc:  # the queue itself failed: every summary in the batch
+                problems = {n: f"queueing failed: {short(exc)}" for n in range(len(batch))}
+            for n, g in enumerate(batch):
+                owned = members.get(str(g.body.get("owner") or "").strip(), [])
+                if n in problems:
+                    log.error(problems[n])
+                    for p in owned:
+                        if p.outcome is not None:
+                            kept = " (kept in the action log; the next sweep posts it)" if p.unposted_key else ""
+                            self._fail(p.outcome, f"its message could not be queued: {problems[n]}{kept}")
+                    continue
+                for p in owned:
+                    if p.outcome is not None:
+                        p.outcome.posted = True
+                self._drop([p.unposted_key for p in owned if p.unposted_key])
+        for i in range(0, len(others), BATCH):
+            self._send(others[i : i + BATCH])
+
+    def _drop(self, keys: list[str]) -> None:
+        if keys and self.rt.log is not None:
+            try:
+                self.rt.log.drop_unposted(keys)
+            except AwsError as exc:  # they would be posted twice: say so, but nothing is lost
+                log.error("could not mark %d message(s) as posted: %s", len(keys), short(exc))
+
+    def _send(self, batch: list[_Pending]) -> None:
+        try:
+            problems = self.rt.outbox.send([p.body for p in batch])
+        except Exception as exc:  # the queue itself failed (throttled, gone): every message in the batch
+            problems = {i: f"queueing failed: {short(exc)}" for i in range(len(batch))}
+        sent = [p for i, p in enumerate(batch) if i not in problems]
+        for i, problem in problems.items():
+            log.error(problem)
+            outcome = batch[i].outcome
+            if outcome is not None:
+                kept = " (kept in the action log; the next sweep posts it)" if batch[i].unposted_key else ""
+                self._fail(outcome, f"its message could not be queued: {problem}{kept}")
+        for p in sent:
+            if p.outcome is not None:
+                p.outcome.posted = True
+        self._drop([p.unposted_key for p in sent if p.unposted_key])
+
+    def _claim_key(self, o: Outcome) -> str | None:
+        """The message's claim: once a day per finding (or once per notify_key); None for enforce act/warn
+        messages, which were claimed with the action."""
+        d = o.decision
+        if o.mode is Mode.ENFORCE and d.verdict in (Verdict.ACT, Verdict.WARN) and o.result is not None:
+            return None  # the action's claim already made this unique to the event
+        token = f"key:{d.notify_key}" if d.notify_key else f"day:{as_utc(self.now):%Y-%m-%d}"
+        verdict = o.verdict.value
+        return f"{o.resource.arn or o.resource.kind + '/' + o.resource.region}|msg|{o.mode.value}|{verdict}|{d.action}|{token}"
+
+    def _told_today(self) -> frozenset[str]:
+        """The message claims recorded in today's log, read once per sweep (a Query page holds hundreds):
+        a message recorded there was claimed first, so its claim would fail. Saves a conditional
+        PutItem per finding per sweep; the claim stays the judge of anything not found here."""
+        if self._told is None:
+            assert self.rt.log is not None
+            end = as_utc(self.now)
+            try:
+                self._told = frozenset(
+                    str(e["message_claim"])
+                    for e in self.rt.log.entries(end.replace(hour=0, minute=0, second=0, microsecond=0), end)
+                    if e.get("message_claim")
+                )
+            except AwsError as exc:  # the claims decide alone, as they would without this read
+                log.warning("could not read today's action log; each message is claimed: %s", short(exc))
+                self._told = frozenset()
+        return self._told
+
+    @staticmethod
+    def _fail(outcome: Outcome, why: str) -> None:
+        """The record or the message failed: that resource's error, keeping what the action did."""
+        before = outcome.result
+        message = f"{outcome.reason}; but {why}"
+        outcome.result = Result(
+            ResultCode.FAILED,
+            executed=before.executed if before else False,
+            detail=before.detail if before else None,
+            message=message,
+        )

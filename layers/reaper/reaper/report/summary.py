@@ -1,0 +1,217 @@
+"""`reaper report`: what was reclaimed and what it saved, from the action log alone.
+
+Savings are estimates from list prices, honest per kind and labelled as bounds:
+- something that runs until stopped (a notebook, an endpoint at zero, a GPU box, a Studio app, a file
+  system) saves its hourly price for the hours it stayed off. The log records the reaper's actions,
+  not the owner's restart, so "off" ends at the next sign that it ran again (a later warning or
+  action on it, or its restore) and otherwise now: an upper bound;
+- a stopped job saves at most what its ceiling would still have let it run (time or dollars left,
+  whichever is less); it would have run on only until that ceiling stopped it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from reaper.core.timeutil import as_utc, parse_instant
+
+GROUPS = ("owner", "kind", "project")
+KEY_CAP = 40  # a longer owner or project is cut with an ellipsis in the table; json, csv and html keep it whole
+NUMBERS = "  RESOURCES  ACTIONS  HOURS OFF  SAVED (est.)  "
+TOTAL_NOTE = "list prices; time off ends when the log next shows it running, else now: an upper bound"
+
+
+@dataclass
+class Reclaimed:
+    """One executed action and its estimated saving."""
+
+    entry: dict[str, Any]
+    hours_off: float | None  # None for a job (it would have ended by itself)
+    saved_usd: float | None  # None when the price is unknown
+    still_off: bool = False  # nothing in the log says it ran again: it saves its hourly price every hour from now on
+
+
+@dataclass
+class Group:
+    key: str
+    resources: set[str] = field(default_factory=set)
+    actions: int = 0
+    hours_off: float = 0.0
+    saved_usd: float = 0.0
+    unpriced: int = 0
+    jobs: int = 0
+
+    def to_json(self, by: str) -> dict[str, Any]:
+        return {
+            by: self.key,
+            "resources": len(self.resources),
+            "actions": self.actions,
+            "hours_off": round(self.hours_off, 1),
+            "saved_usd": round(self.saved_usd, 2),
+            "unpriced": self.unpriced,
+            "jobs_stopped": self.jobs,
+        }
+
+
+def _key(e: dict[str, Any]) -> tuple[str, str, str]:
+    return (str(e.get("kind")), str(e.get("region")), str(e.get("id")))
+
+
+def _at(e: dict[str, Any]) -> datetime | None:
+    try:
+        return parse_instant(str(e.get("logged_at")))
+    except (TypeError, ValueError):
+        return None
+
+
+def _back(e: dict[str, Any]) -> bool:
+    """A later entry that shows the resource was running again (or brought back)."""
+    if e.get("verdict") in ("act", "warn"):
+        return True
+    text = f"{e.get('action') or ''} {e.get('title') or ''}".lower()
+    return "restore" in text or " is back" in text  # "Restoring endpoint X", "Endpoint X is back"
+
+
+def job_saving(e: dict[str, Any]) -> float | None:
+    ev = e.get("evidence") if isinstance(e.get("evidence"), dict) else {}
+    assert isinstance(ev, dict)
+    spent, hourly = ev.get("estimated_usd"), e.get("hourly_usd")
+    limits: list[float] = []
+    if ev.get("max_usd") is not None and spent is not None:
+        limits.append(float(ev["max_usd"]) - float(spent))
+    if ev.get("max_hours") is not None and ev.get("elapsed_hours") is not None and hourly is not None:
+        limits.append((float(ev["max_hours"]) - float(ev["elapsed_hours"])) * float(hourly))
+    return max(0.0, min(limits)) if limits else None
+
+
+def reclaimed(entries: Iterable[dict[str, Any]], now: datetime) -> list[Reclaimed]:
+    ordered = sorted((e for e in entries if _at(e) is not None), key=lambda e: str(e.get("logged_at")))
+    out: list[Reclaimed] = []
+    for i, e in enumerate(ordered):
+        if e.get("verdict") != "act" or not e.get("executed"):
+            continue
+        ev = e.get("evidence")
+        if isinstance(ev, dict) and ev.get("estimated_usd") is not None:
+            out.append(Reclaimed(e, None, job_saving(e)))
+            continue
+        start = _at(e)
+        assert start is not None
+        later = next((_at(x) for x in ordered[i + 1 :] if _key(x) == _key(e) and _back(x)), None)
+        hours = max(((later or now) - start).total_seconds() / 3600, 0.0)
+        hourly = e.get("hourly_usd")
+        out.append(Reclaimed(e, hours, None if hourly is None else float(hourly) * hours, still_off=later is None))
+    return out
+
+
+def off_now(items: list[Reclaimed]) -> tuple[int, float, int]:
+    """Resources still off (as far as the log knows): how many, their hourly price together, how many unpriced."""
+    latest: dict[tuple[str, str, str], Reclaimed] = {}
+    for r in items:
+        if r.hours_off is not None:
+            latest[_key(r.entry)] = r  # items are oldest first: the last action on a resource decides
+    off = [r for r in latest.values() if r.still_off]
+    priced = [float(r.entry["hourly_usd"]) for r in off if r.entry.get("hourly_usd") is not None]
+    return len(off), sum(priced), len(off) - len(priced)
+
+
+def off_now_line(items: list[Reclaimed]) -> str | None:
+    count, hourly, unpriced = off_now(items)
+    if not count:
+        return None
+    note = f"; {unpriced} without a price" if unpriced else ""
+    return f"off now: {count} resource(s) that cost ${hourly:,.2f}/h together, about ${hourly * 24:,.2f} a day while they stay off{note}"
+
+
+def group(items: list[Reclaimed], by: str) -> list[Group]:
+    groups: dict[str, Group] = {}
+    for r in items:
+        key = str(r.entry.get(by) or f"(no {by})")
+        g = groups.setdefault(key, Group(key))
+        g.resources.add("/".join(_key(r.entry)))
+        g.actions += 1
+        g.hours_off += r.hours_off or 0.0
+        if r.saved_usd is None:
+            g.unpriced += 1
+        else:
+            g.saved_usd += r.saved_usd
+        if r.hours_off is None:
+            g.jobs += 1
+    return sorted(groups.values(), key=lambda g: (-g.saved_usd, g.key))
+
+
+def would_act(entries: Iterable[dict[str, Any]]) -> int:
+    """Dry-run findings: what enforce would have reclaimed (nothing was)."""
+    return len({_key(e) for e in entries if e.get("verdict") == "act" and not e.get("executed")})
+
+
+def notes(g: Group) -> str:
+    said = []
+    if g.jobs:
+        said.append(f"{g.jobs} job(s): at most what its ceiling left")
+    if g.unpriced:
+        said.append(f"{g.unpriced} without a price")
+    return "; ".join(said)
+
+
+def total_line(groups: list[Group]) -> str:
+    return f"total: about ${sum(g.saved_usd for g in groups):,.2f} saved ({TOTAL_NOTE})"
+
+
+def dry_run_line(dry_run_findings: int) -> str:
+    return f"dry-run: {dry_run_findings} resource(s) would have been acted on in enforce (nothing was reclaimed by them)"
+
+
+def format_report(
+    groups: list[Group], by: str, since: datetime, dry_run_findings: int, width: int = 120, items: list[Reclaimed] | None = None
+) -> str:
+    """The report as a table that fits `width` columns: a long key or note is cut with an ellipsis."""
+    from reaper.cli.output import cut  # the CLI's own cut; imported here so the functions never load it
+
+    lines = [f"reclaimed since {since:%Y-%m-%d %H:%M} UTC, by {by}"]
+    if not groups:
+        lines.append("nothing was reclaimed")
+    else:
+        key_width = min(max(len(by), *(len(" ".join(g.key.split())) for g in groups)), KEY_CAP)
+        key_width = max(min(key_width, width - len(NUMBERS) - 8), len(by))
+        note_width = max(width - key_width - len(NUMBERS), 0)
+        lines.append(f"{by.upper():{key_width}}{NUMBERS}NOTES"[:width].rstrip())
+        for g in groups:
+            row = f"{cut(g.key, key_width):{key_width}}  {len(g.resources):9}  {g.actions:7}  {g.hours_off:9,.1f}  {'$' + format(g.saved_usd, ',.2f'):>12}"
+            lines.append(f"{row}  {cut(notes(g), note_width)}".rstrip() if note_width else row)
+        lines.extend(textwrap.wrap(total_line(groups), width, subsequent_indent="  "))
+        off = off_now_line(items or [])
+        if off:
+            lines.extend(textwrap.wrap(off, width, subsequent_indent="  "))
+    if dry_run_findings:
+        lines.extend(textwrap.wrap(dry_run_line(dry_run_findings), width, subsequent_indent="  "))
+    return "\n".join(lines)
+
+
+def daily_savings(items: list[Reclaimed], since: datetime, now: datetime) -> dict[date, dict[str, float]]:
+    """Estimated dollars saved on each UTC day from `since` to `now`, per kind: a resource that stayed off
+    saves its hourly price for the hours of each day it was off; a stopped job's bound counts on the
+    day it was stopped (when it would have run on is not known). Unpriced actions count nothing."""
+    first, last = as_utc(since).date(), as_utc(now).date()
+    days: dict[date, dict[str, float]] = {first + timedelta(days=n): {} for n in range((last - first).days + 1)}
+    for r in items:
+        kind, start = str(r.entry.get("kind")), _at(r.entry)
+        if r.saved_usd is None or start is None:
+            continue
+        if r.hours_off is None:
+            day = days.setdefault(start.date(), {})
+            day[kind] = day.get(kind, 0.0) + r.saved_usd
+            continue
+        hourly = float(r.entry.get("hourly_usd") or 0.0)
+        end = start + timedelta(hours=r.hours_off)
+        cursor = start
+        while cursor < end:
+            midnight = datetime.combine(cursor.date() + timedelta(days=1), datetime.min.time(), tzinfo=cursor.tzinfo)
+            upto = min(end, midnight)
+            day = days.setdefault(cursor.date(), {})
+            day[kind] = day.get(kind, 0.0) + hourly * (upto - cursor).total_seconds() / 3600
+            cursor = upto
+    return dict(sorted(days.items()))

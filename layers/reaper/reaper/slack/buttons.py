@@ -1,0 +1,127 @@
+"""What each button does, for the resource's owner or a listed admin only.
+
+- Snooze 24 h / Exempt: the tag (`reaper:snooze-until` = now + 24 h, `reaper:exempt=true`) is
+  written here, the way a sweep writes `reaper:warned-at`: under the resource's lease, after reading
+  its tags again from its own service, and recorded in the action log.
+- Stop now: the kind's own function is invoked (asynchronously) with the click; it runs the kind's
+  action through `pipeline.enforce` (lease, claim, state and protection read again), under its own
+  role and its IAM Deny backstop, records and posts the outcome, and answers in the thread
+  (reaper.slack.stop).
+- Restore (endpoints, FSx): the restore function is invoked with the resource's name, as
+  `reaper restore NAME`; it posts the result when done.
+In dry-run nothing is changed in AWS, tags included: the click is answered with what would be done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper import kinds as kind_registry
+from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.aws.tagging import current_tags, write_tags
+from reaper.core.errors import UsageError
+from reaper.core.model import Mode
+from reaper.core.policy import read_tags
+from reaper.core.timeutil import iso
+from reaper.record.runtime import Runtime
+from reaper.slack.bot import SlackBot
+from reaper.slack.request import Click
+
+SNOOZE = timedelta(hours=24)
+RESTORABLE = frozenset({"endpoint", "fsx"})
+STOP_SOURCE, STOP_DETAIL_TYPE = "mlreaper.slack", "Stop now"
+
+# (target: a kind name or "restore", event) -> None; invokes that function asynchronously
+Invoke = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str  # said in the thread
+    status: str  # done | refused | failed | delegated | dry-run
+    record: dict[str, Any]
+
+
+def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke: Invoke) -> Answer:
+    """Authorize, then act; every answer is also the action log's record of the click."""
+    base: dict[str, Any] = {
+        "type": "slack-click",
+        "button": click.action,
+        "arn": click.arn,
+        "kind": click.kind,
+        "user": click.user,
+        "id": click.arn.rsplit("/", 1)[-1],
+        "region": _region(click.arn),
+    }
+    try:
+        kind = kind_registry.get(click.kind)
+    except UsageError:
+        return _answer(base, "refused", "This button names no kind mlreaper knows.")
+    if base["region"] not in rt.regions:
+        return _answer(base, "refused", "This resource is in a region mlreaper does not sweep: nothing was done.")
+    clients = rt.clients(base["region"])
+    try:
+        tags = current_tags(clients, click.arn)
+    except AwsError as exc:
+        if is_not_found(exc):
+            return _answer(base, "refused", f"`{base['id']}` is gone: nothing to do.")
+        return _answer(base, "failed", f"Could not read `{base['id']}`'s tags: {short(exc)}. Nothing was done.")
+    owner = read_tags(tags, rt.settings).owner
+    base["owner"] = owner
+    is_admin = click.user in bot.config.admins
+    if not is_admin and (not owner or bot.user_id(owner) != click.user):
+        return _answer(base, "refused", f"<@{click.user}> is neither this resource's owner nor an mlreaper admin: nothing was done.")
+    dry = rt.settings.mode_for(kind.name) is Mode.DRY_RUN
+    if click.action in ("reaper:snooze", "reaper:exempt"):
+        return _tag(rt, click, base, now, dry)
+    if click.action == "reaper:restore":
+        if kind.name not in RESTORABLE:
+            return _answer(base, "refused", f"{kind.name} resources are restarted, not restored: nothing was done.")
+        if dry:
+            return _answer(base, "dry-run", f"Would restore `{base['id']}` (dry-run: nothing was changed).")
+        invoke("restore", {"name": base["id"], "reason": f"Restore clicked in Slack by {click.user}"})
+        return _answer(base, "delegated", f"Restoring `{base['id']}` for <@{click.user}>; the result is posted when it is done.")
+    event = {
+        "id": f"slack-{click.signature[-32:]}",
+        "source": STOP_SOURCE,
+        "detail-type": STOP_DETAIL_TYPE,
+        "time": iso(now),
+        "detail": {"arn": click.arn, "user": click.user, "response_url": click.response_url, "thread_ts": click.thread_ts},
+    }
+    invoke(kind.name, event)
+    return _answer(base, "delegated", f"<@{click.user}> asked to stop `{base['id']}` now: checking it again, then acting.")
+
+
+def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bool) -> Answer:
+    snooze = click.action == "reaper:snooze"
+    key = rt.settings.tag("snooze-until" if snooze else "exempt")
+    value = iso(now + SNOOZE) if snooze else "true"
+    what = f"snoozed until {value}" if snooze else "exempt"
+    base = {**base, "tag": {key: value}}
+    if dry:
+        return _answer(base, "dry-run", f"Would tag `{base['id']}` {key}={value} (dry-run: nothing was changed).")
+    holder = f"slack:{click.signature[-32:]}"
+    if rt.log is not None and not rt.log.lease(click.arn, holder, now):
+        return _answer(base, "refused", f"A sweep is handling `{base['id']}` right now; click again in a minute.")
+    try:
+        write_tags(rt.clients(base["region"]), click.arn, {key: value})
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not tag `{base['id']}`: {short(exc)}. Nothing was changed.")
+    finally:
+        if rt.log is not None:
+            with contextlib.suppress(Exception):  # a lease expires by itself
+                rt.log.release(click.arn, holder)
+    return _answer(base, "done", f"`{base['id']}` is {what}, at <@{click.user}>'s request.")
+
+
+def _answer(base: dict[str, Any], status: str, text: str) -> Answer:
+    return Answer(text=text, status=status, record={**base, "result": status, "reason": text})
+
+
+def _region(arn: str) -> str:
+    parts = arn.split(":")
+    return parts[3] if len(parts) > 3 else ""

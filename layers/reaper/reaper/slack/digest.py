@@ -1,0 +1,102 @@
+"""The admin channel's daily digest (bot mode), built from the action log.
+
+Counts by verdict and by kind for the day, errors, the top owners, and dollars reclaimed today
+and this week. The dollars are `reaper report`'s, within each window, computed by the same code
+as the dashboard's savings metric (reaper.report.savings_metric.saved_between): a resource's hourly price
+for the hours it stayed off (until the log shows it running again or restored, else now: an upper
+bound), a stopped job at most what its ceiling still allowed, on the day it was stopped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+
+from reaper.core.timeutil import as_utc
+from reaper.report.savings_metric import saved_between
+from reaper.slack.message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
+
+TOP_OWNERS = 5
+ERRORS_LISTED = 10
+
+
+def window_start(now: datetime) -> datetime:
+    """The digest reads the log from the start of the ISO week (Monday, UTC)."""
+    day = as_utc(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    return day - timedelta(days=day.weekday())
+
+
+def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
+    now = as_utc(now)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    week = window_start(now)
+    verdicts: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    owners: Counter[str] = Counter()
+    errors: list[str] = []
+    entries = list(entries)
+    for e in entries:
+        at = _time(e.get("logged_at"))
+        if at is None:
+            continue
+        if at < today or e.get("type") not in (None, "verdict"):
+            continue
+        verdicts[str(e.get("verdict"))] += 1
+        kinds[str(e.get("kind"))] += 1
+        if e.get("verdict") in ("act", "warn", "error"):
+            owners[str(e.get("owner") or "(no owner)")] += 1
+        if e.get("verdict") == "error":
+            errors.append(f"{e.get('kind')} {e.get('id')}: {e.get('error') or e.get('reason')}")
+    reclaimed_today = sum(f.saved_usd for f in saved_between(entries, today, now).values())
+    reclaimed_week = sum(f.saved_usd for f in saved_between(entries, week, now).values())
+    return {
+        "type": "daily-digest",
+        "id": f"digest-{today:%Y-%m-%d}",
+        "date": f"{today:%Y-%m-%d}",
+        "verdicts": dict(verdicts),
+        "kinds": dict(kinds),
+        "errors": len(errors),
+        "error_lines": errors[:ERRORS_LISTED],
+        "top_owners": owners.most_common(TOP_OWNERS),
+        "reclaimed_today_usd": round(reclaimed_today, 2),
+        "reclaimed_week_usd": round(reclaimed_week, 2),
+    }
+
+
+def render(p: dict[str, Any]) -> Message:
+    cuts = Cuts()
+    verdicts = ", ".join(f"{n} {escape(v)}" for v, n in sorted((p.get("verdicts") or {}).items())) or "nothing"
+    kinds = ", ".join(f"{n} {escape(k)}" for k, n in sorted((p.get("kinds") or {}).items())) or "—"
+    owners = "\n".join(f"• {_owner(o)}: {n}" for o, n in p.get("top_owners") or []) or "—"
+    errors = "\n".join(f"• {escape(line)}" for line in p.get("error_lines") or [])
+    body = (
+        f"*Verdicts:* {verdicts}\n*Kinds:* {kinds}\n"
+        f"*Reclaimed:* {money(p.get('reclaimed_today_usd'))} today · {money(p.get('reclaimed_week_usd'))} this week\n"
+        f"*Errors:* {int(p.get('errors') or 0)}"
+    )
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=f"mlreaper daily digest {escape(p.get('date'))}"[:150])),
+        SectionBlock(text=MarkdownTextObject(text=cuts.cut(body, SECTION_TEXT_MAX, "body"))),
+        SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Top owners (act, warn, error):*\n{owners}", SECTION_TEXT_MAX, "owners"))),
+    ]
+    if errors:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Errors:*\n{errors}", SECTION_TEXT_MAX, "errors"))))
+    blocks.append(ContextBlock(elements=[MarkdownTextObject(text="Every record: `reaper log --since 1d`")]))
+    text = f"mlreaper daily digest {escape(p.get('date'))}: {verdicts}"
+    return Message(text=cuts.cut(text, 3000, "text", note=" …"), blocks=[b.to_dict() for b in blocks], cut=tuple(dict.fromkeys(cuts.parts)))
+
+
+def _owner(owner: Any) -> str:
+    return "(no owner)" if owner == "(no owner)" else mention(owner)
+
+
+def _time(value: Any) -> datetime | None:
+    try:
+        return as_utc(datetime.fromisoformat(str(value).replace("Z", "+00:00")))
+    except ValueError:
+        return None

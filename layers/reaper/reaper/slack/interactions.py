@@ -1,0 +1,84 @@
+"""The interactions endpoint (a Lambda function URL Slack posts button clicks to): one request in,
+one HTTP answer out, fast (Slack waits 3 seconds: https://api.slack.com/interactivity/handling#acknowledgment_response).
+
+Refused with 401 and never acted on: unsigned, badly signed, or older than 5 minutes (counted,
+metric `SlackRequestRefused`, and logged). A signed request seen before (a replay: the same
+signature) is answered 200 and not acted on again. Every signed click, refused or done, is a
+record in the action log and an answer in the clicked message's thread.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from reaper.core.observability import MetricUnit, logger, metrics
+from reaper.record.runtime import Runtime
+from reaper.slack.bot import SlackBot
+from reaper.slack.buttons import Invoke, handle_click
+from reaper.slack.reply import answer
+from reaper.slack.request import RequestRefused, parse_click, verify
+
+# The interactions function's role, exactly (tests/unit/test_iam.py): the secret, the click's claim,
+# record and lease, the two protection tags, and invoking the functions that stop and restore.
+PERMISSIONS = frozenset(
+    {
+        "secretsmanager:GetSecretValue",
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
+        "sagemaker:ListTags",
+        "fsx:ListTagsForResource",
+        "ec2:DescribeTags",
+        "sagemaker:AddTags",
+        "fsx:TagResource",
+        "ec2:CreateTags",
+        "lambda:InvokeFunction",
+    }
+)
+
+
+def http(status: int, text: str = "") -> dict[str, Any]:
+    return {"statusCode": status, "headers": {"Content-Type": "text/plain"}, "body": text}
+
+
+def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime, invoke: Invoke) -> dict[str, Any]:
+    if bot is None or not bot.config.signing_secret:
+        logger.error("Slack buttons need bot mode: a bot_token and a signing_secret in the Slack secret")
+        return http(503, "mlreaper: Slack buttons are not configured")
+    if rt.log is None:
+        logger.error("Slack buttons need the action log (REAPER_TABLE)")
+        return http(503, "mlreaper: no action log")
+    if not isinstance(event, dict):
+        return http(400)
+    try:
+        body, signature = verify(event, bot.config.signing_secret, now)
+        click = parse_click(body, signature)
+    except RequestRefused as exc:
+        metrics.add_metric(name="SlackRequestRefused", unit=MetricUnit.Count, value=1)
+        logger.warning("Slack request refused", extra={"why": str(exc), "status": exc.status})
+        return http(exc.status, str(exc))
+    event_id = f"slack:{signature[-32:]}"
+    if not rt.log.claim(f"slack-request|{signature}", now):
+        metrics.add_metric(name="SlackRequestReplayed", unit=MetricUnit.Count, value=1)
+        logger.warning("Slack request replayed: not acted on again", extra={"user": click.user, "button": click.action})
+        rt.log.record(
+            {
+                "type": "slack-click",
+                "button": click.action,
+                "arn": click.arn,
+                "kind": click.kind,
+                "user": click.user,
+                "id": click.arn.rsplit("/", 1)[-1],
+                "region": click.arn.split(":")[3] if click.arn.count(":") >= 5 else "",
+                "result": "replayed",
+                "reason": "the same signed request again: ignored",
+            },
+            now,
+            event_id,
+        )
+        return http(200)
+    result = handle_click(rt, bot, click, now, invoke)
+    rt.log.record(result.record, now, event_id)
+    logger.info("Slack click", extra={"button": click.action, "user": click.user, "result": result.status})
+    answer(click.response_url, result.text, click.thread_ts)
+    return http(200)

@@ -1,0 +1,213 @@
+"""Slack Block Kit messages, rendered from the JSON payload the pipeline queues.
+
+A payload is an Outcome's JSON (type "verdict") or a notice (type "notice": a check on a new
+resource). Rendering is pure. Every value taken from the payload came from a user (tags, names)
+or from AWS, so it is escaped (`&`, `<`, `>`: Slack's control characters, which would otherwise
+turn `<!channel>` or `<https://x|text>` into a mention or a link) and every text is cut to Slack's
+limits. A cut message says so; the full record is in the action log (`reaper log`).
+
+Limits (https://api.slack.com/reference/block-kit/blocks): section text 3,000 characters,
+section fields 10 of 2,000 each, header 150 (plain text), 50 blocks per message. slack-sdk's
+models enforce the section text, field count and header length when a block is serialised
+(`to_dict` raises SlackObjectFormationError); the field length and the block count they do not,
+so `cut` and `MAX_BLOCKS` hold those here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+
+SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
+
+SECTION_TEXT_MAX = SectionBlock.text_max_length  # 3000
+HEADER_TEXT_MAX = HeaderBlock.text_max_length  # 150
+FIELDS_MAX = SectionBlock.fields_max_length  # 10
+FIELD_TEXT_MAX = 2000
+CONTEXT_TEXT_MAX = 2000
+MAX_BLOCKS = 50
+FALLBACK_TEXT_MAX = 3000  # the notification text; Slack itself truncates at 40,000
+CUT_NOTE = " … _(cut; the full record is in `reaper log`)_"
+
+VERDICT_ICON = {
+    "act": ":octagonal_sign:",
+    "warn": ":hourglass_flowing_sand:",
+    "error": ":x:",
+    "exempt": ":shield:",
+    "keep": ":information_source:",
+}
+ENTITY_TAIL = re.compile(r"&[a-z]{0,4}$")
+PLAIN_UNSAFE = re.compile(r"[^A-Za-z0-9 ():_.-]")
+
+
+def escape(value: Any) -> str:
+    """Slack's three control characters as entities (https://api.slack.com/reference/surfaces/formatting#escaping)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass
+class Cuts:
+    """Which parts of a message were cut to fit (kept with the post claim in the action log)."""
+
+    parts: list[str] = field(default_factory=list)
+
+    def cut(self, text: str, limit: int, part: str, note: str = CUT_NOTE) -> str:
+        if len(text) <= limit:
+            return text
+        self.parts.append(part)
+        head = text[: max(0, limit - len(note))]
+        head = ENTITY_TAIL.sub("", head)  # never leave half an entity (`&am`)
+        return head + note
+
+    def code(self, text: str, limit: int, part: str) -> str:
+        """A code block whose content is cut so that the closing fence survives."""
+        fence, ellipsis = "```", " …"
+        if len(text) + 2 * len(fence) <= limit:
+            return f"{fence}{text}{fence}"
+        self.parts.append(part)
+        budget = limit - 2 * len(fence) - len(ellipsis) - len(CUT_NOTE)
+        head = ENTITY_TAIL.sub("", text[: max(0, budget)])
+        return f"{fence}{head}{ellipsis}{fence}{CUT_NOTE}"
+
+
+@dataclass(frozen=True)
+class Message:
+    text: str
+    blocks: list[dict[str, Any]]
+    cut: tuple[str, ...] = ()
+
+
+def mention(owner: str | None) -> str:
+    """A Slack member ID becomes a mention; anything else is written out, escaped."""
+    if not owner:
+        return "no `ml:owner` tag"
+    owner = str(owner).strip()
+    return f"<@{owner}>" if SLACK_ID.match(owner) else escape(owner)
+
+
+def money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
+def _verb(p: dict[str, Any]) -> tuple[str, str]:
+    """(headline verb phrase, kind) in our own words; the caller escapes what it embeds."""
+    dry = p.get("mode") == "dry-run"
+    verdict, action = p.get("verdict"), str(p.get("action") or "act on")
+    if verdict == "act":
+        past = str(p.get("past") or f"{action}ed")
+        if p.get("unconfirmed") and not dry:  # written just before the change; the sweep died before its result
+            return f"Began to {action} (unconfirmed: check it)", str(p.get("kind"))
+        return (f"Would {action}" if dry or not p.get("executed") else past.capitalize()), str(p.get("kind"))
+    if verdict == "warn":
+        return f"Will {action}", str(p.get("kind"))
+    if verdict == "error":
+        return f"Could not {action}", str(p.get("kind"))
+    if verdict == "exempt":
+        return "Left alone (notify only):", str(p.get("kind"))
+    return "Heads-up on", str(p.get("kind"))
+
+
+def headline(p: dict[str, Any]) -> str:
+    """One line of mrkdwn, every payload value escaped."""
+    verb, kind = _verb(p)
+    what = f"{escape(kind)} `{escape(p.get('id'))}`"
+    if p.get("verdict") == "warn":
+        return f"{escape(verb)} {what} when the grace period ends, unless that changes"
+    if p.get("verdict") in ("act", "warn", "error", "exempt"):
+        return f"{escape(verb)} {what}"
+    return f"Heads-up on {what} (nothing was changed)"
+
+
+def cost_line(p: dict[str, Any]) -> str:
+    """What it costs; what acting saves. A job's saving is its spend so far, not a month of it."""
+    evidence = p.get("evidence") or {}
+    hourly = f"*Cost:* {money(_number(p.get('hourly_usd')))}/h"
+    if isinstance(evidence, dict) and evidence.get("estimated_usd") is not None:
+        bound = " (an upper bound: managed spot)" if evidence.get("estimate_is_upper_bound") else ""
+        return f"{hourly} · about {money(_number(evidence['estimated_usd']))} spent so far{bound}"
+    if p.get("verdict") in ("act", "warn", "error"):
+        return f"{hourly} · saves up to {money(_number(p.get('monthly_usd')))}/month"
+    return f"{hourly} · {money(_number(p.get('monthly_usd')))}/month while it runs"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def render_message(p: dict[str, Any]) -> Message:
+    """The whole message for one payload, within Slack's limits."""
+    if p.get("type") == "notice":
+        return _render_notice(p)
+    cuts = Cuts()
+    verb, kind = _verb(p)
+    title = headline(p)
+    dry_note = " _(dry-run: nothing was changed)_" if p.get("mode") == "dry-run" else ""
+    where = f"{escape(kind)} `{escape(p.get('id'))}` · {escape(p.get('region'))} · account {escape(p.get('account'))}"
+    if p.get("instance_type"):
+        count = p.get("instance_count") or 1
+        where += f" · {escape(p.get('instance_type'))}" + (f" × {escape(count)}" if count != 1 else "")
+    reason = escape(p.get("reason") or "")
+    if p.get("error"):
+        reason += f"\n*Error:* {escape(p['error'])}"
+    if p.get("detail"):
+        reason += f"\n*Done:* {escape(p['detail'])}"
+    icon = VERDICT_ICON.get(str(p.get("verdict")), "")
+    fields = [
+        f"*Owner:* {mention(p.get('owner'))}",
+        f"*Project:* {escape(p.get('project') or '—')} · *Stage:* {escape(p.get('stage') or '—')}",
+    ]
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=cuts.cut(_plain(f"{verb} {kind}"), HEADER_TEXT_MAX, "header", note=" …"), emoji=True)),
+        _section(cuts.cut(f"{icon} *{title}*{dry_note}\n{where}", SECTION_TEXT_MAX, "title")),
+        _section(cuts.cut(f"*Why:* {reason}", SECTION_TEXT_MAX, "reason")),
+        _section(cost_line(p)),
+        SectionBlock(fields=[MarkdownTextObject(text=cuts.cut(f, FIELD_TEXT_MAX, "fields")) for f in fields[:FIELDS_MAX]]),
+    ]
+    if p.get("undo"):
+        blocks.append(_section("*Undo:*\n" + cuts.code(escape(p["undo"]), SECTION_TEXT_MAX - 9, "undo")))
+    if p.get("opt_out"):
+        opt = cuts.cut(f"*Opt out:* `{escape(p['opt_out'])}`", CONTEXT_TEXT_MAX, "opt_out")
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=opt)]))
+    plain_title = title.replace("*", "")
+    text = cuts.cut(f"{plain_title}: {reason}".replace("*", ""), FALLBACK_TEXT_MAX, "text", note=" …")
+    return Message(text=text, blocks=_serialise(blocks), cut=tuple(dict.fromkeys(cuts.parts)))
+
+
+def render(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """(fallback text, blocks) for one payload."""
+    message = render_message(p)
+    return message.text, message.blocks
+
+
+def _render_notice(p: dict[str, Any]) -> Message:
+    cuts = Cuts()
+    title = escape(p.get("title") or "mlreaper notice")
+    body = escape(p.get("text") or "")
+    context = f"Owner: {mention(p.get('owner'))} · {escape(p.get('region'))} · account {escape(p.get('account'))}"
+    blocks: list[Block] = [
+        _section(cuts.cut(f":information_source: *{title}*\n{body}", SECTION_TEXT_MAX, "text")),
+        ContextBlock(elements=[MarkdownTextObject(text=cuts.cut(context, CONTEXT_TEXT_MAX, "context"))]),
+    ]
+    text = cuts.cut(f"{title}: {body}", FALLBACK_TEXT_MAX, "fallback", note=" …")
+    return Message(text=text, blocks=_serialise(blocks), cut=tuple(dict.fromkeys(cuts.parts)))
+
+
+def _plain(text: str) -> str:
+    """Header text is plain_text, where entities are not the escape: it keeps only our own
+    vocabulary's characters (verbs and kind names), so no payload value reaches it raw."""
+    return PLAIN_UNSAFE.sub("", text).strip() or "mlreaper"
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text))
+
+
+def _serialise(blocks: list[Block]) -> list[dict[str, Any]]:
+    """to_dict() runs slack-sdk's validators: a block over a limit raises here, not at Slack."""
+    return [b.to_dict() for b in blocks[:MAX_BLOCKS]]

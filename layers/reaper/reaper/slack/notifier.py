@@ -1,0 +1,290 @@
+"""The Slack notifier: reads the queue, posts each message once, and reports per message what
+failed so SQS retries exactly those (and, after the queue's maxReceiveCount, keeps them in the
+dead-letter queue). Powertools' BatchProcessor does the per-record bookkeeping; the event source
+has `FunctionResponseTypes: [ReportBatchItemFailures]`
+(https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+
+Once per message: a post is claimed in the action log before Slack is called (see
+`ActionLog.claim_post`), keyed by the payload's `message_key` (stamped by the outbox before
+queueing, so a producer's retried SendMessage is the same message) or else the SQS message id
+(the same on every redelivery). A claimed, sent or unconfirmed post is never sent again.
+
+Rate: Slack takes about one message per second per webhook
+(https://api.slack.com/apis/rate-limits). The event source runs at most 2 notifiers at once
+(ScalingConfig MaximumConcurrency, whose minimum is 2:
+https://docs.aws.amazon.com/lambda/latest/api/API_ScalingConfig.html), each posts at most one
+message per `min_interval`, short 429s are waited out, and after a long one the rest of the
+batch goes back to the queue without being tried.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from reaper.core.errors import BadEventError
+from reaper.core.observability import MetricUnit, logger, metrics
+from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
+from reaper.report import savings_metric
+from reaper.slack import digest as daily_digest
+from reaper.slack import owner_summary
+from reaper.slack import post as slack
+from reaper.slack.bot import SlackBot
+from reaper.slack.webhook import WebhookConfigError, redact
+
+# the daily digest and the savings metric read the action log (Query); the metric is published
+# into its own namespace only (template.yaml conditions PutMetricData on it)
+PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS})
+
+# () -> the webhook URL, None when Slack is off; raises WebhookConfigError when it cannot be used
+WebhookSource = Callable[[], str | None]
+# () -> the bot (bot mode), None in webhook mode; raises WebhookConfigError when the secret cannot be used
+BotSource = Callable[[], SlackBot | None]
+
+
+class PoisonMessage(Exception):
+    """A body that can never be posted (not JSON, not an object, cannot be rendered)."""
+
+
+class HeldBack(Exception):
+    """Not tried in this invocation (rate limit, a live claim elsewhere, too little time left)."""
+
+
+@dataclass
+class Notifier:
+    webhook: WebhookSource
+    log: ActionLog | None = None
+    bot: BotSource = lambda: None
+    policy: slack.PostPolicy = field(default_factory=slack.PostPolicy)
+    min_interval: float = 1.0
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
+    # () -> a CloudWatch client for the savings metric (made only when the daily schedule fires)
+    cloudwatch: Callable[[], Any] | None = None
+
+    @property
+    def lease(self) -> timedelta:
+        return timedelta(seconds=self.policy.longest_post + self.min_interval + 5)
+
+    def handle(self, event: Any, context: Any = None) -> dict[str, Any]:
+        if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event":
+            return self.daily()
+        if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
+            raise BadEventError("notifier expects an SQS event with Records")
+        try:
+            bot = self.bot()
+            url = None if bot is not None else (self.webhook() or None)
+        except WebhookConfigError as exc:
+            # Never silence: count it (alarmed), say why (never the value), and keep every message.
+            metrics.add_metric(name="SlackConfigError", unit=MetricUnit.Count, value=1)
+            logger.error("the Slack webhook secret cannot be used; messages go back to the queue", extra={"problem": str(exc)})
+            return {"batchItemFailures": [{"itemIdentifier": r.get("messageId", "")} for r in event["Records"]]}
+        if bot is not None:
+            batch = _Batch(self, "", context, bot=bot)
+            processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+            return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
+        if url is None:
+            logger.info("Slack is not configured; the action log keeps the records", extra={"messages": len(event["Records"])})
+            return {"batchItemFailures": []}
+        batch = _Batch(self, url, context)
+        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+        return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
+
+    def daily(self) -> dict[str, Any]:
+        """The daily schedule: the savings metric (any Slack mode), then the digest (bot mode).
+        Both are tried; a failure of either raises afterwards, so the schedule's retry redoes it
+        (each is claimed per day, so what succeeded is not done twice)."""
+        failures: list[BaseException] = []
+        savings: dict[str, Any] = {}
+        try:
+            savings = self.publish_savings()
+        except Exception as exc:  # noqa: BLE001 - the digest still goes out; raised below
+            logger.exception("the savings metric was not published; the schedule's retry will try again")
+            failures.append(exc)
+        try:
+            result = self.post_daily_digest()
+        except Exception as exc:  # noqa: BLE001 - raised below, after the metric's outcome is known
+            failures.append(exc)
+            result = {"posted": False}
+        if failures:
+            raise failures[-1]
+        return {**result, "savings": savings}
+
+    def publish_savings(self) -> dict[str, Any]:
+        """Publish each complete day not yet published (see reaper.report.savings_metric); returns {day: {kind: usd}}."""
+        if self.log is None or self.cloudwatch is None:
+            logger.info("no savings metric: it needs the action log")
+            return {}
+        now = self.clock()
+        days = savings_metric.days_to_publish(now)
+        first, _ = savings_metric.day_bounds(days[0])
+        entries = list(self.log.entries(first - savings_metric.LOOKBACK, now))
+        published: dict[str, Any] = {}
+        for day in days:
+            key = f"metric|savings|{day:%Y-%m-%d}"
+            claim = self.log.claim_post(key, now, self.lease)
+            if claim is not PostClaim.CLAIMED:
+                continue
+            figures = savings_metric.day_savings(entries, day)
+            try:
+                savings_metric.publish(self.cloudwatch(), day, figures)
+            except BaseException:
+                self.log.release_post(key)
+                raise
+            self.log.finish_post(key, self.clock(), PostClaim.SENT)
+            published[f"{day:%Y-%m-%d}"] = {k: f.saved_usd for k, f in figures.items()}
+            unpriced = sum(f.unpriced for f in figures.values())
+            if unpriced:
+                logger.info(
+                    "savings metric: some reclaimed resources have no price", extra={"day": f"{day:%Y-%m-%d}", "unpriced": unpriced}
+                )
+        return published
+
+    def post_daily_digest(self) -> dict[str, Any]:
+        """The admin channel's digest (bot mode), once per day however often the schedule fires.
+        A failed post raises: the schedule's asynchronous invocation retries it."""
+        bot = self.bot()
+        if bot is None or self.log is None:
+            logger.info("no daily digest: it needs a bot token in the Slack secret and the action log")
+            return {"posted": False}
+        now = self.clock()
+        payload = daily_digest.build(self.log.entries(daily_digest.window_start(now), now), now)
+        key = f"post|{payload['id']}"
+        claim = self.log.claim_post(key, now, self.lease)
+        if claim is not PostClaim.CLAIMED:
+            return {"posted": False, "claim": claim.value}
+        message = daily_digest.render(payload)
+        try:
+            bot.post(payload, message)
+        except slack.SlackUnconfirmed:
+            self.log.finish_post(key, self.clock(), PostClaim.UNCONFIRMED)
+            return {"posted": False, "claim": PostClaim.UNCONFIRMED.value}
+        except BaseException:
+            self.log.release_post(key)
+            raise
+        self.log.finish_post(key, self.clock(), PostClaim.SENT)
+        metrics.add_metric(name="SlackDigestPosted", unit=MetricUnit.Count, value=1)
+        return {"posted": True, "digest": payload}
+
+
+@dataclass
+class _Batch:
+    """One invocation's state: the pace, and whether Slack told us to stop."""
+
+    notifier: Notifier
+    url: str
+    context: Any
+    last_post: float | None = None
+    held_until: float | None = None
+    bot: SlackBot | None = None
+
+    def post_record(self, record: SQSRecord) -> None:
+        n = self.notifier
+        try:
+            payload = _payload(record.body)
+            message = render_for(payload)
+        except PoisonMessage as exc:
+            metrics.add_metric(name="NotifierPoisonMessage", unit=MetricUnit.Count, value=1)
+            logger.error(
+                "message cannot be posted; it goes to the dead-letter queue", extra={"message_id": record.message_id, "problem": str(exc)}
+            )
+            raise
+        except Exception as exc:  # noqa: BLE001 - a renderer bug on one payload must not sink its batch-mates
+            metrics.add_metric(name="NotifierPoisonMessage", unit=MetricUnit.Count, value=1)
+            logger.error("message cannot be rendered", extra={"message_id": record.message_id, "problem": f"{type(exc).__name__}: {exc}"})
+            raise PoisonMessage(type(exc).__name__) from None
+        self._check_time(record)
+        key = f"post|{payload.get('message_key') or record.message_id}"
+        claim = n.log.claim_post(key, n.clock(), n.lease) if n.log is not None else PostClaim.CLAIMED
+        if claim in (PostClaim.SENT, PostClaim.UNCONFIRMED):
+            metrics.add_metric(name="SlackDuplicateSkipped", unit=MetricUnit.Count, value=1)
+            logger.info("already posted; not again", extra={"message_id": record.message_id, "claim": claim.value})
+            return
+        if claim is PostClaim.BUSY:
+            raise HeldBack("another delivery is posting this message now")
+        try:
+            self._pace()
+            if self.bot is not None:
+                self.bot.post(payload, message)
+            else:
+                slack.send(self.url, message, n.policy, n.sleep)
+        except slack.SlackUnconfirmed as exc:
+            self._finish(key, PostClaim.UNCONFIRMED, message, payload)
+            metrics.add_metric(name="SlackPostUnconfirmed", unit=MetricUnit.Count, value=1)
+            logger.warning(
+                "Slack did not answer after the message was sent; not sending it again",
+                extra={"message_id": record.message_id, "problem": redact(str(exc), self.url)},
+            )
+            return
+        except slack.SlackPostError as exc:
+            self._release(key)
+            if isinstance(exc, slack.SlackRateLimited):
+                self.held_until = n.monotonic() + exc.retry_after
+            metrics.add_metric(name="SlackPostFailed", unit=MetricUnit.Count, value=1)
+            logger.warning(
+                "Slack post failed; SQS will retry", extra={"message_id": record.message_id, "problem": redact(str(exc), self.url)}
+            )
+            raise
+        except BaseException:
+            self._release(key)
+            raise
+        self._finish(key, PostClaim.SENT, message, payload)
+        metrics.add_metric(name="SlackPosted", unit=MetricUnit.Count, value=1)
+
+    def _check_time(self, record: SQSRecord) -> None:
+        n = self.notifier
+        if self.held_until is not None and n.monotonic() < self.held_until:
+            raise HeldBack("Slack asked us to wait; back to the queue")
+        remaining = getattr(self.context, "get_remaining_time_in_millis", None)
+        if callable(remaining) and remaining() / 1000 < n.policy.longest_post + n.min_interval + 1:
+            raise HeldBack("too little time left in this invocation; back to the queue")
+
+    def _pace(self) -> None:
+        n = self.notifier
+        if self.last_post is not None:
+            wait = self.last_post + n.min_interval - n.monotonic()
+            if wait > 0:
+                n.sleep(wait)
+        self.last_post = n.monotonic()
+
+    def _finish(self, key: str, status: PostClaim, message: slack.Message, payload: dict[str, Any]) -> None:
+        if self.notifier.log is not None:
+            self.notifier.log.finish_post(key, self.notifier.clock(), status, message.cut, payload if message.cut else None)
+
+    def _release(self, key: str) -> None:
+        if self.notifier.log is not None:
+            self.notifier.log.release_post(key)
+
+
+def render_for(payload: dict[str, Any]) -> slack.Message:
+    """The message for a payload: an owner's summary, the daily digest, or one resource's message."""
+    if payload.get("type") == "owner-summary":
+        return owner_summary.render(payload)
+    if payload.get("type") == "daily-digest":
+        return daily_digest.render(payload)
+    return slack.render_message(payload)
+
+
+def _payload(body: str | None) -> dict[str, Any]:
+    try:
+        payload = json.loads(body or "")
+    except (json.JSONDecodeError, TypeError):
+        raise PoisonMessage("the body is not JSON") from None
+    if not isinstance(payload, dict):
+        raise PoisonMessage(f"the body is JSON {type(payload).__name__}, not an object")
+    return payload
+
+
+def handle_queue_batch(
+    event: Any, webhook: WebhookSource, log: ActionLog | None = None, context: Any = None, **options: Any
+) -> dict[str, Any]:
+    """One SQS batch in, the partial-batch response out."""
+    return Notifier(webhook=webhook, log=log, **options).handle(event, context)

@@ -1,0 +1,123 @@
+"""One message per owner per sweep (bot mode): the payload the courier queues, and its rendering.
+
+`group` folds a sweep's per-resource payloads into one `owner-summary` payload per owner. Each
+resource still has its own record in the action log; the summary carries the first MAX_ITEMS of
+them (an SQS message holds 256 KiB) and the counts and costs of all. `render` lists the first
+MAX_LISTED with buttons (Slack allows 50 blocks, 5 elements per actions block), the rest as lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+
+from reaper.slack.message import (
+    CONTEXT_TEXT_MAX,
+    SECTION_TEXT_MAX,
+    VERDICT_ICON,
+    Cuts,
+    Message,
+    cost_line,
+    escape,
+    headline,
+    mention,
+    money,
+)
+
+MAX_ITEMS = 100
+MAX_LISTED = 20
+ITEM_KEYS = (
+    "kind",
+    "id",
+    "arn",
+    "region",
+    "account",
+    "verdict",
+    "action",
+    "past",
+    "reason",
+    "executed",
+    "mode",
+    "hourly_usd",
+    "monthly_usd",
+    "project",
+    "error",
+    "evidence",
+)
+RESTORABLE = frozenset({"endpoint", "fsx"})
+BUTTON_VALUE_MAX = 2000
+
+
+def group(bodies: Iterable[dict[str, Any]], event_id: str) -> list[dict[str, Any]]:
+    """{owner: [payloads]} as one summary payload each, owners in order of first appearance."""
+    by_owner: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for body in bodies:
+        by_owner[str(body.get("owner") or "").strip()].append(body)
+    out = []
+    for owner, items in by_owner.items():
+        projects = Counter(str(i.get("project") or "") for i in items)
+        out.append(
+            {
+                "type": "owner-summary",
+                "event_id": event_id,
+                "owner": owner or None,
+                "project": projects.most_common(1)[0][0] or None,
+                "total": len(items),
+                "counts": dict(Counter(str(i.get("verdict")) for i in items)),
+                "hourly_usd": round(sum(i.get("hourly_usd") or 0 for i in items), 4),
+                "items": [{k: i.get(k) for k in ITEM_KEYS if i.get(k) is not None} for i in items[:MAX_ITEMS]],
+            }
+        )
+    return out
+
+
+def buttons_for(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """(action_id, label) for what can be asked of this resource from Slack."""
+    out = [("reaper:snooze", "Snooze 24 h"), ("reaper:exempt", "Exempt")]
+    if item.get("executed") and item.get("kind") in RESTORABLE:
+        out.append(("reaper:restore", "Restore"))
+    elif item.get("verdict") in ("act", "warn") and not item.get("executed") and item.get("action"):
+        out.append(("reaper:stop", "Stop now"))
+    return out
+
+
+def render(p: dict[str, Any]) -> Message:
+    cuts = Cuts()
+    items: list[dict[str, Any]] = list(p.get("items") or [])
+    total = int(p.get("total") or len(items))
+    counts = ", ".join(f"{n} {escape(v)}" for v, n in sorted((p.get("counts") or {}).items()))
+    summary = f"{mention(p.get('owner'))}: {total} of your resources this sweep ({counts}) · {money(p.get('hourly_usd'))}/h in all"
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text="mlreaper: your resources")),
+        SectionBlock(text=MarkdownTextObject(text=cuts.cut(summary, SECTION_TEXT_MAX, "summary"))),
+    ]
+    for item in items[:MAX_LISTED]:
+        icon = VERDICT_ICON.get(str(item.get("verdict")), "")
+        text = f"{icon} *{headline(item)}* · {escape(item.get('region'))}\n{escape(item.get('reason') or '')}\n{cost_line(item)}"
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "item"))))
+        value = json.dumps({"arn": item.get("arn"), "kind": item.get("kind")})  # all else is read again on a click
+        if len(value) <= BUTTON_VALUE_MAX and item.get("arn"):
+            blocks.append(
+                ActionsBlock(
+                    elements=[ButtonElement(text=label, action_id=action_id, value=value) for action_id, label in buttons_for(item)]
+                )
+            )
+    rest = items[MAX_LISTED:]
+    if rest:
+        lines = "\n".join(f"• {escape(i.get('kind'))} `{escape(i.get('id'))}`: {escape(i.get('verdict'))}" for i in rest)
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(lines, SECTION_TEXT_MAX, "rest"))))
+    if total > len(items):
+        blocks.append(
+            ContextBlock(
+                elements=[
+                    MarkdownTextObject(text=cuts.cut(f"… and {total - len(items)} more: `reaper log --since 1d`", CONTEXT_TEXT_MAX, "more"))
+                ]
+            )
+        )
+    text = cuts.cut(f"mlreaper: {total} of your resources this sweep ({counts})", 3000, "text", note=" …")
+    return Message(text=text, blocks=[b.to_dict() for b in blocks[:50]], cut=tuple(dict.fromkeys(cuts.parts)))

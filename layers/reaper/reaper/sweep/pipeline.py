@@ -1,0 +1,490 @@
+"""One pipeline for every kind: discover -> signals -> decide -> act -> record -> notify.
+
+A failure on one resource is an `error` verdict on that resource, never the end of the sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from reaper import kinds as kind_registry
+from reaper.aws import budgets
+from reaper.aws.faults import AwsError, short
+from reaper.aws.tagging import current_tags, remove_tags, write_tags
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, ResultCode, Verdict
+from reaper.core.policy import TagView, apply_grace, exempt_hint, is_production, kill_date, over_budget, production_guard, read_tags, screen
+from reaper.core.settings import Settings
+from reaper.core.timeutil import iso
+from reaper.kinds.base import ActContext, Action, Kind
+from reaper.record.courier import Courier, payload
+from reaper.record.runtime import Runtime
+from reaper.sweep import scope as sweep_scope
+from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
+from reaper.sweep.deadline import RESERVE_SECONDS, Deadline
+
+log = logging.getLogger("reaper")
+
+Progress = Callable[[str], None]
+
+
+# Resources per chunk (at most; a kind may declare fewer). Before each chunk the sweep asks whether
+# it still fits in the time left, estimated from the slowest chunk so far; a kind with
+# `chunked_signals` reads its per-resource evidence a chunk at a time, so what an invocation does
+# not reach is not read either. 500 = one full GetMetricData batch of queries.
+CHUNK = 500
+# (the next part's cursor, seconds this part ran) -> what was arranged; raises when it cannot be
+Continue = Callable[[Cursor, float], str]
+
+
+@dataclass
+class KindRun:
+    """One kind in one region: its outcomes, and what time ran out before (in id order)."""
+
+    outcomes: list[Outcome]
+    left: list[Resource] = field(default_factory=list)
+    last: str | None = None  # the id of the last resource handled
+    handled: int = 0
+
+
+@dataclass
+class SweepRun:
+    outcomes: list[Outcome]
+    next_part: Cursor | None = None  # where the next part starts, when this one stopped early
+    arranged: str | None = None  # the next part, as arranged; None when it could not be
+    unreached: int = 0  # resources of the stopped region this part did not reach
+    handled: int = 0
+    superseded: str | None = None  # why no next part: another chain holds the chain record (reaper.sweep.chain)
+    ended: str | None = None  # why the chain ended here on an error (stalled, part limit, not arranged)
+
+
+def sweep(
+    rt: Runtime,
+    kinds: Iterable[str],
+    now: datetime,
+    event_id: str,
+    regions: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    deadline: Deadline | None = None,
+) -> list[Outcome]:
+    """Run every named kind in every region; return one Outcome per resource.
+
+    Each outcome is recorded and queued for Slack right after its action, not at the end: a sweep
+    that dies half-way has logged what it did, and the next sweep posts what it could not. What the
+    deadline leaves no time for is `not-reached`, said once (no continuation here: see sweep_run).
+    """
+    return sweep_run(rt, list(kinds), now, event_id, regions, progress, deadline).outcomes
+
+
+def sweep_run(
+    rt: Runtime,
+    kinds: list[str],
+    now: datetime,
+    event_id: str,
+    regions: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    deadline: Deadline | None = None,
+    resume: Cursor | None = None,
+    continue_with: Continue | None = None,
+    preface: Iterable[Outcome] = (),
+) -> SweepRun:
+    """A sweep, or one part of it. With `continue_with` (one kind), a sweep that runs short of time
+    stops between resources and has its next part arranged; `resume` is where this part starts.
+
+    Every part acts under the first part's event id (`event_id` is the cursor's), so the claims
+    hold across parts. A part that handled nothing, or one past MAX_PARTS, ends the chain with one
+    error outcome; a next part that cannot be arranged leaves one not-reached notice. `preface`
+    outcomes (a dead chain's error, say) are recorded and posted first.
+    """
+    say = progress or (lambda _msg: None)
+    deadline = deadline or Deadline.none()
+    began = deadline.clock()
+    if continue_with is not None and len(kinds) != 1:
+        raise ValueError("a sweep is continued one kind at a time")
+    courier = Courier(rt, now, event_id)
+    courier.replay_unposted()
+    region_list = list(regions or rt.regions)
+    after: str | None = None
+    if resume is not None:
+        region_list = region_list[region_list.index(resume.region) :]
+        after = resume.after
+    run = SweepRun(list(preface))
+    for o in run.outcomes:
+        courier.take(o)
+    for i, region in enumerate(region_list):
+        for name in kinds:
+            kind = kind_registry.get(name)
+            part = sweep_kind_run(rt, kind, region, now, event_id, say, courier, deadline, after if i == 0 else None)
+            run.outcomes.extend(part.outcomes)
+            run.handled += part.handled
+            if not part.left:
+                continue
+            if continue_with is None:  # nothing carries on after this invocation: say so
+                run.outcomes.extend(not_reached(kind, part.left, rt.settings))
+                continue
+            last = part.last if part.last is not None else (after if i == 0 else None)
+            run.next_part = Cursor(
+                kind=name,
+                region=region,
+                after=last or "",
+                sweep_started=resume.sweep_started if resume else now,
+                part=(resume.part if resume else 1) + 1,
+                event_id=event_id,
+            )
+            run.unreached = len(part.left)
+            later = region_list[i + 1 :]
+            _carry_on(rt, courier, run, continue_with, deadline.clock() - began, later)
+            break
+        if run.next_part is not None:
+            break
+    courier.report_not_reached(run.outcomes)
+    courier.flush()
+    return run
+
+
+def _carry_on(rt: Runtime, courier: Courier, run: SweepRun, continue_with: Continue, elapsed: float, later: list[str]) -> None:
+    """Arrange the next part, or end the chain with one error, or say once what is not reached."""
+    cursor = run.next_part
+    assert cursor is not None
+    where = _unreached(run.unreached, later)
+    problem: str | None = None
+    if run.handled == 0:
+        problem = f"part {cursor.part - 1} handled no resource before its time ran out ({where} not reached)"
+    elif cursor.part > MAX_PARTS:
+        problem = f"it passed the limit of {MAX_PARTS} parts ({where} not reached)"
+    if problem is not None:
+        reason = f"the {cursor.kind} sweep started {iso(cursor.sweep_started)} stopped: {problem}; the next full sweep starts again"
+        log.error(reason)
+        run.ended = reason
+        run.outcomes.append(sweep_error(cursor.kind, cursor.region, rt.settings, reason, f"continuation:{cursor.event_id}"))
+        courier.take(run.outcomes[-1])
+        return
+    try:
+        run.arranged = continue_with(cursor, elapsed)
+        log.info("sweep continues: %s after %r in %s (%s not reached yet)", run.arranged, cursor.after, cursor.region, where)
+    except Superseded as exc:  # the chain that holds the record reaches them: nothing to tell
+        run.superseded = str(exc)
+        log.warning("part %d of the %s sweep not arranged: %s", cursor.part, cursor.kind, exc)
+    except (*AwsError, ValueError) as exc:
+        why = short(exc) if isinstance(exc, AwsError) else str(exc)
+        log.error("could not arrange part %d of the %s sweep: %s", cursor.part, cursor.kind, why)
+        run.ended = f"part {cursor.part} could not be arranged: {why}"
+        courier.report_not_reached([], unreached=run.unreached, kind=cursor.kind, region=cursor.region, later=later, why=why)
+
+
+def _unreached(n: int, later: list[str]) -> str:
+    return f"{n} resource(s)" + (f", and regions {', '.join(later)}" if later else "")
+
+
+def not_reached(kind: Kind, left: list[Resource], settings: Settings) -> list[Outcome]:
+    """Outcomes for what a sweep without a next part had no time for: decided nothing, changed nothing."""
+    why = "not reached: the sweep ran out of time; the next sweep decides again"
+    return [
+        Outcome(r, Decision(Verdict.KEEP, why), settings.mode_for(kind.name), result=Result(ResultCode.NOT_REACHED, message=why))
+        for r in left
+    ]
+
+
+def sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_key: str | None = None) -> Outcome:
+    """One error outcome standing for the whole kind in this region."""
+    gone = Resource(kind=kind, id="*", arn="", region=region, state="unknown")
+    failed = Result(ResultCode.FAILED, message=reason)
+    return Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep", notify_key=notify_key), settings.mode_for(kind), result=failed)
+
+
+def sweep_kind(
+    rt: Runtime,
+    kind: Kind,
+    region: str,
+    now: datetime,
+    event_id: str,
+    say: Progress,
+    courier: Courier | None = None,
+    deadline: Deadline | None = None,
+) -> list[Outcome]:
+    """One kind in one region. Without a courier (an event's targeted check) it records and posts itself."""
+    own = courier or Courier(rt, now, event_id)
+    run = sweep_kind_run(rt, kind, region, now, event_id, say, own, deadline)
+    outcomes = run.outcomes + not_reached(kind, run.left, rt.settings)
+    if courier is None:
+        own.report_not_reached(outcomes)
+        own.flush()
+    return outcomes
+
+
+def sweep_kind_run(
+    rt: Runtime,
+    kind: Kind,
+    region: str,
+    now: datetime,
+    event_id: str,
+    say: Progress,
+    courier: Courier,
+    deadline: Deadline | None = None,
+    after: str | None = None,
+) -> KindRun:
+    """One kind in one region, in id order from just after `after`, a chunk at a time while time lasts."""
+    clients = rt.clients(region)
+    settings = rt.settings
+    deadline = deadline or Deadline.none()
+    chunked = kind.declaration.chunked_signals
+    size = min(kind.declaration.chunk_size or CHUNK, CHUNK)
+    try:
+        resources = sorted(kind.discover(clients, settings, now), key=lambda r: r.id)
+        todo = [r for r in resources if after is None or r.id > after]
+        skipped = f" ({len(resources) - len(todo)} done by earlier parts)" if after is not None else ""
+        say(f"{kind.name} {region}: {len(resources)} found{skipped}, reading signals")
+        # a kind whose evidence is read across resources (sibling jobs, account-wide searches) reads it for all
+        signals: Mapping[str, Any] = {} if chunked else kind.signals(clients, resources, settings, now, log=rt.log)
+    except AwsError as exc:
+        # Not silent: one error outcome stands for the whole kind in this region.
+        outcome = sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
+        courier.take(outcome)
+        return KindRun([outcome])
+    spend: dict[str, ProjectSpend] = {}
+    if kind.declaration.budgeted and settings.budget_topic_arn:
+        account = settings.budget_topic_arn.split(":")[4] if settings.budget_topic_arn.count(":") >= 5 else ""
+        # dry-run changes nothing in AWS (contract: "not even tags"), so budgets are only said, not created
+        enforcing = settings.mode_for(kind.name) is Mode.ENFORCE
+        spend = budgets.read(clients, settings, account, manage=kind.declaration.manages_budgets, create=enforcing)
+    ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
+    run = KindRun([])
+    slowest = 0.0  # the longest chunk so far: the estimate for the next one
+    with sweep_scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
+            left = deadline.left()
+            if left is not None and left - RESERVE_SECONDS < slowest:
+                run.left = todo[start:]
+                break
+            began = deadline.clock()
+            if chunked:
+                try:
+                    signals = kind.signals(clients, chunk, settings, now, log=rt.log)
+                except AwsError as exc:
+                    reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next sweep tries again"
+                    run.outcomes.append(sweep_error(kind.name, region, settings, reason))
+                    courier.take(run.outcomes[-1])
+                    break
+            for n, r in enumerate(chunk):
+                if deadline.nearly_over():
+                    run.left = todo[start + n :]
+                    break
+                outcome = process(kind, r, signals.get(r.id), ctx)
+                courier.take(outcome)
+                run.outcomes.append(outcome)
+                run.last, run.handled = r.id, run.handled + 1
+            if run.left:
+                break
+            slowest = max(slowest, deadline.clock() - began)
+    counts = Counter(o.verdict.value for o in run.outcomes)
+    tail = f"; {len(run.left)} left for later" if run.left else ""
+    say(
+        (
+            f"{kind.name} {region}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            if counts
+            else f"{kind.name} {region}: nothing found"
+        )
+        + tail
+    )
+    return run
+
+
+def decide(
+    kind: Kind, resource: Resource, signal: Any, settings: Settings, now: datetime, spend: Mapping[str, ProjectSpend] | None = None
+) -> tuple[Decision, TagView]:
+    """The whole decision for one resource, pure: tags, exemptions, the kind's rule, kill date, budget, production, grace."""
+    view = read_tags(resource.tags, settings)
+    decision = screen(view, settings, now) or kind.decide(resource, signal, view, settings, now)
+
+    def pick(reason: str) -> Decision | None:
+        return kind.kill_decision(resource, signal, view, settings, now, reason)
+
+    decision = kill_date(decision, view, settings, now, pick)
+    decision = over_budget(decision, view, settings, spend or {}, now, pick)
+    decision = production_guard(decision, view, settings)
+    if settings.mode_for(kind.name) is Mode.ENFORCE and decision.verdict in (Verdict.ACT, Verdict.KEEP):
+        decision = apply_grace(decision, view, settings.grace_for(kind.name), now)
+    return decision, view
+
+
+def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Outcome:
+    settings = ctx.settings
+    try:
+        decision, view = decide(kind, resource, signal, settings, ctx.now, ctx.spend)
+    except Exception as exc:  # a bug in one rule must not end the sweep
+        log.exception("decision failed for %s", resource.arn)
+        decision, view = Decision(Verdict.ERROR, f"decision failed: {exc}"), TagView()
+    outcome = Outcome(
+        resource,
+        decision,
+        settings.mode_for(kind.name),
+        owner=view.owner,
+        project=view.project,
+        stage=view.stage,
+        undo=kind.undo_hint(resource, decision.action) if decision.action else None,
+        opt_out=exempt_hint(resource.arn, settings),
+    )
+    if outcome.mode is Mode.ENFORCE:
+        try:
+            outcome.result = enforce(kind, outcome, ctx)
+        except Exception as exc:  # a bug or an unexpected failure on one resource must not end the sweep
+            log.exception("enforcing failed for %s", resource.arn)
+            outcome.result = Result(ResultCode.FAILED, message=f"{decision.action or 'warning'} failed: {short(exc)}")
+    return outcome
+
+
+def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
+    """Carry out the decision; what happened is a Result, the decision stays as the rule made it.
+
+    Before any change (an action, or the warning tag): time left, the lease, the claim, the state
+    and the protection tags, each read again now.
+    """
+    d, r = outcome.decision, outcome.resource
+    warned_key = ctx.settings.tag("warned-at")
+    acting = d.verdict is Verdict.ACT and d.action is not None
+    warning = d.verdict is Verdict.WARN and d.newly_warned
+    if acting or warning:
+        if ctx.deadline.nearly_over():
+            return Result(ResultCode.NOT_REACHED, message="not reached: the sweep ran out of time; the next sweep decides again")
+        action = kind.actions[d.action] if acting and d.action else None
+        if action is not None and action.needs_log and ctx.log is None:
+            return _refused(d, "no action log to keep the restore record in (set REAPER_TABLE)")
+        try:
+            if not _lease(ctx, outcome):
+                return Result(ResultCode.DUPLICATE, message="another sweep is handling it right now")
+        except AwsError as exc:
+            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written ({short(exc)})")
+        try:
+            return _act(kind, action, outcome, ctx, warned_key) if action is not None else _warn(outcome, ctx, warned_key)
+        finally:
+            _release(ctx, outcome)
+    if d.clear_warning:
+        try:
+            remove_tags(ctx.clients, r.arn, [warned_key])
+        except AwsError as exc:
+            return Result(ResultCode.DONE, detail=f"could not remove {warned_key}: {short(exc)}")
+    return None
+
+
+def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
+    r = outcome.resource
+    try:
+        if not _claim(ctx, outcome):
+            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
+        protected, fresh = _protected_now(ctx, r)
+        if protected:
+            return Result(ResultCode.PROTECTED, message=protected)
+        if any(k.strip().lower() == warned_key.lower() for k in fresh):
+            return Result(ResultCode.DUPLICATE, message="warned already by another sweep")
+        if not _write_ahead(ctx, outcome, Result(ResultCode.WARNED, detail=STOPPED_AFTER)):
+            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written, so {warned_key} was not written")
+        write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
+    except AwsError as exc:
+        return Result(ResultCode.FAILED, message=f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
+    return Result(ResultCode.WARNED)
+
+
+def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
+    d, r = outcome.decision, outcome.resource
+    try:
+        if not _claim(ctx, outcome):
+            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
+        state = kind.current_state(ctx.clients, r)
+        if state is None:
+            return Result(ResultCode.GONE, message=f"gone before the action could run ({d.reason})")
+        if state not in action.valid_origin_states:
+            allowed = "/".join(sorted(action.valid_origin_states))
+            return Result(ResultCode.STATE_CHANGED, message=f"now {state}, not {allowed}: nothing done")
+        protected, _fresh = _protected_now(ctx, r)
+        if protected:
+            return Result(ResultCode.PROTECTED, message=protected)
+        if not _write_ahead(ctx, outcome, Result(ResultCode.DONE, executed=True, detail=STOPPED_AFTER)):
+            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written before the {d.action}")
+        detail = action.runner()(ctx, r, d)
+    except ActionRefused as exc:
+        return _refused(d, exc.reason)
+    except AwsError as exc:
+        return Result(ResultCode.FAILED, message=f"{d.action} failed: {short(exc)}")
+    if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
+        try:
+            remove_tags(ctx.clients, r.arn, [warned_key])
+        except AwsError as exc:
+            detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
+    return Result(ResultCode.DONE, executed=True, detail=detail)
+
+
+STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"
+
+
+def _write_ahead(ctx: ActContext, outcome: Outcome, started: Result) -> bool:
+    """Record the change about to be made, and keep its message as unposted, before making it.
+
+    The courier records each outcome right after its action; a sweep killed in between (the
+    function's timeout) is retried under the same event id, whose claim then says the change was
+    handled already, so without this the change would be neither logged nor posted (invariant 7).
+    The courier's own record and message for the outcome use the same keys (the sweep's `now`, the
+    resource, the event id) and replace these; if it never comes, the next sweep posts this message.
+    False when the action log cannot be written: then nothing is changed.
+    """
+    if ctx.log is None:
+        return True
+    # "unconfirmed": the change may or may not have been made (the courier's record, which replaces
+    # this one, says which); `reaper log --json` and the message keep the flag
+    body = {**payload(replace(outcome, result=started)), "message_key": uuid.uuid4().hex, "unconfirmed": True}
+    try:
+        ctx.log.record(body, ctx.now, ctx.event_id)
+        ctx.log.put_unposted(body, ctx.now, ctx.event_id)
+    except AwsError as exc:
+        log.error("could not record %s before changing it: %s", outcome.resource.arn, short(exc))
+        return False
+    return True
+
+
+def _protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:
+    """Protection read again from the resource's own service: a tag set after discovery still wins.
+
+    Returns (why it is protected now, or None; the tags as they are now).
+    """
+    fresh = current_tags(ctx.clients, r.arn)
+    view = read_tags(fresh, ctx.settings)
+    screened = screen(view, ctx.settings, ctx.now)
+    if screened is not None:
+        return f"{screened.reason} (read again just before the change): nothing done", fresh
+    if is_production(view, ctx.settings):
+        return f"production stage {view.stage!r} (read again just before the change): nothing done", fresh
+    return None, fresh
+
+
+def _lease(ctx: ActContext, outcome: Outcome) -> bool:
+    """One actor per resource: a CLI sweep, a scheduled sweep and an event never warn or act twice."""
+    if ctx.log is None:
+        return True
+    return ctx.log.lease(outcome.resource.arn, ctx.event_id, ctx.now)
+
+
+def _release(ctx: ActContext, outcome: Outcome) -> None:
+    if ctx.log is None:
+        return
+    try:
+        ctx.log.release(outcome.resource.arn, ctx.event_id)
+    except AwsError as exc:  # it expires by itself in minutes; nothing is lost
+        log.warning("could not release the lease on %s: %s", outcome.resource.arn, short(exc))
+
+
+def _claim(ctx: ActContext, outcome: Outcome) -> bool:
+    """Enforce actions and first warnings are claimed per event: a re-delivery finds the claim."""
+    if ctx.log is None:
+        return True
+    d = outcome.decision
+    return ctx.log.claim(f"{outcome.resource.arn}|{d.verdict.value}|{d.action}|event:{ctx.event_id}", ctx.now)
+
+
+def _refused(d: Decision, why: str) -> Result:
+    return Result(ResultCode.REFUSED, message=f"refused to {d.action}: {why}")
