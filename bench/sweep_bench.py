@@ -37,6 +37,7 @@ from reaper.record.runtime import Runtime  # noqa: E402
 from reaper.sweep import pipeline  # noqa: E402
 from reaper.sweep.continuation import Cursor  # noqa: E402
 from reaper.sweep.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
+from reaper.wiring import build_runtime  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
 from reaper_devkit.local_aws import local_account, session  # noqa: E402
 
@@ -99,7 +100,7 @@ def measure(
             # and the figures are of a later sweep that day (messages told already)
             create_table(session().client("dynamodb"), "bench-log")
             settings = settings.replace(table="bench-log")
-        rt = Runtime.build(settings, region="us-east-1")
+        rt = build_runtime(settings, region="us-east-1")
         if with_log:
             with recording() as first:
                 pipeline.sweep(rt, [kind], now, event_id="bench-first")

@@ -21,8 +21,8 @@ from typing import Any
 
 from reaper.cli import main as cli
 from reaper.core.settings import Settings
-from reaper.record.runtime import Runtime
 from reaper.slack import post as slack
+from reaper.wiring import build_runtime
 from reaper_devkit import scenes
 from reaper_devkit.local_aws import local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
@@ -96,7 +96,7 @@ def run_demo(keep: bool = False) -> int:
         print("\nSlack:")
         show_slack(slack_hook.messages, mark)
 
-        rt = Runtime.build(Settings.from_env().replace(mode="enforce", grace_minutes=0, kind_grace_minutes={}))
+        rt = build_runtime(Settings.from_env().replace(mode="enforce", grace_minutes=0, kind_grace_minutes={}))
         for scene in loaded:
             after: Callable[..., None] | None = getattr(scene, "after_sweep", None)
             if after is not None:
@@ -160,7 +160,7 @@ def demo_click(aws: Any, now: datetime) -> None:
     secret = "demo-signing-secret"
     sm = aws.client("sagemaker")
     arn = notebook(sm, "click-me", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
-    rt = Runtime.build(Settings.from_env().replace(mode="enforce", slack_webhook_url=None))
+    rt = build_runtime(Settings.from_env().replace(mode="enforce", slack_webhook_url=None))
     with SlackApi({"ana@example.com": "U0ANA0001"}) as api:
         bot = SlackBot.build(BotConfig(bot_token="xoxb-demo", admin_channel="C0ADMIN", signing_secret=secret, base_url=api.url))
         body = click_body("reaper:snooze", arn, "notebook", "U0ANA0001", api.response_url("snooze"))

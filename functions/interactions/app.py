@@ -12,12 +12,12 @@ from reaper.aws.clients import RETRY_CONFIG
 from reaper.core.errors import ConfigError
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
-from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot, cached_bot
 from reaper.slack.interactions import handle_request
+from reaper.wiring import build_runtime
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
-RUNTIME = Runtime.build(SETTINGS.replace(queue_url=None, slack_secret_arn=None))  # it posts nothing through the queue itself
+RUNTIME = build_runtime(SETTINGS.replace(queue_url=None, slack_secret_arn=None))  # it posts nothing through the queue itself
 SECRET_ARN = SETTINGS.slack_secret_arn or ""
 LAMBDA = boto3.client("lambda", config=RETRY_CONFIG)
 

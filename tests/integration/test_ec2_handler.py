@@ -10,6 +10,7 @@ import pytest
 
 from reaper.core.errors import BadEventError
 from reaper.kinds.ec2 import catalog
+from reaper.wiring import build_runtime
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
@@ -80,10 +81,9 @@ def test_enforce_without_grace_stops_exactly_the_idle_unmanaged_ebs_gpu_instance
 
 def test_every_kept_instance_says_why(ec2, fleet, deployed_env, lambda_context, monkeypatch, capsys):
     from reaper.core.settings import Settings
-    from reaper.record.runtime import Runtime
     from reaper.sweep import pipeline
 
-    rt = Runtime.build(Settings(mode="enforce", grace_minutes=0), region="us-east-1")
+    rt = build_runtime(Settings(mode="enforce", grace_minutes=0), region="us-east-1")
     outcomes = pipeline.sweep(rt, ["ec2"], datetime.now(UTC), event_id="why")
     for o in outcomes:
         verdict, words = fleet.expected[fleet.name_of(o.resource.id)]

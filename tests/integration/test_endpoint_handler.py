@@ -14,6 +14,7 @@ from reaper.handlers import handle_kind_event
 from reaper.kinds.base import ActContext
 from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
+from reaper.wiring import build_runtime
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import set_status
@@ -266,9 +267,8 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
     se.age("racy", datetime.now(UTC), 300)
     kind = kinds.get("endpoint")
     from reaper.core.settings import Settings
-    from reaper.record.runtime import Runtime
 
-    rt = Runtime.build(Settings(mode=Mode.ENFORCE, grace_minutes=0, table=table), session=aws, region="us-east-1")
+    rt = build_runtime(Settings(mode=Mode.ENFORCE, grace_minutes=0, table=table), session=aws, region="us-east-1")
     now = datetime.now(UTC)
     resource = next(r for r in kind.discover(rt.clients(), rt.settings, now) if r.id == "racy")
     sm.delete_model(ModelName="racy-model-alltraffic")

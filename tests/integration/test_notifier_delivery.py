@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from reaper.record.actionlog import ActionLog, PostClaim
-from reaper.record.outbox import DirectSlack
 from reaper.slack import post as slack
+from reaper.slack.direct import DirectSlack
 from reaper.slack.notifier import Notifier
 from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
 from reaper_devkit.slack_receiver import SlackReceiver

@@ -19,6 +19,7 @@ from reaper.record.runtime import Runtime
 from reaper.slack.bot import BotConfig, SlackBot
 from reaper.slack.interactions import handle_request
 from reaper.sweep import pipeline
+from reaper.wiring import build_runtime
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.slack_api import SlackApi
@@ -54,7 +55,7 @@ def click_body(api: SlackApi, action: str, arn: str, user: str, kind: str = "not
 @pytest.fixture
 def world(aws, sm, table):
     arn = seed.notebook(sm, "nb-ana", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
-    rt = Runtime.build(Settings.validated({"mode": "enforce", "table": table}), session=aws, region="us-east-1")
+    rt = build_runtime(Settings.validated({"mode": "enforce", "table": table}), session=aws, region="us-east-1")
     with SlackApi(USERS) as api:
         bot = SlackBot.build(
             BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
@@ -172,7 +173,7 @@ def test_a_button_naming_a_foreign_region_or_unknown_kind_is_refused(world):
 
 def test_dry_run_answers_what_would_be_done_and_writes_no_tag(aws, sm, table):
     arn = seed.notebook(sm, "nb-dry", {"ml:owner": OWNER})
-    rt = Runtime.build(Settings.validated({"mode": "dry-run", "table": table}), session=aws, region="us-east-1")
+    rt = build_runtime(Settings.validated({"mode": "dry-run", "table": table}), session=aws, region="us-east-1")
     with SlackApi(USERS) as api:
         bot = SlackBot.build(BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, base_url=api.url))
         now = datetime.now(UTC)

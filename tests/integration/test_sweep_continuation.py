@@ -16,6 +16,7 @@ import pytest
 from reaper.core.errors import BadEventError
 from reaper.sweep import pipeline
 from reaper.sweep.continuation import MAX_PARTS, schedule_name
+from reaper.wiring import build_runtime
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.iam_check import ungranted
@@ -95,9 +96,8 @@ def everything(aws, sm) -> list[str]:
     """The ids a sweep of the seeded account handles, from a fresh full dry-run pass."""
     from reaper import kinds
     from reaper.core.settings import Settings
-    from reaper.record.runtime import Runtime
 
-    rt = Runtime.build(Settings(), session=aws, region="us-east-1")
+    rt = build_runtime(Settings(), session=aws, region="us-east-1")
     return sorted(r.id for r in kinds.get("studio-app").discover(rt.clients(), rt.settings, datetime.now(UTC)))
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reaper import kinds as kind_registry
+from reaper import wiring
 from reaper.aws.faults import AwsError, short
 from reaper.core.errors import BadEventError
 from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
@@ -29,7 +30,7 @@ def build_runtime(*kind_names: str) -> Runtime:
     """
     for name in kind_names:
         kind_registry.get(name)
-    return Runtime.build(Settings.from_env())
+    return wiring.build_runtime(Settings.from_env())
 
 
 def summarize(event_id: str, outcomes: list[Outcome]) -> dict[str, Any]:

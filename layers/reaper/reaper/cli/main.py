@@ -31,6 +31,7 @@ from reaper.core.settings import MAX_GRACE_MINUTES, Settings, table_name_problem
 from reaper.record.actionlog import LOG_TTL
 from reaper.record.runtime import Runtime
 from reaper.report.summary import GROUPS
+from reaper.wiring import build_runtime
 
 __all__ = ["main", "format_table", "format_log_line", "parse_since", "version"]
 
@@ -210,7 +211,7 @@ def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = F
     preflight.check_credentials(session)
     home = settings.regions[0] if settings.regions else default_region(session)
     preflight.check_regions(session, settings.regions or ((home,) if home else ()))
-    rt = Runtime.build(settings, session=session)
+    rt = build_runtime(settings, session=session)
     if settings.table and args.command != "init":
         preflight.check_table(rt.clients()("dynamodb"), settings.table, rt.home_region)
     return rt

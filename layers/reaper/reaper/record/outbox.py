@@ -5,14 +5,11 @@ webhook), or nowhere (not configured). The action log holds every record in any 
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from reaper.aws.faults import AwsError, short
-from reaper.slack import post as slack
-from reaper.slack.webhook import redact
 
 SQS_PERMISSIONS = ("sqs:SendMessage",)
 
@@ -51,45 +48,4 @@ class QueueOutbox:
                 n = int(failed["Id"])
                 p = batch[n]
                 problems[i + n] = f"queueing the message for {p.get('kind')} {p.get('id')} failed: {failed.get('Message')}"
-        return problems
-
-
-class DirectSlack:
-    """The CLI's path when only a webhook is set: post now, say on stderr what failed."""
-
-    def __init__(self, webhook_url: str, policy: slack.PostPolicy | None = None) -> None:
-        self.webhook_url = webhook_url
-        self.policy = policy or slack.PostPolicy()
-
-    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
-        problems: dict[int, str] = {}
-        for n, p in enumerate(payloads):
-            try:
-                slack.post(self.webhook_url, p, self.policy)
-            except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
-                print(redact(f"Slack message for {p.get('kind')} {p.get('id')}: {exc}", self.webhook_url), file=sys.stderr)
-            except slack.SlackPostError as exc:
-                # returned, not printed: the courier reports each problem once (and makes it the resource's error)
-                problems[n] = redact(f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc}", self.webhook_url)
-        return problems
-
-
-class DirectBot:
-    """The CLI's path in bot mode (the secret holds a bot token): post now, to the owner."""
-
-    def __init__(self, bot: Any) -> None:
-        self.bot = bot  # reaper.slack.bot.SlackBot
-
-    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
-        from reaper.slack.notifier import render_for
-
-        problems: dict[int, str] = {}
-        for n, p in enumerate(payloads):
-            try:
-                self.bot.post(p, render_for(p))
-            except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
-                print(f"Slack message for {p.get('owner') or p.get('id')}: {exc}", file=sys.stderr)
-            except slack.SlackPostError as exc:
-                problems[n] = f"Slack message for {p.get('owner') or p.get('id')} not posted: {exc} (the action log keeps the record)"
-                print(problems[n], file=sys.stderr)
         return problems
