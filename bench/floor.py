@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.client import BaseClient
 
-from reaper.kinds.iam import iam_action
+from reaper.sweep.iam import iam_action
 
 # operation -> (the list field of the response, AWS's largest page), from each API reference's MaxResults
 PAGE: dict[str, tuple[str, int]] = {

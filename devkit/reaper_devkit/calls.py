@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.client import BaseClient
 
-from reaper.kinds.iam import iam_action
+from reaper.sweep.iam import iam_action
 from reaper_devkit.iam_check import Request, requests_for, ungranted
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reaper.kinds.iam import PASSES_ROLE, TAG_ON_CREATE
+from reaper.sweep.iam import PASSES_ROLE, TAG_ON_CREATE
 from reaper_devkit.template import function_statements, load, statement_actions
 
 ACCOUNT = "123456789012"  # moto's account; template patterns are resolved for it

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from reaper.core.deadline import Deadline
 from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
-from reaper.sweep.deadline import Deadline
 from reaper_devkit import seed
 from tests.conftest import drain, event, load_function
 

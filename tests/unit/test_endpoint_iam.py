@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from reaper import kinds
-from reaper.kinds.iam import RESTORE_COMMON
+from reaper.sweep.iam import RESTORE_COMMON
 from reaper_devkit.template import function_actions, load
 
 SHARED_SIDS = {"ActionLog", "Notify"}

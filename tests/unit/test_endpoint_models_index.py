@@ -123,8 +123,8 @@ def test_a_failed_page_starts_the_listing_again_for_the_next_chunk() -> None:
 
 
 def test_the_chunks_of_one_sweep_share_a_reader_and_the_next_sweep_does_not() -> None:
+    from reaper.core import scope as sweep_scope
     from reaper.kinds.endpoint.signals import reader_for
-    from reaper.sweep import scope as sweep_scope
 
     sm = FakeSageMaker([])
     clients = lambda service: sm  # noqa: E731

@@ -12,7 +12,7 @@ import pytest
 from reaper import kinds
 from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
 from reaper.kinds.endpoint.autoscaling import wake_alarm_name
-from reaper.kinds.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
+from reaper.sweep.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import (
     attached_policies,

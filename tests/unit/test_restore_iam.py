@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from reaper import kinds
-from reaper.kinds.iam import RESTORE_COMMON, implied, restore_function_permissions
+from reaper.sweep.iam import RESTORE_COMMON, implied, restore_function_permissions
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import attached_policies, function_actions, function_statements, load, statement_actions
 

@@ -11,6 +11,7 @@ from typing import Any
 from reaper import kinds as kind_registry
 from reaper import wiring
 from reaper.aws.faults import AwsError, short
+from reaper.core.deadline import Deadline
 from reaper.core.errors import BadEventError
 from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
 from reaper.core.model import Outcome, Verdict
@@ -20,7 +21,6 @@ from reaper.core.timeutil import human_duration, iso
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.sweep import chain, continuation, pipeline
-from reaper.sweep.deadline import Deadline
 
 
 def build_runtime(*kind_names: str) -> Runtime:

@@ -229,15 +229,21 @@ def _progress(line: str) -> None:
     print(f"… {line}", file=sys.stderr, flush=True)
 
 
+def _demo(keep: bool) -> int:
+    """The demo lives in the development kit, found through its entry point: the layer never imports the kit."""
+    found = metadata.entry_points(group="mlreaper.commands", name="demo")
+    try:
+        run_demo = next(iter(found)).load()
+    except (StopIteration, ImportError):
+        # pip install . ships reaper_devkit but not moto (the `demo` extra)
+        raise UsageError("reaper demo needs moto: pip install 'mlreaper[demo]' (or run `make demo` in the repository)") from None
+    return int(run_demo(keep=keep))
+
+
 def _run(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     if args.command == "demo":
-        try:
-            from reaper_devkit.demo import run_demo
-        except ImportError:
-            # pip install . ships reaper_devkit but not moto (the `demo` extra)
-            raise UsageError("reaper demo needs moto: pip install 'mlreaper[demo]' (or run `make demo` in the repository)") from None
-        return int(run_demo(keep=args.keep))
+        return _demo(keep=args.keep)
     if args.command == "init":
         rt = _runtime(args, _settings(args))
         from reaper.record.actionlog import create_table

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from reaper.core.errors import OutputError
 from reaper.core.model import Mode, Outcome, Verdict
+from reaper.core.text import cut
 
 DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what the README promises
 MIN_REASON = 24
@@ -54,11 +55,6 @@ def terminal_width() -> int:
             return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     columns = os.environ.get("COLUMNS", "")
     return int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
-
-
-def cut(text: str, width: int) -> str:
-    text = " ".join(text.split())  # one line: AWS messages may hold newlines
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
 def select(outcomes: Iterable[Outcome], verdicts: Iterable[str] = (), owners: Iterable[str] = ()) -> list[Outcome]:

@@ -18,19 +18,21 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from reaper.aws.clients import Clients
+from reaper.core.deadline import Deadline
 from reaper.core.model import Decision, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
-from reaper.sweep.deadline import Deadline
 
 if TYPE_CHECKING:
     from reaper.core.events import EventBridgeEvent
     from reaper.record.actionlog import ActionLog
     from reaper.record.runtime import Runtime
-    from reaper.restore.run import Say
 
 # "package.module:attribute", imported on first use
 Ref = str
+
+# How a restore tells its progress (a line at a time)
+Say = Callable[[str], None]
 
 
 def resolve(ref: Ref) -> Any:

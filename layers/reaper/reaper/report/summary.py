@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from reaper.core.text import cut
 from reaper.core.timeutil import as_utc, parse_instant
 
 GROUPS = ("owner", "kind", "project")
@@ -169,7 +170,6 @@ def format_report(
     groups: list[Group], by: str, since: datetime, dry_run_findings: int, width: int = 120, items: list[Reclaimed] | None = None
 ) -> str:
     """The report as a table that fits `width` columns: a long key or note is cut with an ellipsis."""
-    from reaper.cli.output import cut  # the CLI's own cut; imported here so the functions never load it
 
     lines = [f"reclaimed since {since:%Y-%m-%d %H:%M} UTC, by {by}"]
     if not groups:

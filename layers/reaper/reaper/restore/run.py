@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 
 from reaper.core.errors import NoRestoreRecord, RestoreError
+from reaper.kinds.base import RestoreRun, Say, resolve
 from reaper.record.runtime import Runtime
-
-Say = Callable[[str], None]
 
 # What the other kinds do keeps the resource (stopped, or only the app deleted): it is restarted.
 RESTARTED = "notebooks, training jobs, Studio apps and EC2 instances are stopped, not deleted: they are restarted, not restored"
@@ -25,7 +23,6 @@ def restore(rt: Runtime, name: str, now: datetime, say: Say, kind: str | None = 
     called `fs-0123abcd`, like a file system id) goes to the kind that has a restore record for it;
     when both have one, `kind` says which (`reaper restore NAME --kind K`)."""
     from reaper import kinds
-    from reaper.kinds.base import RestoreRun, resolve
 
     if rt.log is None:
         raise RestoreError("restore needs the action log, where restore records are kept: set REAPER_TABLE or pass --table")

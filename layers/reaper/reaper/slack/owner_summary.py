@@ -9,8 +9,6 @@ MAX_LISTED with buttons (Slack allows 50 blocks, 5 elements per actions block), 
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
-from collections.abc import Iterable
 from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
@@ -29,51 +27,11 @@ from reaper.slack.message import (
     money,
 )
 
-MAX_ITEMS = 100
 MAX_LISTED = 20
-ITEM_KEYS = (
-    "kind",
-    "id",
-    "arn",
-    "region",
-    "account",
-    "verdict",
-    "action",
-    "past",
-    "reason",
-    "executed",
-    "mode",
-    "hourly_usd",
-    "monthly_usd",
-    "project",
-    "error",
-    "evidence",
-)
+
 RESTORABLE = frozenset({"endpoint", "fsx"})
+
 BUTTON_VALUE_MAX = 2000
-
-
-def group(bodies: Iterable[dict[str, Any]], event_id: str) -> list[dict[str, Any]]:
-    """{owner: [payloads]} as one summary payload each, owners in order of first appearance."""
-    by_owner: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for body in bodies:
-        by_owner[str(body.get("owner") or "").strip()].append(body)
-    out = []
-    for owner, items in by_owner.items():
-        projects = Counter(str(i.get("project") or "") for i in items)
-        out.append(
-            {
-                "type": "owner-summary",
-                "event_id": event_id,
-                "owner": owner or None,
-                "project": projects.most_common(1)[0][0] or None,
-                "total": len(items),
-                "counts": dict(Counter(str(i.get("verdict")) for i in items)),
-                "hourly_usd": round(sum(i.get("hourly_usd") or 0 for i in items), 4),
-                "items": [{k: i.get(k) for k in ITEM_KEYS if i.get(k) is not None} for i in items[:MAX_ITEMS]],
-            }
-        )
-    return out
 
 
 def buttons_for(item: dict[str, Any]) -> list[tuple[str, str]]:

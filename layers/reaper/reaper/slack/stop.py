@@ -15,10 +15,10 @@ from typing import Any
 from reaper.core.model import Decision, Mode, Outcome, Verdict
 from reaper.core.policy import exempt_hint, production_guard
 from reaper.kinds.base import ActContext, Kind
-from reaper.record.courier import Courier
 from reaper.record.runtime import Runtime
 from reaper.slack.reply import answer
 from reaper.sweep import pipeline
+from reaper.sweep.courier import Courier
 
 
 def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now: datetime) -> dict[str, Any]:

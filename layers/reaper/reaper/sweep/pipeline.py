@@ -17,17 +17,17 @@ from reaper import kinds as kind_registry
 from reaper.aws import budgets
 from reaper.aws.faults import AwsError, short
 from reaper.aws.tagging import current_tags, remove_tags, write_tags
+from reaper.core import scope as sweep_scope
+from reaper.core.deadline import RESERVE_SECONDS, Deadline
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, ResultCode, Verdict
 from reaper.core.policy import TagView, apply_grace, exempt_hint, is_production, kill_date, over_budget, production_guard, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Action, Kind
-from reaper.record.courier import Courier, payload
 from reaper.record.runtime import Runtime
-from reaper.sweep import scope as sweep_scope
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
-from reaper.sweep.deadline import RESERVE_SECONDS, Deadline
+from reaper.sweep.courier import Courier, payload
 
 log = logging.getLogger("reaper")
 

@@ -26,6 +26,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import is_not_found
 from reaper.core.errors import NoRestoreRecord, ReaperError, RestoreError
 from reaper.core.timeutil import human_duration, iso, parse_instant
+from reaper.kinds.base import Say
 from reaper.kinds.endpoint import autoscaling
 from reaper.kinds.endpoint.model import (
     ASYNC,
@@ -41,7 +42,6 @@ from reaper.kinds.endpoint.model import (
 )
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
-from reaper.restore.run import Say
 
 POLL_SECONDS = 15
 TRANSITIONAL = ("Creating", "Updating", "SystemUpdating", "RollingBack")

@@ -19,8 +19,10 @@ from reaper.aws import pricing
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.metrics import MetricQuery, fetch
+from reaper.core import scope as sweep_scope
 from reaper.core.model import Resource
 from reaper.core.policy import is_dev, is_production, read_tags
+from reaper.core.scope import Scope
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.endpoint.model import (
@@ -42,8 +44,6 @@ from reaper.kinds.endpoint.model import (
 from reaper.kinds.endpoint.rules import may_act, told_stands
 from reaper.kinds.endpoint.told import told_today
 from reaper.record.actionlog import ActionLog
-from reaper.sweep import scope as sweep_scope
-from reaper.sweep.scope import Scope
 
 
 def signals(
@@ -136,7 +136,7 @@ _shared: list[tuple[Scope, DetailReader]] = []  # the sweep in progress and its 
 
 
 def reader_for(clients: Clients) -> DetailReader:
-    """One reader per sweep (reaper.sweep.scope), shared by the chunks the pipeline reads signals in:
+    """One reader per sweep (reaper.core.scope), shared by the chunks the pipeline reads signals in:
     a configuration, a model or a ListModels page is read once per sweep, not once per chunk. The
     next sweep, or the next part of a long one, starts afresh: nothing is kept past its sweep."""
     scope = sweep_scope.current()

@@ -18,10 +18,10 @@ from botocore.exceptions import ClientError
 from reaper.aws.faults import is_not_found
 from reaper.core.errors import NoRestoreRecord, RestoreError
 from reaper.core.timeutil import iso
+from reaper.kinds.base import Say
 from reaper.kinds.fsx.actions import is_system_tag, lifecycle
 from reaper.kinds.fsx.model import KIND, PHASE_TAGS, RestoreRecord
 from reaper.record.runtime import Runtime
-from reaper.restore.run import Say
 
 
 def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:

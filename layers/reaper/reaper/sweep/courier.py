@@ -24,8 +24,8 @@ from reaper import kinds as kind_registry
 from reaper.aws.faults import AwsError, short
 from reaper.core.model import Mode, Outcome, Result, ResultCode, Verdict
 from reaper.core.timeutil import as_utc
+from reaper.record import owner_summary
 from reaper.record.runtime import Runtime
-from reaper.slack import owner_summary
 
 log = logging.getLogger("reaper")
 

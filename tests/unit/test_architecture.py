@@ -1,0 +1,150 @@
+"""The layer's shape, held by a test: imports point down, no module is part of an import circle
+(lazy and TYPE_CHECKING imports count: a circle hidden in a function still ties the modules), and
+the layer never imports the development kit. The README's "Architecture" section draws the floors.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+LAYER = Path(__file__).resolve().parents[2] / "layers" / "reaper"
+PACKAGE = LAYER / "reaper"
+
+# Floors, lowest first: a module may import its own floor and the floors below it, never above.
+FLOORS: list[set[str]] = [
+    {"core"},
+    {"aws"},
+    {"record"},
+    {"kinds"},
+    {"sweep", "restore"},
+    {"slack", "report"},
+    {"cli", "handlers", "wiring", "__main__"},
+]
+# Known exceptions, each with its reason. Keep this list short; a new entry needs a reason a reader accepts.
+ALLOWED_UPWARD = {
+    # The FSx state-change route sweeps the named file systems through the pipeline itself (no circle:
+    # the pipeline reaches the kinds only through their declarations).
+    ("reaper.kinds.fsx.events", "reaper.sweep.pipeline"),
+}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(LAYER).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every `reaper…` / `reaper_devkit…` module this file imports, wherever the import stands."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from reaper.sweep import pipeline` imports the module reaper.sweep.pipeline; the package
+            # itself counts only when a name is taken from it
+            submodules = {f"{node.module}.{a.name}" for a in node.names}
+            found |= submodules
+            if any((PACKAGE.parent / (m.replace(".", "/") + ".py")).exists() is False for m in submodules):
+                found.add(node.module)
+    return {m for m in found if m.split(".")[0] in {"reaper", "reaper_devkit"}}
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {m for m in imports_of(path) if m in modules and m != name} for name, path in modules.items()}
+
+
+def floor_of(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for n, floor in enumerate(FLOORS):
+        if top in floor:
+            return n
+    return -1  # the package's face (reaper/__init__.py): below everything
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle_in_the_layer():
+    assert cycles(graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    # Given a graph with a circle hidden two steps deep, the check above would fail on it
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_layer_never_imports_the_development_kit():
+    offenders = {p.name: m for p in PACKAGE.rglob("*.py") for m in imports_of(p) if m.startswith("reaper_devkit")}
+    assert offenders == {}
+
+
+def test_imports_point_down():
+    g = graph()
+    upward = sorted((a, b) for a, targets in g.items() for b in targets if floor_of(b) > floor_of(a) and (a, b) not in ALLOWED_UPWARD)
+    assert upward == []
+
+
+def test_kinds_never_import_slack_the_wiring_or_each_other():
+    g = graph()
+    bad = []
+    for a, targets in g.items():
+        if not a.startswith("reaper.kinds."):
+            continue
+        own = ".".join(a.split(".")[:3])
+        for b in targets:
+            other_kind = b.startswith("reaper.kinds.") and b.count(".") >= 2 and not b.startswith(own) and b != "reaper.kinds.base"
+            if b.startswith(("reaper.slack", "reaper.wiring", "reaper.cli", "reaper.handlers")) or (
+                other_kind and a != "reaper.kinds" and b.split(".")[2] not in {"base"}
+            ):
+                bad.append((a, b))
+    assert bad == []
+
+
+def test_the_sweep_and_the_record_know_an_outbox_not_slack():
+    g = graph()
+    bad = sorted(
+        (a, b)
+        for a, t in g.items()
+        for b in t
+        if a.startswith(("reaper.sweep", "reaper.record", "reaper.core", "reaper.aws")) and b.startswith("reaper.slack")
+    )
+    assert bad == []
