@@ -83,70 +83,109 @@ def sweep_in_parts(
     A full sweep defers to a live chain; a continuation of a superseded chain is dropped. Without
     an action log there is no chain record (and every sweep goes on as it comes).
     """
-    # unqualified: the continuation role may invoke the function itself (template.yaml), not an alias
-    target = ":".join(str(getattr(context, "invoked_function_arn", "") or "").split(":")[:7])
-    home = rt.home_region  # the chain record's key: one per kind per stack
-    this_part = resume.part if resume else 1
-    wrote = resume is not None  # whether the chain record may be this sweep's (to close it)
-    preface: list[Outcome] = []
-    unreadable: str | None = None
-    if rt.log is not None:
-        record, unreadable = _read_chain(rt, kind_name, home, event_id)
+    part = _PartSweep(rt, kind_name, now, event_id, context, resume)
+    refused = part.admit()
+    if refused is not None:
+        return refused
+    run = pipeline.sweep_run(
+        rt,
+        [kind_name],
+        now,
+        event_id,
+        deadline=Deadline.from_lambda(context),
+        resume=resume,
+        continue_with=part.arrange,
+        preface=part.preface,
+    )
+    summary = part.summarize(run)
+    part.close(run, summary)
+    part.note_outlasted(run, summary)
+    for verdict, n in summary["verdicts"].items():
+        metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
+    logger.info("sweep done" if run.next_part is None else "sweep part done", extra={"kind": kind_name, **summary})
+    return summary
+
+
+class _PartSweep:
+    """One part of a chained sweep: whether it may run (the chain record), how it arranges the next
+    part, and how it closes the chain."""
+
+    def __init__(self, rt: Runtime, kind_name: str, now: datetime, event_id: str, context: Any, resume: continuation.Cursor | None) -> None:
+        self.rt, self.kind_name, self.now, self.event_id, self.resume = rt, kind_name, now, event_id, resume
+        # unqualified: the continuation role may invoke the function itself (template.yaml), not an alias
+        self.target = ":".join(str(getattr(context, "invoked_function_arn", "") or "").split(":")[:7])
+        self.home = rt.home_region  # the chain record's key: one per kind per stack
+        self.this_part = resume.part if resume else 1
+        self.wrote = resume is not None  # whether the chain record may be this sweep's (to close it)
+        self.preface: list[Outcome] = []
+        self.unreadable: str | None = None
+        self.started = resume.sweep_started if resume else now
+
+    def admit(self) -> dict[str, Any] | None:
+        """None when this part runs; else the summary of why it does not (superseded, or deferred)."""
+        rt, kind_name, event_id, resume = self.rt, self.kind_name, self.event_id, self.resume
+        if rt.log is None:
+            return None
+        record, self.unreadable = _read_chain(rt, kind_name, self.home, event_id)
         if resume is not None and record is not None and record.event_id != resume.event_id:
             why = f"superseded: the chain record names {record.describe()} ({record.status})"
             logger.warning("continuation dropped", extra={"kind": kind_name, "part": resume.part, "event_id": event_id, "why": why})
             metrics.add_metric(name="ContinuationDropped", unit=MetricUnit.Count, value=1)
             return {"event_id": event_id, "part": resume.part, "dropped": why}
         if resume is None and record is not None and record.status == chain.RUNNING:
-            if record.alive(now) or not _take_over(rt, kind_name, home, record, event_id, now):
+            if record.alive(self.now) or not _take_over(rt, kind_name, self.home, record, event_id, self.now):
                 why = f"deferred to the chain in progress: {record.describe()}"
                 logger.info("sweep deferred", extra={"kind": kind_name, "event_id": event_id, "chain": record.event_id, "why": why})
                 metrics.add_metric(name="SweepDeferred", unit=MetricUnit.Count, value=1)
                 return {"event_id": event_id, "part": 1, "deferred": why}
-            wrote = True
+            self.wrote = True
             reason = (
                 f"the {kind_name} sweep {record.event_id or '(unnamed)'} started {_when(record.started)} died: its part {record.part}"
                 f" (due {_when(record.due or record.started)}) never ran, or never finished; this sweep starts again from the top"
             )
             logger.error(reason)
-            preface.append(pipeline.sweep_error(kind_name, home, rt.settings, reason, f"chain-dead:{record.event_id}"))
+            self.preface.append(pipeline.sweep_error(kind_name, self.home, rt.settings, reason, f"chain-dead:{record.event_id}"))
+        return None
 
-    def arrange(cursor: continuation.Cursor, elapsed: float) -> str:
-        nonlocal wrote
-        at = now + timedelta(seconds=elapsed) + continuation.DELAY
-        if rt.log is not None:
-            if not chain.arranging(rt.log, home, cursor, at, now + timedelta(seconds=elapsed)):
+    def arrange(self, cursor: continuation.Cursor, elapsed: float) -> str:
+        at = self.now + timedelta(seconds=elapsed) + continuation.DELAY
+        if self.rt.log is not None:
+            if not chain.arranging(self.rt.log, self.home, cursor, at, self.now + timedelta(seconds=elapsed)):
                 raise continuation.Superseded(f"the chain record names another sweep, or this one finished or went past part {cursor.part}")
-            wrote = True
-        return continuation.arrange(rt.clients()("scheduler"), rt.settings, cursor, target, at)
+            self.wrote = True
+        return continuation.arrange(self.rt.clients()("scheduler"), self.rt.settings, cursor, self.target, at)
 
-    run = pipeline.sweep_run(
-        rt, [kind_name], now, event_id, deadline=Deadline.from_lambda(context), resume=resume, continue_with=arrange, preface=preface
-    )
-    summary = summarize(event_id, run.outcomes)
-    summary["part"] = this_part
-    if unreadable is not None:
-        summary["chain"] = unreadable
-    if run.next_part is not None:
-        summary["continues"] = run.arranged or f"not arranged: {run.superseded or f'{run.unreached} not reached'}"
-        summary["after"] = run.next_part.after
-    started = resume.sweep_started if resume else now
-    if rt.log is not None and wrote and (run.next_part is None or (run.arranged is None and run.superseded is None)):
+    def summarize(self, run: pipeline.SweepRun) -> dict[str, Any]:
+        summary = summarize(self.event_id, run.outcomes)
+        summary["part"] = self.this_part
+        if self.unreadable is not None:
+            summary["chain"] = self.unreadable
+        if run.next_part is not None:
+            summary["continues"] = run.arranged or f"not arranged: {run.superseded or f'{run.unreached} not reached'}"
+            summary["after"] = run.next_part.after
+        return summary
+
+    def close(self, run: pipeline.SweepRun, summary: dict[str, Any]) -> None:
+        """The chain record ends with the last part, or with a part that could not arrange the next."""
+        if self.rt.log is None or not self.wrote:
+            return
+        if run.next_part is not None and (run.arranged is not None or run.superseded is not None):
+            return
         status, why = (chain.FINISHED, "every part done") if run.next_part is None else (chain.ENDED, run.ended or summary["continues"])
-        part = run.next_part.part if run.next_part is not None else this_part
-        _close_chain(rt, kind_name, home, event_id, started, part, status, why, now)
-    every = continuation.interval(rt.settings.sweep_schedule)
-    if run.next_part is None and resume is not None and every is not None and now - started > every:
+        part = run.next_part.part if run.next_part is not None else self.this_part
+        _close_chain(self.rt, self.kind_name, self.home, self.event_id, self.started, part, status, why, self.now)
+
+    def note_outlasted(self, run: pipeline.SweepRun, summary: dict[str, Any]) -> None:
+        every = continuation.interval(self.rt.settings.sweep_schedule)
+        if run.next_part is not None or self.resume is None or every is None or self.now - self.started <= every:
+            return
         # the chain outlasted the schedule: the full sweeps in between deferred to it (reaper.sweep.chain)
-        summary["outlasted_schedule"] = (
-            f"started {iso(started)}, {int((now - started).total_seconds() // 60)} min ago; sweeps every {human_duration(every)}"
+        minutes = int((self.now - self.started).total_seconds() // 60)
+        summary["outlasted_schedule"] = f"started {iso(self.started)}, {minutes} min ago; sweeps every {human_duration(every)}"
+        logger.warning(
+            "sweep chain longer than its schedule", extra={"kind": self.kind_name, "event_id": self.event_id, "parts": self.this_part}
         )
-        logger.warning("sweep chain longer than its schedule", extra={"kind": kind_name, "event_id": event_id, "parts": this_part})
         metrics.add_metric(name="SweepOutlastedSchedule", unit=MetricUnit.Count, value=1)
-    for verdict, n in summary["verdicts"].items():
-        metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
-    logger.info("sweep done" if run.next_part is None else "sweep part done", extra={"kind": kind_name, **summary})
-    return summary
 
 
 def _when(at: datetime | None) -> str:
