@@ -83,45 +83,76 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
     Never raises, whatever the tags hold: what cannot be read is a problem, and a resource with a
     problem is exempt (see `screen`).
     """
-    prefix = settings.tag_prefix.lower()
-    problems: list[str] = []
-    by_key: dict[str, str] = {}
-    for key, value in tags.items():
-        k, v = str(key).strip().lower(), str(value).strip()
-        # values compare case-insensitively (the contract): `true` and ` TRUE ` under two spellings of one key agree
-        if k in by_key and by_key[k].lower() != v.lower() and (k.startswith(prefix) or k in (STAGE, OWNER, PROJECT)):
-            problems.append(f"tags {key!r} and another key differing only in case have different values ({by_key[k]!r}, {v!r})")
-        by_key.setdefault(k, v)
-    known = {prefix + name for name in USER_KEYS + REAPER_KEYS}
-    for k in sorted(by_key):
-        if k.startswith(prefix) and k not in known:
-            problems.append(f"tag {k!r} is not a reaper tag (a typo? known: {', '.join(settings.tag(n) for n in USER_KEYS)})")
+    r = _TagReader(tags, settings)
+    watch = r.watch_metric()  # the order problems are listed in: as before
+    early_stop = r.early_stop()
+    idle = r.number("idle-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
+    view = TagView(
+        exempt=r.flag("exempt"),
+        snooze_until=r.instant("snooze-until"),
+        idle_minutes=None if idle is None else int(idle),
+        max_hours=r.number("max-hours", integer=False, low=0, high=MAX_HOURS, strict=True),
+        max_usd=r.number("max-usd", integer=False, low=0, high=MAX_USD, strict=True),
+        watch_metric=watch,
+        disposable=r.flag("disposable"),
+        kill_after=r.instant("kill-after"),
+        budget_usd=r.number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
+        early_stop=early_stop,
+        warned_at=r.instant("warned-at"),
+        stage=(r.raw(STAGE, with_prefix=False) or None),
+        owner=(r.raw(OWNER, with_prefix=False) or None),
+        project=(r.raw(PROJECT, with_prefix=False) or None),
+    )
+    return view if not r.problems else _with_problems(view, r.problems)
 
-    def raw(name: str, with_prefix: bool = True) -> str | None:
-        key = (prefix + name) if with_prefix else name
-        value = by_key.get(key)
+
+class _TagReader:
+    """One resource's tags, keyed case-insensitively, and the problems found reading them."""
+
+    def __init__(self, tags: dict[str, str], settings: Settings) -> None:
+        self.settings = settings
+        self.prefix = settings.tag_prefix.lower()
+        self.problems: list[str] = []
+        self.by_key: dict[str, str] = {}
+        for key, value in tags.items():
+            k, v = str(key).strip().lower(), str(value).strip()
+            # values compare case-insensitively (the contract): `true` and ` TRUE ` under two spellings of one key agree
+            ours = k.startswith(self.prefix) or k in (STAGE, OWNER, PROJECT)
+            if k in self.by_key and self.by_key[k].lower() != v.lower() and ours:
+                self.problems.append(
+                    f"tags {key!r} and another key differing only in case have different values ({self.by_key[k]!r}, {v!r})"
+                )
+            self.by_key.setdefault(k, v)
+        known = {self.prefix + name for name in USER_KEYS + REAPER_KEYS}
+        for k in sorted(self.by_key):
+            if k.startswith(self.prefix) and k not in known:
+                self.problems.append(f"tag {k!r} is not a reaper tag (a typo? known: {', '.join(settings.tag(n) for n in USER_KEYS)})")
+
+    def raw(self, name: str, with_prefix: bool = True) -> str | None:
+        key = (self.prefix + name) if with_prefix else name
+        value = self.by_key.get(key)
         if value is not None and value == "" and with_prefix:
-            problems.append(f"tag {settings.tag(name)} has no value")
+            self.problems.append(f"tag {self.settings.tag(name)} has no value")
             return None
         return value
 
-    def bad(name: str, value: str, expected: str) -> None:
+    def bad(self, name: str, value: str, expected: str) -> None:
         shown = value if len(value) <= 40 else value[:37] + "..."
-        problems.append(f"tag {settings.tag(name)}={shown!r} cannot be read ({expected})")
+        self.problems.append(f"tag {self.settings.tag(name)}={shown!r} cannot be read ({expected})")
 
-    def flag(name: str) -> bool:
-        value = raw(name)
+    def flag(self, name: str) -> bool:
+        value = self.raw(name)
         if value is None:
             return False
         if value.lower() in TRUE_VALUES:
             return True
         if value.lower() in FALSE_VALUES:
             return False
-        bad(name, value, "true or false expected")
+        self.bad(name, value, "true or false expected")
         return False
 
-    def number(name: str, *, integer: bool, low: float, high: float, strict: bool) -> float | None:
-        value = raw(name)
+    def number(self, name: str, *, integer: bool, low: float, high: float, strict: bool) -> float | None:
+        value = self.raw(name)
         if value is None:
             return None
         n: float | None
@@ -134,52 +165,36 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         if n is None or not math.isfinite(n) or n < low or (strict and n <= low) or n > high:
             what = "an integer" if integer else "a number"
             lower = f"> {low:g}" if strict else f"from {low:g}"
-            bad(name, value, f"{what} {lower} to {high:,g} expected")
+            self.bad(name, value, f"{what} {lower} to {high:,g} expected")
             return None
         return n
 
-    def instant(name: str) -> datetime | None:
-        value = raw(name)
+    def instant(self, name: str) -> datetime | None:
+        value = self.raw(name)
         if value is None:
             return None
         try:
             return parse_instant(value)
         except (ValueError, OverflowError):
-            bad(name, value, "an ISO 8601 date or date-time expected, e.g. 2026-12-31 or 2026-12-31T18:00Z")
+            self.bad(name, value, "an ISO 8601 date or date-time expected, e.g. 2026-12-31 or 2026-12-31T18:00Z")
             return None
 
-    watch: tuple[str, str] | None = None
-    watch_raw = raw("watch-metric")
-    if watch_raw:
-        name, _, direction = watch_raw.rpartition(":")
+    def watch_metric(self) -> tuple[str, str] | None:
+        value = self.raw("watch-metric")
+        if not value:
+            return None
+        name, _, direction = value.rpartition(":")
         if name.strip() and direction.strip().lower() in ("min", "max"):
-            watch = (name.strip(), direction.strip().lower())
-        else:
-            bad("watch-metric", watch_raw, "NAME:min or NAME:max expected")
+            return (name.strip(), direction.strip().lower())
+        self.bad("watch-metric", value, "NAME:min or NAME:max expected")
+        return None
 
-    early_stop = raw("early-stop")
-    if early_stop is not None and early_stop.lower() != "median":
-        bad("early-stop", early_stop, "median expected")
-        early_stop = None
-
-    idle = number("idle-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
-    view = TagView(
-        exempt=flag("exempt"),
-        snooze_until=instant("snooze-until"),
-        idle_minutes=None if idle is None else int(idle),
-        max_hours=number("max-hours", integer=False, low=0, high=MAX_HOURS, strict=True),
-        max_usd=number("max-usd", integer=False, low=0, high=MAX_USD, strict=True),
-        watch_metric=watch,
-        disposable=flag("disposable"),
-        kill_after=instant("kill-after"),
-        budget_usd=number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
-        early_stop=early_stop.lower() if early_stop else None,
-        warned_at=instant("warned-at"),
-        stage=(raw(STAGE, with_prefix=False) or None),
-        owner=(raw(OWNER, with_prefix=False) or None),
-        project=(raw(PROJECT, with_prefix=False) or None),
-    )
-    return view if not problems else _with_problems(view, problems)
+    def early_stop(self) -> str | None:
+        value = self.raw("early-stop")
+        if value is not None and value.lower() != "median":
+            self.bad("early-stop", value, "median expected")
+            return None
+        return value.lower() if value else None
 
 
 def _with_problems(view: TagView, problems: list[str]) -> TagView:
