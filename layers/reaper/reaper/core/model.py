@@ -125,6 +125,44 @@ class Result:
     detail: str | None = None  # what the action did, e.g. "backup backup-0123 created"
     message: str | None = None
 
+    # Named constructors: what became of a decision reads as a word, not a hand-built record.
+    @classmethod
+    def done(cls, detail: str | None = None, *, executed: bool = True) -> Result:
+        return cls(ResultCode.DONE, executed=executed, detail=detail)
+
+    @classmethod
+    def warned(cls, detail: str | None = None) -> Result:
+        return cls(ResultCode.WARNED, detail=detail)
+
+    @classmethod
+    def gone(cls, message: str) -> Result:
+        return cls(ResultCode.GONE, message=message)
+
+    @classmethod
+    def state_changed(cls, message: str) -> Result:
+        return cls(ResultCode.STATE_CHANGED, message=message)
+
+    @classmethod
+    def protected(cls, message: str) -> Result:
+        return cls(ResultCode.PROTECTED, message=message)
+
+    @classmethod
+    def duplicate(cls, message: str) -> Result:
+        return cls(ResultCode.DUPLICATE, message=message)
+
+    @classmethod
+    def not_reached(cls, message: str) -> Result:
+        return cls(ResultCode.NOT_REACHED, message=message)
+
+    @classmethod
+    def refused(cls, message: str) -> Result:
+        return cls(ResultCode.REFUSED, message=message)
+
+    @classmethod
+    def failed(cls, message: str, *, executed: bool = False, detail: str | None = None) -> Result:
+        """The call failed, or what followed it did (`executed` and `detail` keep what the action did)."""
+        return cls(ResultCode.FAILED, executed=executed, detail=detail, message=message)
+
     @property
     def verdict(self) -> Verdict | None:
         return _RESULT_VERDICT[self.code]

@@ -240,9 +240,4 @@ class Courier:
         """The record or the message failed: that resource's error, keeping what the action did."""
         before = outcome.result
         message = f"{outcome.reason}; but {why}"
-        outcome.result = Result(
-            ResultCode.FAILED,
-            executed=before.executed if before else False,
-            detail=before.detail if before else None,
-            message=message,
-        )
+        outcome.result = Result.failed(message, executed=before.executed if before else False, detail=before.detail if before else None)

@@ -20,7 +20,7 @@ from reaper.aws.tagging import current_tags, remove_tags, write_tags
 from reaper.core import scope as sweep_scope
 from reaper.core.deadline import RESERVE_SECONDS, Deadline
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, ResultCode, Verdict
+from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, Verdict
 from reaper.core.policy import TagView, apply_grace, exempt_hint, is_production, kill_date, over_budget, production_guard, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
@@ -185,16 +185,13 @@ def _unreached(n: int, later: list[str]) -> str:
 def not_reached(kind: Kind, left: list[Resource], settings: Settings) -> list[Outcome]:
     """Outcomes for what a sweep without a next part had no time for: decided nothing, changed nothing."""
     why = "not reached: the sweep ran out of time; the next sweep decides again"
-    return [
-        Outcome(r, Decision(Verdict.KEEP, why), settings.mode_for(kind.name), result=Result(ResultCode.NOT_REACHED, message=why))
-        for r in left
-    ]
+    return [Outcome(r, Decision(Verdict.KEEP, why), settings.mode_for(kind.name), result=Result.not_reached(why)) for r in left]
 
 
 def sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_key: str | None = None) -> Outcome:
     """One error outcome standing for the whole kind in this region."""
     gone = Resource(kind=kind, id="*", arn="", region=region, state="unknown")
-    failed = Result(ResultCode.FAILED, message=reason)
+    failed = Result.failed(reason)
     return Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep", notify_key=notify_key), settings.mode_for(kind), result=failed)
 
 
@@ -336,7 +333,7 @@ def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Out
             outcome.result = enforce(kind, outcome, ctx)
         except Exception as exc:  # a bug or an unexpected failure on one resource must not end the sweep
             log.exception("enforcing failed for %s", resource.arn)
-            outcome.result = Result(ResultCode.FAILED, message=f"{decision.action or 'warning'} failed: {short(exc)}")
+            outcome.result = Result.failed(f"{decision.action or 'warning'} failed: {short(exc)}")
     return outcome
 
 
@@ -352,15 +349,15 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
     warning = d.verdict is Verdict.WARN and d.newly_warned
     if acting or warning:
         if ctx.deadline.nearly_over():
-            return Result(ResultCode.NOT_REACHED, message="not reached: the sweep ran out of time; the next sweep decides again")
+            return Result.not_reached("not reached: the sweep ran out of time; the next sweep decides again")
         action = kind.actions[d.action] if acting and d.action else None
         if action is not None and action.needs_log and ctx.log is None:
             return _refused(d, "no action log to keep the restore record in (set REAPER_TABLE)")
         try:
             if not _lease(ctx, outcome):
-                return Result(ResultCode.DUPLICATE, message="another sweep is handling it right now")
+                return Result.duplicate("another sweep is handling it right now")
         except AwsError as exc:
-            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written ({short(exc)})")
+            return Result.failed(f"nothing done: the action log could not be written ({short(exc)})")
         try:
             return _act(kind, action, outcome, ctx, warned_key) if action is not None else _warn(outcome, ctx, warned_key)
         finally:
@@ -369,7 +366,7 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
         except AwsError as exc:
-            return Result(ResultCode.DONE, detail=f"could not remove {warned_key}: {short(exc)}")
+            return Result.done(f"could not remove {warned_key}: {short(exc)}", executed=False)
     return None
 
 
@@ -377,47 +374,47 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     r = outcome.resource
     try:
         if not _claim(ctx, outcome):
-            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
+            return Result.duplicate("already handled by an earlier delivery of this event")
         protected, fresh = _protected_now(ctx, r)
         if protected:
-            return Result(ResultCode.PROTECTED, message=protected)
+            return Result.protected(protected)
         if any(k.strip().lower() == warned_key.lower() for k in fresh):
-            return Result(ResultCode.DUPLICATE, message="warned already by another sweep")
-        if not _write_ahead(ctx, outcome, Result(ResultCode.WARNED, detail=STOPPED_AFTER)):
-            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written, so {warned_key} was not written")
+            return Result.duplicate("warned already by another sweep")
+        if not _write_ahead(ctx, outcome, Result.warned(STOPPED_AFTER)):
+            return Result.failed(f"nothing done: the action log could not be written, so {warned_key} was not written")
         write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
     except AwsError as exc:
-        return Result(ResultCode.FAILED, message=f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
-    return Result(ResultCode.WARNED)
+        return Result.failed(f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
+    return Result.warned()
 
 
 def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     d, r = outcome.decision, outcome.resource
     try:
         if not _claim(ctx, outcome):
-            return Result(ResultCode.DUPLICATE, message="already handled by an earlier delivery of this event")
+            return Result.duplicate("already handled by an earlier delivery of this event")
         state = kind.current_state(ctx.clients, r)
         if state is None:
-            return Result(ResultCode.GONE, message=f"gone before the action could run ({d.reason})")
+            return Result.gone(f"gone before the action could run ({d.reason})")
         if state not in action.valid_origin_states:
             allowed = "/".join(sorted(action.valid_origin_states))
-            return Result(ResultCode.STATE_CHANGED, message=f"now {state}, not {allowed}: nothing done")
+            return Result.state_changed(f"now {state}, not {allowed}: nothing done")
         protected, _fresh = _protected_now(ctx, r)
         if protected:
-            return Result(ResultCode.PROTECTED, message=protected)
-        if not _write_ahead(ctx, outcome, Result(ResultCode.DONE, executed=True, detail=STOPPED_AFTER)):
-            return Result(ResultCode.FAILED, message=f"nothing done: the action log could not be written before the {d.action}")
+            return Result.protected(protected)
+        if not _write_ahead(ctx, outcome, Result.done(STOPPED_AFTER)):
+            return Result.failed(f"nothing done: the action log could not be written before the {d.action}")
         detail = action.runner()(ctx, r, d)
     except ActionRefused as exc:
         return _refused(d, exc.reason)
     except AwsError as exc:
-        return Result(ResultCode.FAILED, message=f"{d.action} failed: {short(exc)}")
+        return Result.failed(f"{d.action} failed: {short(exc)}")
     if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
         except AwsError as exc:
             detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
-    return Result(ResultCode.DONE, executed=True, detail=detail)
+    return Result.done(detail)
 
 
 STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"
@@ -487,4 +484,4 @@ def _claim(ctx: ActContext, outcome: Outcome) -> bool:
 
 
 def _refused(d: Decision, why: str) -> Result:
-    return Result(ResultCode.REFUSED, message=f"refused to {d.action}: {why}")
+    return Result.refused(f"refused to {d.action}: {why}")
