@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reaper.core.errors import BadEventError
 
 
-class EventBridgeEvent(BaseModel):
+class EventBridgeEvent(EventBridgeModel):
+    """Powertools' EventBridge envelope (every field EventBridge documents for an event), with the
+    detail kept as a JSON object: each route reads its own detail model from it."""
+
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
     id: str = Field(min_length=1)
-    detail_type: str = Field(alias="detail-type")
-    source: str
-    account: str = ""
-    region: str = ""
-    time: str = ""
-    resources: list[str] = Field(default_factory=list)
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
