@@ -190,7 +190,12 @@ def describe_capacity_reservations(self: Any) -> ActionResult:
 
 
 def _passes(cr: FakeCapacityReservation, filters: dict[str, Any]) -> bool:
-    fields = {"state": cr.state, "instance-type": cr.instance_type, "reservation-type": cr.reservation_type}
+    fields = {
+        "state": cr.state,
+        "instance-type": cr.instance_type,
+        "reservation-type": cr.reservation_type,
+        "capacity-reservation-id": cr.id,
+    }
     return all(fields[name] in values for name, values in filters.items() if name in fields)
 
 
@@ -357,7 +362,14 @@ def backdate(cr_id: str, created: datetime) -> None:
 
 
 def capacity_block(
-    ec2: Any, instance_type: str, count: int, *, start: datetime, end: datetime, zone: str = "us-east-1a", tags: dict[str, str] | None = None
+    ec2: Any,
+    instance_type: str,
+    count: int,
+    *,
+    start: datetime,
+    end: datetime,
+    zone: str = "us-east-1a",
+    tags: dict[str, str] | None = None,
 ) -> str:
     """A purchased Capacity Block (PurchaseCapacityBlock needs an offering): `capacity-block`, targeted, limited."""
     made = ec2.create_capacity_reservation(
