@@ -71,7 +71,9 @@ def enforce(monkeypatch: pytest.MonkeyPatch, grace: int) -> None:
     monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
 
 
-def test_enforce_after_the_grace_cancels_only_the_idle_odcr_and_reports_the_rest(aws, ec2, cw, account, deployed_env, lambda_context, monkeypatch):
+def test_enforce_after_the_grace_cancels_only_the_idle_odcr_and_reports_the_rest(
+    aws, ec2, cw, account, deployed_env, lambda_context, monkeypatch
+):
     # Given the seeded account and a 60-minute grace
     enforce(monkeypatch, 60)
     app = load_function("capacity")
@@ -98,9 +100,15 @@ def test_enforce_after_the_grace_cancels_only_the_idle_odcr_and_reports_the_rest
     by_id = reported
     for cr, words in ((account.committed, "committed until"), (account.block, "Capacity Block cannot be cancelled")):
         assert by_id[cr]["verdict"] == "keep" and words in by_id[cr]["reason"], by_id[cr]["reason"]
-        assert "idle instance-hours" in by_id[cr]["reason"] and "$" in by_id[cr]["reason"] and "waiting-job (Starting)" in by_id[cr]["reason"]
+        assert (
+            "idle instance-hours" in by_id[cr]["reason"] and "$" in by_id[cr]["reason"] and "waiting-job (Starting)" in by_id[cr]["reason"]
+        )
     plan = by_id[account.plan]
-    assert plan["verdict"] == "keep" and "3 of 4 reserved instances idle now" in plan["reason"] and "/h of its upfront fee idle" in plan["reason"]
+    assert (
+        plan["verdict"] == "keep"
+        and "3 of 4 reserved instances idle now" in plan["reason"]
+        and "/h of its upfront fee idle" in plan["reason"]
+    )
 
 
 def test_dry_run_decides_everything_and_changes_nothing(aws, ec2, account, deployed_env, lambda_context):
@@ -215,7 +223,7 @@ def test_restore_makes_a_new_equivalent_reservation(aws, ec2, cw, deployed_env, 
     assert "new reservation" in said
     new = [r for r in ec2.describe_capacity_reservations()["CapacityReservations"] if r["State"] == "active"]
     assert len(new) == 1 and new[0]["CapacityReservationId"] != cr
-    assert (new[0]["InstanceType"], new[0]["InstanceCount"] if "InstanceCount" in new[0] else new[0]["TotalInstanceCount"]) == ("p4d.24xlarge", 3)
+    assert (new[0]["InstanceType"], new[0]["TotalInstanceCount"], new[0]["InstanceMatchCriteria"]) == ("p4d.24xlarge", 3, "open")
     tags = {t["Key"]: t["Value"] for t in new[0]["Tags"]}
     assert tags["team"] == "vision" and tags["reaper:restored-from"] == cr
     assert "restored already" in restore(app.RUNTIME, cr, now, lambda _msg: None)  # once, however often asked
