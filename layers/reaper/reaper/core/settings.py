@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reaper.core.errors import ConfigError
 from reaper.core.model import Mode
 
-KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2")
+KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity")
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -90,7 +90,9 @@ class Settings(BaseModel):
     kind_modes: dict[str, Mode] = Field(default_factory=dict)
     grace_minutes: int = Field(default=60, ge=0, le=MAX_GRACE_MINUTES)
     kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
-    idle_minutes: dict[str, int] = Field(default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60})
+    idle_minutes: dict[str, int] = Field(
+        default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60, "capacity": 1440}
+    )
     tag_prefix: str = "reaper:"
     production_stages: tuple[str, ...] = ("prod", "production")
     dev_stages: tuple[str, ...] = ("dev", "test", "sandbox", "staging")

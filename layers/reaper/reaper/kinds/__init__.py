@@ -20,6 +20,8 @@ KIND_PACKAGES: dict[str, str] = {
     # studio-app (issue 14)
     "studio-app": "reaper.kinds.studio_app",
     "ec2": "reaper.kinds.ec2",
+    # capacity reservations, Capacity Blocks, training plans (issue 25)
+    "capacity": "reaper.kinds.capacity",
 }
 _loaded: dict[str, Kind] = {}
 

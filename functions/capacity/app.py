@@ -1,0 +1,15 @@
+"""Capacity function: hourly sweeps of capacity reservations, Capacity Blocks and training plans; AWS Health
+underutilisation notices (a reason to re-judge, never proof) and Capacity Block expiry warnings."""
+
+from typing import Any
+
+from reaper.core.observability import logger, metrics
+from reaper.handlers import build_runtime, handle_kind_event
+
+RUNTIME = build_runtime("capacity")
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_kind_event(event, "capacity", RUNTIME, context=context)

@@ -1,0 +1,60 @@
+"""Reserved GPU capacity: On-Demand Capacity Reservations, Capacity Blocks for ML, SageMaker Training Plans.
+
+All three bill whether used or not. Evidence: the reservation's own counts (DescribeCapacityReservations
+`TotalInstanceCount` / `AvailableInstanceCount`, a training plan's `AvailableInstanceCount` /
+`InUseInstanceCount`) and, over the idle window, CloudWatch `AWS/EC2CapacityReservations`
+`UsedInstanceCount`. Only an `active`, `open` ODCR with no commitment, no fleet and 0 instances used
+over the whole window is cancelled (after the warning and grace, re-read just before); Capacity
+Blocks, committed reservations and training plans cannot be cancelled and are reported with their
+idle instance-hours, dollars and the queued training jobs that could use them. A Capacity Block about
+to end is told to whoever runs on it. The AWS Health underutilisation event re-judges the reservations
+it names; it is never evidence by itself.
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
+
+_P = "reaper.kinds.capacity"
+
+DECLARATION = KindDeclaration(
+    name="capacity",
+    doc="Capacity reservations, Capacity Blocks and SageMaker Training Plans: unused, uncommitted ODCRs cancelled; the rest reported",
+    tag_resource_types=(),  # DescribeCapacityReservations returns the tags; training plans are few: ListTags each
+    tag_service="ec2",
+    read_permissions=(
+        "ec2:DescribeCapacityReservations",
+        "ec2:DescribeInstances",  # who runs on a Capacity Block about to end
+        "cloudwatch:GetMetricData",
+        "sagemaker:ListTrainingPlans",
+        "sagemaker:ListTags",
+        "sagemaker:ListTrainingJobs",  # queued jobs that could use idle capacity, once per sweep
+    ),
+    actions={
+        "cancel": Action(
+            "cancel",
+            "cancelled",
+            ("ec2:CancelCapacityReservation",),
+            frozenset({"active"}),
+            f"{_P}.actions:cancel",
+            needs_log=True,  # a cancelled reservation cannot be un-cancelled: its spec is the restore record
+            removes_resource=True,
+        ),
+    },
+    **standard_parts(_P),
+    default_action="cancel",
+    kill_decision=f"{_P}.rules:kill_decision",  # never a Capacity Block, a committed reservation or a plan
+    events=(
+        EventRoute("aws.health", ("AWS Health Event",), f"{_P}.events:underutilized"),
+        EventRoute(
+            "aws.ec2",
+            ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning"),
+            f"{_P}.events:block_ending",
+        ),
+    ),
+    restorer=Restorer(
+        name_pattern=r"cr-[0-9a-f]{8,17}",
+        run=f"{_P}.restore:run",
+        permissions=("ec2:CreateCapacityReservation", "ec2:CreateTags"),
+    ),
+)

@@ -1,0 +1,96 @@
+"""Cancel an ODCR (never a Capacity Block, a committed reservation or a plan), the re-read just before, and undo.
+
+The re-read is one DescribeCapacityReservations of that reservation: still `active`, still no
+instance in it (an instance launched since discovery keeps it), still no commitment. Cancelling
+cannot be undone: the reservation's spec and tags go to the action log first, so `reaper restore`
+can make an equivalent, new reservation (subject to capacity).
+https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CancelCapacityReservation.html
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.aws.clients import Clients
+from reaper.aws.faults import error_code
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Resource
+from reaper.kinds.base import ActContext
+from reaper.kinds.capacity.discover import to_resource
+from reaper.kinds.capacity.model import KIND, CapacityFacts, RestoreRecord
+from reaper.kinds.capacity.rules import not_cancellable
+
+
+def cancel(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    facts = resource.facts_as(CapacityFacts)
+    if facts.source != "odcr":
+        raise ActionRefused("cancel", f"a {facts.source} cannot be cancelled")
+    if ctx.log is None:
+        raise ActionRefused("cancel", "no action log to keep the reservation's spec in")
+    record: RestoreRecord = {
+        "kind": KIND,
+        "id": resource.id,
+        "arn": resource.arn,
+        "region": resource.region,
+        "spec": spec(resource, facts),
+        "tags": {k: v for k, v in resource.tags.items() if not k.lower().startswith(("aws:", ctx.settings.tag_prefix.lower()))},
+        "status": "cancelled",
+    }
+    ctx.log.put_restore(KIND, resource.id, dict(record), ctx.now)
+    ctx.clients("ec2").cancel_capacity_reservation(CapacityReservationId=resource.id)
+    return (
+        f"cancelled: {facts.total} x {resource.instance_type} in {facts.zone} released; its spec is kept, and "
+        "`reaper restore` makes a new reservation like it (subject to capacity at that time)"
+    )
+
+
+def spec(resource: Resource, facts: CapacityFacts) -> dict[str, Any]:
+    """CreateCapacityReservation parameters for an equivalent reservation (no end date: the owner picks one)."""
+    out: dict[str, Any] = {
+        "InstanceType": resource.instance_type,
+        "InstancePlatform": facts.platform,
+        "AvailabilityZone": facts.zone,
+        "InstanceCount": facts.total,
+        "Tenancy": facts.tenancy or "default",
+        "InstanceMatchCriteria": facts.match_criteria or "open",
+        "EbsOptimized": facts.ebs_optimized,
+        "EndDateType": "unlimited",
+    }
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    facts = resource.facts_as(CapacityFacts)
+    if facts.source == "training-plan":
+        return "a training plan cannot be cancelled"
+    try:
+        found = clients("ec2").describe_capacity_reservations(CapacityReservationIds=[resource.id]).get("CapacityReservations", [])
+    except ClientError as exc:
+        if error_code(exc).startswith("InvalidCapacityReservationId"):
+            return None
+        raise
+    if not found or found[0].get("State") in ("cancelled", "expired"):
+        return None
+    now_facts = to_resource(resource.region, found[0]).facts_as(CapacityFacts)
+    state = str(found[0].get("State"))
+    if state != "active":
+        return state
+    if now_facts.source != "odcr":
+        return "a Capacity Block"
+    if now_facts.used > 0:
+        return f"in use since discovery ({now_facts.used} instance(s) running in it)"
+    # the re-read is of AWS as it is now, so the commitment is judged at the wall clock, not the sweep's `now`
+    blocked = not_cancellable(now_facts, datetime.now(UTC))
+    return blocked or state
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action != "cancel":
+        return None
+    return (
+        f"reaper restore {resource.id}   # a cancelled reservation cannot be un-cancelled: this makes a NEW one "
+        "with the same type, platform, zone, count, tenancy and tags, subject to capacity"
+    )

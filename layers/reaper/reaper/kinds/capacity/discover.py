@@ -1,0 +1,137 @@
+"""Every active reservation and training plan in the region, with its tags.
+
+DescribeCapacityReservations returns up to 1,000 reservations a page, tags included; training plans
+(a handful per account) are listed with the `Status = Active` filter and their tags read one ListTags
+each. Prices: a reservation's instances at the On-Demand list price (what an ODCR bills, used or not);
+a training plan's UpfrontFee spread over its duration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.core.model import Resource
+from reaper.core.settings import Settings
+from reaper.core.timeutil import as_utc
+from reaper.kinds.capacity.model import KIND, CapacityFacts, Source
+
+
+def discover(clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
+    found = [to_resource(clients.region, cr) for cr in reservations(clients, only)]
+    if only is None:
+        found += [plan_resource(clients, plan) for plan in active_plans(clients)]
+    return found
+
+
+def reservations(clients: Clients, only: Collection[str] | None = None) -> list[dict[str, Any]]:
+    paginator = clients("ec2").get_paginator("describe_capacity_reservations")
+    kwargs: dict[str, Any] = {"Filters": [{"Name": "state", "Values": ["active"]}]}
+    if only is not None:
+        kwargs["Filters"].append({"Name": "capacity-reservation-id", "Values": sorted(only)})
+    out: list[dict[str, Any]] = []
+    for page in paginator.paginate(**kwargs, PaginationConfig={"PageSize": 1000}):
+        out.extend(page.get("CapacityReservations", []))
+    return out
+
+
+def active_plans(clients: Clients) -> list[dict[str, Any]]:
+    sm = clients("sagemaker")
+    out: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"Filters": [{"Name": "Status", "Value": "Active"}], "MaxResults": 100}
+        if token:
+            kwargs["NextToken"] = token
+        page = sm.list_training_plans(**kwargs)
+        out.extend(page.get("TrainingPlanSummaries", []))
+        token = page.get("NextToken")
+        if not token:
+            return out
+
+
+def source_of(cr: dict[str, Any]) -> Source:
+    return "capacity-block" if cr.get("ReservationType") == "capacity-block" else "odcr"
+
+
+def _utc(value: Any) -> datetime | None:
+    return as_utc(value) if isinstance(value, datetime) else None
+
+
+def to_resource(region: str, cr: dict[str, Any]) -> Resource:
+    itype = str(cr.get("InstanceType") or "")
+    total = int(cr.get("TotalInstanceCount") or 0)
+    commitment = cr.get("CommitmentInfo") or {}
+    source = source_of(cr)
+    on_demand = pricing.hourly(pricing.EC2, region, itype, total)
+    return Resource(
+        kind=KIND,
+        id=str(cr["CapacityReservationId"]),
+        arn=str(cr.get("CapacityReservationArn") or ""),
+        region=region,
+        state=str(cr.get("State", "unknown")),
+        tags={t["Key"]: t.get("Value", "") for t in cr.get("Tags", [])},
+        instance_type=itype,
+        instance_count=total,
+        # an ODCR bills at the On-Demand rate whether used or not; a Capacity Block's price was set when bought
+        hourly_usd=on_demand if source == "odcr" else None,
+        created_at=_utc(cr.get("CreateDate")),
+        changed_at=_utc(cr.get("StartDate")),
+        facts=CapacityFacts(
+            source=source,
+            total=total,
+            available=int(cr.get("AvailableInstanceCount") or 0),
+            zone=cr.get("AvailabilityZone"),
+            platform=cr.get("InstancePlatform"),
+            tenancy=cr.get("Tenancy"),
+            match_criteria=cr.get("InstanceMatchCriteria"),
+            end_date_type=cr.get("EndDateType"),
+            ends_at=_utc(cr.get("EndDate")),
+            starts_at=_utc(cr.get("StartDate")),
+            commitment_end=_utc(commitment.get("CommitmentEndDate")),
+            fleet_id=cr.get("CapacityReservationFleetId"),
+            ebs_optimized=bool(cr.get("EbsOptimized")),
+            on_demand_hourly_usd=on_demand,
+        ),
+    )
+
+
+def plan_resource(clients: Clients, plan: dict[str, Any]) -> Resource:
+    arn = str(plan["TrainingPlanArn"])
+    tags = {t["Key"]: t.get("Value", "") for t in clients("sagemaker").list_tags(ResourceArn=arn).get("Tags", [])}
+    hours = float(plan.get("DurationHours") or 0) + float(plan.get("DurationMinutes") or 0) / 60
+    fee = _fee(plan.get("UpfrontFee"))
+    summaries = plan.get("ReservedCapacitySummaries") or [{}]
+    itype = summaries[0].get("InstanceType")
+    return Resource(
+        kind=KIND,
+        id=str(plan["TrainingPlanName"]),
+        arn=arn,
+        region=clients.region,
+        state=str(plan.get("Status", "unknown")).lower(),
+        tags=tags,
+        instance_type=itype,
+        instance_count=int(plan.get("TotalInstanceCount") or 0),
+        hourly_usd=round(fee / hours, 4) if fee is not None and hours > 0 and plan.get("CurrencyCode", "USD") == "USD" else None,
+        created_at=_utc(plan.get("StartTime")),
+        changed_at=_utc(plan.get("StartTime")),
+        facts=CapacityFacts(
+            source="training-plan",
+            total=int(plan.get("TotalInstanceCount") or 0),
+            available=int(plan.get("AvailableInstanceCount") or 0),
+            zone=summaries[0].get("AvailabilityZone"),
+            ends_at=_utc(plan.get("EndTime")),
+            starts_at=_utc(plan.get("StartTime")),
+            upfront_usd=fee,
+        ),
+    )
+
+
+def _fee(value: Any) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,40 @@
+"""The test kit's capacity reservations refuse what AWS refuses (moto_ext/capacity.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from botocore.exceptions import ClientError
+
+from reaper_devkit import seed_capacity, seed_ec2
+from reaper_devkit.moto_ext import capacity
+
+
+def test_a_capacity_block_cannot_be_cancelled(aws):
+    ec2, now = aws.client("ec2"), datetime.now(UTC)
+    block = capacity.capacity_block(ec2, "p5.48xlarge", 1, start=now - timedelta(days=1), end=now + timedelta(days=1))
+    with pytest.raises(ClientError, match="UnsupportedOperation"):
+        ec2.cancel_capacity_reservation(CapacityReservationId=block)
+
+
+def test_a_committed_reservation_cannot_be_cancelled_before_its_commitment_ends(aws):
+    ec2, now = aws.client("ec2"), datetime.now(UTC)
+    cr = seed_capacity.odcr(ec2, now=now, committed_until=now + timedelta(days=3))
+    with pytest.raises(ClientError, match="InvalidCapacityReservationState"):
+        ec2.cancel_capacity_reservation(CapacityReservationId=cr)
+    [row] = ec2.describe_capacity_reservations(CapacityReservationIds=[cr])["CapacityReservations"]
+    assert row["State"] == "active" and row["CommitmentInfo"]["CommittedInstanceCount"] == 2
+
+
+def test_counts_follow_the_instances_placed_in_it_and_a_cancel_keeps_it_listed(aws):
+    ec2, now = aws.client("ec2"), datetime.now(UTC)
+    cr = seed_capacity.odcr(ec2, "p4d.24xlarge", 2, now=now)
+    capacity.place(seed_ec2.instance(ec2, "p4d.24xlarge", now=now), cr)
+    [row] = ec2.describe_capacity_reservations(CapacityReservationIds=[cr])["CapacityReservations"]
+    assert (row["TotalInstanceCount"], row["AvailableInstanceCount"]) == (2, 1)
+    assert ec2.cancel_capacity_reservation(CapacityReservationId=cr)["Return"] is True
+    with pytest.raises(ClientError, match="InvalidCapacityReservationState"):
+        ec2.cancel_capacity_reservation(CapacityReservationId=cr)
+    with pytest.raises(ClientError, match="InvalidCapacityReservationId.NotFound"):
+        ec2.describe_capacity_reservations(CapacityReservationIds=["cr-0123456789abcdef0"])
