@@ -15,7 +15,11 @@ from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import attached_policies, function_actions, function_statements, load, statement_actions
 
 STMTS = function_statements("RestoreFunction")
-BY_KIND = {"EndpointRestore": kinds.get("endpoint").restore_permissions(), "FsxRestore": kinds.get("fsx").restore_permissions()}
+BY_KIND = {
+    "EndpointRestore": kinds.get("endpoint").restore_permissions(),
+    "FsxRestore": kinds.get("fsx").restore_permissions(),
+    "BedrockPtRestore": kinds.get("bedrock-pt").restore_permissions(),
+}
 
 
 def _granted_by(prefix: str) -> set[str]:

@@ -20,6 +20,7 @@ KIND_PACKAGES: dict[str, str] = {
     # studio-app (issue 14)
     "studio-app": "reaper.kinds.studio_app",
     "ec2": "reaper.kinds.ec2",
+    "bedrock-pt": "reaper.kinds.bedrock_pt",
 }
 _loaded: dict[str, Kind] = {}
 
