@@ -73,7 +73,9 @@ def create(backend: Any, name: str, model_id: str, units: int, commitment: str |
         "provisionedModelArn": arn,
         "modelArn": model_arn,
         "desiredModelArn": model_arn,
-        "foundationModelArn": model_arn if ":foundation-model/" in model_arn else model_arn.split("/")[0].replace(":custom-model", "::foundation-model") + "/base",
+        "foundationModelArn": model_arn
+        if ":foundation-model/" in model_arn
+        else model_arn.split("/")[0].replace(":custom-model", "::foundation-model") + "/base",
         "modelUnits": units,
         "desiredModelUnits": units,
         "status": "InService",
@@ -115,7 +117,14 @@ def apply() -> None:
 
     def r_create(self: BedrockResponse) -> str:
         p = json.loads(self.body)
-        arn = create(self.bedrock_backend, p["provisionedModelName"], p["modelId"], int(p["modelUnits"]), p.get("commitmentDuration"), p.get("tags") or [])
+        arn = create(
+            self.bedrock_backend,
+            p["provisionedModelName"],
+            p["modelId"],
+            int(p["modelUnits"]),
+            p.get("commitmentDuration"),
+            p.get("tags") or [],
+        )
         return json.dumps({"provisionedModelArn": arn})
 
     def r_get(self: BedrockResponse) -> str:

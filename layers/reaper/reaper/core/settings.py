@@ -90,7 +90,9 @@ class Settings(BaseModel):
     kind_modes: dict[str, Mode] = Field(default_factory=dict)
     grace_minutes: int = Field(default=60, ge=0, le=MAX_GRACE_MINUTES)
     kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
-    idle_minutes: dict[str, int] = Field(default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60, "bedrock-pt": 10_080})
+    idle_minutes: dict[str, int] = Field(
+        default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60, "bedrock-pt": 10_080}
+    )
     tag_prefix: str = "reaper:"
     production_stages: tuple[str, ...] = ("prod", "production")
     dev_stages: tuple[str, ...] = ("dev", "test", "sandbox", "staging")

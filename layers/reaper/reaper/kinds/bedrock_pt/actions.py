@@ -34,7 +34,9 @@ def read(clients: Clients, name: str) -> dict[str, Any] | None:
 
 def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     if ctx.log is None:
-        raise ActionRefused("DeleteProvisionedModelThroughput", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
+        raise ActionRefused(
+            "DeleteProvisionedModelThroughput", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted"
+        )
     now = read(ctx.clients, r.arn)
     if now is None:
         raise ActionRefused("DeleteProvisionedModelThroughput", "it is gone already; nothing was deleted")

@@ -52,7 +52,9 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
     if signal is None:
         return Decision(Verdict.KEEP, "invocations could not be read: unknown is not idle", evidence=evidence)
     if calls > 0:
-        return Decision(Verdict.KEEP, f"{calls:,.0f} invocations in the last {human_duration(timedelta(minutes=window))}", evidence=evidence)
+        return Decision(
+            Verdict.KEEP, f"{calls:,.0f} invocations in the last {human_duration(timedelta(minutes=window))}", evidence=evidence
+        )
     idle_hours = window / 60
     evidence.update(idle_hours=idle_hours, idle_usd=_usd(resource.hourly_usd, idle_hours))
     return Decision(
@@ -74,11 +76,17 @@ def _cost(hourly: float | None, hours: float) -> str:
     return f" at an estimated ${hourly:,.2f}/h: ${hourly * hours:,.2f} idle over {hours:,.0f} h"
 
 
-def _committed(resource: Resource, facts: PtFacts, signal: PtSignal | None, calls: float, evidence: dict[str, Any], now: datetime) -> Decision:
+def _committed(
+    resource: Resource, facts: PtFacts, signal: PtSignal | None, calls: float, evidence: dict[str, Any], now: datetime
+) -> Decision:
     expires = facts.commitment_expires
     window_hours = evidence["idle_window_minutes"] / 60
     idle = signal is not None and calls == 0 and max(facts.created_at, facts.last_modified) <= now - timedelta(hours=window_hours)
-    use = f"idle: 0 invocations in {window_hours:,.0f} h{_cost(resource.hourly_usd, window_hours)}" if idle else f"{calls:,.0f} invocations in {window_hours:,.0f} h"
+    use = (
+        f"idle: 0 invocations in {window_hours:,.0f} h{_cost(resource.hourly_usd, window_hours)}"
+        if idle
+        else f"{calls:,.0f} invocations in {window_hours:,.0f} h"
+    )
     evidence.update(commitment=facts.commitment, commitment_expires=expires, idle=idle)
     if idle:
         evidence.update(idle_hours=window_hours, idle_usd=_usd(resource.hourly_usd, window_hours))
