@@ -31,12 +31,12 @@ sys.path.insert(0, str(ROOT))
 from bench import cost_model  # noqa: E402
 from bench import kinds as bench_kinds  # noqa: E402
 from bench.floor import counting  # noqa: E402
+from reaper.core.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
 from reaper.core.settings import Settings  # noqa: E402
 from reaper.record.actionlog import create_table  # noqa: E402
 from reaper.record.runtime import Runtime  # noqa: E402
 from reaper.sweep import pipeline  # noqa: E402
 from reaper.sweep.continuation import Cursor  # noqa: E402
-from reaper.core.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
 from reaper.wiring import build_runtime  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
 from reaper_devkit.local_aws import local_account, session  # noqa: E402

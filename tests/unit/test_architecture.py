@@ -26,6 +26,8 @@ ALLOWED_UPWARD = {
     # The FSx state-change route sweeps the named file systems through the pipeline itself (no circle:
     # the pipeline reaches the kinds only through their declarations).
     ("reaper.kinds.fsx.events", "reaper.sweep.pipeline"),
+    # Likewise the capacity kind's AWS Health and expiry events re-judge the reservations they name.
+    ("reaper.kinds.capacity.events", "reaper.sweep.pipeline"),
 }
 
 

@@ -19,6 +19,7 @@ BY_KIND = {
     "EndpointRestore": kinds.get("endpoint").restore_permissions(),
     "FsxRestore": kinds.get("fsx").restore_permissions(),
     "CapacityRestore": kinds.get("capacity").restore_permissions(),
+    "BedrockPtRestore": kinds.get("bedrock-pt").restore_permissions(),
 }
 
 

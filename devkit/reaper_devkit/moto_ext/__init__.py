@@ -47,4 +47,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import capacity
 
     capacity.apply()
+    from reaper_devkit.moto_ext import bedrock_pt
+
+    bedrock_pt.apply()
     _applied = True

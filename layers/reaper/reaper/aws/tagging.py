@@ -36,6 +36,9 @@ def current_tags(clients: Clients, arn: str) -> dict[str, str]:
         instance_id = arn.rsplit("/", 1)[-1]
         for page in clients("ec2").get_paginator("describe_tags").paginate(Filters=[{"Name": "resource-id", "Values": [instance_id]}]):
             pairs.extend(page.get("Tags", []))
+    elif service == "bedrock":
+        tags = clients("bedrock").list_tags_for_resource(resourceARN=arn).get("tags", [])
+        pairs.extend({"Key": t["key"], "Value": t.get("value", "")} for t in tags)
     else:
         raise ValueError(f"no tag reader for {arn}")
     return {t["Key"]: t.get("Value", "") for t in pairs}
@@ -54,6 +57,8 @@ def write_tags(clients: Clients, arn: str, tags: dict[str, str]) -> None:
         clients("fsx").tag_resource(ResourceARN=arn, Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
     elif service == "ec2":
         clients("ec2").create_tags(Resources=[arn.rsplit("/", 1)[-1]], Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+    elif service == "bedrock":
+        clients("bedrock").tag_resource(resourceARN=arn, tags=[{"key": k, "value": v} for k, v in tags.items()])
     else:
         raise ValueError(f"no tag writer for {arn}")
 
@@ -66,6 +71,8 @@ def remove_tags(clients: Clients, arn: str, keys: list[str]) -> None:
         clients("fsx").untag_resource(ResourceARN=arn, TagKeys=keys)
     elif service == "ec2":
         clients("ec2").delete_tags(Resources=[arn.rsplit("/", 1)[-1]], Tags=[{"Key": k} for k in keys])
+    elif service == "bedrock":
+        clients("bedrock").untag_resource(resourceARN=arn, tagKeys=keys)
     else:
         raise ValueError(f"no tag writer for {arn}")
 
@@ -74,10 +81,12 @@ TAG_READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "sagemaker": ("sagemaker:ListTags",),
     "fsx": ("fsx:ListTagsForResource",),
     "ec2": ("ec2:DescribeTags",),
+    "bedrock": ("bedrock:ListTagsForResource",),
 }
 
 TAG_WRITE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "sagemaker": ("sagemaker:AddTags", "sagemaker:DeleteTags"),
     "fsx": ("fsx:TagResource", "fsx:UntagResource"),
     "ec2": ("ec2:CreateTags", "ec2:DeleteTags"),
+    "bedrock": ("bedrock:TagResource", "bedrock:UntagResource"),
 }

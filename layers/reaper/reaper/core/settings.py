@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reaper.core.errors import ConfigError
 from reaper.core.model import Mode
 
-KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity")
+KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity", "bedrock-pt")
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -91,7 +91,15 @@ class Settings(BaseModel):
     grace_minutes: int = Field(default=60, ge=0, le=MAX_GRACE_MINUTES)
     kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
     idle_minutes: dict[str, int] = Field(
-        default_factory=lambda: {"notebook": 60, "endpoint": 120, "fsx": 720, "studio-app": 60, "ec2": 60, "capacity": 1440}
+        default_factory=lambda: {
+            "notebook": 60,
+            "endpoint": 120,
+            "fsx": 720,
+            "studio-app": 60,
+            "ec2": 60,
+            "capacity": 1440,
+            "bedrock-pt": 10_080,
+        }
     )
     tag_prefix: str = "reaper:"
     production_stages: tuple[str, ...] = ("prod", "production")
@@ -149,6 +157,9 @@ class Settings(BaseModel):
     project_budgets: dict[str, float] = Field(default_factory=dict)
     budget_topic_arn: str | None = None
     budget_enforce: bool = False
+    # Bedrock Provisioned Throughput (issue 25): the price per model unit-hour its cost estimates use
+    # (an estimate: AWS prices it per model and commitment; 0 = no dollar figures)
+    bedrock_model_unit_hourly_usd: float = Field(default=20.0, ge=0, le=10_000)
 
     @field_validator("project_budgets")
     @classmethod
@@ -335,6 +346,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
     "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
+    "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",
 }
 
 

@@ -22,6 +22,7 @@ KIND_PACKAGES: dict[str, str] = {
     "ec2": "reaper.kinds.ec2",
     # capacity reservations, Capacity Blocks, training plans (issue 25)
     "capacity": "reaper.kinds.capacity",
+    "bedrock-pt": "reaper.kinds.bedrock_pt",
 }
 _loaded: dict[str, Kind] = {}
 

@@ -19,7 +19,7 @@ COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS) | set(continua
 RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
 
 # Services whose resources the kinds sweep: a change there is a change to the user's resource.
-SWEPT_SERVICES = ("sagemaker", "fsx", "ec2")
+SWEPT_SERVICES = ("sagemaker", "fsx", "ec2", "bedrock")
 READ_VERBS = ("Describe", "List", "Get", "Search")
 TAG_WRITES = frozenset(p for perms in TAG_WRITE_PERMISSIONS.values() for p in perms)
 
@@ -32,6 +32,8 @@ TAG_ON_CREATE: dict[str, str] = {
     "fsx:CreateBackup": "fsx:TagResource",
     "fsx:CreateDataRepositoryTask": "fsx:TagResource",
     "fsx:CreateFileSystemFromBackup": "fsx:TagResource",
+    # https://docs.aws.amazon.com/bedrock/latest/userguide/prov-thru-prereq.html (TagResource beside Create)
+    "bedrock:CreateProvisionedModelThroughput": "bedrock:TagResource",
 }
 # An operation that hands a role to a service needs iam:PassRole on that role, for that service.
 PASSES_ROLE: dict[str, str] = {"scheduler:CreateSchedule": "scheduler.amazonaws.com"}

@@ -19,9 +19,9 @@ from botocore.exceptions import ClientError
 from reaper.aws.faults import error_code
 from reaper.core.errors import NoRestoreRecord, RestoreError
 from reaper.core.timeutil import iso
+from reaper.kinds.base import Say
 from reaper.kinds.capacity.model import KIND, RestoreRecord
 from reaper.record.runtime import Runtime
-from reaper.restore.run import Say
 
 
 def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:

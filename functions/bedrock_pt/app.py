@@ -1,0 +1,14 @@
+"""Bedrock Provisioned Throughput function: scheduled sweeps (idle no-commitment ones deleted with a restore record; committed ones reported before renewal)."""
+
+from typing import Any
+
+from reaper.core.observability import logger, metrics
+from reaper.handlers import build_runtime, handle_kind_event
+
+RUNTIME = build_runtime("bedrock-pt")
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle_kind_event(event, "bedrock-pt", RUNTIME, context=context)

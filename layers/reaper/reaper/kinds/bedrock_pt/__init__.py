@@ -1,0 +1,61 @@
+"""Amazon Bedrock Provisioned Throughput: deleted with a restore record only when nothing is committed.
+
+Evidence: `AWS/Bedrock` `Invocations` with dimension `ModelId` = the Provisioned Throughput's ARN
+(callers pass that ARN as `modelId` to invoke it), summed over the window (default 7 days;
+`reaper:idle-minutes` or REAPER_IDLE_MINUTES_BEDROCK_PT), in one batched GetMetricData. AWS
+publishes the metric only when there are requests, so no data counts as no traffic only when the
+Provisioned Throughput was InService, unchanged, for the whole window.
+
+No commitment: warn, then after the grace DeleteProvisionedModelThroughput, with a restore record
+(model, units, name, tags) in the action log so `reaper restore NAME` recreates it in one step;
+refused (verdict error) without an action log. With a commitment (OneMonth, SixMonths): never
+deleted (AWS refuses before the term ends); reported with what it costs idle, and once per term at
+least 7 days before `commitmentExpirationTime`, when AWS renews it.
+
+Custom-model deployments (on-demand inference) are not swept: AWS bills them per use, not per hour.
+
+This module is the declaration only; the parts it names are imported on first use.
+"""
+
+from reaper.kinds.base import Action, KindDeclaration, Restorer, standard_parts
+
+_P = "reaper.kinds.bedrock_pt"
+
+# A Provisioned Throughput name, as CreateProvisionedModelThroughput takes it:
+# https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateProvisionedModelThroughput.html
+PT_NAME_PATTERN = r"([0-9a-zA-Z][_-]?){1,63}"
+
+DECLARATION = KindDeclaration(
+    name="bedrock-pt",
+    doc="Bedrock Provisioned Throughput: deleted with a restore record only without commitment; committed ones reported before renewal",
+    tag_resource_types=(),  # tags are read per Provisioned Throughput with bedrock:ListTagsForResource (discover.py)
+    tag_service="bedrock",
+    read_permissions=(
+        "bedrock:ListProvisionedModelThroughputs",
+        "bedrock:GetProvisionedModelThroughput",  # the state check just before a delete
+        "cloudwatch:GetMetricData",
+    ),
+    actions={
+        "delete": Action(
+            "delete",
+            "deleted",
+            ("bedrock:GetProvisionedModelThroughput", "bedrock:DeleteProvisionedModelThroughput"),
+            frozenset({"InService"}),
+            f"{_P}.actions:delete",
+            needs_log=True,
+            removes_resource=True,
+        ),
+    },
+    **standard_parts(_P),
+    default_action="delete",
+    kill_decision=f"{_P}.rules:kill_decision",  # never a committed one
+    restorer=Restorer(
+        name_pattern=PT_NAME_PATTERN,
+        run=f"{_P}.restore:run",
+        permissions=(
+            "bedrock:GetProvisionedModelThroughput",
+            "bedrock:CreateProvisionedModelThroughput",
+            "bedrock:TagResource",  # CreateProvisionedModelThroughput with tags
+        ),
+    ),
+)

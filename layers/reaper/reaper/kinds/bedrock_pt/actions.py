@@ -1,0 +1,83 @@
+"""Delete a Provisioned Throughput without commitment, after its restore record; the state check; undo.
+
+The delete re-reads the Provisioned Throughput and refuses if it has a commitment now, and is
+refused (verdict `error`) without an action log to keep the restore record in: the record (model,
+units, name, tags) is what `reaper restore NAME` recreates it from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from reaper.aws.clients import Clients
+from reaper.aws.faults import is_not_found
+from reaper.core.errors import ActionRefused
+from reaper.core.model import Decision, Resource
+from reaper.core.timeutil import iso
+from reaper.kinds.base import ActContext
+from reaper.kinds.bedrock_pt.discover import tags_of
+from reaper.kinds.bedrock_pt.model import KIND, RestoreRecord
+
+
+def read(clients: Clients, name: str) -> dict[str, Any] | None:
+    """GetProvisionedModelThroughput, or None when there is none of that name or ARN."""
+    try:
+        found: dict[str, Any] = clients("bedrock").get_provisioned_model_throughput(provisionedModelId=name)
+    except ClientError as exc:
+        if is_not_found(exc):
+            return None
+        raise
+    return found
+
+
+def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    if ctx.log is None:
+        raise ActionRefused(
+            "DeleteProvisionedModelThroughput", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted"
+        )
+    now = read(ctx.clients, r.arn)
+    if now is None:
+        raise ActionRefused("DeleteProvisionedModelThroughput", "it is gone already; nothing was deleted")
+    if now.get("commitmentDuration"):
+        raise ActionRefused("DeleteProvisionedModelThroughput", f"it has a {now['commitmentDuration']} commitment now; nothing was deleted")
+    warned = ctx.settings.tag("warned-at").lower()
+    tags = {k: v for k, v in tags_of(ctx.clients("bedrock"), r.arn).items() if k.strip().lower() != warned}
+    record: RestoreRecord = {
+        "kind": KIND,
+        "name": r.id,
+        "arn": r.arn,
+        "region": r.region,
+        "account": r.account,
+        "owner": next((v for k, v in r.tags.items() if k.strip().lower() == "ml:owner"), None),
+        "model_arn": str(now.get("modelArn", "")),
+        "foundation_model_arn": str(now.get("foundationModelArn", "")),
+        "model_units": int(now.get("modelUnits") or r.instance_count),
+        "commitment": None,
+        "tags": tags,
+        "hourly_usd": r.hourly_usd,
+        "reason": d.reason,
+        "reaped_at": iso(ctx.now),
+        "event_id": ctx.event_id,
+        "status": "reaped",
+    }
+    ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    ctx.clients("bedrock").delete_provisioned_model_throughput(provisionedModelId=r.arn)
+    units = record["model_units"]
+    return f"deleted; restore record written (model {record['model_arn']}, {units} model unit{'s' if units != 1 else ''}, {len(tags)} tags)"
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    now = read(clients, resource.arn)
+    if now is None:
+        return None
+    if now.get("commitmentDuration"):
+        return f"committed ({now['commitmentDuration']}) since discovery"
+    return str(now.get("status", "unknown"))
+
+
+def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action != "delete":
+        return None
+    return f"reaper restore {resource.id}   # recreates it with the same model, model units and tags, without commitment"
