@@ -68,6 +68,19 @@ def spot_instance(
     return iid
 
 
+def spot_run_instance(
+    ec2: Any, request_type: str, interruption: str, tags: dict[str, str] | None = None, *, now: datetime, instance_type: str = "g5.xlarge"
+) -> str:
+    """A Spot instance launched by RunInstances with InstanceMarketOptions (EC2 makes its Spot request)."""
+    options = {"MarketType": "spot", "SpotOptions": {"SpotInstanceType": request_type, "InstanceInterruptionBehavior": interruption}}
+    kwargs: dict[str, Any] = {"ImageId": image(ec2), "MinCount": 1, "MaxCount": 1, "InstanceType": instance_type}
+    if tags:
+        kwargs["TagSpecifications"] = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
+    iid = str(ec2.run_instances(InstanceMarketOptions=options, **kwargs)["Instances"][0]["InstanceId"])
+    shape(iid, launched_at=now - timedelta(hours=6))
+    return iid
+
+
 def metrics(
     cloudwatch: Any,
     instance_id: str,

@@ -68,6 +68,13 @@ def build(ec2: Any, cw: Any, now: datetime) -> Fleet:
     add("emr", "keep", "EMR", tags={**DEV, "aws:elasticmapreduce:job-flow-id": "j-1"}, metrics=idle)
     add("ec2-fleet", "keep", "EC2 Fleet", tags={**DEV, "aws:ec2:fleet-id": "fleet-1"}, metrics=idle)
     add("spot-fleet", "keep", "Spot Fleet", tags={**DEV, "aws:ec2spot:fleet-request-id": "sfr-1"}, metrics=idle)
+    # cluster managers outside AWS: their nodes are in no Auto Scaling group (issue 23, item 1)
+    ray = {"ml:stage": "dev", "ray-cluster-name": "llm", "ray-node-type": "head", "ray-launch-config": "3f2a"}
+    add("ray-head", "keep", "managed by Ray", tags=ray, metrics=idle)
+    sky = {"ml:stage": "dev", "skypilot-cluster-name": "sky-7b", "skypilot-user": "ana", "ray-cluster-name": "sky-7b-2ea4"}
+    add("skypilot", "keep", "managed by SkyPilot", tags=sky, metrics=idle)
+    add("unknown-manager", "keep", "cluster manager mlreaper does not know", tags={"ml:stage": "dev", "acme-cluster": "x"}, metrics=idle)
+    add("claimed-cluster-tag", "act", "idle for at least", tags={**DEV, "acme-cluster": "x"}, metrics=idle)
     add("exempt", "exempt", "reaper:exempt", tags={**DEV, "reaper:exempt": "true"}, metrics=idle)
     add("snoozed", "exempt", "snoozed", tags={**DEV, "reaper:snooze-until": later}, metrics=idle)
     add("prod", "exempt", "production stage", tags={"ml:owner": "ops@example.com", "ml:stage": "prod"}, metrics=idle)
@@ -82,6 +89,11 @@ def build(ec2: Any, cw: Any, now: datetime) -> Fleet:
         iid = seed_ec2.spot_instance(ec2, request_type, interruption, {"Name": name, **DEV}, now=now, instance_type="g5g.xlarge")
         seed_ec2.metrics(cw, iid, now)
         ids[name], expected[name] = iid, (verdict, words)
+    iid = seed_ec2.spot_run_instance(
+        ec2, "one-time", "terminate", {"Name": "spot-run-one-time", **DEV}, now=now, instance_type="g5g.xlarge"
+    )
+    seed_ec2.metrics(cw, iid, now)
+    ids["spot-run-one-time"], expected["spot-run-one-time"] = iid, ("keep", "only lets terminate")
     decoy = seed_ec2.instance(ec2, "t3.large", {"Name": "cpu-decoy", **DEV}, now=now, ami=ami)
     seed_ec2.metrics(cw, decoy, now, gpu=None)
     return Fleet(ids, expected, decoy)

@@ -11,7 +11,7 @@ from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import OffHours, Settings
 from reaper.kinds.ec2.catalog import describe
-from reaper.kinds.ec2.managed import manager, spot_stop_problem
+from reaper.kinds.ec2.managed import managed_by, manager, spot_stop_problem
 from reaper.kinds.ec2.model import PERIOD, Ec2Facts, Ec2Signal, window_end
 from reaper.kinds.ec2.rules import decide
 
@@ -48,11 +48,20 @@ def run(facts: Ec2Facts = FACTS, sig: Ec2Signal | None = None, tags: dict[str, s
         ({"awsbatchservicetag": "batch"}, "AWS Batch"),
         ({" parallelcluster:node-type ": "Compute"}, "ParallelCluster"),
         ({"aws:ec2spot:fleet-request-id": "sfr-1"}, "Spot Fleet"),
+        ({"ray-cluster-name": "llm", "ray-node-type": "head"}, "managed by Ray"),
+        ({"ray-cluster-name": "sky-2ea4", "skypilot-cluster-name": "sky"}, "managed by SkyPilot"),
+        ({"AmazonECSManaged": ""}, "ECS"),
     ],
 )
 def test_managers_are_found_whatever_the_case(tags, words):
     who = manager(tags)
     assert who is not None and words in who
+
+
+def test_a_manager_looking_tag_keeps_an_instance_only_when_no_person_claims_it():
+    assert managed_by({"acme-NodePool": "gpu"}) is not None
+    assert managed_by({"acme-NodePool": "gpu", "ML:Owner": "ana@example.com"}) is None
+    assert managed_by({"ml:owner": " ", "team-cluster": "x"}) is not None  # a blank owner claims nothing
 
 
 def test_look_alike_tags_are_not_managers():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, would_act
+from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, unconfirmed, would_act
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
@@ -166,3 +166,26 @@ def test_the_report_table_fits_its_width_with_a_long_owner():
         lines = format_report(group(items, "owner"), "owner", NOW - timedelta(days=7), 3, width, items).splitlines()
         assert all(len(line) <= width for line in lines), (width, max(map(len, lines)))
         assert any(line.startswith("x") and "…" in line for line in lines)
+
+
+def test_a_change_recorded_ahead_and_never_confirmed_is_neither_done_nor_saved():
+    # Given a stop written ahead of the call (executed, unconfirmed) whose sweep died, and one confirmed stop
+    begun = {**entry(NOW - timedelta(hours=5), "nb-begun"), "unconfirmed": True}
+    entries = [begun, entry(NOW - timedelta(hours=3), "nb-done")]
+    # Then only the confirmed stop is reclaimed, by the report, its savings per day and the metric's code
+    assert [r.entry["id"] for r in reclaimed(entries, NOW)] == ["nb-done"]
+    assert sum(v for day in daily_savings(reclaimed(entries, NOW), NOW - timedelta(days=1), NOW).values() for v in day.values()) == 6
+    assert unconfirmed(entries) == 1 and would_act(entries) == 0
+    from reaper.report.savings_metric import saved_between
+
+    assert sum(f.saved_usd for f in saved_between(entries, NOW - timedelta(days=1), NOW).values()) == 6
+
+
+def test_reaper_log_never_shows_an_unconfirmed_change_as_done():
+    from reaper.cli.formats import as_logged, log_row
+    from reaper.cli.output import format_log_line
+
+    begun = {**entry(NOW - timedelta(hours=5), "nb-begun"), "unconfirmed": True, "reason": "idle"}
+    assert " unconfirmed stop " in format_log_line(begun)
+    assert as_logged(begun)["executed"] is False and as_logged(begun)["unconfirmed"] is True
+    assert log_row(begun)["executed"] is False

@@ -62,9 +62,15 @@ def to_json_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return [json.dumps(row, default=str) for row in rows]
 
 
+def as_logged(e: Mapping[str, Any]) -> dict[str, Any]:
+    """A log entry as `reaper log` shows it: a change recorded ahead and never confirmed (`unconfirmed`)
+    is not shown as done (`executed` false; the flag stays, so a reader knows to look at the resource)."""
+    return {**e, "executed": False} if e.get("unconfirmed") else dict(e)
+
+
 def log_row(e: Mapping[str, Any]) -> dict[str, Any]:
     """A log entry flattened for CSV: a notice's title and text are its reason."""
-    row = dict(e)
+    row = as_logged(e)
     row.setdefault("type", "verdict")
     if e.get("type") == "notice" and not e.get("reason"):
         row["reason"] = ": ".join(str(x) for x in (e.get("title"), e.get("text")) if x)

@@ -23,7 +23,7 @@ from reaper import __version__
 from reaper import kinds as kind_registry
 from reaper.aws import preflight
 from reaper.aws.clients import default_region
-from reaper.cli.formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, log_row, matches, to_csv, to_json_lines
+from reaper.cli.formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, as_logged, log_row, matches, to_csv, to_json_lines
 from reaper.cli.output import Printer, fit_log_line, format_log_line, format_table, select, silence_stdout, terminal_width
 from reaper.core.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
 from reaper.core.model import Mode, Verdict
@@ -307,7 +307,7 @@ def _log(args: argparse.Namespace, now: datetime) -> int:
     entries = [e for e in entries if matches(e, args.kind, args.verdict, args.owner)]
     out = Printer()
     if output == "json":
-        for line in to_json_lines(entries):
+        for line in to_json_lines(as_logged(e) for e in entries):
             out(line)
         return 0
     if output == "csv":
@@ -360,6 +360,9 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         out(f"wrote {path} ({len(groups)} group(s) by {args.by}, about ${total:,.2f} saved since {since:%Y-%m-%d %H:%M} UTC)")
     else:
         out(report.format_report(groups, args.by, since, would, terminal_width(), items))
+        begun = report.unconfirmed(entries)
+        if begun:
+            out(report.unconfirmed_line(begun))
     return 0
 
 

@@ -149,7 +149,9 @@ def format_log_line(e: dict[str, object]) -> str:
     action = str(e.get("action") or "-")
     if e.get("type") not in (None, "verdict") and not e.get("verdict"):
         return f"{at:20} {str(e.get('type')):6} {action:18} {where} — {e.get('reason') or e.get('text') or ''}"
-    if e.get("verdict") == "act" and not e.get("executed"):
+    if e.get("verdict") == "act" and e.get("unconfirmed"):
+        action = f"unconfirmed {action}"  # recorded before the call; how it ended was never recorded
+    elif e.get("verdict") == "act" and not e.get("executed"):
         action = f"would {action}"
     return f"{at:20} {str(e.get('verdict', '?')):6} {action:18} {where} — {e.get('reason')}"
 

@@ -90,6 +90,10 @@ class EventRoute:
 # the kind has nothing to do to this resource now (kinds whose action depends on the resource)
 KillDecision = Callable[[Resource, Any, TagView, Settings, datetime, str], Decision | None]
 
+# (resource, view, settings, ruled) -> why the kind changes nothing on this resource whatever asks, or None
+# (reaper.sweep.gate: read just before every change, and for a Stop-now click against the rule's decision)
+Guard = Callable[[Resource, TagView, Settings, Decision | None], str | None]
+
 # (runtime, name, now, say) -> the final one-line result
 RestoreRun = Callable[["Runtime", str, datetime, "Say"], str]
 
@@ -147,6 +151,9 @@ class KindDeclaration:
     # resource is in a state it may start from.
     default_action: str | None = None
     kill_decision: Ref | None = None  # -> KillDecision
+    # The kind's own reasons to keep that no kill date, budget or button overrides (managed by a
+    # cluster, instance store a stop erases, unknown evidence): checked by the gate before every change.
+    guard: Ref | None = None  # -> Guard
     # Budgets per ml:project (reaper.aws.budgets): a budgeted kind reads the projects' spend each sweep and
     # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
     budgeted: bool = False
@@ -228,6 +235,13 @@ class Kind:
             return None
         return Decision(Verdict.ACT, reason, action=action.name)
 
+    def guard(self, resource: Resource, view: TagView, settings: Settings, ruled: Decision | None = None) -> str | None:
+        """Why no change may be made to this resource whatever asks for it, or None (no guard declared: None)."""
+        if self.declaration.guard is None:
+            return None
+        why: str | None = self._part(self.declaration.guard)(resource, view, settings, ruled)
+        return why
+
     def undo_hint(self, resource: Resource, action: str | None) -> str | None:
         if self.declaration.undo_hint is None:
             return None
@@ -275,6 +289,7 @@ __all__ = [
     "ActionRun",
     "EventHandler",
     "EventRoute",
+    "Guard",
     "Kind",
     "KindDeclaration",
     "KillDecision",

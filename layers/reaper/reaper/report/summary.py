@@ -77,6 +77,21 @@ def _back(e: dict[str, Any]) -> bool:
     return "restore" in text or " is back" in text  # "Restoring endpoint X", "Endpoint X is back"
 
 
+def done(e: dict[str, Any]) -> bool:
+    """An executed action. A change recorded ahead of the call and never confirmed (the sweep died
+    before it could record how it ended: `unconfirmed`) may not have been made: never counted."""
+    return e.get("verdict") == "act" and bool(e.get("executed")) and not e.get("unconfirmed")
+
+
+def unconfirmed(entries: Iterable[dict[str, Any]]) -> int:
+    """Changes begun and never confirmed, by resource: said, not counted as reclaimed."""
+    return len({_key(e) for e in entries if e.get("verdict") == "act" and e.get("unconfirmed")})
+
+
+def unconfirmed_line(count: int) -> str:
+    return f"unconfirmed: {count} change(s) began and were never confirmed (see `reaper log`): not counted as reclaimed"
+
+
 def job_saving(e: dict[str, Any]) -> float | None:
     ev = e.get("evidence") if isinstance(e.get("evidence"), dict) else {}
     assert isinstance(ev, dict)
@@ -93,7 +108,7 @@ def reclaimed(entries: Iterable[dict[str, Any]], now: datetime) -> list[Reclaime
     ordered = sorted((e for e in entries if _at(e) is not None), key=lambda e: str(e.get("logged_at")))
     out: list[Reclaimed] = []
     for i, e in enumerate(ordered):
-        if e.get("verdict") != "act" or not e.get("executed"):
+        if not done(e):
             continue
         ev = e.get("evidence")
         if isinstance(ev, dict) and ev.get("estimated_usd") is not None:

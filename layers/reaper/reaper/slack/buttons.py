@@ -85,11 +85,15 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
             return _answer(base, "dry-run", f"Would restore `{base['id']}` (dry-run: nothing was changed).")
         invoke("restore", {"name": base["id"], "reason": f"Restore clicked in Slack by {click.user}"})
         return _answer(base, "delegated", f"Restoring `{base['id']}` for <@{click.user}>; the result is posted when it is done.")
-    event = {
+    event = {  # EventBridge's shape, every field it documents (the kind function parses it as one)
+        "version": "0",
         "id": f"slack-{click.signature[-32:]}",
         "source": STOP_SOURCE,
         "detail-type": STOP_DETAIL_TYPE,
+        "account": "",
         "time": iso(now),
+        "region": "",
+        "resources": [],
         "detail": {"arn": click.arn, "user": click.user, "response_url": click.response_url, "thread_ts": click.thread_ts},
     }
     invoke(kind.name, event)

@@ -2,9 +2,12 @@
 
 The interactions function checked the signature and that the clicker owns the resource or is an
 admin; here the resource is found again, screened like a sweep (exempt, snoozed, bad tag and
-production stay untouched), and its kind's action goes through `pipeline.enforce` with a Decision
-ACT: time, lease, claim, state and protection read again just before the change. The outcome is
-recorded and posted like a sweep's, and answered in the clicked message's thread.
+production stay untouched), the kind's own reasons to keep (`reaper.sweep.gate`: managed by a
+cluster, instance store a stop erases, unknown evidence) refuse it, and otherwise its kind's action
+goes through `pipeline.enforce` with a Decision ACT: time, lease, claim, state, protection and
+those reasons read again just before the change. A click skips the idle wait and the grace
+period, never a guard. The outcome is recorded and posted like a sweep's, and answered in the
+clicked message's thread.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from reaper.core.policy import exempt_hint, production_guard
 from reaper.kinds.base import ActContext, Kind
 from reaper.record.runtime import Runtime
 from reaper.slack.reply import answer
-from reaper.sweep import pipeline
+from reaper.sweep import gate, pipeline
 from reaper.sweep.courier import Courier
 
 
@@ -38,10 +41,13 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     ruled, view = pipeline.decide(kind, r, signal, rt.settings, now)
     first = next(iter(kind.actions.values()))
     action = kind.actions.get(ruled.action or "") or (first if r.state in first.valid_origin_states else None)
+    guarded = gate.refusal(kind, r, view, rt.settings, ruled)
     if ruled.verdict in (Verdict.EXEMPT, Verdict.ERROR):  # exempt, snoozed, bad tag, production: as a sweep
         decision = ruled
     elif action is None or r.state not in action.valid_origin_states:
         return _said(detail, f"`{name}` is {r.state}: nothing to stop.", "state")
+    elif guarded is not None:  # what a sweep would never do now, a click does not do either
+        decision = Decision(Verdict.KEEP, f"Stop now refused: {guarded}", evidence=ruled.evidence)
     else:
         decision = Decision(
             Verdict.ACT,

@@ -16,18 +16,19 @@ from typing import Any
 from reaper import kinds as kind_registry
 from reaper.aws import budgets
 from reaper.aws.faults import AwsError, short
-from reaper.aws.tagging import current_tags, remove_tags, write_tags
+from reaper.aws.tagging import remove_tags, write_tags
 from reaper.core import scope as sweep_scope
 from reaper.core.deadline import RESERVE_SECONDS, Deadline
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, Verdict
-from reaper.core.policy import TagView, apply_grace, exempt_hint, is_production, kill_date, over_budget, production_guard, read_tags, screen
+from reaper.core.policy import TagView, apply_grace, exempt_hint, kill_date, over_budget, production_guard, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Action, Kind
 from reaper.record.runtime import Runtime
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
 from reaper.sweep.courier import Courier, payload
+from reaper.sweep.gate import gate, protected_now
 
 log = logging.getLogger("reaper")
 
@@ -375,7 +376,7 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     try:
         if not _claim(ctx, outcome):
             return Result.duplicate("already handled by an earlier delivery of this event")
-        protected, fresh = _protected_now(ctx, r)
+        protected, fresh = protected_now(ctx, r)
         if protected:
             return Result.protected(protected)
         if any(k.strip().lower() == warned_key.lower() for k in fresh):
@@ -393,15 +394,9 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
     try:
         if not _claim(ctx, outcome):
             return Result.duplicate("already handled by an earlier delivery of this event")
-        state = kind.current_state(ctx.clients, r)
-        if state is None:
-            return Result.gone(f"gone before the action could run ({d.reason})")
-        if state not in action.valid_origin_states:
-            allowed = "/".join(sorted(action.valid_origin_states))
-            return Result.state_changed(f"now {state}, not {allowed}: nothing done")
-        protected, _fresh = _protected_now(ctx, r)
-        if protected:
-            return Result.protected(protected)
+        stopped = gate(kind, action, r, ctx, d.reason)  # state, protection and the kind's guards, read again now
+        if stopped is not None:
+            return stopped
         if not _write_ahead(ctx, outcome, Result.done(STOPPED_AFTER)):
             return Result.failed(f"nothing done: the action log could not be written before the {d.action}")
         detail = action.runner()(ctx, r, d)
@@ -442,21 +437,6 @@ def _write_ahead(ctx: ActContext, outcome: Outcome, started: Result) -> bool:
         log.error("could not record %s before changing it: %s", outcome.resource.arn, short(exc))
         return False
     return True
-
-
-def _protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:
-    """Protection read again from the resource's own service: a tag set after discovery still wins.
-
-    Returns (why it is protected now, or None; the tags as they are now).
-    """
-    fresh = current_tags(ctx.clients, r.arn)
-    view = read_tags(fresh, ctx.settings)
-    screened = screen(view, ctx.settings, ctx.now)
-    if screened is not None:
-        return f"{screened.reason} (read again just before the change): nothing done", fresh
-    if is_production(view, ctx.settings):
-        return f"production stage {view.stage!r} (read again just before the change): nothing done", fresh
-    return None, fresh
 
 
 def _lease(ctx: ActContext, outcome: Outcome) -> bool:

@@ -34,5 +34,6 @@ DECLARATION = KindDeclaration(
     budgeted=True,
     default_action="stop",
     kill_decision=f"{_P}.rules:kill_decision",  # never what a fleet manages, nor what cannot stop
+    guard=f"{_P}.rules:guard",  # managed, instance store, Spot that cannot stop: whatever asks (reaper.sweep.gate)
     events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),
 )

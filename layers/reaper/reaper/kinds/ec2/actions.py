@@ -15,7 +15,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
-from reaper.kinds.ec2.managed import manager
+from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import Ec2Facts
 
 CAPACITY_NOTE = (
@@ -52,7 +52,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
         return None
     if state != "running":
         return state
-    managed = manager({t["Key"]: t.get("Value", "") for t in inst.get("Tags", [])})
+    managed = managed_by({t["Key"]: t.get("Value", "") for t in inst.get("Tags", [])})
     if managed:
         return f"managed since discovery: {managed}"
     protection = ec2.describe_instance_attribute(InstanceId=resource.id, Attribute="disableApiStop")

@@ -17,7 +17,7 @@ from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.ec2.catalog import AcceleratedType, accelerated_types
-from reaper.kinds.ec2.managed import manager, spot_stop_problem
+from reaper.kinds.ec2.managed import managed_by, spot_stop_problem
 from reaper.kinds.ec2.model import KIND, Ec2Facts
 
 TYPE_FILTER_CHUNK = 100  # values per DescribeInstances filter, kept well inside the API's limit
@@ -94,7 +94,7 @@ def to_resource(region: str, owner: str, inst: dict[str, Any], kind: Accelerated
             root_device_type=str(inst.get("RootDeviceType", "ebs")),
             instance_store_gib=kind.instance_store_gib,
             lifecycle=lifecycle,
-            managed_by=manager(tags),
+            managed_by=managed_by(tags),
             spot_stop=spot_stop,
             hibernation_configured=bool((inst.get("HibernationOptions") or {}).get("Configured")),
             launched_at=as_utc(launched) if isinstance(launched, datetime) else None,

@@ -17,6 +17,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView, off_hours_stop
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import (
     AGENT_CONFIG_HINT,
     CPU_IDLE_PERCENT,
@@ -34,6 +35,13 @@ from reaper.kinds.ec2.model import (
 )
 
 MB = 1024 * 1024
+# Evidence key on a keep whose evidence could not be read (a gap, no GPU metric): a sweep keeps it, and
+# so does a Stop-now click (`guard`); a kill date acts whatever the activity, so it does not look at it.
+UNKNOWN = "unknown_evidence"
+
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html
+# "You can't stop or hibernate instance store-backed instances."
+INSTANCE_STORE_ROOT = "instance-store root device: it cannot be stopped, only terminated, and the reaper never terminates"
 
 
 def idle_window(view: TagView, settings: Settings) -> int:
@@ -47,9 +55,7 @@ def decide(resource: Resource, signal: Ec2Signal | None, view: TagView, settings
     if facts.managed_by:
         return Decision(Verdict.KEEP, f"{facts.managed_by}: left to what manages it", evidence={"managed_by": facts.managed_by})
     if facts.root_device_type != "ebs":
-        # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html
-        # "You can't stop or hibernate instance store-backed instances."
-        return Decision(Verdict.KEEP, "instance-store root device: it cannot be stopped, only terminated, and the reaper never terminates")
+        return Decision(Verdict.KEEP, INSTANCE_STORE_ROOT)
     if facts.spot_stop:
         return Decision(Verdict.KEEP, facts.spot_stop)
 
@@ -57,6 +63,28 @@ def decide(resource: Resource, signal: Ec2Signal | None, view: TagView, settings
     if decision.verdict is Verdict.ACT and facts.instance_store_gib and not view.disposable:
         return _instance_store_kept(resource, facts, decision, settings)
     return decision
+
+
+def guard(resource: Resource, view: TagView, settings: Settings, ruled: Decision | None = None) -> str | None:
+    """Why this instance is not changed whatever asks (a sweep, a kill date, a budget, a Stop-now click),
+    or None. Read on the tags as they are now (the gate passes them read again just before the stop).
+    With `ruled` (the rule's fresh decision, for a click), unknown evidence keeps it too."""
+    facts = resource.facts_as(Ec2Facts)
+    managed = managed_by(resource.tags) or facts.managed_by
+    if managed:
+        return f"{managed}: left to what manages it"
+    if facts.root_device_type != "ebs":
+        return INSTANCE_STORE_ROOT
+    if facts.spot_stop:
+        return facts.spot_stop
+    if facts.instance_store_gib and not view.disposable:
+        return (
+            f"a stop erases its {facts.instance_store_gib} GB instance store (local NVMe): "
+            f"tag {settings.tag('disposable')}=true to let the reaper stop it"
+        )
+    if ruled is not None and ruled.verdict is Verdict.KEEP and ruled.evidence.get(UNKNOWN):
+        return ruled.reason
+    return None
 
 
 def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
@@ -87,7 +115,9 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
         if missing:
             what = f"no {name} data" if missing == len(slots) else f"gap in {name} data ({missing} of {len(slots)} periods missing)"
             return Decision(
-                Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence={**evidence, "missing_periods": missing}
+                Verdict.KEEP,
+                f"{what} in the last {window} min: unknown is not idle",
+                evidence={**evidence, "missing_periods": missing, UNKNOWN: True},
             )
 
     metric_names = GPU_METRICS if facts.accelerator == "gpu" else (NEURON_METRIC,)
@@ -102,7 +132,7 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
             return Decision(
                 Verdict.KEEP,
                 f"gap in {primary} data ({missing} of {len(slots)} periods missing) in the last {window} min: unknown is not idle",
-                evidence={**evidence, "missing_periods": missing},
+                evidence={**evidence, "missing_periods": missing, UNKNOWN: True},
             )
 
     evidence.update(
@@ -156,7 +186,7 @@ def _no_accelerator_metric(resource: Resource, facts: Ec2Facts, metrics: tuple[s
         Verdict.KEEP,
         f"no {' / '.join(metrics)} data: GPU use cannot be seen, so it is kept (a GPU box at 2 % CPU can be training flat out). "
         f"To let the reaper see it, {how}",
-        evidence={**evidence, "accelerator_metric": None},
+        evidence={**evidence, "accelerator_metric": None, UNKNOWN: True},
         notify=True,
         notify_key=f"ec2-no-accelerator-metric:{resource.id}",  # told once, not every sweep
     )

@@ -1,0 +1,63 @@
+"""One gate before every change, whatever asks for it: a sweep, a state event, a Slack button, a
+budget notification, a kill date.
+
+Every one of them reaches a kind's action through `pipeline.enforce`, whose last step before the
+call is `gate`: the resource's state read again (gone, or no longer in a state the action may start
+from; a kind's state check also reads what it alone knows, e.g. EC2 stop protection), its
+protection tags read again from its own service (exempt, snoozed, bad tag, production stage), and
+the kind's own reasons to keep (`KindDeclaration.guard`) judged on those fresh tags. A button asks
+the same guard against the rule's fresh decision before it asks for anything (`refusal`), so it can
+do what a sweep would do now, or less: skip the idle wait and the grace period, never a guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from reaper.aws.tagging import current_tags
+from reaper.core.model import Decision, Resource, Result
+from reaper.core.policy import TagView, is_production, read_tags, screen
+from reaper.core.settings import Settings
+from reaper.kinds.base import ActContext, Action, Kind
+
+AGAIN = "read again just before the change"
+
+
+def gate(kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason: str = "") -> Result | None:
+    """None when the change may be made now; else the Result that says why nothing was done.
+
+    AWS errors of the reads propagate: the caller reports them as a failure, nothing changed.
+    """
+    state = kind.current_state(ctx.clients, resource)
+    if state is None:
+        return Result.gone(f"gone before the action could run ({reason})" if reason else "gone before the action could run")
+    if state not in action.valid_origin_states:
+        allowed = "/".join(sorted(action.valid_origin_states))
+        return Result.state_changed(f"now {state}, not {allowed}: nothing done")
+    protected, fresh = protected_now(ctx, resource)
+    if protected:
+        return Result.protected(protected)
+    why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings)
+    if why is not None:
+        return Result.refused(f"refused to {action.name}: {why} ({AGAIN}): nothing done")
+    return None
+
+
+def refusal(kind: Kind, resource: Resource, view: TagView, settings: Settings, ruled: Decision) -> str | None:
+    """For a change a person asks for (Stop now): the kind's guard against the rule's fresh decision."""
+    return kind.guard(resource, view, settings, ruled)
+
+
+def protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:
+    """Protection read again from the resource's own service: a tag set after discovery still wins.
+
+    Returns (why it is protected now, or None; the tags as they are now).
+    """
+    fresh = current_tags(ctx.clients, r.arn)
+    view = read_tags(fresh, ctx.settings)
+    screened = screen(view, ctx.settings, ctx.now)
+    if screened is not None:
+        return f"{screened.reason} ({AGAIN}): nothing done", fresh
+    if is_production(view, ctx.settings):
+        return f"production stage {view.stage!r} ({AGAIN}): nothing done", fresh
+    return None, fresh
