@@ -83,7 +83,10 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
             return _answer(base, "refused", f"{kind.name} resources are restarted, not restored: nothing was done.")
         if dry:
             return _answer(base, "dry-run", f"Would restore `{base['id']}` (dry-run: nothing was changed).")
-        invoke("restore", {"name": base["id"], "reason": f"Restore clicked in Slack by {click.user}"})
+        try:
+            invoke("restore", {"name": base["id"], "reason": f"Restore clicked in Slack by {click.user}"})
+        except AwsError as exc:
+            return _answer(base, "failed", f"Could not start restoring `{base['id']}`: {short(exc)}. Nothing was done; click again.")
         return _answer(base, "delegated", f"Restoring `{base['id']}` for <@{click.user}>; the result is posted when it is done.")
     event = {
         "id": f"slack-{click.signature[-32:]}",
@@ -92,7 +95,10 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
         "time": iso(now),
         "detail": {"arn": click.arn, "user": click.user, "response_url": click.response_url, "thread_ts": click.thread_ts},
     }
-    invoke(kind.name, event)
+    try:
+        invoke(kind.name, event)
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not hand the stop of `{base['id']}` over: {short(exc)}. Nothing was done; click again.")
     return _answer(base, "delegated", f"<@{click.user}> asked to stop `{base['id']}` now: checking it again, then acting.")
 
 
@@ -105,8 +111,15 @@ def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bo
     if dry:
         return _answer(base, "dry-run", f"Would tag `{base['id']}` {key}={value} (dry-run: nothing was changed).")
     holder = f"slack:{click.signature[-32:]}"
-    if rt.log is not None and not rt.log.lease(click.arn, holder, now):
-        return _answer(base, "refused", f"A sweep is handling `{base['id']}` right now; click again in a minute.")
+    try:
+        if rt.log is not None and not rt.log.lease(click.arn, holder, now):
+            return _answer(base, "refused", f"A sweep is handling `{base['id']}` right now; click again in a minute.")
+        if rt.log is not None:  # recorded ahead: the change is in the log even if its final record fails
+            rt.log.record(
+                {**base, "type": "slack-click-ahead", "result": "started", "reason": f"tagging {key}={value}"}, now, f"{holder}:ahead"
+            )
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not take `{base['id']}` for the change: {short(exc)}. Nothing was changed; click again.")
     try:
         write_tags(rt.clients(base["region"]), click.arn, {key: value})
     except AwsError as exc:
