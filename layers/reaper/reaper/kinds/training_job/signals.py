@@ -36,6 +36,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.log_pages import filter_pages
 from reaper.aws.metrics import MetricQuery, Series, fetch
+from reaper.aws.tagging import fold
 from reaper.core.model import Resource
 from reaper.core.policy import read_tags, screen
 from reaper.core.settings import Settings
@@ -108,8 +109,8 @@ def _with_median_checks(
             and view.early_stop == "median"
             and screen(view, settings, now) is None
         ):
-            sweeps[r.arn] = r
-    judged = [r for r in running if r.facts_as(JobFacts).tuning_job_arn in sweeps]
+            sweeps[fold(r.arn)] = r
+    judged = [r for r in running if fold(r.facts_as(JobFacts).tuning_job_arn or "") in sweeps]
     if not judged:
         return out
     end = align(now)
@@ -130,7 +131,7 @@ def _with_median_checks(
         log.warning("tuning objectives unreadable: %s", short(exc))
         return out  # unknown: no child is stopped for losing
     for r in judged:
-        tuning = sweeps[r.facts_as(JobFacts).tuning_job_arn or ""]
+        tuning = sweeps[fold(r.facts_as(JobFacts).tuning_job_arn or "")]
         facts = tuning.facts_as(JobFacts)
         assert facts.objective is not None
         values = {child: [v for _, v in series.get(f"{tuning.arn}\t{child}", [])] for child in facts.children}
