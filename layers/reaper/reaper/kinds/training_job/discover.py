@@ -165,6 +165,7 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
             early_stopping=config.get("TrainingJobEarlyStoppingType", "Off"),  # Off unless set (the API's default)
             objective=(objective["MetricName"], objective["Type"]) if objective.get("MetricName") and objective.get("Type") else None,
             children=tuple(names),
+            best_child=(d.get("BestTrainingJob") or {}).get("TrainingJobName"),
         ),
     )
 
