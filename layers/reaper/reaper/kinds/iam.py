@@ -110,6 +110,7 @@ OPERATION_ACTION = {
     "budgets:DescribeBudgets": "budgets:ViewBudget",
     "budgets:DescribeBudget": "budgets:ViewBudget",
     "budgets:CreateBudget": "budgets:ModifyBudget",
+    "budgets:UpdateBudget": "budgets:ModifyBudget",
 }
 
 

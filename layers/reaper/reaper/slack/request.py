@@ -36,7 +36,7 @@ from reaper.slack.message import SLACK_ID
 REPLAY_WINDOW_SECONDS = 300
 MAX_BODY_BYTES = 64 * 1024  # a block_actions payload is a few KiB; Slack's own messages are far smaller than this
 MAX_JSON_DEPTH = 32  # a button click's payload nests 5 deep
-ACTIONS = frozenset({"reaper:snooze", "reaper:exempt", "reaper:restore", "reaper:stop"})
+ACTIONS = frozenset({"reaper:snooze", "reaper:exempt", "reaper:restore", "reaper:stop", "reaper:confirm-budget"})
 
 
 class RequestRefused(Exception):
@@ -56,6 +56,8 @@ class Click:
     response_url: str
     thread_ts: str | None
     signature: str
+    project: str | None = None  # confirm-budget: the budget's ml:project
+    usd: float | None = None  # confirm-budget: the amount the message showed
 
 
 def raw_body(event: dict[str, Any]) -> bytes:
@@ -156,6 +158,8 @@ def parse_click(body: str, signature: str) -> Click:
             response_url=str(payload["response_url"]),
             thread_ts=(payload.get("container") or {}).get("message_ts") or (payload.get("message") or {}).get("ts"),
             signature=signature,
+            project=str(value["project"]) if "project" in value else None,
+            usd=float(value["usd"]) if "usd" in value else None,
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         raise RequestRefused(400, "not a button click from an mlreaper message") from None
