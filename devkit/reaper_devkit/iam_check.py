@@ -105,7 +105,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "dynamodb:BatchWriteItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{t}" for t in p["RequestItems"]],
     # Budgets ARNs have no region; DescribeBudgets names no budget: it reads the account's budgets
     "budgets:ViewBudget": lambda region, account, p: [f"arn:aws:budgets::{account}:budget/{p.get('BudgetName', '*')}"],
-    "budgets:ModifyBudget": lambda region, account, p: [f"arn:aws:budgets::{account}:budget/{(p.get('Budget') or p)['BudgetName']}"],
+    "budgets:ModifyBudget": lambda region, account, p: [
+        f"arn:aws:budgets::{account}:budget/{(p.get('Budget') or p.get('NewBudget') or p)['BudgetName']}"
+    ],
     "sqs:SendMessage": lambda region, account, p: [f"arn:aws:sqs:{region}:{account}:{str(p['QueueUrl']).rstrip('/').rsplit('/', 1)[-1]}"],
 }
 # where the tag-on-create authorization lands: the resource the call creates

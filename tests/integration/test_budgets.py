@@ -5,9 +5,11 @@ Budget per budgeted ml:project, and a Budgets notification (SNS) makes the budge
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from botocore.client import BaseClient
@@ -16,6 +18,7 @@ from reaper.core.errors import BadEventError
 from reaper_devkit import seed
 from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
+from reaper_devkit.moto_ext import budgets as budgets_ext
 from tests.conftest import drain, event, load_function
 
 ACCOUNT = "123456789012"
@@ -55,8 +58,8 @@ def status(sm: Any, name: str) -> str:
     return str(sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"])
 
 
-def test_the_sweep_creates_the_missing_budgets_and_adopts_the_existing(aws, sm, topic, lambda_context, monkeypatch):
-    # Given an enforcing stack, a parameter budget, a tagged budget (on a notebook), and one the admin made already
+def test_the_sweep_creates_the_missing_budgets_and_sets_the_admins_amount(aws, sm, topic, lambda_context, monkeypatch):
+    # Given an enforcing stack, a parameter budget, a tagged budget (on a notebook), and one made already at another amount
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500,ops team=1500")
     seed.notebook(sm, "nlp-box", {**OTHER, "ml:project": "nlp", "reaper:budget-usd": "300"})
@@ -83,8 +86,9 @@ def test_the_sweep_creates_the_missing_budgets_and_adopts_the_existing(aws, sm, 
     assert set(made) == {"mlreaper-vision", "mlreaper-nlp", "mlreaper-ops team"}
     assert float(made["mlreaper-vision"]["BudgetLimit"]["Amount"]) == 500.0
     assert float(made["mlreaper-nlp"]["BudgetLimit"]["Amount"]) == 300.0  # the highest tag
-    assert made["mlreaper-nlp"]["CostFilters"] == {"TagKeyValue": ["user:ml:project$nlp"]}
-    assert float(made["mlreaper-ops team"]["BudgetLimit"]["Amount"]) == 1000.0  # adopted as it is
+    assert made["mlreaper-nlp"]["FilterExpression"] == {"Tags": {"Key": "user:ml:project", "Values": ["nlp"], "MatchOptions": ["EQUALS"]}}
+    assert "CostFilters" not in made["mlreaper-nlp"]  # deprecated for FilterExpression
+    assert float(made["mlreaper-ops team"]["BudgetLimit"]["Amount"]) == 1500.0  # the admin's amount wins
     notes = bud.describe_notifications_for_budget(AccountId=ACCOUNT, BudgetName="mlreaper-vision")["Notifications"]
     assert sorted(n["Threshold"] for n in notes) == [80.0, 100.0] and {n["NotificationType"] for n in notes} == {"ACTUAL"}
     # (moto has no DescribeSubscribersForNotification: the subscribers are read from the request made)
@@ -144,6 +148,7 @@ def test_at_100_percent_with_the_opt_in_the_projects_running_job_is_stopped_afte
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_BUDGET_ENFORCE", "true")
     monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", "training-job=60")
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")  # the admin's budget
     budget(aws, "mlreaper-vision", "vision", 500, 520)
     now = datetime.now(UTC)
     st.training_job(sm, "vision-run", now, hours_ago=1, tags=VISION, spot=True)
@@ -183,6 +188,7 @@ def test_a_notebook_of_a_project_over_budget_is_stopped_by_its_own_function(aws,
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
     monkeypatch.setenv("REAPER_BUDGET_ENFORCE", "true")
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")  # the admin's budget
     budget(aws, "mlreaper-vision", "vision", 500, 700)
     now = datetime.now(UTC)
     seed.notebook(sm, "vision-nb", VISION)
@@ -219,3 +225,156 @@ def test_budgets_unreadable_means_not_judged_and_the_sweep_goes_on(aws, sm, topi
     throttle(monkeypatch, app.RUNTIME.clients("us-east-1")("budgets"), "describe_budgets")
     result = app.handler(event("training-job-schedule.json"), lambda_context)
     assert result["acted"] == [] and result["errors"] == [] and status(sm, "vision-run") == "InProgress"
+
+
+# -- budgets are the admin's --------------------------------------------------------------------
+def budget_changes(aws: Any) -> list[dict[str, Any]]:
+    return [m for m in drain(aws, deployed_queue_url()) if m.get("type") == "budget-change"]
+
+
+def deployed_queue_url() -> str:
+    import os
+
+    return os.environ["REAPER_QUEUE_URL"]
+
+
+def limits(aws: Any) -> dict[str, float]:
+    return {
+        b["BudgetName"]: float(b["BudgetLimit"]["Amount"]) for b in aws.client("budgets").describe_budgets(AccountId=ACCOUNT)["Budgets"]
+    }
+
+
+@pytest.fixture
+def enforcing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    monkeypatch.setenv("REAPER_BUDGET_ENFORCE", "true")
+
+
+def test_a_one_cent_tag_creates_a_budget_that_only_notifies_and_is_posted_for_confirmation(aws, sm, topic, enforcing, lambda_context):
+    # Given BudgetEnforce and a notebook of project vision tagged reaper:budget-usd=0.01, and vision's running job
+    seed.notebook(sm, "cheap-tag", {**VISION, "reaper:budget-usd": "0.01"})
+    st.training_job(sm, "vision-run", datetime.now(UTC), hours_ago=1, tags=VISION, spot=True)
+    app = load_function("training_job")
+    # When a sweep creates the budget, Budgets counts $5 on it, and its notification arrives
+    app.handler(event("training-job-schedule.json"), lambda_context)
+    assert limits(aws) == {"mlreaper-vision": 0.01}
+    budgets_ext.set_spend(ACCOUNT, "mlreaper-vision", 5.0)
+    result = app.handler(notification(topic), lambda_context)
+    # Then nothing is stopped: a budget a tag proposed only notifies
+    assert result["acted"] == [] and status(sm, "vision-run") == "InProgress"
+    messages = drain(aws, deployed_queue_url())
+    [created] = [m for m in messages if m.get("type") == "budget-change"]
+    assert created["what"] == "created" and created["origin"] == "tag" and created["confirmable"] is True
+    told = [m for m in messages if m.get("id") == "vision-run"]
+    assert told and "only notifies until an admin confirms it" in told[0]["reason"]
+
+
+def test_a_tag_never_lowers_nor_adopts_a_budget_that_exists(aws, sm, topic, enforcing, lambda_context):
+    # Given a budget someone made at $5,000 (not the stack's, not confirmed), now over, and a $0.01 tag
+    budget(aws, "mlreaper-vision", "vision", 5000, 5200)
+    seed.notebook(sm, "cheap-tag", {**VISION, "reaper:budget-usd": "0.01"})
+    st.training_job(sm, "vision-run", datetime.now(UTC), hours_ago=1, tags=VISION, spot=True)
+    app = load_function("training_job")
+    app.handler(event("training-job-schedule.json"), lambda_context)
+    result = app.handler(notification(topic), lambda_context)
+    # Then the budget keeps its amount, and is not enforced: the job runs on, its owner is told
+    assert limits(aws) == {"mlreaper-vision": 5000.0}
+    assert result["acted"] == [] and status(sm, "vision-run") == "InProgress"
+    assert budget_changes(aws) == []
+
+
+def test_the_admins_amount_wins_over_a_tag_and_every_change_is_posted_to_the_admin_channel(
+    aws, sm, topic, enforcing, lambda_context, monkeypatch
+):
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")
+    budget(aws, "mlreaper-vision", "vision", 20, 0)
+    seed.notebook(sm, "cheap-tag", {**VISION, "reaper:budget-usd": "0.01"})
+    app = load_function("training_job")
+    app.handler(event("training-job-schedule.json"), lambda_context)
+    app.handler(event("training-job-schedule.json", id="again"), lambda_context)
+    assert limits(aws) == {"mlreaper-vision": 500.0}
+    [change] = budget_changes(aws)  # posted once, however many sweeps
+    assert change["what"] == "set" and change["previous_usd"] == 20.0 and change["usd"] == 500.0 and change["origin"] == "admin"
+    assert change["confirmable"] is False
+
+
+def test_an_admin_made_budget_in_the_filter_expression_form_is_read_and_enforced(aws, sm, topic, enforcing, lambda_context, monkeypatch):
+    # Given the admin's budget made the 2025 way (FilterExpression, no CostFilters), over its amount
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")
+    aws.client("budgets").create_budget(
+        AccountId=ACCOUNT,
+        Budget={
+            "BudgetName": "mlreaper-vision",
+            "BudgetLimit": {"Amount": "500", "Unit": "USD"},
+            "FilterExpression": {"Tags": {"Key": "user:ml:project", "Values": ["vision"], "MatchOptions": ["EQUALS"]}},
+            "TimeUnit": "MONTHLY",
+            "BudgetType": "COST",
+            "CalculatedSpend": {"ActualSpend": {"Amount": "520", "Unit": "USD"}},
+        },
+    )
+    st.training_job(sm, "vision-run", datetime.now(UTC), hours_ago=1, tags=VISION, spot=True)
+    result = load_function("training_job").handler(notification(topic), lambda_context)
+    # Then it is read (no second create, no failure) and the job is stopped
+    assert result["acted"] == ["vision-run"]
+    assert budget_changes(aws) == []
+
+
+def test_a_create_that_fails_is_posted_once_a_day_never_silent(aws, sm, topic, enforcing, lambda_context, monkeypatch):
+    monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")
+    original = BaseClient._make_api_call
+
+    def refuse(self: BaseClient, operation: str, params: Any) -> Any:
+        if operation == "CreateBudget":
+            from botocore.exceptions import ClientError
+
+            raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, operation)
+        return original(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", refuse)
+    app = load_function("training_job")
+    app.handler(event("training-job-schedule.json"), lambda_context)
+    app.handler(event("training-job-schedule.json", id="again"), lambda_context)
+    [failed] = budget_changes(aws)
+    assert failed["what"] == "failed" and "AccessDeniedException" in failed["reason"]
+
+
+def test_an_admin_confirms_a_tag_made_budget_in_slack_and_then_it_acts(aws, sm, topic, enforcing, lambda_context, table):
+    from reaper.core.settings import Settings
+    from reaper.slack.bot import BotConfig, SlackBot
+    from reaper.slack.interactions import handle_request
+    from reaper.wiring import build_runtime
+    from reaper_devkit.slack_api import SlackApi
+    from tests.integration.test_slack_buttons import ADMIN, OWNER, SECRET, signed
+
+    # Given a budget a tag made (posted with a Confirm button), over its amount
+    seed.notebook(sm, "tagged", {**VISION, "reaper:budget-usd": "100"})
+    st.training_job(sm, "vision-run", datetime.now(UTC), hours_ago=1, tags=VISION, spot=True)
+    app = load_function("training_job")
+    app.handler(event("training-job-schedule.json"), lambda_context)
+    [change] = budget_changes(aws)
+    budgets_ext.set_spend(ACCOUNT, "mlreaper-vision", 120.0)
+    rt = build_runtime(Settings.validated({"mode": "enforce", "table": app.RUNTIME.settings.table}), session=aws, region="us-east-1")
+    value = json.dumps({"arn": change["arn"], "kind": "budget", "project": "vision", "usd": 100.0})
+    with SlackApi({}) as api:
+        bot = SlackBot.build(
+            BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
+        )
+
+        def click(user: str, n: int) -> dict[str, Any]:
+            payload = {
+                "user": {"id": user},
+                "response_url": api.response_url(f"c{n}"),
+                "actions": [{"action_id": "reaper:confirm-budget", "value": value}],
+            }
+            now = datetime.now(UTC)
+            return handle_request(signed(urlencode({"payload": json.dumps(payload)}), now), rt, bot, now, lambda t, e: None)
+
+        # When the owner clicks Confirm: refused; when an admin does: confirmed
+        click(OWNER, 1)
+        assert load_function("training_job").handler(notification(topic), lambda_context)["acted"] == []
+        click(ADMIN, 2)
+        said = [r["text"] for r in api.responses]
+    assert "not an mlreaper admin" in said[0] and "is confirmed by" in said[1]
+    # Then the next notification stops the project's job
+    assert app.handler(notification(topic), lambda_context)["acted"] == ["vision-run"]

@@ -104,7 +104,16 @@ def test_the_published_dollars_are_what_reaper_report_computes_for_the_same_log(
     # Then yesterday's dollars per kind in CloudWatch equal the report's, to the cent
     saved = published(cw, SAVED, start)
     assert {k: v for k, v in saved.items() if v} == {k: r["saved_usd"] for k, r in report.items() if r["saved_usd"]}
-    assert saved == {"notebook": 14.0, "endpoint": 20.0, "training-job": 120.0, "ec2": 0.0, "fsx": 0.0, "studio-app": 0.0, "capacity": 0.0, "bedrock-pt": 0.0}
+    assert saved == {
+        "notebook": 14.0,
+        "endpoint": 20.0,
+        "training-job": 120.0,
+        "ec2": 0.0,
+        "fsx": 0.0,
+        "studio-app": 0.0,
+        "capacity": 0.0,
+        "bedrock-pt": 0.0,
+    }
     assert result["posted"] is False and result["savings"][f"{start:%Y-%m-%d}"]["training-job"] == 120.0
     # and the box without a price is said, as the report says it
     assert published(cw, UNPRICED, start)["ec2"] == 1 == report["ec2"]["unpriced"]

@@ -3,6 +3,7 @@ in the action log and answered in its thread. Slack's side is the local Web API 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -12,6 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from slack_sdk.signature import SignatureVerifier
 
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
@@ -224,3 +226,72 @@ def test_the_signature_window_is_slack_sdks(world):
     ok = world["call"](signed(click_body(world["api"], "reaper:exempt", world["arn"], OWNER), now - timedelta(seconds=299)), now)
     assert ok["statusCode"] == 200
     assert time.time() > 0
+
+
+# -- malformed requests: a 4xx, never an exception (a 502 and the function's error alarm) -------------
+def slack_signed(data: bytes, at: datetime, *, base64_encoded: bool, text: str | None = None) -> dict[str, Any]:
+    """A request whose signature is Slack's algorithm (slack_sdk's SignatureVerifier) over the raw bytes `data`;
+    the event carries `text` as its body (base64 of `data` by default when `base64_encoded`)."""
+    ts = str(int(at.timestamp()))
+    if data.isascii():
+        sig = SignatureVerifier(SECRET).generate_signature(timestamp=ts, body=data)
+    else:  # the same algorithm over the bytes (slack_sdk decodes them as UTF-8 first, which these are not)
+        sig = "v0=" + hmac.new(SECRET.encode(), b"v0:" + ts.encode() + b":" + data, hashlib.sha256).hexdigest()
+    body = text if text is not None else (base64.b64encode(data).decode() if base64_encoded else data.decode())
+    return {
+        "headers": {"x-slack-request-timestamp": ts, "x-slack-signature": sig, "content-type": "application/x-www-form-urlencoded"},
+        "body": body,
+        "isBase64Encoded": base64_encoded,
+        "requestContext": {"http": {"method": "POST"}},
+    }
+
+
+def test_a_base64_encoded_click_is_verified_over_the_bytes_slack_sent(world, sm):
+    now = datetime.now(UTC)
+    data = click_body(world["api"], "reaper:exempt", world["arn"], OWNER).encode()
+    result = world["call"](slack_signed(data, now, base64_encoded=True), now)
+    assert result["statusCode"] == 200
+    assert tags(sm, world["arn"])["reaper:exempt"] == "true"
+
+
+@pytest.mark.parametrize(
+    ("case", "status"),
+    [
+        ("invalid-base64", 400),
+        ("deeply-nested", 400),
+        ("deeply-nested-value", 400),
+        ("oversized", 413),
+        ("not-utf8", 400),
+        ("headers-not-a-map", 400),
+    ],
+)
+def test_a_malformed_request_gets_a_4xx_and_changes_nothing(world, sm, case, status):
+    # Given a fresh request signed with the app's real secret (or none at all), but malformed
+    now = datetime.now(UTC)
+    if case == "invalid-base64":
+        request = slack_signed(b"payload=%7B%7D", now, base64_encoded=True, text="!!not base64$$")
+        request["headers"]["x-slack-signature"] = SignatureVerifier(SECRET).generate_signature(
+            timestamp=request["headers"]["x-slack-request-timestamp"], body="!!not base64$$"
+        )
+    elif case == "deeply-nested":
+        request = slack_signed(urlencode({"payload": "[" * 5000 + "]" * 5000}).encode(), now, base64_encoded=False)
+    elif case == "deeply-nested-value":
+        payload = {
+            "user": {"id": OWNER},
+            "response_url": "https://x",
+            "actions": [{"action_id": "reaper:exempt", "value": "[" * 3000 + "]" * 3000}],
+        }
+        request = slack_signed(urlencode({"payload": json.dumps(payload)}).encode(), now, base64_encoded=True)
+    elif case == "oversized":
+        body = click_body(world["api"], "reaper:exempt", world["arn"], OWNER) + "&pad=" + "a" * 70_000
+        request = slack_signed(body.encode(), now, base64_encoded=False)
+    elif case == "not-utf8":
+        request = slack_signed(b"payload=\xff\xfe\xfd", now, base64_encoded=True)
+    else:
+        request = slack_signed(b"payload=%7B%7D", now, base64_encoded=False)
+        request["headers"] = ["x-slack-signature", "v0=00"]
+    # When it arrives, Then it is answered with a 4xx (no exception), and nothing is done
+    result = world["call"](request, now)
+    assert result["statusCode"] == status
+    assert "reaper:exempt" not in tags(sm, world["arn"])
+    assert world["invoked"] == [] and world["api"].responses == []

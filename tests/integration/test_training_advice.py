@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from reaper_devkit import seed_training as st
+from reaper_devkit.moto_ext import sagemaker_jobs
+from reaper_devkit.seed import put_series
 from tests.conftest import drain, event, load_function
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
@@ -116,12 +118,53 @@ def test_unreadable_objectives_stop_no_child(aws, sm, cw, deployed_env, lambda_c
     seed_sweep(sm, cw, datetime.now(UTC), "sweep", {**DEV, "reaper:early-stop": "median"})
     real_fetch = sig_mod.fetch
 
-    def throttled(cloudwatch, queries, start, end):  # type: ignore[no-untyped-def]
+    def throttled(cloudwatch, queries, start, end, max_pages=None):  # type: ignore[no-untyped-def]
         if any(q.metric == "validation:loss" and "\t" in q.key and q.key.startswith("arn:") for q in queries):
             raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "GetMetricData")
-        return real_fetch(cloudwatch, queries, start, end)
+        return real_fetch(cloudwatch, queries, start, end, max_pages)
 
     monkeypatch.setattr(sig_mod, "fetch", throttled)
     result = load_function("training_job").handler(event(SCHEDULE), lambda_context)
     # Then unknown is not losing: nothing is stopped, and the sweep has no error
     assert result["acted"] == [] and result["errors"] == []
+
+
+def test_a_child_better_than_its_siblings_at_evaluation_30_is_not_losing_when_they_started_before_the_last_day(
+    aws, sm, cw, deployed_env, lambda_context, monkeypatch
+):
+    # Given a tagged sweep 27 h old: three children started 26 h ago and report every 30 minutes
+    # (0.70 at their 30th evaluation, 0.30 from the 31st), and a new child at its 30th evaluation with 0.40
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    now = datetime.now(UTC)
+    arn = st.tuning_job(
+        sm, "long", now, hours_ago=27, children=[(26.0, 0.2)] * 3 + [(0.6, None)], tags={**DEV, "reaper:early-stop": "median"}
+    )
+    begun = now - timedelta(hours=26)
+    for i in range(1, 4):
+        points = [(begun + timedelta(minutes=30 * (k - 1), seconds=10), round(1.0 - 0.01 * k, 2) if k <= 30 else 0.3) for k in range(1, 52)]
+        put_series(cw, st.NAMESPACE, "validation:loss", {"TrainingJobName": f"long-{i:03d}"}, points)
+    st.metric(cw, "long-004", now, [round(1.0 - 0.02 * k, 2) for k in range(1, 31)], name="validation:loss")
+    assert arn
+    # When the sweep runs
+    result = load_function("training_job").handler(event(SCHEDULE), lambda_context)
+    # Then the new child is compared at its own 30th evaluation with theirs (0.70), not with their last day's 30th value (0.30)
+    assert result["acted"] == [] and result["errors"] == []
+    assert sm.describe_training_job(TrainingJobName="long-004")["TrainingJobStatus"] == "InProgress"
+
+
+def test_the_tuning_jobs_best_child_is_never_stopped_for_losing(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
+    # Given the sweep whose child sweep-005 loses to the median at evaluation 3, but SageMaker names it BestTrainingJob
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    now = datetime.now(UTC)
+    seed_sweep(sm, cw, now, "sweep", {**DEV, "reaper:early-stop": "median"})
+    arn = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="sweep")["HyperParameterTuningJobArn"]
+    sagemaker_jobs.set_best_training_job(arn, "sweep-005")
+    # When the sweep runs
+    result = load_function("training_job").handler(event(SCHEDULE), lambda_context)
+    # Then it keeps running, and the evidence says why
+    assert result["acted"] == []
+    assert sm.describe_training_job(TrainingJobName="sweep-005")["TrainingJobStatus"] == "InProgress"
+    messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
+    assert "sweep-005" not in messages or messages["sweep-005"]["verdict"] != "act"

@@ -12,8 +12,9 @@ NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 VISION = TagView(project="vision")
 
 
-def spend(actual: float, limit: float = 500.0) -> dict[str, ProjectSpend]:
-    return {"vision": ProjectSpend("vision", "mlreaper-vision", limit, actual)}
+def spend(actual: float, limit: float = 500.0, enforceable: bool = True) -> dict[str, ProjectSpend]:
+    """The admin's budget (enforceable) unless said otherwise."""
+    return {"vision": ProjectSpend("vision", "mlreaper-vision", limit, actual, enforceable)}
 
 
 def stop(reason: str) -> Decision:
@@ -41,6 +42,14 @@ def test_100_percent_acts_only_with_the_opt_in_and_never_replaces_an_error_or_an
     for verdict in (Verdict.ERROR, Verdict.EXEMPT, Verdict.WARN):
         d = Decision(verdict, "x")
         assert over_budget(d, VISION, Settings(budget_enforce=True), spend(900), NOW, stop) is d
+
+
+def test_a_budget_no_admin_made_or_confirmed_only_notifies_even_with_the_opt_in() -> None:
+    keep = Decision(Verdict.KEEP, "busy")
+    told = over_budget(keep, VISION, Settings(budget_enforce=True), spend(900, enforceable=False), NOW, stop)
+    assert told.verdict is Verdict.KEEP and told.notify and "only notifies until an admin confirms it" in told.reason
+    early = over_budget(keep, VISION, Settings(budget_enforce=True), spend(400, enforceable=False), NOW, stop)
+    assert "a notice (mlreaper-vision only notifies" in early.reason
 
 
 def test_a_zero_limit_budget_is_never_over() -> None:

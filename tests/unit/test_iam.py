@@ -12,7 +12,15 @@ import pytest
 from reaper import kinds
 from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
 from reaper.kinds.endpoint.autoscaling import wake_alarm_name
-from reaper.sweep.iam import COMMON, READ_VERBS, iam_action, implied, kind_destructive, sweep_function_permissions
+from reaper.sweep.iam import (
+    COMMON,
+    READ_VERBS,
+    iam_action,
+    implied,
+    kind_destructive,
+    restore_function_permissions,
+    sweep_function_permissions,
+)
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import (
     attached_policies,
@@ -179,7 +187,7 @@ def test_permissions_aws_checks_implicitly_are_declared(kind):
 
 def test_tag_on_create_is_known_for_every_create_that_passes_tags():
     assert implied({"sagemaker:CreateEndpoint"}) == {"sagemaker:AddTags"}
-    assert implied({"fsx:CreateBackup", "fsx:CreateFileSystemFromBackup"}) == {"fsx:TagResource"}
+    assert implied({"fsx:CreateBackup", "fsx:CreateFileSystemFromBackup"}) == {"fsx:TagResource", "ec2:GetSecurityGroupsForVpc"}
     assert implied({"scheduler:CreateSchedule"}) == {"iam:PassRole"}
 
 
@@ -252,6 +260,31 @@ def test_a_sweep_function_arranges_its_own_continuations_only(kind):
     [allow] = invoke["PolicyDocument"]["Statement"]
     assert allow["Action"] == "lambda:InvokeFunction"
     assert sorted(r["GetAtt"] for r in allow["Resource"]) == sorted(f"{f}.Arn" for f in SWEEP_FUNCTIONS.values())
+
+
+def test_dependent_actions_of_what_the_restore_function_calls_are_declared():
+    declared = restore_function_permissions()
+    assert implied(declared) <= declared, f"missing {sorted(implied(declared) - declared)}"
+    assert {"cloudwatch:DescribeAlarms", "ec2:GetSecurityGroupsForVpc", "iam:CreateServiceLinkedRole"} <= function_actions(
+        "RestoreFunction"
+    )
+
+
+SLR = "arn:aws:iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+
+
+@pytest.mark.parametrize("logical_id", ["EndpointFunction", "RestoreFunction"])
+def test_the_autoscaling_service_linked_role_may_be_created_for_sagemaker_only(logical_id):
+    stmts = function_statements(logical_id)
+    sagemaker = {"iam:AWSServiceName": ("sagemaker.application-autoscaling.amazonaws.com",)}
+    assert granted(Request("iam:CreateServiceLinkedRole", SLR, sagemaker), stmts)
+    assert not granted(Request("iam:CreateServiceLinkedRole", SLR), stmts)  # no service named
+    ecs = "arn:aws:iam::123456789012:role/aws-service-role/ecs.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_ECSService"
+    assert not granted(
+        Request("iam:CreateServiceLinkedRole", ecs, {"iam:AWSServiceName": ("ecs.application-autoscaling.amazonaws.com",)}), stmts
+    )
+    admin = "arn:aws:iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/Admin"
+    assert not granted(Request("iam:CreateServiceLinkedRole", admin, sagemaker), stmts)
 
 
 @pytest.mark.parametrize("logical_id", ["EndpointFunction", "RestoreFunction"])

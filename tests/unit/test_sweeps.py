@@ -28,3 +28,38 @@ def test_fewer_than_three_siblings_at_that_evaluation_is_not_judged() -> None:
 def test_nothing_reported_or_an_unknown_direction_gives_no_check() -> None:
     assert median_check("hpo", "m", "Minimize", [], SIBS) is None
     assert median_check("hpo", "m", "Sideways", [1.0], SIBS) is None
+
+
+def test_the_best_child_so_far_is_never_losing() -> None:
+    # worse than the median at its latest evaluation, but its 0.2 is the best value any child reported
+    check = median_check("hpo", "validation:loss", "Minimize", [0.2, 0.75], SIBS)
+    assert check is not None and not check.losing and check.leading and check.median == 0.6
+
+
+def test_the_child_sagemaker_names_best_training_job_is_never_losing() -> None:
+    check = median_check("hpo", "validation:loss", "Minimize", [1.1, 0.75], SIBS, child="d", best_child="d")
+    assert check is not None and not check.losing and check.leading
+    other = median_check("hpo", "validation:loss", "Minimize", [1.1, 0.75], SIBS, child="d", best_child="a")
+    assert other is not None and other.losing and not other.leading
+
+
+def test_an_objective_read_longer_than_its_page_budget_is_refused() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    import pytest
+
+    from reaper.aws.metrics import MetricQuery, MetricReadTruncated, fetch
+
+    class Endless:
+        calls = 0
+
+        def get_metric_data(self, **_: object) -> dict[str, object]:
+            self.calls += 1
+            return {"MetricDataResults": [], "NextToken": f"t{self.calls}"}
+
+    cw = Endless()
+    end = datetime(2026, 1, 2, tzinfo=UTC)
+    query = MetricQuery("k", "/aws/sagemaker/TrainingJobs", "validation:loss", (("TrainingJobName", "a"),), "Average", 60)
+    with pytest.raises(MetricReadTruncated):
+        fetch(cw, [query], end - timedelta(days=1), end, max_pages=3)
+    assert cw.calls == 3

@@ -50,4 +50,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import bedrock_pt
 
     bedrock_pt.apply()
+    from reaper_devkit.moto_ext import budgets
+
+    budgets.apply()
     _applied = True

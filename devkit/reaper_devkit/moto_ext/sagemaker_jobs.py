@@ -10,6 +10,11 @@ What changes (all in moto's backend and response classes, so in-process and serv
 - ListTrainingJobsForHyperParameterTuningJob exists; `add_tuning_training_job()` seeds the
   training jobs a tuning job "launched" (moto cannot launch them).
 - Processing jobs keep their ProcessingResources and report ProcessingStartTime.
+- DescribeHyperParameterTuningJob: `BestTrainingJob` (and `OverallBestTrainingJob`) only once a
+  child has completed with the best objective ("A TrainingJobSummary object that describes the
+  training job that completed with the best current HyperParameterTuningJobObjective."
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeHyperParameterTuningJob.html);
+  moto answers a placeholder job `FakeTrainingJobName` always. `set_best_training_job()` names it.
 - DescribeTrainingJob of a job that does not exist answers `ValidationException: Requested resource
   not found.` as AWS does (moto says "Could not find training job ..."), although the API reference
   lists ResourceNotFound: https://github.com/aws/aws-sdk/issues/165, https://github.com/boto/boto3/issues/2808
@@ -156,6 +161,9 @@ def _patch_reads() -> None:
             _read(job)
             job.training_job_status_counters = _counters(self, job.arn)
         out = describe_tuning(self, hyper_parameter_tuning_job_name)
+        for key in ("BestTrainingJob", "OverallBestTrainingJob"):
+            if (out.get(key) or {}).get("TrainingJobName") in ("FakeTrainingJobName", None):
+                out.pop(key, None)  # none completed yet: AWS leaves the field out
         return {k: v for k, v in out.items() if v is not None}
 
     def list_training_jobs(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -311,6 +319,20 @@ def _job_for(arn: str) -> Any:
         "hyper-parameter-tuning-job": backend.hyper_parameter_tuning_jobs,
     }[kind]
     return table[name]
+
+
+def set_best_training_job(tuning_arn: str, name: str) -> None:
+    """Make the tuning job's BestTrainingJob (and OverallBestTrainingJob) the child `name`."""
+    tuning = _job_for(tuning_arn)
+    child = _backend_for(tuning_arn).training_jobs[name]
+    best = {
+        **tuning.best_training_job,
+        "TrainingJobName": name,
+        "TrainingJobArn": child.arn,
+        "TuningJobName": tuning.hyper_parameter_tuning_job_name,
+    }
+    tuning.best_training_job = best
+    tuning.OverallBestTrainingJob = dict(best)
 
 
 def backdate(arn: str, started_at: datetime) -> None:

@@ -39,11 +39,19 @@ class MetricQuery:
         }
 
 
-def fetch(cloudwatch: Any, queries: Sequence[MetricQuery], start: datetime, end: datetime) -> dict[str, Series]:
+class MetricReadTruncated(Exception):
+    """More NextToken pages than the caller allowed: the series are not whole."""
+
+
+def fetch(
+    cloudwatch: Any, queries: Sequence[MetricQuery], start: datetime, end: datetime, max_pages: int | None = None
+) -> dict[str, Series]:
     """Every query's datapoints between start and end, keyed by MetricQuery.key.
 
     Several queries may share a key (e.g. one per endpoint variant): their series are merged.
+    With `max_pages`, at most that many GetMetricData calls; more raises MetricReadTruncated.
     """
+    pages = 0
     out: dict[str, Series] = {q.key: [] for q in queries}
     for batch in _chunks(queries, MAX_QUERIES_PER_CALL):
         ids = {f"q{i}": q for i, q in enumerate(batch)}
@@ -54,6 +62,9 @@ def fetch(cloudwatch: Any, queries: Sequence[MetricQuery], start: datetime, end:
             "ScanBy": "TimestampAscending",
         }
         while True:
+            pages += 1
+            if max_pages is not None and pages > max_pages:
+                raise MetricReadTruncated(f"more than {max_pages} GetMetricData pages")
             page = cloudwatch.get_metric_data(**request)
             for result in page.get("MetricDataResults", []):
                 q = ids.get(result["Id"])

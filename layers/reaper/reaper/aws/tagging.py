@@ -6,16 +6,55 @@ the few resources a sweep warns or acts on.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from typing import Any
+
 from reaper.aws.clients import Clients
 
 
-def tags_by_arn(clients: Clients, resource_types: list[str]) -> dict[str, dict[str, str]]:
-    """{arn: {key: value}} for every tagged resource of the given types (e.g. 'sagemaker:notebook-instance')."""
-    out: dict[str, dict[str, str]] = {}
+def fold(arn: str) -> str:
+    """An ARN as the tag joins compare it: without case.
+
+    The code builds some ARNs itself (a Studio app's, from ListApps: `.../JupyterServer/default`)
+    and joins them with those the tagging API returns, which SageMaker spells in lower case
+    (`.../jupyterserver/default`, as AWS's own IAM examples do). A join that misses drops the
+    resource's `ml:stage=prod` or exempt tag, so it must not depend on case. Two resources of one
+    account and region whose ARNs differ only in case do not exist for the kinds read this way
+    (SageMaker names are unique whatever their case; EC2 and FSx ids are lower case)."""
+    return arn.strip().lower()
+
+
+class ArnIndex(Mapping[str, dict[str, str]]):
+    """{arn: {key: value}}, looked up by ARN whatever its case (see fold)."""
+
+    def __init__(self) -> None:
+        self._by: dict[str, dict[str, str]] = {}
+
+    def add(self, arn: str, tags: dict[str, str]) -> None:
+        self._by.setdefault(fold(arn), {}).update(tags)
+
+    def add_mappings(self, items: list[dict[str, Any]]) -> None:
+        """Items of a GetResources ResourceTagMappingList."""
+        for item in items:
+            self.add(item["ResourceARN"], {t["Key"]: t["Value"] for t in item.get("Tags", [])})
+
+    def __getitem__(self, arn: str) -> dict[str, str]:
+        return self._by[fold(arn)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by)
+
+    def __len__(self) -> int:
+        return len(self._by)
+
+
+def tags_by_arn(clients: Clients, resource_types: list[str]) -> ArnIndex:
+    """{arn: {key: value}} for every tagged resource of the given types (e.g. 'sagemaker:notebook-instance'),
+    looked up whatever the ARN's case."""
+    out = ArnIndex()
     paginator = clients("resourcegroupstaggingapi").get_paginator("get_resources")
     for page in paginator.paginate(ResourceTypeFilters=resource_types, ResourcesPerPage=100):
-        for item in page.get("ResourceTagMappingList", []):
-            out[item["ResourceARN"]] = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
+        out.add_mappings(page.get("ResourceTagMappingList", []))
     return out
 
 

@@ -82,6 +82,9 @@ class ProjectSpend:
     budget_name: str
     limit_usd: float
     actual_usd: float
+    # the admin's: its amount is the stack parameter's, or one an admin confirmed in Slack. Only such a
+    # budget makes a kind act at 100 % (BudgetEnforce); any other only notifies.
+    enforceable: bool = False
 
     @property
     def percent(self) -> float:

@@ -265,8 +265,9 @@ def over_budget(
     pick: Callable[[str], Decision | None],
 ) -> Decision:
     """The project's AWS Budget: at 80 % the owner is told (once a month); at 100 % a keep becomes the
-    kind's action (after the usual warning), or, unless the admin opted in (BudgetEnforce), is told
-    what would be done. Like kill_date, only a keep changes."""
+    kind's action (after the usual warning) when the admin opted in (BudgetEnforce) and the budget is
+    the admin's (ProjectSpend.enforceable); otherwise it is told what would be done. Like kill_date,
+    only a keep changes."""
     s = spend.get(view.project) if view.project else None
     if s is None or s.percent < THRESHOLD_TOLD or decision.verdict is not Verdict.KEEP:
         return decision
@@ -279,8 +280,13 @@ def over_budget(
         **decision.evidence,
         "budget": {"name": s.budget_name, "limit_usd": s.limit_usd, "actual_usd": s.actual_usd, "percent": round(s.percent, 1)},
     }
+    acts = settings.budget_enforce and s.enforceable
+    if not settings.budget_enforce:
+        notify_only = "budgets are notify-only (the stack's BudgetEnforce is false)"
+    else:  # a budget an admin neither made nor confirmed (a tag's proposal, or one made outside the stack)
+        notify_only = f"{s.budget_name} only notifies until an admin confirms it (its amount is not the admin's)"
     if s.percent < 100:
-        then = "its kind's action" if settings.budget_enforce else "a notice (notify-only: BudgetEnforce is off)"
+        then = "its kind's action" if acts else f"a notice ({notify_only})"
         return decision.with_(
             reason=f"{figures}: at 100 % its running resources get {then} — {decision.reason}",
             evidence=evidence,
@@ -290,9 +296,9 @@ def over_budget(
     picked = pick(f"{figures}: over budget")
     if picked is None:
         return decision.with_(reason=f"{decision.reason} ({figures}; nothing to do in its current state)", evidence=evidence)
-    if not settings.budget_enforce:
+    if not acts:
         return decision.with_(
-            reason=f"{figures}: would {picked.action} it, but budgets are notify-only (the stack's BudgetEnforce is false) — {decision.reason}",
+            reason=f"{figures}: would {picked.action} it, but {notify_only} — {decision.reason}",
             evidence={**evidence, "would": picked.action},
             notify=True,
             notify_key=f"budget-100:{s.budget_name}:{month}",

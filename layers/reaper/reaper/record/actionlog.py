@@ -12,6 +12,7 @@ unposted item is a message recorded but not yet handed to the queue: it is delet
 and the next sweep posts what a sweep that died left behind.
   Slack posts      pk = POST#<sha256 of key>    sk = -          (status sending|sent|unconfirmed; 8 days)
   sweep chains     pk = CHAIN#<kind>#<region>   sk = -          (conditional put; see reaper.sweep.chain)
+  budget confirmations pk = BUDGET#CONFIRMED sk = <ml:project> (an admin confirmed a tag-made budget: usd, by, at)
 
 A post claim is taken (status `sending`, with a lease) before the notifier calls Slack, and
 becomes `sent` after Slack's 200, or `unconfirmed` when the request went out and no answer
@@ -41,6 +42,7 @@ CLAIM_TTL = timedelta(days=8)
 LEASE_TTL = timedelta(minutes=15)  # longer than any function runs (the Lambda limit is 15 minutes)
 UNPOSTED_AFTER = timedelta(minutes=15)  # older than this, an unposted message's sweep is over
 
+BUDGETS_PK = "BUDGET#CONFIRMED"  # sk = ml:project
 RECORD_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:Query")  # records, claims, restore records
 # a sweep also drops queued messages from the unposted list and gives leases back
 PERMISSIONS = (*RECORD_PERMISSIONS, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem")
@@ -287,6 +289,37 @@ class ActionLog:
                     break
                 request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
             day += timedelta(days=1)
+
+    # -- budgets an admin confirmed (reaper.slack.buttons, reaper.aws.budgets) -------------------
+    def confirm_budget(self, project: str, usd: float, user: str, now: datetime) -> None:
+        """An admin confirmed the tag-made budget of `project` at `usd` a month (the latest confirmation counts)."""
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                "pk": {"S": BUDGETS_PK},
+                "sk": {"S": project[:1024]},
+                "usd": {"N": f"{usd:.2f}"},
+                "by": {"S": user[:64]},
+                "at": {"S": iso(now)},
+            },
+        )
+
+    def budget_confirmations(self) -> dict[str, tuple[float, str]]:
+        """{project: (confirmed USD a month, who confirmed)}, read strongly consistent (Query: RECORD_PERMISSIONS)."""
+        out: dict[str, tuple[float, str]] = {}
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": BUDGETS_PK}},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self.client.query(**request)
+            for item in page.get("Items", []):
+                out[item["sk"]["S"]] = (float(item["usd"]["N"]), item.get("by", {}).get("S", ""))
+            if "LastEvaluatedKey" not in page:
+                return out
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     # -- restore records -----------------------------------------------------------------
     def put_restore(self, kind: str, resource_id: str, record: Mapping[str, Any], now: datetime) -> None:

@@ -110,7 +110,7 @@ class SlackBot:
         return self.users[email]
 
     def channel_for(self, payload: dict[str, Any]) -> str:
-        if payload.get("type") == "daily-digest":
+        if payload.get("type") in ("daily-digest", "budget-change"):
             return self.config.admin_channel
         user = self.user_id(payload.get("owner"))
         if user:

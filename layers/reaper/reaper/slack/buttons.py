@@ -9,6 +9,9 @@
   (reaper.slack.stop).
 - Restore (endpoints, FSx): the restore function is invoked with the resource's name, as
   `reaper restore NAME`; it posts the result when done.
+- Confirm (a budget made from a tag, in the admin channel): admins only. The confirmation (project,
+  amount shown, who) goes to the action log; from the next sweep the budget is the admin's at that
+  amount (reaper.aws.budgets). Nothing in AWS changes.
 In dry-run nothing is changed in AWS, tags included: the click is answered with what would be done.
 """
 
@@ -32,6 +35,7 @@ from reaper.slack.bot import SlackBot
 from reaper.slack.request import Click
 
 SNOOZE = timedelta(hours=24)
+MAX_BUDGET_USD = 1_000_000.0  # the contract's bound on a dollar tag
 RESTORABLE = frozenset({"endpoint", "fsx"})
 STOP_SOURCE, STOP_DETAIL_TYPE = "mlreaper.slack", "Stop now"
 
@@ -57,6 +61,8 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
         "id": click.arn.rsplit("/", 1)[-1],
         "region": _region(click.arn),
     }
+    if click.action == "reaper:confirm-budget":
+        return _confirm_budget(rt, bot, click, now, base)
     try:
         kind = kind_registry.get(click.kind)
     except UsageError:
@@ -83,7 +89,10 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
             return _answer(base, "refused", f"{kind.name} resources are restarted, not restored: nothing was done.")
         if dry:
             return _answer(base, "dry-run", f"Would restore `{base['id']}` (dry-run: nothing was changed).")
-        invoke("restore", {"name": base["id"], "reason": f"Restore clicked in Slack by {click.user}"})
+        try:
+            invoke("restore", {"name": base["id"], "reason": f"Restore clicked in Slack by {click.user}"})
+        except AwsError as exc:
+            return _answer(base, "failed", f"Could not start restoring `{base['id']}`: {short(exc)}. Nothing was done; click again.")
         return _answer(base, "delegated", f"Restoring `{base['id']}` for <@{click.user}>; the result is posted when it is done.")
     event = {  # EventBridge's shape, every field it documents (the kind function parses it as one)
         "version": "0",
@@ -96,7 +105,10 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
         "resources": [],
         "detail": {"arn": click.arn, "user": click.user, "response_url": click.response_url, "thread_ts": click.thread_ts},
     }
-    invoke(kind.name, event)
+    try:
+        invoke(kind.name, event)
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not hand the stop of `{base['id']}` over: {short(exc)}. Nothing was done; click again.")
     return _answer(base, "delegated", f"<@{click.user}> asked to stop `{base['id']}` now: checking it again, then acting.")
 
 
@@ -109,8 +121,15 @@ def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bo
     if dry:
         return _answer(base, "dry-run", f"Would tag `{base['id']}` {key}={value} (dry-run: nothing was changed).")
     holder = f"slack:{click.signature[-32:]}"
-    if rt.log is not None and not rt.log.lease(click.arn, holder, now):
-        return _answer(base, "refused", f"A sweep is handling `{base['id']}` right now; click again in a minute.")
+    try:
+        if rt.log is not None and not rt.log.lease(click.arn, holder, now):
+            return _answer(base, "refused", f"A sweep is handling `{base['id']}` right now; click again in a minute.")
+        if rt.log is not None:  # recorded ahead: the change is in the log even if its final record fails
+            rt.log.record(
+                {**base, "type": "slack-click-ahead", "result": "started", "reason": f"tagging {key}={value}"}, now, f"{holder}:ahead"
+            )
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not take `{base['id']}` for the change: {short(exc)}. Nothing was changed; click again.")
     try:
         write_tags(rt.clients(base["region"]), click.arn, {key: value})
     except AwsError as exc:
@@ -120,6 +139,28 @@ def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bo
             with contextlib.suppress(Exception):  # a lease expires by itself
                 rt.log.release(click.arn, holder)
     return _answer(base, "done", f"`{base['id']}` is {what}, at <@{click.user}>'s request.")
+
+
+def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, base: dict[str, Any]) -> Answer:
+    """An admin makes a tag-made budget theirs, at the amount the message showed."""
+    base = {**base, "region": "", "project": click.project, "usd": click.usd}
+    if click.user not in bot.config.admins:
+        return _answer(base, "refused", f"<@{click.user}> is not an mlreaper admin: budgets are the admins'. Nothing was confirmed.")
+    usd = click.usd
+    if click.kind != "budget" or not click.project or usd is None or not 0 < usd <= MAX_BUDGET_USD or ":budget/" not in click.arn:
+        return _answer(base, "refused", "This button names no budget mlreaper made: nothing was confirmed.")
+    if rt.log is None:
+        return _answer(base, "refused", "No action log to keep the confirmation in: nothing was confirmed.")
+    try:
+        rt.log.confirm_budget(click.project, usd, click.user, now)
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not record the confirmation: {short(exc)}. Nothing was confirmed; click again.")
+    return _answer(
+        base,
+        "done",
+        f"`{base['id']}` (${usd:,.2f} a month, project {click.project}) is confirmed by <@{click.user}>: from the next sweep it is "
+        "the admin's budget (at 100 % it acts when BudgetEnforce is on).",
+    )
 
 
 def _answer(base: dict[str, Any], status: str, text: str) -> Answer:

@@ -12,12 +12,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from reaper.aws.faults import AwsError, short
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot
 from reaper.slack.buttons import Invoke, handle_click
 from reaper.slack.reply import answer
-from reaper.slack.request import RequestRefused, parse_click, verify
+from reaper.slack.request import Click, RequestRefused, parse_click, verify
+
+RECORD_ATTEMPTS = 3  # each already retried by the client (standard mode)
 
 # The interactions function's role, exactly (tests/unit/test_iam.py): the secret, the click's claim,
 # record and lease, the two protection tags, and invoking the functions that stop and restore.
@@ -58,27 +61,48 @@ def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime,
         logger.warning("Slack request refused", extra={"why": str(exc), "status": exc.status})
         return http(exc.status, str(exc))
     event_id = f"slack:{signature[-32:]}"
-    if not rt.log.claim(f"slack-request|{signature}", now):
+    try:
+        first = rt.log.claim(f"slack-request|{signature}", now)
+    except AwsError as exc:
+        metrics.add_metric(name="SlackRequestUnclaimed", unit=MetricUnit.Count, value=1)
+        logger.warning("Slack click not claimed: nothing done", extra={"error": short(exc), "button": click.action})
+        answer(click.response_url, f"mlreaper could not take this click ({short(exc)}): nothing was done. Click again.", click.thread_ts)
+        return http(503, "mlreaper: the action log is unavailable; nothing was done")
+    if not first:
         metrics.add_metric(name="SlackRequestReplayed", unit=MetricUnit.Count, value=1)
         logger.warning("Slack request replayed: not acted on again", extra={"user": click.user, "button": click.action})
-        rt.log.record(
-            {
-                "type": "slack-click",
-                "button": click.action,
-                "arn": click.arn,
-                "kind": click.kind,
-                "user": click.user,
-                "id": click.arn.rsplit("/", 1)[-1],
-                "region": click.arn.split(":")[3] if click.arn.count(":") >= 5 else "",
-                "result": "replayed",
-                "reason": "the same signed request again: ignored",
-            },
-            now,
-            event_id,
-        )
+        _record(rt, _replayed(click), now, event_id)
         return http(200)
     result = handle_click(rt, bot, click, now, invoke)
-    rt.log.record(result.record, now, event_id)
+    _record(rt, result.record, now, event_id)
     logger.info("Slack click", extra={"button": click.action, "user": click.user, "result": result.status})
     answer(click.response_url, result.text, click.thread_ts)
     return http(200)
+
+
+def _replayed(click: Click) -> dict[str, Any]:
+    return {
+        "type": "slack-click",
+        "button": click.action,
+        "arn": click.arn,
+        "kind": click.kind,
+        "user": click.user,
+        "id": click.arn.rsplit("/", 1)[-1],
+        "region": click.arn.split(":")[3] if click.arn.count(":") >= 5 else "",
+        "result": "replayed",
+        "reason": "the same signed request again: ignored",
+    }
+
+
+def _record(rt: Runtime, entry: dict[str, Any], now: datetime, event_id: str) -> None:
+    """The click's record; a failure is logged and counted, and never keeps the answer from being posted
+    (a change the click made was recorded ahead of it)."""
+    assert rt.log is not None
+    for attempt in range(RECORD_ATTEMPTS):
+        try:
+            rt.log.record(entry, now, event_id)
+            return
+        except AwsError as exc:
+            if attempt == RECORD_ATTEMPTS - 1:
+                metrics.add_metric(name="SlackClickUnrecorded", unit=MetricUnit.Count, value=1)
+                logger.error("Slack click not recorded", extra={"error": short(exc), "result": entry.get("result")})

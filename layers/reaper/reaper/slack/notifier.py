@@ -33,8 +33,8 @@ from reaper.core.errors import BadEventError
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
 from reaper.report import savings_metric
+from reaper.slack import budget_notice, owner_summary
 from reaper.slack import digest as daily_digest
-from reaper.slack import owner_summary
 from reaper.slack import post as slack
 from reaper.slack.bot import SlackBot
 from reaper.slack.webhook import WebhookConfigError, redact
@@ -270,6 +270,8 @@ def render_for(payload: dict[str, Any]) -> slack.Message:
         return owner_summary.render(payload)
     if payload.get("type") == "daily-digest":
         return daily_digest.render(payload)
+    if payload.get("type") == "budget-change":
+        return budget_notice.render(payload)
     return slack.render_message(payload)
 
 

@@ -35,6 +35,24 @@ TAG_ON_CREATE: dict[str, str] = {
     # https://docs.aws.amazon.com/bedrock/latest/userguide/prov-thru-prereq.html (TagResource beside Create)
     "bedrock:CreateProvisionedModelThroughput": "bedrock:TagResource",
 }
+# Dependent actions: "The Dependent actions column of the Actions table shows additional permissions
+# that are required to successfully call an action" (Service Authorization Reference).
+# - RegisterScalableTarget: "When users call RegisterScalableTarget, Application Auto Scaling creates a
+#   service-linked role in your account, if the role does not exist already ... For automatic role
+#   creation to succeed, users must have permissions for the iam:CreateServiceLinkedRole action."
+#   https://docs.aws.amazon.com/autoscaling/application/userguide/auth-and-access-control.html
+#   (granted only for sagemaker.application-autoscaling.amazonaws.com's role: template.yaml)
+# - PutScalingPolicy / DeleteScalingPolicy: the caller also needs CloudWatch permissions on the
+#   alarms ("You also need to make sure that end users have permissions for the target service and
+#   CloudWatch"): https://docs.aws.amazon.com/autoscaling/application/userguide/security_iam_id-based-policy-examples.html
+# - fsx:CreateFileSystemFromBackup: ec2:GetSecurityGroupsForVpc among its dependent actions
+#   https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonfsx.html
+DEPENDENT_ACTIONS: dict[str, tuple[str, ...]] = {
+    "application-autoscaling:RegisterScalableTarget": ("iam:CreateServiceLinkedRole",),
+    "application-autoscaling:PutScalingPolicy": ("cloudwatch:DescribeAlarms", "cloudwatch:PutMetricAlarm"),
+    "application-autoscaling:DeleteScalingPolicy": ("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms"),
+    "fsx:CreateFileSystemFromBackup": ("ec2:GetSecurityGroupsForVpc",),
+}
 # An operation that hands a role to a service needs iam:PassRole on that role, for that service.
 PASSES_ROLE: dict[str, str] = {"scheduler:CreateSchedule": "scheduler.amazonaws.com"}
 
@@ -72,13 +90,14 @@ def kind_destructive(kind_name: str) -> set[str]:
 
 
 def implied(permissions: Iterable[str]) -> set[str]:
-    """What AWS also checks when these are used (tag-on-create, role passing)."""
+    """What AWS also checks when these are used (tag-on-create, role passing, dependent actions)."""
     out: set[str] = set()
     for p in permissions:
         if p in TAG_ON_CREATE:
             out.add(TAG_ON_CREATE[p])
         if p in PASSES_ROLE:
             out.add("iam:PassRole")
+        out.update(DEPENDENT_ACTIONS.get(p, ()))
     return out
 
 
@@ -93,6 +112,7 @@ OPERATION_ACTION = {
     "budgets:DescribeBudgets": "budgets:ViewBudget",
     "budgets:DescribeBudget": "budgets:ViewBudget",
     "budgets:CreateBudget": "budgets:ModifyBudget",
+    "budgets:UpdateBudget": "budgets:ModifyBudget",
 }
 
 

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from reaper import kinds as kind_registry
-from reaper.aws import budgets
 from reaper.aws.faults import AwsError, short
 from reaper.aws.tagging import remove_tags, write_tags
 from reaper.core import scope as sweep_scope
@@ -26,6 +25,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Action, Kind
 from reaper.record.runtime import Runtime
+from reaper.sweep.budget_changes import read_budgets
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
 from reaper.sweep.courier import Courier, payload
 from reaper.sweep.gate import gate, protected_now
@@ -247,10 +247,9 @@ def sweep_kind_run(
         return KindRun([outcome])
     spend: dict[str, ProjectSpend] = {}
     if kind.declaration.budgeted and settings.budget_topic_arn:
-        account = settings.budget_topic_arn.split(":")[4] if settings.budget_topic_arn.count(":") >= 5 else ""
         # dry-run changes nothing in AWS (contract: "not even tags"), so budgets are only said, not created
         enforcing = settings.mode_for(kind.name) is Mode.ENFORCE
-        spend = budgets.read(clients, settings, account, manage=kind.declaration.manages_budgets, create=enforcing)
+        spend = read_budgets(rt, clients, settings, manage=kind.declaration.manages_budgets, create=enforcing, now=now, event_id=event_id)
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one

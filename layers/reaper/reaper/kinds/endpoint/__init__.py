@@ -22,8 +22,12 @@ _AUTOSCALING_READ = (  # autoscaling.capture / targets
     "application-autoscaling:DescribeScalingPolicies",
     "cloudwatch:DescribeAlarms",
 )
+# RegisterScalableTarget creates Application Auto Scaling's service-linked role for SageMaker the first
+# time an account registers a target (a dependent action: reaper.sweep.iam.DEPENDENT_ACTIONS)
+_FIRST_TARGET = "iam:CreateServiceLinkedRole"
 _AUTOSCALING_REAPPLY = (  # autoscaling.reapply
     "application-autoscaling:RegisterScalableTarget",
+    _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
     "cloudwatch:PutMetricAlarm",
 )
@@ -47,6 +51,7 @@ _SCALE_TO_ZERO = (
     "sagemaker:UpdateEndpointWeightsAndCapacities",
     *_AUTOSCALING_READ,
     "application-autoscaling:RegisterScalableTarget",
+    _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
     "cloudwatch:DescribeAlarmsForMetric",
     "cloudwatch:PutMetricAlarm",
@@ -64,9 +69,11 @@ _RESTORE = (
     "sagemaker:UpdateInferenceComponentRuntimeConfig",
     "sagemaker:UpdateEndpointWeightsAndCapacities",
     "application-autoscaling:RegisterScalableTarget",
+    _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
     "application-autoscaling:DeregisterScalableTarget",
     "application-autoscaling:DeleteScalingPolicy",
+    "cloudwatch:DescribeAlarms",  # a dependent action of Put/DeleteScalingPolicy
     "cloudwatch:PutMetricAlarm",
     "cloudwatch:DeleteAlarms",
 )

@@ -90,6 +90,7 @@ DECLARATION = KindDeclaration(
             "fsx:DescribeDataRepositoryTasks",
             "fsx:CreateFileSystemFromBackup",
             "fsx:TagResource",
+            "ec2:GetSecurityGroupsForVpc",  # a dependent action of CreateFileSystemFromBackup (reaper.sweep.iam)
         ),
     ),
 )

@@ -13,6 +13,7 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AddTags.html
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -89,7 +90,7 @@ def _arn_prefix(domain_arn: str) -> str:
     return domain_arn.split("domain/", 1)[0]
 
 
-def _owner_sources(prefix: str, facts: AppFacts, tags: dict[str, dict[str, str]]) -> list[dict[str, str]]:
+def _owner_sources(prefix: str, facts: AppFacts, tags: Mapping[str, dict[str, str]]) -> list[dict[str, str]]:
     sources = []
     if facts.space:
         sources.append(tags.get(f"{prefix}space/{facts.domain_id}/{facts.space}", {}))

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from reaper.aws.clients import Clients
+from reaper.aws.tagging import ArnIndex
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster, tuning_cluster
@@ -164,17 +165,18 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
             early_stopping=config.get("TrainingJobEarlyStoppingType", "Off"),  # Off unless set (the API's default)
             objective=(objective["MetricName"], objective["Type"]) if objective.get("MetricName") and objective.get("Type") else None,
             children=tuple(names),
+            best_child=(d.get("BestTrainingJob") or {}).get("TrainingJobName"),
         ),
     )
 
 
-def tags_for(clients: Clients, arns: Iterable[str]) -> dict[str, dict[str, str]]:
-    """Tags of the given resources, 100 ARNs a call (GetResources takes no page size with an ARN list)."""
+def tags_for(clients: Clients, arns: Iterable[str]) -> ArnIndex:
+    """Tags of the given resources, 100 ARNs a call (GetResources takes no page size with an ARN list);
+    looked up whatever the ARN's case."""
     arns = list(arns)
-    out: dict[str, dict[str, str]] = {}
+    out = ArnIndex()
     tagging = clients("resourcegroupstaggingapi")
     for i in range(0, len(arns), PAGE):
         response = tagging.get_resources(ResourceARNList=arns[i : i + PAGE])
-        for item in response.get("ResourceTagMappingList", []):
-            out[item["ResourceARN"]] = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
+        out.add_mappings(response.get("ResourceTagMappingList", []))
     return out

@@ -56,7 +56,8 @@ class JobFacts:
     training_jobs_running: int = 0  # tuning: of which running now
     early_stopping: str | None = None  # tuning: TrainingJobEarlyStoppingType (Off, Auto)
     objective: tuple[str, str] | None = None  # tuning: (objective metric name, "Minimize" | "Maximize")
-    children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched
+    children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched (in the order of `spans`)
+    best_child: str | None = None  # tuning: BestTrainingJob, the child with the best objective so far
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class MedianCheck:
     siblings: tuple[tuple[str, float], ...]  # (sibling, its objective at that evaluation), for those that reached it
     median: float | None  # None: fewer siblings than needed reached it
     losing: bool
+    leading: bool = False  # the tuning job's current best child: never losing
 
     def text(self) -> str:
         worse = "higher" if self.direction == "Minimize" else "lower"

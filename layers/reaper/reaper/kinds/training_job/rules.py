@@ -139,6 +139,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
             evidence["early_stop"] = {
                 "tuning_job": check.tuning_job, "metric": check.metric, "direction": check.direction, "evaluation": check.evaluation,
                 "value": check.value, "median": check.median, "siblings": dict(check.siblings), "losing": check.losing,
+                "leading": check.leading,
             }  # fmt: skip
             if check.losing:
                 stop.append(check.text())

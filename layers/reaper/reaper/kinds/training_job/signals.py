@@ -15,7 +15,7 @@
   Each event is given to its job by its stream name (`JOB/algo-…`), so the answer is right
   whether or not the service honours a stream-name prefix (moto does not). 0 log calls per job.
 
-- Sweeps: for running tuning jobs tagged `reaper:early-stop=median`, the objective metric of every
+- Sweeps: for running tuning jobs tagged `reaper:early-stop=median`, the whole objective history of every
   training job they launched (running or finished), in the same GetMetricData batches; each
   running child is compared with its siblings (sweeps.median_check).
 
@@ -35,7 +35,8 @@ from typing import Any
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.log_pages import filter_pages
-from reaper.aws.metrics import MetricQuery, Series, fetch
+from reaper.aws.metrics import MetricQuery, MetricReadTruncated, Series, fetch
+from reaper.aws.tagging import fold
 from reaper.core.model import Resource
 from reaper.core.policy import read_tags, screen
 from reaper.core.settings import Settings
@@ -50,7 +51,12 @@ clock: Callable[[], float] = time.monotonic  # tests replace it; the scan's time
 NAMESPACE = "/aws/sagemaker/TrainingJobs"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 METRIC_LOOKBACK = timedelta(hours=3)
-OBJECTIVE_LOOKBACK = timedelta(hours=24)  # a sweep's children are compared over its last day (1-minute values)
+# A sweep's children are compared over their whole history, from the tuning job's creation, within what
+# CloudWatch keeps at one value a minute ("Data points with a period of 60 seconds (1 minute) are
+# available for 15 days": https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_concepts.html#Metric);
+# the read follows NextToken for at most MAX_OBJECTIVE_PAGES pages (each up to 100,800 values).
+OBJECTIVE_HISTORY = timedelta(days=14)
+MAX_OBJECTIVE_PAGES = 40
 RECENTLY_ACTIVE = "PT3H"
 METRIC_PERIOD = 60
 GPU_PERIOD = 300
@@ -96,7 +102,43 @@ def _with_median_checks(
     clients: Clients, resources: list[Resource], running: list[Resource], out: dict[str, TrainingSignal], settings: Settings, now: datetime
 ) -> dict[str, TrainingSignal]:
     """For each running tuning job tagged early-stop=median (and not exempt), its running children are
-    compared with their siblings: one GetMetricData batch for every child of every such tuning job."""
+    compared with their siblings: one bounded GetMetricData read of every child's whole objective history."""
+    sweeps = _median_sweeps(resources, settings, now)
+    judged = [r for r in running if fold(r.facts_as(JobFacts).tuning_job_arn or "") in sweeps]
+    if not judged:
+        return out
+    end = align(now)
+    start = max(end - OBJECTIVE_HISTORY, min(as_utc(t.facts_as(JobFacts).started_at or end - OBJECTIVE_HISTORY) for t in sweeps.values()))
+    queries: list[MetricQuery] = []
+    for tuning in sweeps.values():
+        facts = tuning.facts_as(JobFacts)
+        assert facts.objective is not None
+        queries += [
+            MetricQuery(f"{tuning.arn}\t{child}", NAMESPACE, facts.objective[0], (("TrainingJobName", child),), "Average", METRIC_PERIOD)
+            for child in facts.children
+        ]
+    try:
+        series = fetch(clients("cloudwatch"), queries, start, end, max_pages=MAX_OBJECTIVE_PAGES)
+    except (*AwsError, MetricReadTruncated) as exc:
+        log.warning("tuning objectives unreadable: %s", exc if isinstance(exc, MetricReadTruncated) else short(exc))
+        return out  # unknown: no child is stopped for losing
+    for r in judged:
+        tuning = sweeps[fold(r.facts_as(JobFacts).tuning_job_arn or "")]
+        facts = tuning.facts_as(JobFacts)
+        assert facts.objective is not None
+        whole = _whole_histories(facts, start)
+        if r.id not in whole:
+            continue  # started before the oldest value CloudWatch keeps: its evaluations cannot be counted
+        values = {child: [v for _, v in series.get(f"{tuning.arn}\t{child}", [])] for child in whole}
+        own = values.pop(r.id, [])
+        check = median_check(tuning.id, facts.objective[0], facts.objective[1], own, values, child=r.id, best_child=facts.best_child)
+        if check is not None and r.id in out:
+            out[r.id] = replace(out[r.id], early_stop=check)
+    return out
+
+
+def _median_sweeps(resources: list[Resource], settings: Settings, now: datetime) -> dict[str, Resource]:
+    """Running tuning jobs tagged early-stop=median with an objective and no protection, by folded ARN."""
     sweeps: dict[str, Resource] = {}
     for r in resources:
         facts = r.facts_as(JobFacts)
@@ -108,37 +150,13 @@ def _with_median_checks(
             and view.early_stop == "median"
             and screen(view, settings, now) is None
         ):
-            sweeps[r.arn] = r
-    judged = [r for r in running if r.facts_as(JobFacts).tuning_job_arn in sweeps]
-    if not judged:
-        return out
-    end = align(now)
-    queries: list[MetricQuery] = []
-    start = end - OBJECTIVE_LOOKBACK
-    for tuning in sweeps.values():
-        facts = tuning.facts_as(JobFacts)
-        assert facts.objective is not None
-        if facts.started_at is not None:
-            start = min(start, max(as_utc(facts.started_at), end - OBJECTIVE_LOOKBACK))
-        queries += [
-            MetricQuery(f"{tuning.arn}\t{child}", NAMESPACE, facts.objective[0], (("TrainingJobName", child),), "Average", METRIC_PERIOD)
-            for child in facts.children
-        ]
-    try:
-        series = fetch(clients("cloudwatch"), queries, start, end)
-    except AwsError as exc:
-        log.warning("tuning objectives unreadable: %s", short(exc))
-        return out  # unknown: no child is stopped for losing
-    for r in judged:
-        tuning = sweeps[r.facts_as(JobFacts).tuning_job_arn or ""]
-        facts = tuning.facts_as(JobFacts)
-        assert facts.objective is not None
-        values = {child: [v for _, v in series.get(f"{tuning.arn}\t{child}", [])] for child in facts.children}
-        own = values.pop(r.id, [])
-        check = median_check(tuning.id, facts.objective[0], facts.objective[1], own, values)
-        if check is not None and r.id in out:
-            out[r.id] = replace(out[r.id], early_stop=check)
-    return out
+            sweeps[fold(r.arn)] = r
+    return sweeps
+
+
+def _whole_histories(facts: JobFacts, start: datetime) -> set[str]:
+    """The children whose every evaluation lies after `start` (so evaluation k is the k-th value read)."""
+    return {child for child, span in zip(facts.children, facts.spans, strict=False) if span.start is None or as_utc(span.start) >= start}
 
 
 def _queries(cloudwatch: Any, running: list[Resource], settings: Settings) -> list[MetricQuery]:
