@@ -17,6 +17,7 @@ from reaper.core.model import Outcome, Verdict
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.record import coverage
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.sweep import chain, continuation, pipeline
@@ -125,6 +126,7 @@ def sweep_in_parts(
     )
     summary = summarize(event_id, run.outcomes)
     summary["part"] = this_part
+    summary["unknown"] = sum(c.unknown for c in coverage.publish(rt, run.outcomes, now, event_id))
     if unreadable is not None:
         summary["chain"] = unreadable
     if run.next_part is not None:

@@ -201,26 +201,30 @@ def opt_in_reach(lines: Iterable[Coverage], settings: Any) -> list[Reach]:
     return [Reach(name, int(n), round(usd, 4)) for name, (n, usd) in sorted(found.items())]
 
 
-def headline(lines: Iterable[Coverage]) -> dict[str, Any] | None:
-    """The digest's line: how many cannot be judged, their cost, the costliest reason and its fix."""
+def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The digest's line, from Coverage.to_json() rows (as the action log keeps them): how many cannot
+    be judged, their cost an hour, the costliest reason and its fix. None when every one was judged."""
     total = 0
     hourly = 0.0
-    by_reason: dict[str, ReasonTally] = {}
+    by_reason: dict[str, list[Any]] = {}  # code -> [resources, hourly, label, fix]
     for line in lines:
-        total += line.unknown
-        hourly += line.unknown_hourly_usd
-        for code, t in line.reasons.items():
-            mine = by_reason.setdefault(code, ReasonTally(t.reason))
-            mine.resources += t.resources
-            mine.hourly_usd += t.hourly_usd
+        total += int(line.get("unknown") or 0)
+        hourly += float(line.get("unknown_hourly_usd") or 0.0)
+        for r in line.get("reasons") or []:
+            code = str(r.get("code"))
+            known = reason(code)
+            mine = by_reason.setdefault(code, [0, 0.0, known.label, known.fix])
+            mine[0] += int(r.get("resources") or 0)
+            mine[1] += float(r.get("hourly_usd") or 0.0)
     if not total:
         return None
-    top = sorted(by_reason.values(), key=lambda t: (-t.hourly_usd, -t.resources, t.reason.code))[0]
+    code, (n, usd, label, fix) = sorted(by_reason.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))[0]
     return {
         "unknown": total,
         "unknown_hourly_usd": round(hourly, 2),
-        "top_code": top.reason.code,
-        "top_label": top.reason.label,
-        "top_resources": top.resources,
-        "fix": top.reason.fix,
+        "top_code": code,
+        "top_label": label,
+        "top_resources": n,
+        "top_hourly_usd": round(usd, 2),
+        "fix": fix,
     }
