@@ -4,7 +4,7 @@ none, and with the aggregated series; it changes nothing, groups what it cannot 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -94,3 +94,23 @@ def test_coverage_bad_usage_is_exit_2_with_one_line(aws, capsys, argv):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("reaper:")
+
+
+def test_a_scheduled_sweep_logs_its_coverage_and_publishes_the_dashboard_metrics(aws, cw, deployed_env, lambda_context, capsys):
+    # Given: the deployed ec2 function and its action log
+    seed(aws, cw)
+    from reaper.record.actionlog import ActionLog
+    from tests.conftest import event, load_function
+
+    # When: its scheduled sweep runs
+    result = load_function("ec2").handler(event("ec2-schedule.json"), lambda_context)
+    # Then: the log holds the tally the digest reads, and the EMF lines carry MLReaper/Coverage per kind
+    assert result["unknown"] == 2
+    now = datetime.now(UTC)
+    log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
+    (entry,) = [e for e in log.entries(now - timedelta(hours=1), now) if e.get("type") == "coverage"]
+    assert (entry["kind"], entry["unknown"], entry["reasons"][0]["code"]) == ("ec2", 2, "no-gpu-metric")
+    emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"MLReaper/Coverage"' in line]
+    by_name = {m["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Name"]: m for m in emf}
+    assert by_name["UnknownResources"]["UnknownResources"] == [2.0] and by_name["UnknownResources"]["Kind"] == "ec2"
+    assert by_name["UnknownHourlyUSD"]["UnknownHourlyUSD"] == [pytest.approx(2 * G4_12X)]

@@ -44,7 +44,9 @@ def _tokens(term: str) -> list[Any]:
     while pos < len(term.rstrip()):
         m = TOKEN.match(term, pos)
         if not m:
-            raise ValidationError(f"search term not supported by the test kit at {term[pos:]!r} (only Property=\"value\", AND, OR, parentheses)")
+            raise ValidationError(
+                f'search term not supported by the test kit at {term[pos:]!r} (only Property="value", AND, OR, parentheses)'
+            )
         out.append((m.group(2), m.group(3).replace('\\"', '"')) if m.group(2) else m.group(1))
         pos = m.end()
     return out
@@ -130,7 +132,9 @@ def _combine(query: dict[str, Any], function: str | None, series: list[dict[str,
             values.setdefault(ts, []).append(float(v))
     stamps = sorted(values, reverse=scan_by == "TimestampDescending")
     combined = [FUNCTIONS[function](values[ts]) for ts in stamps]
-    return [{"id": query["Id"], "label": query.get("Label") or query["Id"], "values": combined, "timestamps": stamps, "status_code": "Complete"}]
+    return [
+        {"id": query["Id"], "label": query.get("Label") or query["Id"], "values": combined, "timestamps": stamps, "status_code": "Complete"}
+    ]
 
 
 def apply() -> None:

@@ -13,7 +13,10 @@ def rows(outcomes: list[Outcome], settings: Any) -> list[dict[str, Any]]:
     """`--json`: one object per kind and region (type "coverage"), then one per opt-in that is off (type "opt-in")."""
     lines = tally(outcomes)
     out: list[dict[str, Any]] = [{"type": "coverage", **c.to_json(settings)} for c in lines]
-    out += [{"type": "opt-in", "opt_in": r.opt_in, "on": False, "would_reach": r.resources, "hourly_usd": r.hourly_usd} for r in opt_in_reach(lines, settings)]
+    out += [
+        {"type": "opt-in", "opt_in": r.opt_in, "on": False, "would_reach": r.resources, "hourly_usd": r.hourly_usd}
+        for r in opt_in_reach(lines, settings)
+    ]
     return out
 
 

@@ -37,7 +37,9 @@ def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: s
     for kind, (n, usd) in by_kind.items():
         with single_metric(name="UnknownResources", unit=MetricUnit.Count, value=n, namespace=NAMESPACE, default_dimensions={"Kind": kind}):
             pass
-        with single_metric(name="UnknownHourlyUSD", unit=MetricUnit.NoUnit, value=round(usd, 4), namespace=NAMESPACE, default_dimensions={"Kind": kind}):
+        with single_metric(
+            name="UnknownHourlyUSD", unit=MetricUnit.NoUnit, value=round(usd, 4), namespace=NAMESPACE, default_dimensions={"Kind": kind}
+        ):
             pass
     if rt.log is not None:
         for c in lines:

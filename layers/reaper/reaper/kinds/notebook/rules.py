@@ -40,7 +40,9 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     if not has_agent:
         return _no_agent(resource, facts, len(points), settings)
     if signal is not None and signal.unreadable:
-        return Decision(Verdict.KEEP, f"{signal.unreadable}: unknown is not idle", evidence={"unreadable": signal.unreadable}, unknown="not-read")
+        return Decision(
+            Verdict.KEEP, f"{signal.unreadable}: unknown is not idle", evidence={"unreadable": signal.unreadable}, unknown="not-read"
+        )
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
         return silent_agent(resource, facts, settings, now)
