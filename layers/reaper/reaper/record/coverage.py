@@ -24,7 +24,11 @@ log = logging.getLogger("reaper")
 
 
 def entry(c: Coverage) -> dict[str, Any]:
-    return {"type": "coverage", "id": "*", "arn": "", **c.to_json()}
+    reasons = ", ".join(f"{t.reason.code} {t.resources}" for t in c.ranked())
+    said = (
+        f"judged {c.judged} of {c.resources}; can't judge {c.unknown} (${c.unknown_hourly_usd:,.2f}/h{': ' + reasons if reasons else ''})"
+    )
+    return {"type": "coverage", "id": "*", "arn": "", "reason": said, **c.to_json()}
 
 
 def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: str) -> list[Coverage]:
