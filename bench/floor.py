@@ -65,12 +65,15 @@ BY_IDS: dict[str, tuple[str, int]] = {
 LOG_PAGE_EVENTS, LOG_PAGE_BYTES = 10_000, 1_048_576
 METRIC_BATCH = 500  # GetMetricData: at most 500 MetricDataQuery structures per call
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html
+SEARCH_BATCH = 100  # "as many as 100 search expressions on one graph" (one GetMetricData request)
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/search-expression-syntax.html
 
 
 class ItemCounter:
     def __init__(self) -> None:
         self.items: Counter[str] = Counter()  # operation -> items returned (or metric queries sent)
         self.queries: Counter[str] = Counter()
+        self.searches: Counter[str] = Counter()  # GetMetricData: SEARCH expressions sent
         self.bytes: Counter[str] = Counter()  # FilterLogEvents: the events' size, as JSON
         self.ids: Counter[str] = Counter()  # reads by ids (BY_IDS): the ids asked for
         self.id_calls: Counter[str] = Counter()  # ... and in how many calls
@@ -79,7 +82,8 @@ class ItemCounter:
         out: dict[str, int] = {}
         for op, n in calls.items():
             if op == "cloudwatch:GetMetricData":
-                out[op] = min(n, math.ceil(self.queries[op] / METRIC_BATCH))
+                batches = max(math.ceil(self.queries[op] / METRIC_BATCH), math.ceil(self.searches[op] / SEARCH_BATCH))
+                out[op] = min(n, batches)
             elif op == "logs:FilterLogEvents":
                 pages = max(math.ceil(self.items[op] / LOG_PAGE_EVENTS), math.ceil(self.bytes[op] / LOG_PAGE_BYTES))
                 out[op] = min(n, max(1, pages))
@@ -102,6 +106,7 @@ def counting() -> Iterator[ItemCounter]:
         op = iam_action(self.meta.service_model.service_name, operation_name)
         if op == "cloudwatch:GetMetricData":
             counter.queries[op] += len(api_params.get("MetricDataQueries", []))
+            counter.searches[op] += sum(str(q.get("Expression", "")).count("SEARCH(") for q in api_params.get("MetricDataQueries", []))
         response = original(self, operation_name, api_params)
         if op in BY_IDS and api_params.get(BY_IDS[op][0]):
             counter.ids[op] += len(api_params[BY_IDS[op][0]])

@@ -1,5 +1,6 @@
 """Bench seeder: n EC2 instances — 40 % CPU decoys (never listed), and of the GPU 60 %: a quarter idle,
-a quarter busy on the GPU at low CPU, a sixth with no GPU agent, a sixth in an Auto Scaling group or
+a quarter busy on the GPU at low CPU, a sixth with no GPU agent (of the boxes with the agent, a third
+publish its default per-GPU series, four GPUs each, the rest one series aggregated on InstanceId), a sixth in an Auto Scaling group or
 EKS (kept, no metrics read), the rest busy on CPU; 13 periods of metrics each.
 
 The type catalogue cache is emptied first, so each measurement pays for DescribeInstanceTypes
@@ -30,12 +31,11 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
     end = aligned(now)
     data: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
-    def put(namespace: str, metric: str, iid: str, values: list[float]) -> None:
+    def put(namespace: str, metric: str, iid: str, values: list[float], more: dict[str, str] | None = None) -> None:
+        dims = [{"Name": "InstanceId", "Value": iid}] + [{"Name": k, "Value": v} for k, v in (more or {}).items()]
         for k, v in enumerate(values):
             ts = end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=5)
-            data.setdefault((namespace, metric), []).append(
-                {"MetricName": metric, "Dimensions": [{"Name": "InstanceId", "Value": iid}], "Timestamp": ts, "Value": v}
-            )
+            data.setdefault((namespace, metric), []).append({"MetricName": metric, "Dimensions": dims, "Timestamp": ts, "Value": v})
 
     for i in range(n):
         gpu = i % 5 >= 2  # 60 % accelerated
@@ -56,6 +56,11 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
             busy = [90.0] * 13 if case in (1, 2) and i % 2 else [0.0] * 13
             if itype.startswith("inf"):
                 put("CWAgent", "neuroncore_utilization", iid, busy)
+            elif i % 3 == 0:  # the agent's default: one series per GPU
+                for g in range(4):
+                    gpu_dims = {"index": str(g), "name": "NVIDIA A10G", "arch": "Ampere", "host": f"ip-{i}"}
+                    put("CWAgent", "nvidia_smi_utilization_gpu", iid, busy if g == 3 else [0.0] * 13, gpu_dims)
+                    put("CWAgent", "nvidia_smi_utilization_memory", iid, [0.0] * 13, gpu_dims)
             else:
                 put("CWAgent", "nvidia_smi_utilization_gpu", iid, busy)
                 put("CWAgent", "nvidia_smi_utilization_memory", iid, busy)

@@ -89,9 +89,15 @@ def metrics(
     network: Sequence[float | None] = IDLE_NET,
     gpu: Sequence[float | None] | None = IDLE_GPU,
     neuron: Sequence[float | None] | None = None,
+    per_gpu: Sequence[Sequence[float | None]] | None = None,
+    gpu_name: str = "NVIDIA A10G",
 ) -> None:
     """Datapoints for the last len(values) 5-minute periods, newest first (the newest is the period just
-    ended, which the reaper does not need yet); None is a gap. gpu=None: no agent on the box."""
+    ended, which the reaper does not need yet); None is a gap. gpu=None: no agent on the box.
+
+    `gpu` is the agent configured with aggregation_dimensions [["InstanceId"]] (one series per instance);
+    `per_gpu` its default: one series per GPU, with the dimensions the agent adds (index, name, arch,
+    host) beside InstanceId from append_dimensions (CloudWatch-Agent-NVIDIA-GPU.html)."""
     dims = {"InstanceId": instance_id}
 
     def points(values: Sequence[float | None]) -> list[tuple[datetime, float]]:
@@ -106,6 +112,11 @@ def metrics(
         put_series(cloudwatch, "CWAgent", "nvidia_smi_utilization_memory", dims, points(gpu))
     if neuron is not None:
         put_series(cloudwatch, "CWAgent", "neuroncore_utilization", dims, points(neuron))
+    for index, values in enumerate(per_gpu or ()):
+        host = f"ip-10-0-{index}-{len(instance_id)}.ec2.internal"
+        gpu_dims = {**dims, "index": str(index), "name": gpu_name, "arch": "Ampere", "host": host}
+        put_series(cloudwatch, "CWAgent", "nvidia_smi_utilization_gpu", gpu_dims, points(values))
+        put_series(cloudwatch, "CWAgent", "nvidia_smi_utilization_memory", gpu_dims, points(values))
 
 
 def state(ec2: Any, instance_id: str) -> str:

@@ -53,7 +53,24 @@ def build(ec2: Any, cw: Any, now: datetime) -> Fleet:
     add("busy-gpu", "keep", "in use", metrics={"gpu": BUSY_GPU})
     add("busy-network", "keep", "in use", metrics={"network": BUSY_NET})
     add("no-gpu-metric", "keep", "no nvidia_smi_utilization_gpu", metrics={"gpu": None})
-    add("gpu-gap", "keep", "gap in nvidia_smi_utilization_gpu", metrics={"gpu": [0.0, 0.0, None, 0.0] + [0.0] * 32})
+    # the agent's default configuration: one series per GPU (index, name, arch, host beside InstanceId)
+    add(
+        "idle-per-gpu",
+        "act",
+        "GPU utilization (busiest GPU) ≤ 0 %",
+        itype="g4dn.12xlarge",
+        metrics={"gpu": None, "per_gpu": [[0.0] * 36] * 4},
+        tags={**DEV, "reaper:disposable": "true"},
+    )
+    add(
+        "one-busy-gpu-of-4",
+        "keep",
+        "in use",
+        itype="g4dn.12xlarge",
+        metrics={"gpu": None, "per_gpu": [[0.0] * 36] * 3 + [BUSY_GPU]},
+        tags={**DEV, "reaper:disposable": "true"},
+    )
+    add("gpu-gap", "keep", "gap in GPU utilization (busiest GPU)", metrics={"gpu": [0.0, 0.0, None, 0.0] + [0.0] * 32})
     add("cpu-gap", "keep", "gap in CPUUtilization", metrics={"cpu": [1.0, None, None] + [1.0] * 33})
     add("just-started", "keep", "started", metrics=idle, launched_ago=timedelta(minutes=20))
     add("instance-store-data", "keep", "instance store", itype="g5.xlarge", metrics=idle)

@@ -12,7 +12,7 @@ from reaper.core.policy import read_tags
 from reaper.core.settings import OffHours, Settings
 from reaper.kinds.ec2.catalog import describe
 from reaper.kinds.ec2.managed import managed_by, manager, spot_stop_problem
-from reaper.kinds.ec2.model import PERIOD, Ec2Facts, Ec2Signal, window_end
+from reaper.kinds.ec2.model import GPU_SERIES, PERIOD, Ec2Facts, Ec2Signal, window_end
 from reaper.kinds.ec2.rules import decide
 
 NOW = datetime(2026, 12, 2, 14, 3, tzinfo=UTC)  # a Wednesday afternoon
@@ -27,7 +27,7 @@ def series(values: list[float | None], now: datetime = NOW) -> list[tuple[dateti
 def signal(cpu=None, net=None, gpu=None, neuron=None) -> Ec2Signal:
     acc = {}
     if gpu is not None:
-        acc = {"nvidia_smi_utilization_gpu": series(gpu), "nvidia_smi_utilization_memory": series(gpu)}
+        acc = {GPU_SERIES: series(gpu)}
     if neuron is not None:
         acc = {"neuroncore_utilization": series(neuron)}
     return Ec2Signal(series(cpu or [1.0] * 36), series(net or [1000.0] * 36), acc, window_end(NOW))
@@ -110,7 +110,7 @@ def test_idle_everywhere_acts_and_shows_the_figures():
 
 def test_a_busy_gpu_at_low_cpu_is_kept():
     d = run(sig=signal(cpu=[2.0] * 36, gpu=[0.0] * 5 + [90.0] + [0.0] * 30))
-    assert d.verdict is Verdict.KEEP and "utilization_gpu 90 %" in d.reason
+    assert d.verdict is Verdict.KEEP and "GPU utilization (busiest GPU) 90 %" in d.reason
 
 
 def test_no_signal_at_all_is_unknown_not_idle():

@@ -16,6 +16,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cloudwatch_index
 
     cloudwatch_index.apply()
+    from reaper_devkit.moto_ext import cloudwatch_search
+
+    cloudwatch_search.apply()  # after the index: its MetricStat queries take the indexed path
     from reaper_devkit.moto_ext import cloudwatch_list, sagemaker_jobs
 
     sagemaker_jobs.apply()

@@ -18,6 +18,7 @@ from reaper.core.model import Outcome, Verdict
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.record import coverage
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.sweep import chain, continuation, pipeline
@@ -158,6 +159,7 @@ class _PartSweep:
     def summarize(self, run: pipeline.SweepRun) -> dict[str, Any]:
         summary = summarize(self.event_id, run.outcomes)
         summary["part"] = self.this_part
+        summary["unknown"] = sum(c.unknown for c in coverage.publish(self.rt, run.outcomes, self.now, self.event_id))
         if self.unreadable is not None:
             summary["chain"] = self.unreadable
         if run.next_part is not None:

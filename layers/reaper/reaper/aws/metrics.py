@@ -1,4 +1,12 @@
-"""CloudWatch metrics in GetMetricData batches of up to 500 queries."""
+"""CloudWatch metrics in GetMetricData batches of up to 500 queries (of which at most 100 SEARCH expressions).
+
+A query is a metric (MetricStat) or an expression (e.g. `MAX(SEARCH(...))`, one series however many
+metrics the search finds). https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html:
+"A single GetMetricData call can include as many as 500 MetricDataQuery structures." Search
+expressions: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/search-expression-syntax.html:
+"The maximum search expression query size is 1024 characters. You can have as many as 100 search
+expressions on one graph." A graph is one GetMetricData request, so a call holds at most 100.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,8 @@ from typing import Any
 from reaper.core.timeutil import as_utc
 
 MAX_QUERIES_PER_CALL = 500
+MAX_SEARCHES_PER_CALL = 100
+MAX_SEARCH_CHARS = 1024
 
 Series = list[tuple[datetime, float]]  # oldest first
 
@@ -22,8 +32,15 @@ class MetricQuery:
     dimensions: tuple[tuple[str, str], ...]
     stat: str = "Maximum"
     period: int = 300
+    expression: str | None = None  # when set, the query is this expression (namespace/metric/dimensions unused)
+
+    @property
+    def searches(self) -> int:
+        return self.expression.count("SEARCH(") if self.expression else 0
 
     def to_api(self, query_id: str) -> dict[str, Any]:
+        if self.expression is not None:
+            return {"Id": query_id, "Expression": self.expression, "Period": self.period, "ReturnData": True}
         return {
             "Id": query_id,
             "MetricStat": {
@@ -83,5 +100,14 @@ def fetch(
 
 
 def _chunks(items: Sequence[MetricQuery], size: int) -> Iterable[Sequence[MetricQuery]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+    """In order, at most `size` queries and MAX_SEARCHES_PER_CALL search expressions to a call."""
+    batch: list[MetricQuery] = []
+    searches = 0
+    for q in items:
+        if batch and (len(batch) == size or searches + q.searches > MAX_SEARCHES_PER_CALL):
+            yield batch
+            batch, searches = [], 0
+        batch.append(q)
+        searches += q.searches
+    if batch:
+        yield batch

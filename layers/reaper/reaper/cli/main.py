@@ -100,6 +100,11 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", parents=[aws], help="a dry-run sweep shown as a table; records and posts nothing")
     scope(pl)
 
+    cv = sub.add_parser("coverage", parents=[aws], help="a dry-run sweep: what it can judge, what it cannot (and its cost), and the fix")
+    cv.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
+    cv.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
+    output(cv, ("table", "json"))
+
     lg = sub.add_parser("log", parents=[aws], help="the action log")
     lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d; at most 400d)")
     lg.add_argument("--table")
@@ -260,7 +265,7 @@ def _run(args: argparse.Namespace) -> int:
     output = output_of(args)
     kinds = _kinds(args)
     settings = _settings(args)
-    if args.command == "plan":
+    if args.command in ("plan", "coverage"):
         settings = settings.replace(
             mode=Mode.DRY_RUN, kind_modes={}, table=None, queue_url=None, slack_webhook_url=None, slack_secret_arn=None
         )
@@ -268,8 +273,17 @@ def _run(args: argparse.Namespace) -> int:
     from reaper.sweep.pipeline import sweep
 
     outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
-    shown = select(outcomes, args.verdict, args.owner)
     out = Printer()
+    if args.command == "coverage":
+        from reaper.cli import coverage
+
+        if output == "json":
+            for line in to_json_lines(coverage.rows(outcomes, settings)):
+                out(line)
+        else:
+            out(coverage.format_coverage(outcomes, settings))
+        return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
+    shown = select(outcomes, args.verdict, args.owner)
     if output == "json":
         for line in to_json_lines(o.to_json() for o in shown):
             out(line)

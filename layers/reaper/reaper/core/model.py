@@ -68,6 +68,7 @@ class Decision:
     notify_key: str | None = None  # notify-only findings: posted once per key (default: once a day)
     newly_warned: bool = False  # this sweep gives the warning: write reaper:warned-at
     clear_warning: bool = False  # activity since the warning: remove reaper:warned-at
+    unknown: str | None = None  # kept because the evidence is missing: a code of reaper.core.coverage.REASONS
 
     def with_(self, **changes: Any) -> Decision:
         data = {**self.__dict__, **changes}
@@ -261,6 +262,7 @@ class Outcome:
             "decision": {"verdict": d.verdict.value, "action": d.action, "reason": d.reason},
             "result": None if self.result is None else {"code": self.result.code.value, "executed": self.result.executed},
             "evidence": _jsonable(d.evidence),
+            "unknown": d.unknown,
         }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
+from reaper.core.coverage import headline
 from reaper.core.timeutil import as_utc
 from reaper.report.savings_metric import saved_between
 from reaper.slack.message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
@@ -65,7 +66,24 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
         "top_owners": owners.most_common(TOP_OWNERS),
         "reclaimed_today_usd": round(reclaimed_today, 2),
         "reclaimed_week_usd": round(reclaimed_week, 2),
+        "coverage": headline(_latest_coverage(entries, today)),
     }
+
+
+def _latest_coverage(entries: list[dict[str, Any]], today: datetime) -> list[dict[str, Any]]:
+    """Today's newest sweep per kind and region (every part of it), from its "coverage" log entries."""
+    sweeps: dict[tuple[str, str], tuple[str, str]] = {}  # (kind, region) -> (logged_at, event_id) of the newest
+    rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for e in entries:
+        at = _time(e.get("logged_at"))
+        if e.get("type") != "coverage" or at is None or at < today:
+            continue
+        where = (str(e.get("kind")), str(e.get("region")))
+        event = str(e.get("event_id"))
+        rows.setdefault((*where, event), []).append(e)
+        if where not in sweeps or sweeps[where][0] < str(e.get("logged_at")):
+            sweeps[where] = (str(e.get("logged_at")), event)
+    return [row for where, (_, event) in sweeps.items() for row in rows[(*where, event)]]
 
 
 def render(p: dict[str, Any]) -> Message:
@@ -79,6 +97,12 @@ def render(p: dict[str, Any]) -> Message:
         f"*Reclaimed:* {money(p.get('reclaimed_today_usd'))} today · {money(p.get('reclaimed_week_usd'))} this week\n"
         f"*Errors:* {int(p.get('errors') or 0)}"
     )
+    blind = p.get("coverage")
+    if blind:
+        body += (
+            f"\n*Can't judge:* {int(blind['unknown'])} resources ({money(blind['unknown_hourly_usd'])}/h): "
+            f"top reason {escape(blind['top_label'])} ({int(blind['top_resources'])}), fix: {escape(blind['fix'])}"
+        )
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=f"mlreaper daily digest {escape(p.get('date'))}"[:150])),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(body, SECTION_TEXT_MAX, "body"))),

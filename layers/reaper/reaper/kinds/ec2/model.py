@@ -33,10 +33,24 @@ GPU_METRICS = ("nvidia_smi_utilization_gpu", "nvidia_smi_utilization_memory")
 # (aggregated on InstanceId) under the agent's namespace.
 NEURON_METRIC = "neuroncore_utilization"
 
-# The agent configuration the owner is pointed at: metrics aggregated on InstanceId alone, so one
-# query per metric per instance finds them whatever the GPU count.
+# The agent publishes one series per GPU by default, with dimensions it adds (index, name, host, and
+# arch or pci_bus_id by version) beside InstanceId from append_dimensions; with aggregation_dimensions
+# [["InstanceId"]] it also publishes one per instance. One search finds all of them, whatever the
+# dimension set, and MAX over them is the busiest GPU in each period: idle only when every GPU is.
+# Property terms (Namespace="...", a dimension name="value") are exact matches:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/search-expression-syntax.html
+GPU_SERIES = "gpu_busiest"  # the key of that series in Ec2Signal.accelerator
+
+
+def gpu_search(instance_id: str, period: int) -> str:
+    """MAX over every nvidia_smi_utilization_gpu / _memory series of this instance (one series)."""
+    metrics = " OR ".join(f'MetricName="{m}"' for m in GPU_METRICS)
+    return f"MAX(SEARCH('Namespace=\"{AGENT_NAMESPACE}\" ({metrics}) InstanceId=\"{instance_id}\"', 'Maximum', {period}))"
+
+
+# The agent configuration the owner is pointed at: the nvidia_gpu section, in its usual form.
 AGENT_CONFIG_HINT = (
-    '{"metrics": {"append_dimensions": {"InstanceId": "${aws:InstanceId}"}, "aggregation_dimensions": [["InstanceId"]], '
+    '{"metrics": {"append_dimensions": {"InstanceId": "${aws:InstanceId}"}, '
     '"metrics_collected": {"nvidia_gpu": {"measurement": ["utilization_gpu", "utilization_memory"], '
     '"metrics_collection_interval": 60}}}}'
 )

@@ -23,6 +23,7 @@ from reaper.kinds.ec2.model import (
     CPU_IDLE_PERCENT,
     GPU_IDLE_PERCENT,
     GPU_METRICS,
+    GPU_SERIES,
     KIND,
     NETWORK_IDLE_BYTES,
     NEURON_IDLE_PERCENT,
@@ -118,9 +119,10 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
                 Verdict.KEEP,
                 f"{what} in the last {window} min: unknown is not idle",
                 evidence={**evidence, "missing_periods": missing, UNKNOWN: True},
+                unknown="metric-gap",
             )
 
-    metric_names = GPU_METRICS if facts.accelerator == "gpu" else (NEURON_METRIC,)
+    metric_names = (GPU_SERIES,) if facts.accelerator == "gpu" else (NEURON_METRIC,)
     if not accelerator:
         if not settings.ec2_cpu_only:
             return _no_accelerator_metric(resource, facts, metric_names, evidence)
@@ -131,8 +133,9 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
         if missing:
             return Decision(
                 Verdict.KEEP,
-                f"gap in {primary} data ({missing} of {len(slots)} periods missing) in the last {window} min: unknown is not idle",
+                f"gap in {_label(primary)} data ({missing} of {len(slots)} periods missing) in the last {window} min: unknown is not idle",
                 evidence={**evidence, "missing_periods": missing, UNKNOWN: True},
+                unknown="metric-gap",
             )
 
     evidence.update(
@@ -142,7 +145,7 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
     )
     first = min((ts for ts, _ in cpu), default=start)
     shown = [f"CPU ≤ {evidence['cpu_max_percent']:.1f} %", f"network ≤ {evidence['network_max_mb_per_5min']:.2f} MB per 5 min"]
-    shown += [f"{m.removeprefix('nvidia_smi_')} ≤ {evidence[f'{m}_max']:.0f} %" for m in accelerator]
+    shown += [f"{_label(m)} ≤ {evidence[f'{m}_max']:.0f} %" for m in accelerator]
     if not accelerator:
         shown.append("no GPU metric (CPU-only policy)")
     return Decision(
@@ -160,9 +163,15 @@ def _busiest(start: datetime, cpu: Series, network: Series, accelerator: dict[st
     hits += [(align(ts), f"network {v / MB:.1f} MB in 5 min") for ts, v in network if align(ts) >= start and v >= NETWORK_IDLE_BYTES]
     for metric, series in accelerator.items():
         limit = NEURON_IDLE_PERCENT if metric == NEURON_METRIC else GPU_IDLE_PERCENT
-        label = metric.removeprefix("nvidia_smi_")
+        label = _label(metric)
         hits += [(align(ts), f"{label} {v:.0f} %") for ts, v in series if align(ts) >= start and v >= limit]
     return max(hits, key=lambda h: h[0]) if hits else None
+
+
+def _label(metric: str) -> str:
+    if metric == GPU_SERIES:
+        return "GPU utilization (busiest GPU)"
+    return metric.removeprefix("nvidia_smi_")
 
 
 def _missing(series: Series, slots: list[datetime]) -> int:
@@ -177,18 +186,21 @@ def _peak(series: Series, start: datetime) -> float:
 def _no_accelerator_metric(resource: Resource, facts: Ec2Facts, metrics: tuple[str, ...], evidence: dict[str, Any]) -> Decision:
     if facts.accelerator == "gpu":
         how = (
-            "install the CloudWatch agent with its nvidia_gpu section, metrics aggregated on InstanceId, e.g. "
+            "install the CloudWatch agent with its nvidia_gpu section (one series per GPU is enough), e.g. "
             f"`{AGENT_CONFIG_HINT}` (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-Agent-NVIDIA-GPU.html)"
         )
+        shown = " / ".join(GPU_METRICS)
     else:
         how = f"publish neuron-monitor's NeuronCore utilisation as CWAgent/{NEURON_METRIC} with dimension InstanceId"
+        shown = " / ".join(metrics)
     return Decision(
         Verdict.KEEP,
-        f"no {' / '.join(metrics)} data: GPU use cannot be seen, so it is kept (a GPU box at 2 % CPU can be training flat out). "
+        f"no {shown} data: GPU use cannot be seen, so it is kept (a GPU box at 2 % CPU can be training flat out). "
         f"To let the reaper see it, {how}",
         evidence={**evidence, "accelerator_metric": None, UNKNOWN: True},
         notify=True,
         notify_key=f"ec2-no-accelerator-metric:{resource.id}",  # told once, not every sweep
+        unknown="no-gpu-metric",
     )
 
 

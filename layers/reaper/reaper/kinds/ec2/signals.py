@@ -1,7 +1,8 @@
 """CPU, network and accelerator metrics for every instance that could be stopped, in GetMetricData batches.
 
-Four or five queries per instance (CPU, network in, network out, and the accelerator's metrics),
-500 to a call: 1,000 GPU instances cost 9 calls. Instances kept whatever their use (managed,
+Four queries per instance (CPU, network in, network out, and the accelerator: for a GPU one
+`MAX(SEARCH(...))` over every per-GPU series the CloudWatch agent publishes, for Neuron its
+per-instance metric), at most 100 searches to a call: 1,000 GPU instances cost 10 calls. Instances kept whatever their use (managed,
 instance-store root, Spot that cannot stop) are not queried at all.
 """
 
@@ -18,7 +19,7 @@ from reaper.core.settings import Settings
 from reaper.kinds.ec2.model import (
     AGENT_NAMESPACE,
     EC2_NAMESPACE,
-    GPU_METRICS,
+    GPU_SERIES,
     KIND,
     LOOKBACK_MINUTES,
     NEURON_METRIC,
@@ -26,6 +27,7 @@ from reaper.kinds.ec2.model import (
     Ec2Facts,
     Ec2Signal,
     align,
+    gpu_search,
     window_end,
 )
 
@@ -39,7 +41,7 @@ def worth_reading(r: Resource) -> bool:
 
 
 def accelerator_metrics(facts: Ec2Facts) -> tuple[str, ...]:
-    return GPU_METRICS if facts.accelerator == "gpu" else (NEURON_METRIC,)
+    return (GPU_SERIES,) if facts.accelerator == "gpu" else (NEURON_METRIC,)
 
 
 def queries_for(r: Resource) -> list[MetricQuery]:
@@ -49,8 +51,11 @@ def queries_for(r: Resource) -> list[MetricQuery]:
         MetricQuery(f"{r.id}|in", EC2_NAMESPACE, "NetworkIn", dims, stat="Sum", period=PERIOD_SECONDS),
         MetricQuery(f"{r.id}|out", EC2_NAMESPACE, "NetworkOut", dims, stat="Sum", period=PERIOD_SECONDS),
     ]
-    for metric in accelerator_metrics(r.facts_as(Ec2Facts)):
-        out.append(MetricQuery(f"{r.id}|acc|{metric}", AGENT_NAMESPACE, metric, dims, stat="Maximum", period=PERIOD_SECONDS))
+    if r.facts_as(Ec2Facts).accelerator == "gpu":
+        search = gpu_search(r.id, PERIOD_SECONDS)
+        out.append(MetricQuery(f"{r.id}|acc|{GPU_SERIES}", AGENT_NAMESPACE, GPU_SERIES, dims, period=PERIOD_SECONDS, expression=search))
+    else:
+        out.append(MetricQuery(f"{r.id}|acc|{NEURON_METRIC}", AGENT_NAMESPACE, NEURON_METRIC, dims, stat="Maximum", period=PERIOD_SECONDS))
     return out
 
 

@@ -36,7 +36,7 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
         return Decision(Verdict.KEEP, "serverless: it already scales to zero and bills nothing while idle")
     sig = signal
     if sig is None:
-        return Decision(Verdict.KEEP, "no traffic reading (unknown is not idle)")
+        return Decision(Verdict.KEEP, "no traffic reading (unknown is not idle)", unknown="not-read")
     if sig.problem:
         return Decision(Verdict.ERROR, f"{sig.problem}, so nothing was decided")
     dev, prod = is_dev(view, settings), is_production(view, settings)
@@ -77,7 +77,7 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
     if details is None and sig.told is not None and told_stands(view, settings):
         return told_decision(sig.told, reason, evidence)
     if details is None and (dev or prod):
-        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence)
+        return Decision(Verdict.KEEP, "its configuration was not read (unknown is not idle)", evidence=evidence, unknown="not-read")
     if not dev and not prod:
         return Decision(
             Verdict.KEEP,

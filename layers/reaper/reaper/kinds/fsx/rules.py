@@ -68,8 +68,8 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
             evidence["phase_lifecycle"] = art.lifecycle
     kept = f"; {_label(art, phase)} is kept and nothing is deleted" if phase else ""
 
-    def keep(reason: str, **more: Any) -> Decision:
-        return Decision(Verdict.KEEP, reason + kept, evidence={**evidence, **more})
+    def keep(reason: str, unknown: str | None = None, **more: Any) -> Decision:
+        return Decision(Verdict.KEEP, reason + kept, evidence={**evidence, **more}, unknown=unknown)
 
     if resource.state != "AVAILABLE":
         return keep(f"{resource.state}: only AVAILABLE file systems are candidates")
@@ -94,7 +94,7 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
     if resource.created_at is not None and now - resource.created_at < timedelta(minutes=window):
         return keep(f"created {human_duration(now - resource.created_at)} ago, within the idle window ({_window_text(window)})")
     if sig.io is None or sig.window_end is None:
-        return keep("no AWS/FSx I/O data was read: unknown is not idle")
+        return keep("no AWS/FSx I/O data was read: unknown is not idle", unknown="not-read")
     excuse = (art.started_at, art.ended_at or now) if art is not None and art.kind == "export" and art.started_at else None
     io = judge(sig.io, sig.window_end, window, sig.period, excuse)
     evidence.update({"periods": io.periods, "missing_periods": io.missing, "io_totals": io.totals})
@@ -103,7 +103,7 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
         return keep(f"in use: I/O {ago} ago ({describe_totals(io.totals)} in the last {_window_text(window)})", last_io=iso(io.last_active))
     if io.missing:
         what = "no AWS/FSx I/O data" if io.missing == io.periods else f"AWS/FSx I/O data missing for {io.missing} of {io.periods} periods"
-        return keep(f"{what} in the last {_window_text(window)}: unknown is not idle")
+        return keep(f"{what} in the last {_window_text(window)}: unknown is not idle", unknown="metric-gap")
 
     since_job = (
         f"last training job {last.name} ended {human_duration(now - last.ended_at)} ago"

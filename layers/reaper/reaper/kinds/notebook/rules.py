@@ -40,7 +40,9 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     if not has_agent:
         return _no_agent(resource, facts, len(points), settings)
     if signal is not None and signal.unreadable:
-        return Decision(Verdict.KEEP, f"{signal.unreadable}: unknown is not idle", evidence={"unreadable": signal.unreadable})
+        return Decision(
+            Verdict.KEEP, f"{signal.unreadable}: unknown is not idle", evidence={"unreadable": signal.unreadable}, unknown="not-read"
+        )
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
         return silent_agent(resource, facts, settings, now)
@@ -58,7 +60,7 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
         return Decision(Verdict.KEEP, f"active {ago} ago (idle window {window} min)", evidence={**evidence, "last_active": last_active})
     if missing:
         what = "no activity data" if len(missing) == needed else f"gap in activity data ({len(missing)} of {needed} periods missing)"
-        return Decision(Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence=evidence)
+        return Decision(Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence=evidence, unknown="metric-gap")
     if last_active is not None:
         idle_for = f"no activity for {human_duration(now - last_active)}"
     else:
@@ -79,4 +81,5 @@ def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, setting
         f"{resource.region} --notebook-instance-name {resource.id} --lifecycle-config-name {settings.agent_lifecycle_config}`, "
         "then start it",
         evidence={"agent": False, "ignored_datapoints": datapoints},
+        unknown="no-agent",
     )

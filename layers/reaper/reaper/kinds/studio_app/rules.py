@@ -30,6 +30,7 @@ def decide(resource: Resource, signal: AppActivity | None, view: TagView, settin
             Verdict.KEEP,
             f"AWS records no user activity for {facts.app_type} apps (only JupyterLab and Code Editor): unknown is not idle",
             evidence={**evidence, "activity_recorded": False},
+            unknown="no-activity-signal",
         )
     now = as_utc(now)
     created = signal.created if signal and signal.created else resource.created_at
@@ -40,7 +41,9 @@ def decide(resource: Resource, signal: AppActivity | None, view: TagView, settin
             evidence=evidence,
         )
     if signal is None or signal.last_user_activity is None:
-        return Decision(Verdict.KEEP, "no user activity recorded for this app: unknown is not idle", evidence=evidence)
+        return Decision(
+            Verdict.KEEP, "no user activity recorded for this app: unknown is not idle", evidence=evidence, unknown="no-activity-signal"
+        )
     if signal.status != "InService":
         return Decision(Verdict.KEEP, f"not running ({signal.status})", evidence=evidence)
     last = as_utc(signal.last_user_activity)

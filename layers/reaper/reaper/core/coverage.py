@@ -1,0 +1,230 @@
+"""What the reaper could judge and what it could not, with the cost of the blind spots and their fixes.
+
+A kind's rule that keeps a resource for want of evidence says why with a code
+(`Decision(..., unknown="no-gpu-metric")`); this module names each code once: what it means to an
+admin and the one command or stack parameter that fixes it. `reaper coverage`, the dashboard's
+`MLReaper/Coverage` metrics and the daily digest all read the same tally.
+
+Some fixes are an admin's opt-in (a reading that needs a power beyond metadata): with the opt-in
+off, the tally says how many resources, and how many dollars an hour, turning it on would reach
+at most (each still needs what the reading needs, e.g. an online SSM agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reaper.core.model import Outcome, Verdict
+
+NAMESPACE = "MLReaper/Coverage"  # dashboard metrics, dimension Kind
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    label: str  # what it means, in a few words
+    fix: str  # the one command or parameter that lets the reaper judge it
+    opt_in: str | None = None  # the stack parameter whose reading would reach it, when that is the fix
+    setting: str | None = None  # the Settings field that parameter sets
+
+
+REASONS: dict[str, Reason] = {
+    r.code: r
+    for r in (
+        Reason(
+            "no-agent",
+            "notebook without the activity agent",
+            "attach the agent's lifecycle configuration (AttachAgent does it when the notebook is stopped), or turn on JupyterReads",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
+        ),
+        Reason(
+            "url-refused",
+            "presigned Jupyter URL refused (source IP or VPC endpoint condition)",
+            "allow the reaper's function in the policy that restricts sagemaker:CreatePresignedNotebookInstanceUrl",
+        ),
+        Reason(
+            "no-permission",
+            "a read the reaper's role may not make",
+            "redeploy the stack (`sam deploy`) so the role has the read, or lift the SCP that denies it",
+        ),
+        Reason(
+            "no-activity-signal",
+            "AWS records no user activity for it",
+            "turn on Studio's built-in idle shutdown (AppLifecycleManagement.IdleSettings) for its domain or space",
+        ),
+        Reason(
+            "no-gpu-metric",
+            "GPU box without a GPU metric",
+            "install the CloudWatch agent with its nvidia_gpu section (per-GPU series are enough), or turn on GpuSsmReads",
+            opt_in="GpuSsmReads",
+            setting="gpu_ssm_reads",
+        ),
+        Reason(
+            "no-ssm-agent",
+            "GPU box without a GPU metric and without an online SSM agent",
+            "install the CloudWatch agent's nvidia_gpu section, or start SSM Agent with AmazonSSMManagedInstanceCore on its instance profile",
+        ),
+        Reason(
+            "gpu-sample-only",
+            "one nvidia-smi sample, not enough alone",
+            "install the CloudWatch agent's nvidia_gpu section for a reading over the whole idle window",
+        ),
+        Reason(
+            "metric-gap",
+            "its metrics have gaps or are missing in the idle window",
+            "none if it passes; otherwise check what publishes the metric (the CloudWatch agent, the activity agent)",
+        ),
+        Reason("not-read", "a read failed this sweep", "see the sweep's errors (`reaper plan`), then the next sweep reads again"),
+    )
+}
+
+
+def reason(code: str) -> Reason:
+    """The registered reason; an unregistered code still shows, with a pointer to the docs."""
+    return REASONS.get(code) or Reason(code, code, "see docs/coverage.md")
+
+
+def is_unknown(outcome: Outcome) -> bool:
+    return outcome.verdict is Verdict.KEEP and outcome.decision.unknown is not None
+
+
+@dataclass
+class ReasonTally:
+    reason: Reason
+    resources: int = 0
+    hourly_usd: float = 0.0
+    unpriced: int = 0  # resources without a list price (not in the dollars)
+
+    def add(self, hourly: float | None) -> None:
+        self.resources += 1
+        if hourly is None:
+            self.unpriced += 1
+        else:
+            self.hourly_usd += hourly
+
+
+@dataclass
+class Coverage:
+    """One kind in one region."""
+
+    kind: str
+    region: str
+    resources: int = 0
+    judged: int = 0  # act, warn, or keep on evidence
+    unknown: int = 0  # kept because the evidence is missing
+    exempt: int = 0
+    errors: int = 0
+    unknown_hourly_usd: float = 0.0
+    reasons: dict[str, ReasonTally] = field(default_factory=dict)
+
+    def add(self, o: Outcome) -> None:
+        self.resources += 1
+        if o.verdict is Verdict.EXEMPT:
+            self.exempt += 1
+        elif o.verdict is Verdict.ERROR:
+            self.errors += 1
+        elif is_unknown(o):
+            code = o.decision.unknown or ""
+            self.unknown += 1
+            self.unknown_hourly_usd += o.resource.hourly_usd or 0.0
+            self.reasons.setdefault(code, ReasonTally(reason(code))).add(o.resource.hourly_usd)
+        else:
+            self.judged += 1
+
+    def ranked(self) -> list[ReasonTally]:
+        """Most dollars first, then most resources."""
+        return sorted(self.reasons.values(), key=lambda t: (-t.hourly_usd, -t.resources, t.reason.code))
+
+    def to_json(self, settings: Any = None) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "region": self.region,
+            "resources": self.resources,
+            "judged": self.judged,
+            "unknown": self.unknown,
+            "exempt": self.exempt,
+            "errors": self.errors,
+            "unknown_hourly_usd": round(self.unknown_hourly_usd, 4),
+            "reasons": [
+                {
+                    "code": t.reason.code,
+                    "label": t.reason.label,
+                    "resources": t.resources,
+                    "hourly_usd": round(t.hourly_usd, 4),
+                    "unpriced": t.unpriced,
+                    "fix": t.reason.fix,
+                    "opt_in": t.reason.opt_in,
+                    "opt_in_on": opt_in_on(t.reason, settings),
+                }
+                for t in self.ranked()
+            ],
+        }
+
+
+def opt_in_on(r: Reason, settings: Any) -> bool | None:
+    """Whether the opt-in that would reach this reason is on (None: the reason has none)."""
+    if r.setting is None:
+        return None
+    return bool(getattr(settings, r.setting, False))
+
+
+def tally(outcomes: Iterable[Outcome]) -> list[Coverage]:
+    """Per kind and region, in that order."""
+    out: dict[tuple[str, str], Coverage] = {}
+    for o in outcomes:
+        key = (o.resource.kind, o.resource.region)
+        out.setdefault(key, Coverage(*key)).add(o)
+    return [out[k] for k in sorted(out)]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What turning one opt-in on would reach at most."""
+
+    opt_in: str
+    resources: int
+    hourly_usd: float
+
+
+def opt_in_reach(lines: Iterable[Coverage], settings: Any) -> list[Reach]:
+    """For each opt-in that is off: the unknown resources whose fix it is."""
+    found: dict[str, list[float]] = {}
+    for line in lines:
+        for t in line.reasons.values():
+            if t.reason.opt_in and opt_in_on(t.reason, settings) is False:
+                got = found.setdefault(t.reason.opt_in, [0, 0.0])
+                got[0] += t.resources
+                got[1] += t.hourly_usd
+    return [Reach(name, int(n), round(usd, 4)) for name, (n, usd) in sorted(found.items())]
+
+
+def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The digest's line, from Coverage.to_json() rows (as the action log keeps them): how many cannot
+    be judged, their cost an hour, the costliest reason and its fix. None when every one was judged."""
+    total = 0
+    hourly = 0.0
+    by_reason: dict[str, list[Any]] = {}  # code -> [resources, hourly, label, fix]
+    for line in lines:
+        total += int(line.get("unknown") or 0)
+        hourly += float(line.get("unknown_hourly_usd") or 0.0)
+        for r in line.get("reasons") or []:
+            code = str(r.get("code"))
+            known = reason(code)
+            mine = by_reason.setdefault(code, [0, 0.0, known.label, known.fix])
+            mine[0] += int(r.get("resources") or 0)
+            mine[1] += float(r.get("hourly_usd") or 0.0)
+    if not total:
+        return None
+    code, (n, usd, label, fix) = sorted(by_reason.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))[0]
+    return {
+        "unknown": total,
+        "unknown_hourly_usd": round(hourly, 2),
+        "top_code": code,
+        "top_label": label,
+        "top_resources": n,
+        "top_hourly_usd": round(usd, 2),
+        "fix": fix,
+    }

@@ -1,0 +1,54 @@
+"""After a sweep: what it could not judge, as dashboard metrics and as one action-log entry per kind and region.
+
+Metrics (EMF through powertools, like the sweep's other metrics, so no PutMetricData call and no IAM
+grant): namespace MLReaper/Coverage, dimension Kind, `UnknownResources` and `UnknownHourlyUSD`. The
+log entry (type "coverage") is what the daily digest reads: keep verdicts are not logged one by one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from aws_lambda_powertools.metrics import single_metric
+
+from reaper.aws.faults import AwsError, short
+from reaper.core.coverage import NAMESPACE, Coverage, tally
+from reaper.core.model import Outcome
+from reaper.core.observability import MetricUnit
+from reaper.record.runtime import Runtime
+
+log = logging.getLogger("reaper")
+
+
+def entry(c: Coverage) -> dict[str, Any]:
+    reasons = ", ".join(f"{t.reason.code} {t.resources}" for t in c.ranked())
+    said = (
+        f"judged {c.judged} of {c.resources}; can't judge {c.unknown} (${c.unknown_hourly_usd:,.2f}/h{': ' + reasons if reasons else ''})"
+    )
+    return {"type": "coverage", "id": "*", "arn": "", "reason": said, **c.to_json()}
+
+
+def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: str) -> list[Coverage]:
+    lines = tally(outcomes)
+    by_kind: dict[str, list[float]] = {}
+    for c in lines:
+        got = by_kind.setdefault(c.kind, [0, 0.0])
+        got[0] += c.unknown
+        got[1] += c.unknown_hourly_usd
+    for kind, (n, usd) in by_kind.items():
+        with single_metric(name="UnknownResources", unit=MetricUnit.Count, value=n, namespace=NAMESPACE, default_dimensions={"Kind": kind}):
+            pass
+        with single_metric(
+            name="UnknownHourlyUSD", unit=MetricUnit.NoUnit, value=round(usd, 4), namespace=NAMESPACE, default_dimensions={"Kind": kind}
+        ):
+            pass
+    if rt.log is not None:
+        for c in lines:
+            try:
+                rt.log.record(entry(c), now, event_id)
+            except AwsError as exc:  # the sweep's own outcomes are recorded already; this is only the tally
+                log.error("coverage entry for %s %s not written: %s", c.kind, c.region, short(exc))
+    return lines
