@@ -68,6 +68,9 @@ class Decision:
     notify_key: str | None = None  # notify-only findings: posted once per key (default: once a day)
     newly_warned: bool = False  # this sweep gives the warning: write reaper:warned-at
     clear_warning: bool = False  # activity since the warning: remove reaper:warned-at
+    # kept because the evidence is missing: a short stable code saying why (e.g. "no-agent",
+    # "url-refused", "jupyter-unreachable"), for grouping in `reaper coverage`; None when judged
+    unknown_reason: str | None = None
 
     def with_(self, **changes: Any) -> Decision:
         data = {**self.__dict__, **changes}
