@@ -44,4 +44,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import tagging_pages
 
     tagging_pages.apply()
+    from reaper_devkit.moto_ext import sagemaker_presigned
+
+    sagemaker_presigned.apply()
     _applied = True

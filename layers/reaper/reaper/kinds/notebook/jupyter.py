@@ -27,6 +27,7 @@ request with a REQUEST_TIMEOUT, and a BUDGET for all of them: notebooks not read
 from __future__ import annotations
 
 import json
+import logging
 import ssl
 import urllib.error
 import urllib.request
@@ -60,6 +61,21 @@ REFUSED_FIX = (
     "e.g. by an aws:SourceIp or aws:sourceVpce condition): exclude the notebook function's role from that Deny "
     "(aws:PrincipalArn), or attach the activity agent"
 )
+
+
+class _NoPresignedUrl(logging.Filter):
+    """Drops botocore's DEBUG records that would carry the presigned URL: its parser logs every response
+    body ("Response body: ... AuthorizedUrl ...") when DEBUG logging is on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return "AuthorizedUrl" not in text and "authToken" not in text
+
+
+_FILTER = _NoPresignedUrl()
+for _name in ("botocore.parsers", "botocore.endpoint", "botocore.hooks", "botocore.retryhandler", "botocore.retries.standard"):
+    if _FILTER not in logging.getLogger(_name).filters:
+        logging.getLogger(_name).addFilter(_FILTER)
 
 
 class _Failed(Exception):
@@ -127,6 +143,7 @@ def _opener() -> urllib.request.OpenerDirector:
         urllib.request.HTTPCookieProcessor(CookieJar()),
         urllib.request.HTTPRedirectHandler(),
         urllib.request.HTTPErrorProcessor(),
+        urllib.request.HTTPDefaultErrorHandler(),  # a status >= 400 raises HTTPError
     ):
         opener.add_handler(handler)
     return opener
