@@ -153,9 +153,7 @@ def test_an_expired_or_foreign_token_lands_on_the_sign_in_page_and_is_unknown(aw
     assert "sign-in page" in out.reason
 
 
-def test_the_url_its_token_and_jupyters_token_are_never_logged_posted_or_recorded(
-    aws, sm, hop, jupyter, app, deployed_env, caplog, capsys
-):
+def test_the_url_its_token_and_jupyters_token_are_never_logged_posted_or_recorded(aws, sm, hop, jupyter, app, deployed_env, caplog, capsys):
     # Given notebooks read through the hop, one idle (posted), one refused
     notebook(sm, hop, jupyter, "quiet")
     notebook(sm, hop, jupyter, "walled")

@@ -27,7 +27,10 @@ DECLARATION = KindDeclaration(
     # AgentChannel=logs: the agent's samples are read from the stack's log group
     # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/jupyter.py);
     # the grant is denied on exempt and production notebooks like every change (template.yaml)
-    conditional_permissions={"UseLogsChannel": ("logs:FilterLogEvents",), "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",)},
+    conditional_permissions={
+        "UseLogsChannel": ("logs:FilterLogEvents",),
+        "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",),
+    },
     actions={
         "stop": Action("stop", "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"),
         "attach-agent": Action(

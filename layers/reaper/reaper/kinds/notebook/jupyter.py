@@ -96,7 +96,9 @@ def read_all(
     futures: dict[Future[JupyterReading], str] = {pool.submit(read_one, sagemaker, name, timeout): name for name in names}
     done, _ = wait(futures, timeout=budget)
     pool.shutdown(wait=False, cancel_futures=True)  # those still running end within their own timeouts
-    late = JupyterReading(unreadable=f"its Jupyter server was not read within the sweep's {budget:.0f} s for them", unknown_reason=NOT_REACHED)
+    late = JupyterReading(
+        unreadable=f"its Jupyter server was not read within the sweep's {budget:.0f} s for them", unknown_reason=NOT_REACHED
+    )
     return {name: (future.result() if future in done else late) for future, name in futures.items()}
 
 
@@ -121,7 +123,9 @@ def _read(sagemaker: Any, name: str, timeout: float) -> JupyterReading:
 
 def _presign(sagemaker: Any, name: str) -> str:
     try:
-        answer = sagemaker.create_presigned_notebook_instance_url(NotebookInstanceName=name, SessionExpirationDurationInSeconds=SESSION_SECONDS)
+        answer = sagemaker.create_presigned_notebook_instance_url(
+            NotebookInstanceName=name, SessionExpirationDurationInSeconds=SESSION_SECONDS
+        )
     except ClientError as exc:
         code = error_code(exc)
         if code in ("AccessDenied", "AccessDeniedException"):
@@ -216,7 +220,11 @@ def parse(status: Any, kernels: Any, terminals: Any) -> JupyterReading:
         if not isinstance(k, dict) or not isinstance(k.get("execution_state"), str):
             raise _Failed(UNREADABLE, "a kernel without execution_state")
         found.append(
-            JupyterKernel(k["execution_state"], _stamp(k.get("last_activity"), "a kernel's last_activity"), _count(k.get("connections"), "a kernel's connections"))
+            JupyterKernel(
+                k["execution_state"],
+                _stamp(k.get("last_activity"), "a kernel's last_activity"),
+                _count(k.get("connections"), "a kernel's connections"),
+            )
         )
     terms = tuple(_stamp(t.get("last_activity") if isinstance(t, dict) else None, "a terminal's last_activity") for t in terminals)
     return JupyterReading(

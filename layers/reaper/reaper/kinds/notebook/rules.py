@@ -43,7 +43,10 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
         return _no_agent(resource, facts, len(points), settings)
     if signal is not None and signal.unreadable:
         return Decision(
-            Verdict.KEEP, f"{signal.unreadable}: unknown is not idle", evidence={"unreadable": signal.unreadable}, unknown_reason="agent-unreadable"
+            Verdict.KEEP,
+            f"{signal.unreadable}: unknown is not idle",
+            evidence={"unreadable": signal.unreadable},
+            unknown_reason="agent-unreadable",
         )
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
@@ -62,7 +65,9 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
         return Decision(Verdict.KEEP, f"active {ago} ago (idle window {window} min)", evidence={**evidence, "last_active": last_active})
     if missing:
         what = "no activity data" if len(missing) == needed else f"gap in activity data ({len(missing)} of {needed} periods missing)"
-        return Decision(Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence=evidence, unknown_reason="agent-no-data")
+        return Decision(
+            Verdict.KEEP, f"{what} in the last {window} min: unknown is not idle", evidence=evidence, unknown_reason="agent-no-data"
+        )
     if last_active is not None:
         idle_for = f"no activity for {human_duration(now - last_active)}"
     else:
@@ -121,4 +126,6 @@ def from_jupyter(reading: JupyterReading, window: int, now: datetime) -> Decisio
         ago = human_duration(now - last) if now > last else "0 m"
         return Decision(Verdict.KEEP, f"Jupyter: kernel or terminal active {ago} ago (idle window {window} min)", evidence=evidence)
     what = f"{len(kernels)} idle kernel(s), {len(reading.terminals)} terminal(s)"
-    return Decision(Verdict.ACT, f"no kernel or terminal activity for {human_duration(now - last)} (Jupyter: {what})", action="stop", evidence=evidence)
+    return Decision(
+        Verdict.ACT, f"no kernel or terminal activity for {human_duration(now - last)} (Jupyter: {what})", action="stop", evidence=evidence
+    )

@@ -69,7 +69,8 @@ def _with_jupyter(
     names = [
         r.id
         for r in running
-        if r.facts_as(NotebookFacts).lifecycle_config != agent and screen(view := read_tags(r.tags, settings), settings, now) is None
+        if r.facts_as(NotebookFacts).lifecycle_config != agent
+        and screen(view := read_tags(r.tags, settings), settings, now) is None
         and not is_production(view, settings)
     ]
     readings = jupyter.read_all(clients("sagemaker"), names)
