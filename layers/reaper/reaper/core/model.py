@@ -220,7 +220,7 @@ class Outcome:
             "detail": self.detail,
             "undo": self.undo,
             "opt_out": self.opt_out,
-            "decision": {"verdict": d.verdict.value, "action": d.action, "reason": d.reason},
+            "decision": {"verdict": d.verdict.value, "action": d.action, "reason": d.reason, "unknown_reason": d.unknown_reason},
             "result": None if self.result is None else {"code": self.result.code.value, "executed": self.result.executed},
             "evidence": _jsonable(d.evidence),
         }
