@@ -68,6 +68,7 @@ def _alarm(region: str, account: str, p: Params) -> list[str]:
 RESOURCE_OF: dict[str, ArnOf] = {
     "sagemaker:StopNotebookInstance": _sm("notebook-instance", "NotebookInstanceName"),
     "sagemaker:UpdateNotebookInstance": _sm("notebook-instance", "NotebookInstanceName"),
+    "sagemaker:CreatePresignedNotebookInstanceUrl": _sm("notebook-instance", "NotebookInstanceName"),
     "sagemaker:StopTrainingJob": _sm("training-job", "TrainingJobName"),
     "sagemaker:StopProcessingJob": _sm("processing-job", "ProcessingJobName"),
     "sagemaker:StopHyperParameterTuningJob": _sm("hyper-parameter-tuning-job", "HyperParameterTuningJobName"),

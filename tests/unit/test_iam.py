@@ -17,6 +17,7 @@ from reaper.sweep.iam import (
     READ_VERBS,
     iam_action,
     implied,
+    kind_denied,
     kind_destructive,
     restore_function_permissions,
     sweep_function_permissions,
@@ -146,8 +147,25 @@ def test_every_destructive_action_a_kind_declares_is_denied_on_exempt_and_produc
     assert production["Resource"] == "*"
     assert production["Condition"] == {"StringEqualsIgnoreCase": {"aws:ResourceTag/ml:stage": ["${Stages}"]}}
     assert variables == {"Stages": {"Join": ['", "', {"Split": [",", {"Ref": "ProductionStages"}]}]}}
-    # and nothing else is denied: a Deny on a read or a tag write would break the sweep
-    assert statement_actions(exempt) == statement_actions(production) == destructive
+    # and nothing else is denied but the consent reads with power (a notebook's presigned URL): a Deny on
+    # a read or a tag write would break the sweep
+    assert statement_actions(exempt) == statement_actions(production) == kind_denied(kind)
+
+
+def test_the_jupyter_read_is_denied_on_exempt_and_production_notebooks_and_granted_only_when_opted_in():
+    # Given JupyterReads (a presigned URL opens the notebook's Jupyter, which could also run code)
+    presign = "sagemaker:CreatePresignedNotebookInstanceUrl"
+    assert kind_denied("notebook") == kind_destructive("notebook") | {presign}
+    denies = _denies("NotebookFunction")
+    assert presign in statement_actions(denies["DenyExempt"][0]) and presign in statement_actions(denies["DenyProduction"][0])
+    # Then it is granted only under JupyterReadsOn, on the account's notebook instances
+    assert presign not in function_actions("NotebookFunction", set(default_conditions()))
+    allows = [s for s in function_statements("NotebookFunction", {"JupyterReadsOn"}) if s["Effect"] == "Allow"]
+    [stmt] = [s for s in allows if presign in statement_actions(s)]
+    assert statement_actions(stmt) == {presign}
+    assert granted(Request(presign, "arn:aws:sagemaker:eu-west-1:123456789012:notebook-instance/nb"), [stmt])
+    assert not granted(Request(presign, "arn:aws:sagemaker:eu-west-1:210987654321:notebook-instance/nb"), [stmt])
+    assert load()["Parameters"]["JupyterReads"]["Default"] == "off"
 
 
 def test_destructive_means_a_change_to_the_swept_resource():

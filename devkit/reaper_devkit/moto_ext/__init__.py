@@ -56,4 +56,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import budgets
 
     budgets.apply()
+    from reaper_devkit.moto_ext import sagemaker_presigned
+
+    sagemaker_presigned.apply()
     _applied = True

@@ -77,6 +77,36 @@ REASONS: dict[str, Reason] = {
             "its metrics have gaps or are missing in the idle window",
             "none if it passes; otherwise check what publishes the metric (the CloudWatch agent, the activity agent)",
         ),
+        Reason(
+            "jupyter-unreachable",
+            "its Jupyter server did not answer (stopped, network, timeout)",
+            "none if it passes; the next sweep reads again (docs/jupyter-reads.md)",
+        ),
+        Reason(
+            "jupyter-unreadable",
+            "its Jupyter server answered, but not as Jupyter's REST API documents (a sign-in page, another server)",
+            "check the notebook's URL policy (docs/jupyter-reads.md)",
+        ),
+        Reason(
+            "jupyter-not-reached",
+            "the Jupyter readings ran out of their time budget this sweep",
+            "none if it passes; the next sweep reads again",
+        ),
+        Reason(
+            "agent-unreadable",
+            "the activity agent's samples could not be read",
+            "see the sweep's errors (`reaper plan`), then the next sweep reads again",
+        ),
+        Reason(
+            "agent-no-data",
+            "the activity agent sent no samples for part of the idle window",
+            "none if it passes; otherwise check the notebook's lifecycle configuration log",
+        ),
+        Reason(
+            "agent-silent",
+            "the activity agent is installed but silent",
+            "restart the notebook (the agent starts with it) and read its lifecycle configuration log",
+        ),
         Reason("not-read", "a read failed this sweep", "see the sweep's errors (`reaper plan`), then the next sweep reads again"),
     )
 }

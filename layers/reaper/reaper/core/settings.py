@@ -117,6 +117,8 @@ class Settings(BaseModel):
     # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (README, AgentChannel)
     agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
     attach_agent: bool = False
+    # JupyterReads: read the Jupyter server of running notebooks without the agent (docs/jupyter-reads.md)
+    jupyter_reads: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings (issue 4 fills in their use)
     max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the contract's bounds for the ceiling tags
@@ -321,6 +323,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
     "REAPER_AGENT_CHANNEL": "agent_channel",
     "REAPER_ATTACH_AGENT": "attach_agent",
+    "REAPER_JUPYTER_READS": "jupyter_reads",
     "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",

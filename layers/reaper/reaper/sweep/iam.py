@@ -89,6 +89,14 @@ def kind_destructive(kind_name: str) -> set[str]:
     return destructive(p for action in kind.actions.values() for p in action.permissions)
 
 
+def kind_denied(kind_name: str) -> set[str]:
+    """What the Deny backstop must cover for the kind: its destructive permissions, and the reads made only
+    with the admin's consent that hold more power than a read (a notebook's presigned URL opens its Jupyter)."""
+    kind = kind_registry.get(kind_name)
+    consent = destructive(p for perms in kind.declaration.conditional_permissions.values() for p in perms)
+    return kind_destructive(kind_name) | consent
+
+
 def implied(permissions: Iterable[str]) -> set[str]:
     """What AWS also checks when these are used (tag-on-create, role passing, dependent actions)."""
     out: set[str] = set()

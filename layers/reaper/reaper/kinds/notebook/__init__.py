@@ -25,7 +25,12 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     # AgentChannel=logs: the agent's samples are read from the stack's log group
-    conditional_permissions={"UseLogsChannel": ("logs:FilterLogEvents",)},
+    # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/jupyter.py);
+    # the grant is denied on exempt and production notebooks like every change (template.yaml)
+    conditional_permissions={
+        "UseLogsChannel": ("logs:FilterLogEvents",),
+        "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",),
+    },
     actions={
         "stop": Action("stop", "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"),
         "attach-agent": Action(

@@ -26,11 +26,34 @@ class NotebookFacts:
 
 
 @dataclass(frozen=True)
+class JupyterKernel:
+    """One kernel as GET /api/kernels lists it."""
+
+    execution_state: str  # "idle", "busy", "starting", ...
+    last_activity: datetime  # the last message the kernel sent (never moved by a REST read)
+    connections: int  # open WebSocket connections (a browser tab or a client attached)
+
+
+@dataclass(frozen=True)
+class JupyterReading:
+    """What a notebook's own Jupyter server says of its activity (JupyterReads=on), or why it could not
+    be read. kinds/notebook/jupyter.py reads it; the presigned URL and its cookies are never kept here."""
+
+    started: datetime | None = None  # GET /api/status `started`: when the Jupyter server started
+    kernels: tuple[JupyterKernel, ...] = ()
+    terminals: tuple[datetime, ...] = ()  # each terminal's last_activity (GET /api/terminals)
+    connections: int = 0  # GET /api/status `connections`: open connections to kernels
+    unreadable: str | None = None  # why it could not be read: the notebook is unknown
+    unknown: str | None = None  # the stable code of `unreadable` (kinds/notebook/jupyter.py)
+
+
+@dataclass(frozen=True)
 class ActivitySignal:
     series: Series  # (period start, 0 or 1), oldest first
     window_end: datetime  # end of the last complete 5-minute period
     source: str = "metric"  # "metric": MLReaper/NotebookActivity; "logs": the agent's samples (AgentChannel=logs)
     unreadable: str | None = None  # the samples could not be read (why): unknown, whatever the series says
+    jupyter: JupyterReading | None = None  # JupyterReads=on, for a notebook without the agent
 
 
 def activity_log_group(settings: Settings) -> str:

@@ -26,15 +26,16 @@ samples to `now` (one stamped later is from a wrong clock or forged).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from reaper.aws.clients import Clients
 from reaper.aws.metrics import MetricQuery, fetch
 from reaper.core.model import Resource
-from reaper.core.policy import read_tags
+from reaper.core.policy import is_production, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
-from reaper.kinds.notebook import samples
+from reaper.kinds.notebook import jupyter, samples
 from reaper.kinds.notebook.model import (
     KIND,
     LOOKBACK_MINUTES,
@@ -52,6 +53,32 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     running = [r for r in resources if r.state == "InService"]
     if not running:
         return {}
+    read = _agent_signals(clients, running, settings, now)
+    if not settings.jupyter_reads:
+        return read
+    return {**read, **_with_jupyter(clients, running, read, settings, now)}
+
+
+def _with_jupyter(
+    clients: Clients, running: list[Resource], read: Mapping[str, ActivitySignal], settings: Settings, now: datetime
+) -> dict[str, ActivitySignal]:
+    """JupyterReads=on: the Jupyter server's reading for the notebooks without the agent (whose agent data
+    would not be trusted), except those the reaper may not change (exempt, snoozed, bad tag, production
+    stage): IAM denies their URL too, and their verdict does not depend on it."""
+    agent = settings.agent_lifecycle_config
+    names = [
+        r.id
+        for r in running
+        if r.facts_as(NotebookFacts).lifecycle_config != agent
+        and screen(view := read_tags(r.tags, settings), settings, now) is None
+        and not is_production(view, settings)
+    ]
+    readings = jupyter.read_all(clients("sagemaker"), names)
+    end = align(now)
+    return {name: replace(read.get(name) or ActivitySignal([], end), jupyter=reading) for name, reading in readings.items()}
+
+
+def _agent_signals(clients: Clients, running: list[Resource], settings: Settings, now: datetime) -> dict[str, ActivitySignal]:
     end = align(now)
     usual = max(settings.idle_for(KIND), LOOKBACK_MINUTES)
     windows = {r.id: read_tags(r.tags, settings).idle_minutes or 0 for r in running}

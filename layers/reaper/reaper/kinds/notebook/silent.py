@@ -75,4 +75,5 @@ def silent_agent(resource: Resource, facts: NotebookFacts, settings: Settings, n
         evidence={"agent": True, "silent_minutes": int(SILENT_AFTER.total_seconds() // 60), "in_service_since": facts.in_service_since},
         notify=True,
         notify_key=f"notebook-silent-agent:{iso(facts.in_service_since)}",  # once per start
+        unknown="agent-silent",
     )

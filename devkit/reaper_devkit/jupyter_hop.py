@@ -1,0 +1,201 @@
+"""A real Jupyter server behind a local stand-in for a SageMaker notebook's presigned hop (tests, demo).
+
+`JupyterServer` runs `python -m jupyter_server` (the pip package, with ipykernel for real kernels) on
+127.0.0.1, a free port, a random token, no browser, in a temporary directory, until closed.
+
+`PresignedHop` plays the part of `https://NAME.notebook.REGION.sagemaker.aws?authToken=TOKEN`: the URL
+moto's CreatePresignedNotebookInstanceUrl answers (moto_ext/sagemaker_presigned.py) points here. A GET
+checks the token as SageMaker does (issued for that notebook, used once, within its 5 minutes: "If you
+try to use the URL after the 5-minute limit expires, you are directed to the AWS console sign-in page"),
+then redirects to the notebook's Jupyter server with the server's own token in the URL, so that Jupyter
+sets its login cookie and the client holds a session, as a browser does after the console's "Open
+JupyterLab". A notebook in `refused` gets HTTP 403 instead ("IAM authorization policies for this API are
+also enforced for every HTTP request and WebSocket frame that attempts to connect to the notebook
+instance": e.g. a Deny on aws:SourceIp). API_CreatePresignedNotebookInstanceUrl.html, both quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from reaper_devkit.moto_ext.sagemaker_presigned import store
+
+ACCOUNT = "123456789012"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class JupyterServer:
+    """A jupyter_server process; `api()` drives it as a user's browser would (start kernels, terminals)."""
+
+    def __init__(self, start_timeout: float = 180.0) -> None:
+        self.dir = tempfile.TemporaryDirectory(prefix="reaper-jupyter-")
+        root = Path(self.dir.name)
+        self.port, self.token = free_port(), secrets.token_hex(16)
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.runtime = root / "runtime"
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(self.runtime), "JUPYTER_CONFIG_DIR": str(root / "config")}
+        args = [sys.executable, "-m", "jupyter_server", f"--ServerApp.port={self.port}", "--ServerApp.ip=127.0.0.1"]
+        args += [f"--IdentityProvider.token={self.token}", "--ServerApp.open_browser=False", f"--ServerApp.root_dir={root}"]
+        args += ["--ServerApp.port_retries=0"] + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])
+        self.log = open(root / "server.log", "wb")  # noqa: SIM115 - closed in close()
+        self.process = subprocess.Popen(args, env=env, cwd=root, stdout=self.log, stderr=subprocess.STDOUT)
+        self._wait(start_timeout)
+
+    def _wait(self, timeout: float) -> None:
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyter_server exited: {Path(self.dir.name, 'server.log').read_text()[-2000:]}")
+            try:
+                self.api("GET", "/api/status")
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("jupyter_server did not answer in time")
+
+    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.origin + path, data=data, method=method, headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def kernel_client(self, kernel_id: str) -> Any:
+        """A jupyter_client client of a kernel the server started (its connection file), to run code in it."""
+        from jupyter_client import BlockingKernelClient
+
+        client = BlockingKernelClient()
+        client.load_connection_file(str(self.runtime / f"kernel-{kernel_id}.json"))
+        client.start_channels()
+        return client
+
+    def wait_for(self, path: str, ok: Any, timeout: float = 120.0) -> Any:
+        """The answer of GET `path` once `ok(answer)` holds."""
+        until = time.monotonic() + timeout
+        while True:
+            answer = self.api("GET", path)
+            if ok(answer) or time.monotonic() > until:
+                return answer
+            time.sleep(0.2)
+
+    def reset(self) -> None:
+        """No kernels, no terminals: as the server started."""
+        for k in self.api("GET", "/api/kernels"):
+            self.api("DELETE", f"/api/kernels/{k['id']}")
+        for t in self.api("GET", "/api/terminals"):
+            self.api("DELETE", f"/api/terminals/{t['name']}")
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+        self.dir.cleanup()
+
+
+class PresignedHop:
+    """The stand-in for the presigned hop; `serve(name, server)` routes a notebook to a Jupyter server."""
+
+    def __init__(self, region: str = "us-east-1", account: str = ACCOUNT) -> None:
+        self.region, self.account = region, account
+        self.servers: dict[str, JupyterServer] = {}
+        self.refused: set[str] = set()
+        self.hits: list[str] = []  # the notebooks whose URL was followed
+        hop = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                hop._answer(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+                return  # the hop's URLs hold tokens: nothing printed
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def serve(self, name: str, server: JupyterServer) -> None:
+        self.servers[name] = server
+        store(self._backend()).hops[name] = self.origin
+
+    def refuse(self, name: str) -> None:
+        """The account denies this notebook's URL (the hop answers 403), as an aws:SourceIp Deny does."""
+        self.refused.add(name)
+        store(self._backend()).hops.setdefault(name, self.origin)
+
+    def refuse_presign(self, name: str) -> None:
+        """The account denies CreatePresignedNotebookInstanceUrl itself for this notebook (AccessDeniedException)."""
+        store(self._backend()).refused.add(name)
+
+    def _backend(self) -> Any:
+        from moto.sagemaker.models import sagemaker_backends
+
+        return sagemaker_backends[self.account][self.region]
+
+    def _answer(self, req: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(req.path)
+        name = parts.path.strip("/")
+        if name == "signin":
+            return self._status(req, 200, "<html>Sign in to the AWS console</html>")
+        token = (parse_qs(parts.query).get("authToken") or [""])[0]
+        issued = store(self._backend()).tokens.pop(token, None)  # used once
+        self.hits.append(name)
+        if name in self.refused:
+            return self._status(req, 403, "Forbidden")
+        if issued is None or issued.notebook != name or issued.expires < datetime.now(UTC) or name not in self.servers:
+            return self._redirect(req, f"{self.origin}/signin")  # the console's sign-in page
+        server = self.servers[name]
+        return self._redirect(req, f"{server.origin}/api/status?token={server.token}")
+
+    @staticmethod
+    def _redirect(req: BaseHTTPRequestHandler, location: str) -> None:
+        req.send_response(302)
+        req.send_header("Location", location)
+        req.send_header("Content-Length", "0")
+        req.end_headers()
+
+    @staticmethod
+    def _status(req: BaseHTTPRequestHandler, code: int, text: str) -> None:
+        body = text.encode()
+        req.send_response(code)
+        req.send_header("Content-Type", "text/plain")
+        req.send_header("Content-Length", str(len(body)))
+        req.end_headers()
+        req.wfile.write(body)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@contextmanager
+def jupyter_server() -> Iterator[JupyterServer]:
+    server = JupyterServer()
+    try:
+        yield server
+    finally:
+        server.close()
