@@ -88,6 +88,9 @@ class JupyterServer:
         client = BlockingKernelClient()
         client.load_connection_file(str(self.runtime / f"kernel-{kernel_id}.json"))
         client.start_channels()
+        # Wait until the kernel answers on its channels: output sent before iopub is subscribed is lost,
+        # and a client that runs a cell at once can wait for it for ever.
+        client.wait_for_ready(timeout=120)
         return client
 
     def wait_for(self, path: str, ok: Any, timeout: float = 120.0) -> Any:

@@ -71,14 +71,13 @@ def test_a_busy_kernel_keeps_the_notebook_however_long_ago_it_started(aws, sm, h
     kernel = start_kernel(jupyter)
     client = jupyter.kernel_client(kernel)
     try:
-        client.execute("import time; time.sleep(900)")  # busy for the whole test, however slow the machine
+        client.execute("import time; time.sleep(120)")  # busy for the whole test on a loaded machine
         seen = jupyter.wait_for(f"/api/kernels/{kernel}", lambda k: k["execution_state"] == "busy")
         assert seen["execution_state"] == "busy"
         # When a sweep judges it two hours later (past its 5-minute window)
         with recording() as calls:
             out = run(app, datetime.now(UTC) + timedelta(hours=2))
     finally:
-        jupyter.api("POST", f"/api/kernels/{kernel}/interrupt")
         client.stop_channels()
     # Then it is kept, busy on evidence, and the only new call is the granted presigned URL
     assert out["busy"].verdict.value == "keep" and "kernel busy" in out["busy"].reason
