@@ -41,6 +41,9 @@ class Resource:
     created_at: datetime | None = None
     changed_at: datetime | None = None  # last state change, where the API says
     facts: Any = None  # the kind's typed facts (a frozen dataclass in kinds/<kind>/model.py)
+    # ARNs whose protective tags (exempt, snooze, production stage) protect this resource too, read
+    # again just before a change like its own: a Studio app's space, whose tags AWS never copies to it
+    guarded_by: tuple[str, ...] = ()
 
     def facts_as(self, cls: type[F]) -> F:
         """This resource's facts, checked to be of the kind's type."""
@@ -68,6 +71,9 @@ class Decision:
     notify_key: str | None = None  # notify-only findings: posted once per key (default: once a day)
     newly_warned: bool = False  # this sweep gives the warning: write reaper:warned-at
     clear_warning: bool = False  # activity since the warning: remove reaper:warned-at
+    # why a resource is kept as unknown, short and stable (e.g. "no-activity-signal"), for grouping
+    # in `reaper coverage`; None when the verdict rests on evidence
+    reason_code: str | None = None
 
     def with_(self, **changes: Any) -> Decision:
         data = {**self.__dict__, **changes}
@@ -218,6 +224,7 @@ class Outcome:
             "undo": self.undo,
             "opt_out": self.opt_out,
             "decision": {"verdict": d.verdict.value, "action": d.action, "reason": d.reason},
+            "reason_code": d.reason_code,
             "result": None if self.result is None else {"code": self.result.code.value, "executed": self.result.executed},
             "evidence": _jsonable(d.evidence),
         }
