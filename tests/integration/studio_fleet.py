@@ -42,7 +42,11 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
         "silent-canvas": ({"user_name": "gus", "app_type": "Canvas", "created": old}, "keep", "no-canvas-metric"),
         "covered-lab": ({"space_name": "ana-lab", "instance_type": "ml.g5.xlarge", "created": old}, "keep", "idle-shutdown-on"),
         "covered-code": ({"space_name": "ana-code", "app_type": "CodeEditor", "created": old}, "keep", "idle-shutdown-on"),
-        "custom-image-lab": ({"space_name": "ana-custom", "image_arn": CUSTOM_IMAGE, "created": old}, "keep", "idle-shutdown-unsupported-image"),
+        "custom-image-lab": (
+            {"space_name": "ana-custom", "image_arn": CUSTOM_IMAGE, "created": old},
+            "keep",
+            "idle-shutdown-unsupported-image",
+        ),
         "exempt-lab": ({"space_name": "ana-exempt", "tags": {"reaper:exempt": "true"}, "created": old}, "exempt", None),
         "space-exempt-lab": ({"space_name": "ana-space-exempt", "space_tags": {"reaper:exempt": "true"}, "created": old}, "exempt", None),
         "snoozed-lab": (

@@ -61,7 +61,9 @@ def test_enforce_with_grace_zero_deletes_exactly_the_idle_apps_and_keeps_spaces(
     assert "Canvas user active" in apps["busy-canvas"]["reason"]
     assert "less than the idle window" in apps["young-canvas"]["reason"]
     assert "idle shutdown stops this JupyterLab app after 120 min idle" in apps["covered-lab"]["reason"]
-    assert "idle shutdown is off" in apps["uncovered-lab"]["reason"] and "StudioEnforceIdleShutdownMinutes" in apps["uncovered-lab"]["reason"]
+    assert (
+        "idle shutdown is off" in apps["uncovered-lab"]["reason"] and "StudioEnforceIdleShutdownMinutes" in apps["uncovered-lab"]["reason"]
+    )
     assert "custom image team-image" in apps["custom-image-lab"]["reason"]
     assert "AWS records no user activity for classic KernelGateway" in apps["classic-kg"]["reason"]
     assert "production stage" in apps["prod-lab"]["reason"]
