@@ -12,7 +12,7 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AddTags.html
 
 Protection: AWS copies a domain's or user profile's tags to the apps it launches, not a space's
 (AddTags: "Tags that you add to a SageMaker Domain or User Profile by calling this API are also
-added to any SageMaker resources created in that Domain or User Profile"); apps are recreated
+added to any Apps that the Domain or User Profile launches after you call this API"); apps are recreated
 whenever a space is opened, so the space is where users tag. A space's `reaper:exempt`,
 `reaper:snooze-until` and production `ml:stage` therefore protect its apps: they are added to the
 app's tags here (the plan says exempt), and the space is named in `guarded_by`, so its tags are read
