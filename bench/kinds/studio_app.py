@@ -1,5 +1,6 @@
-"""Bench seeder: n Studio apps in spaces over a few domains; most used lately, some idle, some classic
-KernelGateway apps (no recorded activity), some exempt, some just started."""
+"""Bench seeder: n Studio apps in spaces over a few domains (half with built-in idle shutdown on), some
+classic KernelGateway apps, some exempt, some just started. None is judged idle: AWS records no user
+activity for JupyterLab or Code Editor apps (their last activity is their last health check)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         user = f"u{i % USERS:02d}"
         tags = {"ml:stage": "dev"} if i % 5 else {"ml:stage": "dev", "reaper:exempt": "true"}
         created = now - timedelta(minutes=20) if i % 17 == 0 else now - timedelta(days=1)
-        last = now - timedelta(hours=3) if i % 4 == 0 else now - timedelta(minutes=5)
         if i % 10 == 3:
             studio.app(
                 sm, d, user_name=user, app_type="KernelGateway", name=f"kg-{i:05d}", instance_type="ml.m5.large", tags=tags, created=created
@@ -34,4 +34,4 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         space = f"s-{i:05d}"
         app_type = "CodeEditor" if i % 3 == 0 else "JupyterLab"
         studio.space(sm, d, space, owner=user, app_type=app_type)
-        studio.app(sm, d, space_name=space, app_type=app_type, instance_type="ml.t3.medium", tags=tags, created=created, last_activity=last)
+        studio.app(sm, d, space_name=space, app_type=app_type, instance_type="ml.t3.medium", tags=tags, created=created)

@@ -1,12 +1,14 @@
 """Seeding SageMaker Studio (domains, user profiles, spaces, apps) for tests, the demo and the bench.
 
-App times (creation, last user activity) are set through the moto extension, which runs in this
-process in tests and behind the local server alike.
+App creation times are set through the moto extension, which runs in this process in tests and
+behind the local server alike. A healthy app's DescribeApp "last user activity" is its last health
+check, as on AWS, so there is no "last activity" to seed for JupyterLab or Code Editor apps; Canvas
+apps' activity is the CloudWatch metric Canvas publishes (`canvas_activity`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from reaper_devkit.moto_ext import sagemaker_studio
@@ -58,19 +60,43 @@ def app(
     instance_type: str | None = "ml.t3.medium",
     tags: dict[str, str] | None = None,
     created: datetime | None = None,
-    last_activity: datetime | None = None,
+    image_arn: str | None = None,
 ) -> str:
-    """A running app in a space (JupyterLab, Code Editor) or of a user profile (classic). Returns its ARN."""
+    """A running app in a space (JupyterLab, Code Editor) or of a user profile (Canvas, classic). Returns its ARN."""
     kwargs: dict[str, Any] = {"DomainId": domain_id, "AppType": app_type, "AppName": name, "Tags": _tags(tags)}
     if space_name:
         kwargs["SpaceName"] = space_name
     if user_name:
         kwargs["UserProfileName"] = user_name
-    if instance_type:
-        kwargs["ResourceSpec"] = {"InstanceType": instance_type}
+    spec: dict[str, str] = {"InstanceType": instance_type} if instance_type else {}
+    if image_arn:
+        spec["SageMakerImageArn"] = image_arn
+    if spec:
+        kwargs["ResourceSpec"] = spec
     arn = str(sm.create_app(**kwargs)["AppArn"])
-    sagemaker_studio.set_app_times(arn, created=created, last_user_activity=last_activity, last_health_check=last_activity)
+    sagemaker_studio.set_app_times(arn, created=created)
     return arn
+
+
+CANVAS_NAMESPACE = "/aws/sagemaker/Canvas/AppActivity"
+
+
+def canvas_activity(cw: Any, domain_id: str, user: str, *, last_active: datetime, now: datetime) -> None:
+    """Publish Canvas's TimeSinceLastActive for one user as Canvas does: seconds since the user was last
+    active, a datapoint every 5 minutes over the last hour."""
+    points = []
+    for step in range(12):
+        at = now - timedelta(minutes=5 * step)
+        points.append(
+            {
+                "MetricName": "TimeSinceLastActive",
+                "Dimensions": [{"Name": "DomainId", "Value": domain_id}, {"Name": "UserProfileName", "Value": user}],
+                "Timestamp": at,
+                "Value": max(0.0, (at - last_active).total_seconds()),
+                "Unit": "Seconds",
+            }
+        )
+    cw.put_metric_data(Namespace=CANVAS_NAMESPACE, MetricData=points)
 
 
 def status(sm: Any, arn: str) -> str:

@@ -64,16 +64,21 @@ def _instance_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
 
 
 def _seed_apps(aws: Any, now: datetime) -> dict[str, str]:
+    """Idle Canvas apps (the Studio apps AWS publishes activity for: TimeSinceLastActive), one per user."""
     sm = aws.client("sagemaker")
     domain = studio.domain(sm, "lab")
-    studio.user(sm, domain, "ana", {"ml:owner": "ana@example.com"})
     out = {}
     for name in NAMES:
-        studio.space(sm, domain, name, owner="ana")
-        out[name] = studio.app(
-            sm, domain, space_name=name, tags={"ml:stage": "dev"}, created=now - timedelta(days=2), last_activity=now - timedelta(hours=3)
-        )
+        studio.user(sm, domain, name, {"ml:owner": "ana@example.com"})
+        out[name] = studio.app(sm, domain, user_name=name, app_type="Canvas", tags={"ml:stage": "dev"}, created=now - timedelta(days=2))
+        canvas_used(aws, out[name], now - timedelta(hours=3), now)
     return out
+
+
+def canvas_used(aws: Any, arn: str, last_active: datetime, now: datetime) -> None:
+    """Canvas publishes the app's TimeSinceLastActive up to `now`, its user last active at `last_active`."""
+    domain, user = arn.split(":app/", 1)[1].split("/")[:2]
+    studio.canvas_activity(aws.client("cloudwatch"), domain, user, last_active=last_active, now=now)
 
 
 def _app_changed(aws: Any, arns: dict[str, str], name: str) -> bool:

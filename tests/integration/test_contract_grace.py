@@ -15,9 +15,8 @@ import pytest
 from reaper.handlers import handle_kind_event
 from reaper_devkit import seed, seed_ec2
 from reaper_devkit import seed_endpoint as se
-from reaper_devkit.moto_ext import sagemaker_studio
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS, _tags_of
+from tests.integration.test_contract_every_kind import KITS, _tags_of, canvas_used
 
 PERIODS = 6  # the 30 minutes between the first and the second sweep
 
@@ -42,8 +41,8 @@ def _endpoint(aws: Any, arn: str, at: datetime, busy: bool) -> None:
 
 
 def _studio(aws: Any, arn: str, at: datetime, busy: bool) -> None:
-    if busy:  # the idle one keeps its stale last activity
-        sagemaker_studio.set_app_times(arn, last_user_activity=at - timedelta(minutes=1), last_health_check=at - timedelta(minutes=1))
+    # Canvas keeps publishing TimeSinceLastActive while the app runs: small for the used one
+    canvas_used(aws, arn, at - timedelta(minutes=1) if busy else at - timedelta(hours=4), at)
 
 
 # kind -> what happens to one of its resources between `earlier` sweeps and `at` (busy or idle)

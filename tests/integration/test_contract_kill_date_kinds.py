@@ -10,16 +10,15 @@ from typing import Any
 import pytest
 
 from reaper.handlers import handle_kind_event
-from reaper_devkit.moto_ext import sagemaker_studio
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS, add_tags, enforcing
+from tests.integration.test_contract_every_kind import KITS, add_tags, canvas_used, enforcing
 
 
 def busy(aws: Any, kind: str, arn: str, now: datetime) -> None:
     """In use, or within its limits: its own rule keeps it."""
     if kind == "studio-app":
         add_tags(aws, arn, {"reaper:idle-minutes": "600"})
-        sagemaker_studio.set_app_times(arn, last_user_activity=now - timedelta(minutes=1), last_health_check=now - timedelta(minutes=1))
+        canvas_used(aws, arn, now - timedelta(minutes=1), now)
     else:
         add_tags(aws, arn, {"reaper:max-hours": "100"})  # three hours into a hundred-hour ceiling
 
@@ -45,9 +44,7 @@ def test_past_its_kill_date_a_busy_resource_is_warned_then_reaped_and_before_it_
     later = now + timedelta(minutes=61)
     if kind == "studio-app":
         for arn in arns.values():
-            sagemaker_studio.set_app_times(
-                arn, last_user_activity=later - timedelta(minutes=1), last_health_check=later - timedelta(minutes=1)
-            )
+            canvas_used(aws, arn, later - timedelta(minutes=1), later)
     second = handle_kind_event(event(f"{kind}-schedule.json", id="second"), kind, app.RUNTIME, now=later)
     # Then only the one past its kill date was reaped, once, saying why
     assert second["acted"] == [kit.id_of(arns["late-tag"])], second

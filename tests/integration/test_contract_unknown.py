@@ -70,11 +70,11 @@ def test_metrics_that_cannot_be_read_never_count_as_idle(aws, enforce, lambda_co
 
 
 def test_studio_activity_that_cannot_be_read_never_counts_as_idle(aws, enforce, lambda_context, monkeypatch):
-    # Given idle Studio apps whose recorded activity cannot be read
+    # Given idle Canvas apps whose published activity (TimeSinceLastActive) cannot be read
     kit = KITS["studio-app"]
     arns = kit.seed(aws, datetime.now(UTC))
     app = load_function(kit.function)
-    throttle(monkeypatch, app.RUNTIME.clients()("sagemaker"), "describe_app")
+    throttle(monkeypatch, app.RUNTIME.clients()("cloudwatch"), "get_metric_data")
     # When the sweep runs
     result = app.handler(event("studio-app-schedule.json"), lambda_context)
     # Then no app was deleted, and the failure is said

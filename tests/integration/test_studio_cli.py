@@ -41,40 +41,82 @@ def test_enforce_with_grace_zero_deletes_exactly_the_idle_apps_and_keeps_spaces(
     apps = by_case(out, seeded)
     assert set(out) == {fleet.app_id(a) for a in seeded["apps"].values()} | {seeded["domain"], seeded["off_domain"]}
     assert {c: r["verdict"] for c, r in apps.items()} == seeded["expected"]
-    # exactly the idle ones were deleted; the rest still run
+    # every app kept as unknown says why, with a short stable code
+    assert {c: r["unknown"] for c, r in apps.items() if seeded["codes"][c]} == {c: k for c, k in seeded["codes"].items() if k}
+    # exactly the idle Canvas apps were deleted; the rest still run
     deleted = sorted(c for c, r in apps.items() if r["executed"])
-    assert deleted == ["idle-code", "idle-lab"]
+    assert deleted == ["idle-canvas", "idle-canvas-big"]
     for case, arn in seeded["apps"].items():
         assert studio.status(sm, arn) in (("Deleting", "Deleted") if case in deleted else ("InService",)), case
     # spaces, user profiles and domains are all still there
     spaces = {s["SpaceName"] for s in sm.list_spaces()["Spaces"]}
     assert {"ana-lab", "ana-code"} <= spaces
-    assert sm.describe_user_profile(DomainId=seeded["domain"], UserProfileName="ana")["Status"] == "InService"
+    assert sm.describe_user_profile(DomainId=seeded["domain"], UserProfileName="cy")["Status"] == "InService"
     assert len(sm.list_domains()["Domains"]) == 2
     # reasons and figures
-    lab = apps["idle-lab"]
-    assert "no user activity" in lab["reason"] and lab["hourly_usd"] == 1.408 and lab["owner"] == "ana@example.com"
-    assert "space ana-lab" in lab["detail"] and "storage volume" in lab["detail"]
-    assert "create-app" in lab["undo"] and "open space ana-lab" in lab["undo"]
-    assert "AWS records no user activity for KernelGateway" in apps["classic-kg"]["reason"]
-    assert "AWS records no user activity for JupyterServer" in apps["classic-paid-js"]["reason"]
-    assert "less than the idle window" in apps["young-lab"]["reason"]
-    assert "idle window 600 min" in apps["own-window"]["reason"]  # reaper:idle-minutes overrides the 60 min default
+    canvas = apps["idle-canvas"]
+    assert "no Canvas activity by cy for 3 h 00 m" in canvas["reason"] and canvas["owner"] == "cy@example.com"
+    assert "user profile cy" in canvas["detail"]
+    assert "create-app" in canvas["undo"] and "--user-profile-name cy" in canvas["undo"] and "--app-type Canvas" in canvas["undo"]
+    assert "Canvas user active" in apps["busy-canvas"]["reason"]
+    assert "less than the idle window" in apps["young-canvas"]["reason"]
+    assert "idle shutdown stops this JupyterLab app after 120 min idle" in apps["covered-lab"]["reason"]
+    assert (
+        "idle shutdown is off" in apps["uncovered-lab"]["reason"] and "StudioEnforceIdleShutdownMinutes" in apps["uncovered-lab"]["reason"]
+    )
+    assert "custom image team-image" in apps["custom-image-lab"]["reason"]
+    assert "AWS records no user activity for classic KernelGateway" in apps["classic-kg"]["reason"]
     assert "production stage" in apps["prod-lab"]["reason"]
     off = out[seeded["off_domain"]]
     assert off["verdict"] == "keep" and "idle shutdown is off" in off["reason"] and not off["executed"]
     assert "built-in idle shutdown on" in out[seeded["domain"]]["reason"]
     # every call the sweep made is granted to the function
     assert calls.actions <= function_actions("StudioAppFunction")
-    # and it described only the apps that could be acted on or told (no KernelGateway, exempt, young; prod is told)
-    assert calls.by_operation().get("sagemaker:DescribeApp", 0) <= 4 + 1 + 2  # 4 candidates, 1 production, 2 state re-reads
+    # no app is described to judge it (its last activity is its last health check): only the 2 state re-reads
+    assert calls.by_operation().get("sagemaker:DescribeApp", 0) == 2
+    assert calls.by_operation().get("cloudwatch:GetMetricData") == 1  # every Canvas app in one batch
+
+
+def test_a_space_tagged_exempt_protects_its_app_in_the_plan(sm, seeded, capsys):
+    # Given a space tagged reaper:exempt=true whose app carries no tag of its own but ml:stage=dev
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    apps = by_case(rows(capsys.readouterr().out), seeded)
+    # Then the app is exempt, as if it were tagged itself
+    assert apps["space-exempt-lab"]["verdict"] == "exempt" and not apps["space-exempt-lab"]["executed"]
+    assert studio.status(sm, seeded["apps"]["space-exempt-lab"]) == "InService"
+
+
+def test_a_space_tagged_after_discovery_stops_the_delete_of_its_app(sm, aws, capsys, monkeypatch):
+    # Given an idle app in a space (here: past its kill date, so a sweep would delete it)
+    from reaper.kinds.studio_app import actions
+
+    now = datetime.now(UTC)
+    d = studio.domain(sm, "lab")
+    studio.space(sm, d, "s1", owner=None)
+    arn = studio.app(sm, d, space_name="s1", tags={"ml:stage": "dev", "reaper:kill-after": "2020-01-01"}, created=now - timedelta(days=2))
+    space_arn = sm.describe_space(DomainId=d, SpaceName="s1")["SpaceArn"]
+    real = actions.current_state
+
+    def space_tagged_meanwhile(clients, resource):
+        if resource.arn == arn:
+            sm.add_tags(ResourceArn=space_arn, Tags=[{"Key": "ml:stage", "Value": "prod"}])
+        return real(clients, resource)
+
+    # When the space is tagged production between discovery and the delete
+    monkeypatch.setattr(actions, "current_state", space_tagged_meanwhile)
+    assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    row = rows(capsys.readouterr().out)[fleet.app_id(arn)]
+    # Then the space's tag, read again just before the change, stops it
+    assert row["verdict"] == "exempt" and not row["executed"]
+    assert "production stage 'prod' on space/" in row["reason"] and "read again just before the change" in row["reason"]
+    assert studio.status(sm, arn) == "InService"
 
 
 def test_dry_run_changes_nothing_and_says_would(sm, seeded, capsys):
     assert main(["sweep", "--kind", "studio-app", "--mode", "dry-run", "--json"]) == 0
     out = rows(capsys.readouterr().out)
     apps = by_case(out, seeded)
-    assert sorted(c for c, r in apps.items() if r["verdict"] == "act") == ["idle-code", "idle-lab"]
+    assert sorted(c for c, r in apps.items() if r["verdict"] == "act") == ["idle-canvas", "idle-canvas-big"]
     assert not any(r["executed"] for r in out.values())
     assert all(studio.status(sm, a) == "InService" for a in seeded["apps"].values())
     assert all("reaper:warned-at" not in {t["Key"] for t in sm.list_tags(ResourceArn=a)["Tags"]} for a in seeded["apps"].values())
@@ -83,10 +125,10 @@ def test_dry_run_changes_nothing_and_says_would(sm, seeded, capsys):
 def test_enforce_with_grace_warns_first_with_a_tag_on_the_app(sm, seeded, capsys):
     assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "60", "--json"]) == 0
     apps = by_case(rows(capsys.readouterr().out), seeded)
-    assert apps["idle-lab"]["verdict"] == "warn" and not apps["idle-lab"]["executed"]
-    tags = {t["Key"] for t in sm.list_tags(ResourceArn=seeded["apps"]["idle-lab"])["Tags"]}
+    assert apps["idle-canvas"]["verdict"] == "warn" and not apps["idle-canvas"]["executed"]
+    tags = {t["Key"] for t in sm.list_tags(ResourceArn=seeded["apps"]["idle-canvas"])["Tags"]}
     assert "reaper:warned-at" in tags
-    assert studio.status(sm, seeded["apps"]["idle-lab"]) == "InService"
+    assert studio.status(sm, seeded["apps"]["idle-canvas"]) == "InService"
 
 
 def test_a_protective_tag_added_after_discovery_stops_the_delete(sm, seeded, capsys, monkeypatch):
@@ -96,17 +138,17 @@ def test_a_protective_tag_added_after_discovery_stops_the_delete(sm, seeded, cap
     real = actions.current_state
 
     def tagged_meanwhile(clients, resource):
-        if resource.arn == seeded["apps"]["idle-lab"]:
+        if resource.arn == seeded["apps"]["idle-canvas"]:
             sm.add_tags(ResourceArn=resource.arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
         return real(clients, resource)
 
     monkeypatch.setattr(actions, "current_state", tagged_meanwhile)
     assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
     apps = by_case(rows(capsys.readouterr().out), seeded)
-    assert apps["idle-lab"]["verdict"] == "exempt" and not apps["idle-lab"]["executed"]
-    assert "read again just before the change" in apps["idle-lab"]["reason"]
-    assert studio.status(sm, seeded["apps"]["idle-lab"]) == "InService"
-    assert apps["idle-code"]["executed"] is True
+    assert apps["idle-canvas"]["verdict"] == "exempt" and not apps["idle-canvas"]["executed"]
+    assert "read again just before the change" in apps["idle-canvas"]["reason"]
+    assert studio.status(sm, seeded["apps"]["idle-canvas"]) == "InService"
+    assert apps["idle-canvas-big"]["executed"] is True
 
 
 def test_an_app_deleted_by_its_user_meanwhile_is_kept_quietly(sm, seeded, capsys, monkeypatch):
@@ -115,15 +157,15 @@ def test_an_app_deleted_by_its_user_meanwhile_is_kept_quietly(sm, seeded, capsys
     real = actions.current_state
 
     def deleted_meanwhile(clients, resource):
-        if resource.arn == seeded["apps"]["idle-lab"]:
-            sm.delete_app(DomainId=seeded["domain"], SpaceName="ana-lab", AppType="JupyterLab", AppName="default")
+        if resource.arn == seeded["apps"]["idle-canvas"]:
+            sm.delete_app(DomainId=seeded["domain"], UserProfileName="cy", AppType="Canvas", AppName="default")
         return real(clients, resource)
 
     monkeypatch.setattr(actions, "current_state", deleted_meanwhile)
     assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
     apps = by_case(rows(capsys.readouterr().out), seeded)
-    assert apps["idle-lab"]["verdict"] == "keep" and not apps["idle-lab"]["executed"]
-    assert "Deleting" in apps["idle-lab"]["reason"]
+    assert apps["idle-canvas"]["verdict"] == "keep" and not apps["idle-canvas"]["executed"]
+    assert "Deleting" in apps["idle-canvas"]["reason"]
 
 
 def test_admin_timeout_turns_idle_shutdown_on_and_the_undo_turns_it_back(sm, seeded, capsys, monkeypatch):
@@ -158,16 +200,21 @@ def test_no_domains_is_an_empty_sweep(aws, capsys):
     assert capsys.readouterr().out.strip() == ""
 
 
-def test_an_app_idle_only_by_a_stale_record_restarted_recently_is_kept(sm, aws, capsys):
-    # AWS keeps an app's metadata 24 h after shutdown: a restarted app may show an old CreationTime,
-    # but its user activity is recent
+def test_a_healthy_app_reports_its_health_check_as_user_activity_and_is_never_idle(sm, aws, capsys):
+    # Given an app in a domain without idle shutdown, created long ago; AWS sets its "last user
+    # activity" to its last health check (DescribeApp reference), so it looks busy whatever its use
     now = datetime.now(UTC)
-    d = studio.domain(sm, "lab")
+    d = studio.domain(sm, "lab", idle_shutdown=False)
     studio.space(sm, d, "s1")
-    studio.app(sm, d, space_name="s1", created=now - timedelta(hours=20), last_activity=now - timedelta(minutes=3))
+    arn = studio.app(sm, d, space_name="s1", tags={"ml:stage": "dev"}, created=now - timedelta(days=3))
+    described = sm.describe_app(DomainId=d, SpaceName="s1", AppType="JupyterLab", AppName="default")
+    assert described["LastUserActivityTimestamp"] == described["LastHealthCheckTimestamp"]
+    # When the reaper sweeps in enforce
     assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
-    out = rows(capsys.readouterr().out)
-    assert out[f"{d}/s1/JupyterLab/default"]["verdict"] == "keep"
+    row = rows(capsys.readouterr().out)[fleet.app_id(arn)]
+    # Then it is neither idle nor busy: unknown, kept, with the code coverage groups by and its fix
+    assert row["verdict"] == "keep" and row["unknown"] == "no-activity-signal"
+    assert "StudioEnforceIdleShutdownMinutes" in row["reason"] and "last user activity" not in row["reason"]
 
 
 def test_demo_scene_in_server_mode_plays_as_it_says(capsys):
@@ -183,4 +230,4 @@ def test_demo_scene_in_server_mode_plays_as_it_says(capsys):
     for rid, says in expected.items():
         word = says.split(":", 1)[0]
         assert {"deleted": "act", "kept": "keep", "exempt": "exempt", "reported": "keep"}[word] == verdicts[rid], (rid, out[rid]["reason"])
-    assert sum(r["executed"] for r in out.values()) == 1
+    assert sum(r["executed"] for r in out.values()) == 1  # the idle Canvas app

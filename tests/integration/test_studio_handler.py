@@ -20,7 +20,7 @@ def seeded(aws) -> dict[str, Any]:
 
 
 def idle_ids(seeded: dict[str, Any]) -> list[str]:
-    return sorted(fleet.app_id(seeded["apps"][c]) for c in ("idle-code", "idle-lab"))
+    return sorted(fleet.app_id(seeded["apps"][c]) for c in ("idle-canvas", "idle-canvas-big"))
 
 
 def test_same_event_three_times_deletes_and_posts_once(aws, sm, seeded, deployed_env, lambda_context, monkeypatch):
@@ -45,13 +45,13 @@ def test_throttled_delete_is_an_error_and_the_sweep_goes_on(aws, sm, seeded, dep
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
     app = load_function("studio_app")
     real = app.RUNTIME.clients()("sagemaker")
-    throttle(monkeypatch, real, "delete_app", {"SpaceName": "ana-lab"})
+    throttle(monkeypatch, real, "delete_app", {"UserProfileName": "cy"})
     result = app.handler(event("studio-app-schedule.json"), lambda_context)
-    assert result["acted"] == [fleet.app_id(seeded["apps"]["idle-code"])]
+    assert result["acted"] == [fleet.app_id(seeded["apps"]["idle-canvas-big"])]
     assert result["errors"] and "ThrottlingException" in result["errors"][0]
-    assert studio.status(sm, seeded["apps"]["idle-lab"]) == "InService"
+    assert studio.status(sm, seeded["apps"]["idle-canvas"]) == "InService"
     errors = [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "error"]
-    assert [m["id"] for m in errors] == [fleet.app_id(seeded["apps"]["idle-lab"])]
+    assert [m["id"] for m in errors] == [fleet.app_id(seeded["apps"]["idle-canvas"])]
 
 
 def test_throttled_listing_is_one_error_for_the_kind_and_nothing_changes(aws, sm, seeded, deployed_env, lambda_context, monkeypatch):
@@ -59,7 +59,7 @@ def test_throttled_listing_is_one_error_for_the_kind_and_nothing_changes(aws, sm
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
     app = load_function("studio_app")
     real = app.RUNTIME.clients()("sagemaker")
-    throttle(monkeypatch, real, "describe_app")
+    throttle(monkeypatch, real, "list_apps")
     result = app.handler(event("studio-app-schedule.json"), lambda_context)
     assert result["acted"] == [] and result["errors"]
     assert all(studio.status(sm, a) == "InService" for a in seeded["apps"].values())

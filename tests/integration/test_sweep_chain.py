@@ -173,7 +173,7 @@ def test_a_dead_chain_is_said_once_and_the_next_sweep_starts_over_and_supersedes
     again = app.handler(scheduled(2), roomy())
     assert again["verdicts"]["error"] == 0
     assert [m for m in drain(aws, split["queue"]) if m.get("verdict") == "error"] == []
-    assert all(studio.status(sm, split["apps"][c]) == "InService" for c in ("busy-lab", "young-lab", "exempt-lab"))
+    assert all(studio.status(sm, split["apps"][c]) == "InService" for c in ("busy-canvas", "young-canvas", "exempt-lab"))
 
 
 class Throttle:
@@ -209,7 +209,7 @@ def test_an_unreadable_chain_record_never_skips_a_sweep_nor_forks_a_live_chain(a
     clock.at(16)
     assert "continues" not in app.handler(next_event(aws, 2), roomy())
     assert set(split["seen"]) == set(split["all"])
-    assert all(studio.status(sm, split["apps"][c]) in ("Deleted", "Deleting") for c in ("idle-lab", "idle-code"))
+    assert all(studio.status(sm, split["apps"][c]) in ("Deleted", "Deleting") for c in ("idle-canvas", "idle-canvas-big"))
     acts = [m["id"] for m in drain(aws, split["queue"]) if m.get("verdict") == "act"]
     assert sorted(acts) == idle_ids(split)
 
@@ -422,11 +422,11 @@ def test_what_changes_between_parts_is_what_the_next_part_sees(aws, sm, split, c
     app.handler(SCHEDULED, short())
     part2 = next_event(aws, 2)
     after = part2["detail"]["after"]
-    [exempted] = [i for i in idle_ids(split) if i > after]
+    exempted = max(i for i in idle_ids(split) if i > after)
     arn = next(a for a in split["apps"].values() if a.endswith(exempted))
     # When, before part 2, its owner exempts an idle app, and another app is deleted
     sm.add_tags(ResourceArn=arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
-    gone = next(c for c in ("busy-lab", "young-lab", "own-window") if app_id(split["apps"][c]) > after)
+    gone = next(c for c in ("covered-lab", "covered-code", "custom-image-lab", "uncovered-lab") if app_id(split["apps"][c]) > after)
     domain, space, app_type, name = app_id(split["apps"][gone]).split("/")
     sm.delete_app(DomainId=domain, SpaceName=space, AppType=app_type, AppName=name)
     clock.at(2)

@@ -102,7 +102,7 @@ def everything(aws, sm) -> list[str]:
 
 
 def idle_ids(seeded: dict[str, Any]) -> list[str]:
-    return sorted(fleet.app_id(seeded["apps"][c]) for c in ("idle-code", "idle-lab"))
+    return sorted(fleet.app_id(seeded["apps"][c]) for c in ("idle-canvas", "idle-canvas-big"))
 
 
 def test_a_sweep_short_of_time_arranges_its_next_part_which_handles_the_rest_each_once(aws, sm, split):

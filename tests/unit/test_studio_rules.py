@@ -1,4 +1,4 @@
-"""The studio-app rule, pure: activity, app types, windows, and domains' idle-shutdown settings."""
+"""The studio-app rule, pure: Canvas activity, app types without evidence, windows, space protection, and domains' idle-shutdown settings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
 from reaper.kinds.studio_app.actions import disabled_blocks, enabled_blocks, undo_hint
-from reaper.kinds.studio_app.discover import _billable_and_running, _with_owner, idle_settings
+from reaper.kinds.studio_app.discover import _billable_and_running, _custom_image, _with_owner, _with_space_protection, idle_settings
 from reaper.kinds.studio_app.model import AppActivity, AppFacts, DomainFacts
 from reaper.kinds.studio_app.rules import decide
 
@@ -18,12 +18,21 @@ NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 S = Settings()
 
 
-def app(app_type: str = "JupyterLab", created: datetime | None = NOW - timedelta(days=1), tags: dict[str, str] | None = None) -> Resource:
-    facts = AppFacts("d-lab", app_type, "default", None, "ana-lab", "ana")
+def app(
+    app_type: str = "Canvas",
+    created: datetime | None = NOW - timedelta(days=1),
+    tags: dict[str, str] | None = None,
+    idle_shutdown: int | None = None,
+    image: str | None = None,
+) -> Resource:
+    if app_type == "Canvas":
+        facts = AppFacts("d-lab", app_type, "default", "ana", None)
+    else:
+        facts = AppFacts("d-lab", app_type, "default", None, "ana-lab", "ana", idle_shutdown_minutes=idle_shutdown, custom_image=image)
     return Resource(
         "studio-app",
-        "d-lab/ana-lab/JupyterLab/default",
-        "arn:aws:sagemaker:us-east-1:1:app/d-lab/ana-lab/JupyterLab/default",
+        f"d-lab/{facts.owner_name}/{app_type}/default",
+        f"arn:aws:sagemaker:us-east-1:1:app/d-lab/{facts.owner_name}/{app_type}/default",
         "us-east-1",
         "InService",
         tags=tags or {},
@@ -33,62 +42,81 @@ def app(app_type: str = "JupyterLab", created: datetime | None = NOW - timedelta
     )
 
 
-def activity(minutes_ago: float | None, status: str = "InService") -> AppActivity:
-    last = None if minutes_ago is None else NOW - timedelta(minutes=minutes_ago)
-    return AppActivity(status, NOW - timedelta(days=1), last, last)
+def inactive(minutes: float) -> AppActivity:
+    """Canvas's TimeSinceLastActive, measured five minutes ago."""
+    return AppActivity(minutes * 60, NOW - timedelta(minutes=5))
 
 
 def run(r: Resource, signal: AppActivity | None, settings: Settings = S):
     return decide(r, signal, read_tags(r.tags, settings), settings, NOW)
 
 
-def test_idle_past_the_window_is_deleted_with_what_happens_to_open_work():
-    d = run(app(), activity(61))
+def test_a_canvas_app_inactive_past_the_window_is_deleted_saying_what_stays():
+    d = run(app(), inactive(61))
     assert d.verdict is Verdict.ACT and d.action == "delete"
-    assert "1 h 01 m" in d.reason and "unsaved" in d.reason and "storage volume stay" in d.reason
+    assert "1 h 01 m" in d.reason and "models and datasets stay" in d.reason
 
 
-@pytest.mark.parametrize("minutes", [0, 30, 59.9, -5])  # -5: a clock ahead of ours is recent, never idle
-def test_activity_within_the_window_is_kept(minutes):
-    assert run(app(), activity(minutes)).verdict is Verdict.KEEP
+@pytest.mark.parametrize("minutes", [0, 30, 59.9])
+def test_a_canvas_app_used_within_the_window_is_kept(minutes):
+    assert run(app(), inactive(minutes)).verdict is Verdict.KEEP
 
 
 def test_the_tag_window_overrides_the_default():
     r = app(tags={"reaper:idle-minutes": "240"})
-    assert run(r, activity(200)).verdict is Verdict.KEEP
-    assert run(r, activity(241)).verdict is Verdict.ACT
+    assert run(r, inactive(200)).verdict is Verdict.KEEP
+    assert run(r, inactive(241)).verdict is Verdict.ACT
 
 
-def test_an_app_younger_than_the_window_is_kept_whatever_its_activity():
-    d = run(app(created=NOW - timedelta(minutes=20)), AppActivity("InService", NOW - timedelta(minutes=20), NOW - timedelta(days=3), None))
+def test_a_canvas_app_younger_than_the_window_is_kept_whatever_its_metric():
+    d = run(app(created=NOW - timedelta(minutes=20)), inactive(600))
     assert d.verdict is Verdict.KEEP and "less than the idle window" in d.reason
 
 
+def test_a_canvas_app_with_no_metric_is_unknown_not_idle():
+    d = run(app(), None)
+    assert d.verdict is Verdict.KEEP and d.unknown == "no-canvas-metric" and "unknown" in d.reason
+
+
 @pytest.mark.parametrize("app_type", ["KernelGateway", "JupyterServer"])
-def test_types_without_recorded_activity_are_unknown_and_kept(app_type):
+def test_classic_types_are_unknown_and_kept(app_type):
     d = run(app(app_type), None)
-    assert d.verdict is Verdict.KEEP and "AWS records no user activity" in d.reason
+    assert d.verdict is Verdict.KEEP and d.unknown == "classic-no-activity-signal"
 
 
-def test_no_signal_or_no_timestamp_is_unknown_not_idle():
-    assert run(app(), None).verdict is Verdict.KEEP
-    assert "unknown" in run(app(), activity(None)).reason
+@pytest.mark.parametrize("app_type", ["JupyterLab", "CodeEditor"])
+def test_jupyterlab_and_code_editor_are_never_idle_whatever_their_age(app_type):
+    # AWS's LastUserActivityTimestamp follows the health checks: nothing to judge idleness by
+    old = app(app_type, created=NOW - timedelta(days=30))
+    d = run(old, None)
+    assert d.verdict is Verdict.KEEP and d.unknown == "no-activity-signal" and "StudioEnforceIdleShutdownMinutes" in d.reason
+    covered = run(app(app_type, idle_shutdown=120), None)
+    assert covered.verdict is Verdict.KEEP and covered.unknown == "idle-shutdown-on" and "after 120 min idle" in covered.reason
+    custom = run(app(app_type, idle_shutdown=120, image="team-image"), None)
+    assert custom.verdict is Verdict.KEEP and custom.unknown == "idle-shutdown-unsupported-image" and "team-image" in custom.reason
 
 
-def test_a_naive_timestamp_is_read_as_utc():
-    naive = (NOW - timedelta(hours=2)).replace(tzinfo=None)
-    assert run(app(), AppActivity("InService", None, naive, None)).verdict is Verdict.ACT
+def test_a_space_tag_protects_its_app_and_a_production_space_wins_over_the_app_stage():
+    space = {"reaper:exempt": "true", "ml:stage": "prod", "ml:owner": "x@example.com"}
+    merged = _with_space_protection({"ml:stage": "dev", "Name": "a"}, space, S)
+    assert merged == {"Name": "a", "reaper:exempt": "true", "ml:stage": "prod"}
+    # the app's own exempt value stays; a dev space stage never overrides the app's
+    assert _with_space_protection({"reaper:exempt": "false"}, {"reaper:exempt": "true", "ml:stage": "dev"}, S) == {"reaper:exempt": "false"}
 
 
-def test_app_deleted_meanwhile_is_kept():
-    assert run(app(), activity(500, status="Deleting")).verdict is Verdict.KEEP
+def test_custom_images_are_told_apart_from_sagemaker_distribution():
+    smd = {"ResourceSpec": {"SageMakerImageArn": "arn:aws:sagemaker:us-east-1:885854791233:image/sagemaker-distribution-cpu"}}
+    assert _custom_image(smd) is None
+    assert _custom_image({"ResourceSpec": {"SageMakerImageArn": "arn:aws:sagemaker:us-east-1:1:image/team-image"}}) == "team-image"
+    assert _custom_image({"ResourceSpec": {}}) is None
 
 
 def test_billable_filter_keeps_out_the_free_system_jupyter_server_and_other_types():
     assert not _billable_and_running({"AppType": "JupyterServer", "Status": "InService", "ResourceSpec": {"InstanceType": "system"}})
     assert not _billable_and_running({"AppType": "JupyterServer", "Status": "InService"})
     assert _billable_and_running({"AppType": "JupyterServer", "Status": "InService", "ResourceSpec": {"InstanceType": "ml.t3.medium"}})
-    assert not _billable_and_running({"AppType": "Canvas", "Status": "InService", "ResourceSpec": {"InstanceType": "ml.t3.medium"}})
+    assert _billable_and_running({"AppType": "Canvas", "Status": "InService", "ResourceSpec": {"InstanceType": "ml.t3.medium"}})
+    assert not _billable_and_running({"AppType": "RStudioServerPro", "Status": "InService"})
     assert not _billable_and_running({"AppType": "JupyterLab", "Status": "Pending"})
 
 

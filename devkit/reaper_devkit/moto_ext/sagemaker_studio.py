@@ -10,11 +10,14 @@ What is added (moto's backend and response classes, so in-process and server mod
   at most 100 (MaxResults), with NextToken; deleted apps stay listed as `Deleted` (AWS keeps an
   app's metadata 24 hours after it is shut down).
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListApps.html
-- DescribeApp: `LastHealthCheckTimestamp` and `LastUserActivityTimestamp` only for app types whose
-  activity Studio tracks for its own idle shutdown (JupyterLab, Code Editor); classic KernelGateway
-  and JupyterServer apps report none here. `set_app_times()` sets them (and CreationTime) for tests.
+- DescribeApp: `LastHealthCheckTimestamp` and `LastUserActivityTimestamp` for the app types Studio
+  health-checks (JupyterLab, Code Editor). As the reference says, LastUserActivityTimestamp "is also
+  updated when SageMaker AI performs health checks without user activity. As a result, this value is
+  set to the same value as LastHealthCheckTimestamp": a healthy InService app reports both as its
+  last health check, which is recent (now), however long nobody has used it. There is no way to make
+  the kit report an old user activity on a healthy app, because AWS never does. `set_app_times()`
+  sets CreationTime, and the last health check of an app whose checks stopped.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeApp.html
-  https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html
 - DeleteApp: an `InService` app goes to `Deleting` (the first read after says so), then `Deleted`.
   Deleting an app that is not InService is refused as AWS refuses it: `ResourceInUse` while it is
   Pending or Deleting, `ResourceNotFound` once Deleted or when there is no such app. The space, its
@@ -123,8 +126,7 @@ class FakeApp:
     tags: list[dict[str, str]]
     status: str = "InService"
     created: datetime = field(default_factory=utcnow)
-    last_health_check: datetime | None = None
-    last_user_activity: datetime | None = None
+    last_health_check: datetime | None = None  # None: a healthy app, checked just now
     deleting_seen: bool = False
 
     def _read(self) -> None:
@@ -156,7 +158,7 @@ class FakeApp:
         if self.app_type in ACTIVITY_TRACKED and self.status == "InService":
             checked = self.last_health_check or utcnow()
             out["LastHealthCheckTimestamp"] = checked
-            out["LastUserActivityTimestamp"] = self.last_user_activity or self.created
+            out["LastUserActivityTimestamp"] = checked  # follows the health checks (DescribeApp reference)
         return out
 
 
@@ -374,19 +376,11 @@ def app_for(arn: str) -> FakeApp:
     raise KeyError(arn)
 
 
-def set_app_times(
-    arn: str,
-    *,
-    created: datetime | None = None,
-    last_user_activity: datetime | None = None,
-    last_health_check: datetime | None = None,
-) -> None:
-    """Make an app look as if it was created, last used or last health-checked at these times."""
+def set_app_times(arn: str, *, created: datetime | None = None, last_health_check: datetime | None = None) -> None:
+    """Make an app look as if it was created, or last health-checked, at these times."""
     app = app_for(arn)
     if created is not None:
         app.created = _naive(created)
-    if last_user_activity is not None:
-        app.last_user_activity = _naive(last_user_activity)
     if last_health_check is not None:
         app.last_health_check = _naive(last_health_check)
 

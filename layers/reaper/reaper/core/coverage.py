@@ -28,6 +28,7 @@ class Reason:
     fix: str  # the one command or parameter that lets the reaper judge it
     opt_in: str | None = None  # the stack parameter whose reading would reach it, when that is the fix
     setting: str | None = None  # the Settings field that parameter sets
+    covered: bool = False  # AWS itself reclaims it (e.g. Studio's idle shutdown): not a blind spot
 
 
 REASONS: dict[str, Reason] = {
@@ -107,6 +108,27 @@ REASONS: dict[str, Reason] = {
             "the activity agent is installed but silent",
             "restart the notebook (the agent starts with it) and read its lifecycle configuration log",
         ),
+        Reason(
+            "classic-no-activity-signal",
+            "classic Studio app (KernelGateway, JupyterServer): AWS records no user activity",
+            "move the user to JupyterLab in the new Studio, where idle shutdown can stop it",
+        ),
+        Reason(
+            "idle-shutdown-unsupported-image",
+            "Studio app on a custom image: built-in idle shutdown needs SageMaker Distribution 2.0 or newer",
+            "use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration (docs/kinds/studio-app.md)",
+        ),
+        Reason(
+            "no-canvas-metric",
+            "Canvas app with no TimeSinceLastActive data in the last hour",
+            "none if it passes: Canvas publishes it while the app runs (docs/kinds/studio-app.md)",
+        ),
+        Reason(
+            "idle-shutdown-on",
+            "Studio app stopped by SageMaker's own idle shutdown when idle",
+            "none needed",
+            covered=True,
+        ),
         Reason("not-read", "a read failed this sweep", "see the sweep's errors (`reaper plan`), then the next sweep reads again"),
     )
 }
@@ -118,7 +140,8 @@ def reason(code: str) -> Reason:
 
 
 def is_unknown(outcome: Outcome) -> bool:
-    return outcome.verdict is Verdict.KEEP and outcome.decision.unknown is not None
+    code = outcome.decision.unknown
+    return outcome.verdict is Verdict.KEEP and code is not None and not reason(code).covered
 
 
 @dataclass

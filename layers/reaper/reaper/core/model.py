@@ -41,6 +41,9 @@ class Resource:
     created_at: datetime | None = None
     changed_at: datetime | None = None  # last state change, where the API says
     facts: Any = None  # the kind's typed facts (a frozen dataclass in kinds/<kind>/model.py)
+    # ARNs whose protective tags (exempt, snooze, production stage) protect this resource too, read
+    # again just before a change like its own: a Studio app's space, whose tags AWS never copies to it
+    guarded_by: tuple[str, ...] = ()
 
     def facts_as(self, cls: type[F]) -> F:
         """This resource's facts, checked to be of the kind's type."""

@@ -54,10 +54,14 @@ def protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, s
     Returns (why it is protected now, or None; the tags as they are now).
     """
     fresh = current_tags(ctx.clients, r.arn)
-    view = read_tags(fresh, ctx.settings)
-    screened = screen(view, ctx.settings, ctx.now)
-    if screened is not None:
-        return f"{screened.reason} ({AGAIN}): nothing done", fresh
-    if is_production(view, ctx.settings):
-        return f"production stage {view.stage!r} ({AGAIN}): nothing done", fresh
+    # and of what guards it (a Studio app's space): a tag set on the space protects its apps
+    for arn in (r.arn, *r.guarded_by):
+        tags = fresh if arn == r.arn else current_tags(ctx.clients, arn)
+        whose = "" if arn == r.arn else f" on {arn.split(':', 5)[-1]}"
+        view = read_tags(tags, ctx.settings)
+        screened = screen(view, ctx.settings, ctx.now)
+        if screened is not None:
+            return f"{screened.reason}{whose} ({AGAIN}): nothing done", fresh
+        if is_production(view, ctx.settings):
+            return f"production stage {view.stage!r}{whose} ({AGAIN}): nothing done", fresh
     return None, fresh

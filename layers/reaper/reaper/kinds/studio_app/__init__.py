@@ -1,12 +1,13 @@
-"""SageMaker Studio apps (JupyterLab, Code Editor; classic KernelGateway and JupyterServer where
-billable): the idle app is deleted; its space, its storage volume and the user profile stay.
+"""SageMaker Studio apps (JupyterLab, Code Editor, Canvas; classic KernelGateway and JupyterServer
+where billable): the idle app is deleted; its space, its storage volume and the user profile stay.
 
-Evidence: the last user activity SageMaker records for the app (DescribeApp
-`LastUserActivityTimestamp`, kept for JupyterLab and Code Editor apps, whose built-in idle
-shutdown uses it) and how long the app has existed. Where AWS records no activity for an app type,
-the app is unknown and kept. Domains whose built-in idle shutdown is off are reported once a day;
-with REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES it is turned on (the previous settings are kept in
-the action log so it can be turned back).
+Evidence: for Canvas apps, the `TimeSinceLastActive` metric Canvas publishes per user. For
+JupyterLab and Code Editor apps AWS publishes no user activity the reaper can read (DescribeApp's
+`LastUserActivityTimestamp` follows the health checks), so they are kept as unknown, with a reason
+code; SageMaker's built-in idle shutdown is what reclaims them. Domains whose built-in idle shutdown
+is off are reported once a day; with REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES it is turned on
+(the previous settings are kept in the action log so it can be turned back). A space's exempt,
+snooze and production tags protect its apps.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -27,6 +28,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeApp",
         "sagemaker:ListSpaces",
         "sagemaker:ListTags",
+        "cloudwatch:GetMetricData",
     ),
     actions={
         "delete": Action(

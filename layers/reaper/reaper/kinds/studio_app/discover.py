@@ -9,6 +9,14 @@ Owner: an app's own `ml:owner` tag, else its space's, else the user profile's (t
 or the app's own for classic Studio). SageMaker copies a domain's and user profile's tags to apps
 launched after the tag was set, so most apps carry them already.
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AddTags.html
+
+Protection: AWS copies a domain's or user profile's tags to the apps it launches, not a space's
+(AddTags: "Tags that you add to a SageMaker Domain or User Profile by calling this API are also
+added to any Apps that the Domain or User Profile launches after you call this API"); apps are recreated
+whenever a space is opened, so the space is where users tag. A space's `reaper:exempt`,
+`reaper:snooze-until` and production `ml:stage` therefore protect its apps: they are added to the
+app's tags here (the plan says exempt), and the space is named in `guarded_by`, so its tags are read
+again just before any change, like the app's own.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from reaper.kinds.studio_app.model import BILLABLE_TYPES, FREE_INSTANCE, IDLE_SE
 
 PAGE = 100
 OWNER_KEY = "ml:owner"
+STAGE_KEY = "ml:stage"
+SMD_IMAGE_PREFIX = "sagemaker-distribution"  # SageMaker Distribution images: sagemaker-distribution-cpu, -gpu
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
@@ -41,6 +51,12 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         for s in _pages(sm, "list_spaces", "Spaces")
     }
     out = [_domain(d, tags.get(d["DomainArn"], {}), clients.region) for d in domains]
+    idle_minutes = {
+        (d["DomainId"], s.app_type): s.timeout_minutes or 0  # 0: on, at SageMaker's default timeout
+        for d in domains
+        for s in idle_settings(d.get("DefaultUserSettings"))
+        if s.enabled
+    }
     for app in _pages(sm, "list_apps", "Apps"):
         if not _billable_and_running(app):
             continue
@@ -51,9 +67,13 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
             user_profile=app.get("UserProfileName"),
             space=app.get("SpaceName"),
             space_owner=space_owner.get((app["DomainId"], app.get("SpaceName", ""))),
+            idle_shutdown_minutes=idle_minutes.get((app["DomainId"], app["AppType"])),
+            custom_image=_custom_image(app),
         )
         arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
         itype = (app.get("ResourceSpec") or {}).get("InstanceType")
+        space_arn = f"{prefix}space/{facts.domain_id}/{facts.space}" if facts.space else None
+        own = _with_space_protection(tags.get(arn, {}), tags.get(space_arn, {}) if space_arn else {}, settings)
         out.append(
             Resource(
                 kind=KIND,
@@ -61,14 +81,37 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
                 arn=arn,
                 region=clients.region,
                 state=app["Status"],
-                tags=_with_owner(tags.get(arn, {}), _owner_sources(prefix, facts, tags)),
+                tags=_with_owner(own, _owner_sources(prefix, facts, tags)),
                 instance_type=itype,
                 hourly_usd=pricing.hourly(pricing.STUDIO, clients.region, itype),
                 created_at=app.get("CreationTime"),
                 facts=facts,
+                guarded_by=(space_arn,) if space_arn else (),
             )
         )
     return out
+
+
+def _with_space_protection(own: dict[str, str], space: dict[str, str], settings: Settings) -> dict[str, str]:
+    """The app's tags, with its space's exempt and snooze tags, and its space's stage when that is production."""
+    protective = {settings.tag("exempt").lower(), settings.tag("snooze-until").lower()}
+    out = dict(own)
+    have = {k.strip().lower() for k in own}
+    for key, value in space.items():
+        k = key.strip().lower()
+        if k in protective and k not in have:
+            out[key] = value
+        elif k == STAGE_KEY and value.strip().lower() in settings.production_stages:
+            out = {ok: ov for ok, ov in out.items() if ok.strip().lower() != STAGE_KEY}
+            out[key] = value
+    return out
+
+
+def _custom_image(app: dict[str, Any]) -> str | None:
+    """The image name when an app runs an image other than SageMaker Distribution (idle shutdown needs SMD 2.0+)."""
+    image_arn = (app.get("ResourceSpec") or {}).get("SageMakerImageArn") or ""
+    name = image_arn.split(":image/", 1)[1] if ":image/" in image_arn else ""
+    return name if name and not name.startswith(SMD_IMAGE_PREFIX) else None
 
 
 def _pages(sm: Any, operation: str, key: str) -> list[dict[str, Any]]:

@@ -9,14 +9,26 @@ from typing import Any
 KIND = "studio-app"
 
 # App types that run on a billed instance. JupyterServer apps of classic Studio run on the free
-# "system" instance unless given another one; other types (Canvas, RStudio, TensorBoard, MLflow)
-# are not this kind's.
-BILLABLE_TYPES = frozenset({"JupyterLab", "CodeEditor", "KernelGateway", "JupyterServer"})
+# "system" instance unless given another one; Canvas apps bill their workspace instance while they
+# run; other types (RStudio, TensorBoard, MLflow) are not this kind's.
+BILLABLE_TYPES = frozenset({"JupyterLab", "CodeEditor", "KernelGateway", "JupyterServer", "Canvas"})
 FREE_INSTANCE = "system"
-# App types whose user activity SageMaker records (DescribeApp LastUserActivityTimestamp): the ones
-# its built-in idle shutdown covers.
+CANVAS = "Canvas"
+# App types SageMaker's built-in idle shutdown covers. AWS records no user activity for them that
+# the reaper can read: DescribeApp's LastUserActivityTimestamp follows the health checks.
 # https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html
-ACTIVITY_TRACKED = frozenset({"JupyterLab", "CodeEditor"})
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeApp.html
+IDLE_SHUTDOWN_TYPES = frozenset({"JupyterLab", "CodeEditor"})
+# Canvas publishes how long each user's app has been inactive (seconds), per domain and user profile.
+# https://aws.amazon.com/blogs/machine-learning/optimizing-costs-for-amazon-sagemaker-canvas-with-automatic-shutdown-of-idle-apps/
+CANVAS_NAMESPACE = "/aws/sagemaker/Canvas/AppActivity"
+CANVAS_METRIC = "TimeSinceLastActive"
+# Reason codes of apps the reaper keeps because it cannot judge them (grouped by `reaper coverage`)
+NO_ACTIVITY_SIGNAL = "no-activity-signal"  # JupyterLab/Code Editor with idle shutdown off: fix StudioEnforceIdleShutdownMinutes
+IDLE_SHUTDOWN_ON = "idle-shutdown-on"  # SageMaker itself stops it when idle
+UNSUPPORTED_IMAGE = "idle-shutdown-unsupported-image"  # a custom image: idle shutdown needs SageMaker Distribution 2.0+
+CLASSIC_NO_SIGNAL = "classic-no-activity-signal"  # classic Studio apps: AWS records no activity
+NO_CANVAS_METRIC = "no-canvas-metric"  # Canvas app with no TimeSinceLastActive data
 # DefaultUserSettings blocks that carry AppLifecycleManagement.IdleSettings
 IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "CodeEditorAppSettings"}
 
@@ -29,6 +41,8 @@ class AppFacts:
     user_profile: str | None  # classic Studio: the app belongs to a user profile
     space: str | None  # JupyterLab and Code Editor: the app runs in a space
     space_owner: str | None = None  # the user profile owning a private space
+    idle_shutdown_minutes: int | None = None  # the domain's built-in idle shutdown for this app type (None: off)
+    custom_image: str | None = None  # the app's image when it is not SageMaker Distribution
 
     @property
     def owner_name(self) -> str:
@@ -64,9 +78,7 @@ class DomainFacts:
 
 @dataclass(frozen=True)
 class AppActivity:
-    """What DescribeApp says of an app's use, read just for apps that may be acted on."""
+    """What CloudWatch says of a Canvas app's use: seconds since its user was last active."""
 
-    status: str
-    created: datetime | None
-    last_user_activity: datetime | None
-    last_health_check: datetime | None
+    inactive_seconds: float
+    at: datetime  # the newest datapoint

@@ -8,7 +8,20 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
-from reaper.kinds.studio_app.model import ACTIVITY_TRACKED, KIND, AppActivity, AppFacts, DomainFacts
+from reaper.kinds.studio_app.model import (
+    CANVAS,
+    CANVAS_METRIC,
+    CLASSIC_NO_SIGNAL,
+    IDLE_SHUTDOWN_ON,
+    IDLE_SHUTDOWN_TYPES,
+    KIND,
+    NO_ACTIVITY_SIGNAL,
+    NO_CANVAS_METRIC,
+    UNSUPPORTED_IMAGE,
+    AppActivity,
+    AppFacts,
+    DomainFacts,
+)
 
 OPEN_WORK = "the space and its storage volume stay: saved files are kept, unsaved notebook edits and kernel state are lost"
 
@@ -25,37 +38,70 @@ def decide(resource: Resource, signal: AppActivity | None, view: TagView, settin
         return Decision(Verdict.KEEP, f"not running ({resource.state})")
     window = idle_window(view, settings)
     evidence: dict[str, object] = {"idle_window_minutes": window, "app_type": facts.app_type}
-    if facts.app_type not in ACTIVITY_TRACKED:
+    if facts.app_type in IDLE_SHUTDOWN_TYPES:
+        return _no_signal(facts, evidence)
+    if facts.app_type != CANVAS:
         return Decision(
             Verdict.KEEP,
-            f"AWS records no user activity for {facts.app_type} apps (only JupyterLab and Code Editor): unknown is not idle",
+            f"AWS records no user activity for classic {facts.app_type} apps: unknown is not idle",
             evidence={**evidence, "activity_recorded": False},
-            unknown="no-activity-signal",
+            unknown=CLASSIC_NO_SIGNAL,
         )
     now = as_utc(now)
-    created = signal.created if signal and signal.created else resource.created_at
-    if created is not None and now - as_utc(created) < timedelta(minutes=window):
+    if resource.created_at is not None and now - as_utc(resource.created_at) < timedelta(minutes=window):
         return Decision(
             Verdict.KEEP,
-            f"running for {human_duration(now - as_utc(created))}, less than the idle window ({window} min)",
+            f"running for {human_duration(now - as_utc(resource.created_at))}, less than the idle window ({window} min)",
             evidence=evidence,
         )
-    if signal is None or signal.last_user_activity is None:
+    return _canvas(facts, signal, window, evidence)
+
+
+def _no_signal(facts: AppFacts, evidence: dict[str, object]) -> Decision:
+    """JupyterLab and Code Editor: AWS publishes no user activity the reaper can read; its idle shutdown can stop them."""
+    if facts.custom_image:
         return Decision(
-            Verdict.KEEP, "no user activity recorded for this app: unknown is not idle", evidence=evidence, unknown="no-activity-signal"
+            Verdict.KEEP,
+            f"AWS records no user activity for this {facts.app_type} app, and it runs the custom image {facts.custom_image}: "
+            "built-in idle shutdown needs the SageMaker Distribution image 2.0 or newer (use it, or an idle-shutdown "
+            "lifecycle configuration): unknown is not idle",
+            evidence={**evidence, "image": facts.custom_image},
+            unknown=UNSUPPORTED_IMAGE,
         )
-    if signal.status != "InService":
-        return Decision(Verdict.KEEP, f"not running ({signal.status})", evidence=evidence)
-    last = as_utc(signal.last_user_activity)
-    evidence["last_user_activity"] = last
-    if signal.last_health_check is not None:
-        evidence["last_health_check"] = as_utc(signal.last_health_check)
-    if now - last < timedelta(minutes=window):
-        ago = human_duration(now - last) if now > last else "0 m"
-        return Decision(Verdict.KEEP, f"last user activity {ago} ago (idle window {window} min)", evidence=evidence)
+    if facts.idle_shutdown_minutes is not None:
+        return Decision(
+            Verdict.KEEP,
+            f"SageMaker's built-in idle shutdown stops this {facts.app_type} app "
+            f"{f'after {facts.idle_shutdown_minutes} min idle' if facts.idle_shutdown_minutes else 'when idle'} "
+            "(AWS records no user activity the reaper can read)",
+            evidence={**evidence, "idle_shutdown_minutes": facts.idle_shutdown_minutes},
+            unknown=IDLE_SHUTDOWN_ON,
+        )
+    return Decision(
+        Verdict.KEEP,
+        f"AWS records no user activity for {facts.app_type} apps (DescribeApp's last activity follows the health checks) "
+        "and the domain's built-in idle shutdown is off: unknown is not idle (fix: StudioEnforceIdleShutdownMinutes)",
+        evidence=evidence,
+        unknown=NO_ACTIVITY_SIGNAL,
+    )
+
+
+def _canvas(facts: AppFacts, signal: AppActivity | None, window: int, evidence: dict[str, object]) -> Decision:
+    if signal is None:
+        return Decision(
+            Verdict.KEEP,
+            f"no {CANVAS_METRIC} data for this Canvas app in the last hour: unknown is not idle",
+            evidence=evidence,
+            unknown=NO_CANVAS_METRIC,
+        )
+    inactive = timedelta(seconds=signal.inactive_seconds)
+    evidence.update(inactive_seconds=signal.inactive_seconds, measured_at=as_utc(signal.at))
+    if inactive < timedelta(minutes=window):
+        return Decision(Verdict.KEEP, f"Canvas user active {human_duration(inactive)} ago (idle window {window} min)", evidence=evidence)
     return Decision(
         Verdict.ACT,
-        f"no user activity in {facts.where} for {human_duration(now - last)} (last {iso(last)}); {OPEN_WORK}",
+        f"no Canvas activity by {facts.user_profile} for {human_duration(inactive)} ({CANVAS_METRIC} at {iso(as_utc(signal.at))}); "
+        "models and datasets stay, a Quick build in progress is cancelled",
         action="delete",
         evidence=evidence,
     )

@@ -1,10 +1,18 @@
-"""The activity SageMaker records for each app that may be acted on: one DescribeApp each.
+"""The activity AWS publishes for Studio apps: only Canvas has one the reaper can read.
 
-Not described (so no call): apps of types whose activity AWS does not record, apps that are
-exempt, snoozed or badly tagged (nothing would be done to them), and apps younger than their idle
-window (they cannot have been idle for it). Production apps are described: they are notify-only,
-and their owners are told what would be done (the message is posted once a day; the read is one
-call per production app per sweep). There is no batch read of app activity.
+Canvas: CloudWatch `TimeSinceLastActive` in `/aws/sagemaker/Canvas/AppActivity`, per DomainId and
+UserProfileName (seconds since the user was last active), read for every candidate Canvas app in the
+same batched GetMetricData (500 queries a call). No datapoint means unknown, never idle.
+https://aws.amazon.com/blogs/machine-learning/optimizing-costs-for-amazon-sagemaker-canvas-with-automatic-shutdown-of-idle-apps/
+
+JupyterLab and Code Editor: nothing is read. DescribeApp's LastUserActivityTimestamp "is also
+updated when SageMaker AI performs health checks without user activity. As a result, this value is
+set to the same value as LastHealthCheckTimestamp" (DescribeApp reference): it is neither activity
+nor idleness, so no call is spent on it. SageMaker's own idle shutdown (see rules) is what reclaims
+those apps. Classic KernelGateway and JupyterServer apps: AWS records no activity for them.
+
+Not read (so no query): apps that are exempt, snoozed or badly tagged, and apps younger than their
+idle window.
 """
 
 from __future__ import annotations
@@ -12,42 +20,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from botocore.exceptions import ClientError
-
+from reaper.aws import metrics
 from reaper.aws.clients import Clients
-from reaper.aws.faults import is_not_found
 from reaper.core.model import Resource
 from reaper.core.policy import read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
-from reaper.kinds.studio_app.model import ACTIVITY_TRACKED, KIND, AppActivity, AppFacts
+from reaper.kinds.studio_app.model import CANVAS, CANVAS_METRIC, CANVAS_NAMESPACE, KIND, AppActivity, AppFacts
+
+LOOKBACK = timedelta(hours=1)  # the newest datapoint within the last hour says how long the app has been inactive
+PERIOD = 300
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, AppActivity]:
-    sm = clients("sagemaker")
-    out: dict[str, AppActivity] = {}
-    for r in resources:
-        if not _worth_describing(r, settings, now):
-            continue
-        f = r.facts_as(AppFacts)
-        owner = {"SpaceName": f.space} if f.space else {"UserProfileName": f.user_profile}
-        try:
-            d = sm.describe_app(DomainId=f.domain_id, AppType=f.app_type, AppName=f.app_name, **owner)
-        except ClientError as exc:
-            if is_not_found(exc):
-                continue  # deleted since the listing: no evidence, so it is kept
-            raise
-        out[r.id] = AppActivity(
-            status=d.get("Status", "Unknown"),
-            created=d.get("CreationTime"),
-            last_user_activity=d.get("LastUserActivityTimestamp"),
-            last_health_check=d.get("LastHealthCheckTimestamp"),
+    queries = [
+        metrics.MetricQuery(
+            key=r.id,
+            namespace=CANVAS_NAMESPACE,
+            metric=CANVAS_METRIC,
+            dimensions=(("DomainId", r.facts.domain_id), ("UserProfileName", r.facts.user_profile or "")),
+            stat="Maximum",
+            period=PERIOD,
         )
-    return out
+        for r in resources
+        if _worth_reading(r, settings, now)
+    ]
+    if not queries:
+        return {}
+    end = as_utc(now)
+    series = metrics.fetch(clients("cloudwatch"), queries, end - LOOKBACK, end)
+    newest = {key: max(points, key=lambda p: p[0]) for key, points in series.items() if points}  # whatever order CloudWatch returns
+    return {key: AppActivity(inactive_seconds=value, at=at) for key, (at, value) in newest.items()}
 
 
-def _worth_describing(r: Resource, settings: Settings, now: datetime) -> bool:
-    if not isinstance(r.facts, AppFacts) or r.state != "InService" or r.facts.app_type not in ACTIVITY_TRACKED:
+def _worth_reading(r: Resource, settings: Settings, now: datetime) -> bool:
+    if not isinstance(r.facts, AppFacts) or r.state != "InService" or r.facts.app_type != CANVAS:
         return False
     view = read_tags(r.tags, settings)
     if screen(view, settings, now) is not None:
