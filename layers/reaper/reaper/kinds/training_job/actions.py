@@ -19,21 +19,34 @@ from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
 from reaper.kinds.training_job.model import RUNNING, JobFacts
 
-STATUS_FIELD = {"training": "TrainingJobStatus", "processing": "ProcessingJobStatus", "tuning": "HyperParameterTuningJobStatus"}
+STATUS_FIELD = {
+    "training": "TrainingJobStatus",
+    "processing": "ProcessingJobStatus",
+    "tuning": "HyperParameterTuningJobStatus",
+    "transform": "TransformJobStatus",
+    "automl": "AutoMLJobStatus",
+}
+
+
+def _describe(sm: Any, job_type: str, name: str) -> dict[str, Any]:
+    if job_type == "processing":
+        out: dict[str, Any] = sm.describe_processing_job(ProcessingJobName=name)
+    elif job_type == "tuning":
+        out = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+    elif job_type == "transform":
+        out = sm.describe_transform_job(TransformJobName=name)
+    elif job_type == "automl":
+        out = sm.describe_auto_ml_job_v2(AutoMLJobName=name)
+    else:
+        out = sm.describe_training_job(TrainingJobName=name)
+    return out
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:
     """The job's status now, read with its own describe call (None when it is gone)."""
-    sm = clients("sagemaker")
     job_type = resource.facts_as(JobFacts).job_type
-    desc: dict[str, Any]
     try:
-        if job_type == "processing":
-            desc = sm.describe_processing_job(ProcessingJobName=resource.id)
-        elif job_type == "tuning":
-            desc = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
-        else:
-            desc = sm.describe_training_job(TrainingJobName=resource.id)
+        desc = _describe(clients("sagemaker"), job_type, resource.id)
     except ClientError as exc:
         if is_not_found(exc):
             return None
@@ -42,17 +55,31 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     return state
 
 
+def _stop_call(sm: Any, facts: JobFacts, name: str) -> str | None:
+    """Stop the job with its own call; what is kept, for the kinds other than training."""
+    if facts.job_type == "processing":
+        sm.stop_processing_job(ProcessingJobName=name)
+        return "stopping; processing outputs written so far stay in S3"
+    if facts.job_type == "tuning":
+        sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+        return "stopping the tuning job and its running training jobs; finished training jobs and their models are kept"
+    if facts.job_type == "transform":
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTransformJob.html
+        sm.stop_transform_job(TransformJobName=name)
+        return "stopping; the output of the input files already transformed stays in S3"
+    if facts.job_type == "automl":
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopAutoMLJob.html
+        sm.stop_auto_ml_job(AutoMLJobName=name)
+        return "stopping the AutoML job and the jobs it launched; candidates already trained are kept"
+    sm.stop_training_job(TrainingJobName=name)
+    return None
+
+
 def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     sm = ctx.clients("sagemaker")
     facts = resource.facts_as(JobFacts)
     try:
-        if facts.job_type == "processing":
-            sm.stop_processing_job(ProcessingJobName=resource.id)
-            return "stopping; processing outputs written so far stay in S3"
-        if facts.job_type == "tuning":
-            sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
-            return "stopping the tuning job and its running training jobs; finished training jobs and their models are kept"
-        sm.stop_training_job(TrainingJobName=resource.id)
+        detail = _stop_call(sm, facts, resource.id)
     except ClientError as exc:
         # The job may have ended between the state check and the stop: SageMaker then answers
         # ValidationException. Say so, rather than pass on its generic message.
@@ -61,6 +88,8 @@ def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
             if state not in (None, RUNNING):
                 raise ActionRefused("stop", f"the job ended on its own ({state}) just before the stop: nothing stopped") from exc
         raise
+    if detail is not None:
+        return detail
     kept = f"checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else "the model artifacts it writes on SIGTERM"
     return f"stopping: the training script got SIGTERM and has 120 s to save; {kept} are kept"
 
@@ -77,6 +106,10 @@ def undo_hint(resource: Resource, action: str | None) -> str | None:
         )
     if facts.job_type == "processing":
         return "a stopped processing job cannot be resumed: run it again with the same inputs"
+    if facts.job_type == "transform":
+        return "a stopped transform job cannot be resumed: run it again on the inputs not yet transformed"
+    if facts.job_type == "automl":
+        return "a stopped AutoML job cannot be resumed: start a new one; the candidates it trained are listed by ListCandidatesForAutoMLJob"
     where = f" from the checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else ""
     return (
         f"a stopped training job cannot be resumed: start a new job{where} "

@@ -14,8 +14,14 @@ from reaper.core.timeutil import as_utc
 KIND = "training-job"
 RUNNING = "InProgress"
 
-JobType = Literal["training", "processing", "tuning"]
-WHAT: dict[JobType, str] = {"training": "training job", "processing": "processing job", "tuning": "tuning job"}
+JobType = Literal["training", "processing", "tuning", "transform", "automl"]
+WHAT: dict[JobType, str] = {
+    "training": "training job",
+    "processing": "processing job",
+    "tuning": "tuning job",
+    "transform": "transform job",
+    "automl": "AutoML job",
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ class JobFacts:
     early_stopping: str | None = None  # tuning: TrainingJobEarlyStoppingType (Off, Auto)
     objective: tuple[str, str] | None = None  # tuning: (objective metric name, "Minimize" | "Maximize")
     children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched
+    automl_job_arn: str | None = None  # training, processing, transform: the AutoML job that launched it
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,38 @@ class TrainingSignal:
     metrics_error: str | None = None  # the metric read failed: divergence and GPU use unknown
     logs_error: str | None = None  # the log scan failed or was cut short: "no nan seen" is not conclusive
     early_stop: MedianCheck | None = None  # a tuning child under reaper:early-stop=median: how it compares
+    progress: Progress | None = None  # whether the job still logs or computes (None: not read, e.g. a young job)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a running job did over the last `minutes`: the evidence that it is, or is not, stalled.
+
+    `stalled` is True only on evidence of silence (no new log event in streams that exist, and
+    CPU and GPU near zero wherever the job has metrics); None when nothing can tell (no log stream
+    and no metric, or a read failed); False when it logs or computes.
+    """
+
+    minutes: int
+    stalled: bool | None
+    newest_log: datetime | None = None  # the newest log event seen (any time), when known
+    log_streams: int = 0
+    busiest_percent: float | None = None  # the highest CPU or GPU value of any host in the window
+    metric_hosts: int = 0
+    via: str | None = None  # a parent (tuning or AutoML job): the children it was judged from
+    parent: str | None = None  # a child stopped with its parent (an AutoML job, or a tuning job stalled as a whole)
+    error: str | None = None
+
+    def text(self) -> str:
+        parts = [f"no progress for {self.minutes} min"]
+        if self.log_streams:
+            last = f", the newest at {self.newest_log:%Y-%m-%d %H:%M} UTC" if self.newest_log else ""
+            parts.append(f"no new log event in its {self.log_streams} log stream(s){last}")
+        if self.metric_hosts and self.busiest_percent is not None:
+            parts.append(f"CPU and GPU never above {self.busiest_percent:.1f}% on its {self.metric_hosts} host(s)")
+        if self.via:
+            parts.append(self.via)
+        return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
 from reaper.kinds.training_job.spot import spot_advice
+from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,15 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
     _tuning_notes(found, facts, view, settings)
     if facts.job_type == "training":
         _training_checks(found, resource, signal, view, settings, now)
+    progress = signal.progress if signal else None
+    if progress is not None and not found.stop:
+        stalled = stall_decision(facts, progress, found.evidence, view, settings, now)
+        if stalled is not None:
+            return stalled
+        note = stall_note(facts, progress, settings)
+        if note is not None:
+            found.evidence["stalled"] = stall_evidence(progress)
+            found.notes.append(note)
     return _conclude(found, facts, resource, c, settings)
 
 
