@@ -138,3 +138,77 @@ def log_lines(logs: Any, job: str, now: datetime, lines: Sequence[str], minutes_
     start = int((now - timedelta(minutes=minutes_ago)).timestamp() * 1000)
     events = [{"timestamp": start + i * 1000, "message": line} for i, line in enumerate(lines)]
     logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events)
+
+
+PROCESSING_GROUP = "/aws/sagemaker/ProcessingJobs"
+TRANSFORM_GROUP = "/aws/sagemaker/TransformJobs"
+
+
+def transform_job(
+    sagemaker: Any,
+    name: str,
+    now: datetime,
+    *,
+    hours_ago: float,
+    instance_type: str = "ml.m5.xlarge",
+    count: int = 1,
+    tags: dict[str, str] | None = None,
+) -> str:
+    """A batch transform job InProgress that started `hours_ago` before `now`; returns its ARN."""
+    kwargs: dict[str, Any] = {
+        "TransformJobName": name,
+        "ModelName": f"{name}-model",
+        "TransformInput": {"DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": f"s3://ml-data/{name}/in"}}},
+        "TransformOutput": {"S3OutputPath": f"s3://ml-data/{name}/out"},
+        "TransformResources": {"InstanceType": instance_type, "InstanceCount": count},
+    }
+    if tags:
+        kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    arn: str = sagemaker.create_transform_job(**kwargs)["TransformJobArn"]
+    sagemaker_jobs.backdate(arn, now - timedelta(hours=hours_ago))
+    return arn
+
+
+def automl_job(sagemaker: Any, name: str, now: datetime, *, hours_ago: float, tags: dict[str, str] | None = None) -> str:
+    """An AutoML (V2) job InProgress that started `hours_ago` before `now`; returns its ARN."""
+    kwargs: dict[str, Any] = {
+        "AutoMLJobName": name,
+        "AutoMLJobInputDataConfig": [
+            {"ChannelType": "training", "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": f"s3://ml-data/{name}/train"}}}
+        ],
+        "OutputDataConfig": {"S3OutputPath": f"s3://ml-data/{name}/out"},
+        "AutoMLProblemTypeConfig": {
+            "TabularJobConfig": {
+                "TargetAttributeName": "label",
+                "ProblemType": "BinaryClassification",
+                "CompletionCriteria": {"MaxAutoMLJobRuntimeInSeconds": 86400},
+            }
+        },
+        "RoleArn": ROLE,
+    }
+    if tags:
+        kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    arn: str = sagemaker.create_auto_ml_job_v2(**kwargs)["AutoMLJobArn"]
+    sagemaker_jobs.backdate(arn, now - timedelta(hours=hours_ago))
+    return arn
+
+
+def job_log(logs: Any, group: str, stream: str, now: datetime, minutes_ago: Sequence[float]) -> None:
+    """One log event at each of `minutes_ago` before `now` in `group`/`stream` (e.g. `JOB/algo-1-1764662400`)."""
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_group(logGroupName=group)
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_stream(logGroupName=group, logStreamName=stream)
+    events = [
+        {"timestamp": int((now - timedelta(minutes=m)).timestamp() * 1000), "message": f"step {i}"}
+        for i, m in enumerate(sorted(minutes_ago, reverse=True))
+    ]
+    logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
+
+
+def utilization(
+    cloudwatch: Any, namespace: str, host: str, now: datetime, percent: float, minutes: int = 120, metric: str = "CPUUtilization"
+) -> None:
+    """CPUUtilization (or GPUUtilization) of one host, every minute for the last `minutes`."""
+    points = [(now - timedelta(minutes=k + 1), percent) for k in range(minutes)]
+    put_series(cloudwatch, namespace, metric, {"Host": host}, points)
