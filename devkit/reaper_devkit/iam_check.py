@@ -99,6 +99,7 @@ RESOURCE_OF: dict[str, ArnOf] = {
         f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
     ],
     "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
+    "s3:ListBucket": lambda region, account, p: [f"arn:aws:s3:::{p['Bucket']}"],
     "logs:DescribeLogStreams": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
     "dynamodb:PutItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
     "dynamodb:Query": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],

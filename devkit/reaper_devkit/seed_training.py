@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.seed import ROLE, aligned, put_series
+
+ACCOUNT = ROLE.split(":")[4]
 
 NAMESPACE = "/aws/sagemaker/TrainingJobs"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -30,8 +32,11 @@ def training_job(
     tags: dict[str, str] | None = None,
     spot: bool = False,
     max_runtime_s: int = 86400,
+    checkpoints: bool | None = None,
 ) -> str:
-    """A training job InProgress that started `hours_ago` before `now`; returns its ARN."""
+    """A training job InProgress that started `hours_ago` before `now`; returns its ARN.
+
+    `checkpoints` (default: when spot) gives it CheckpointConfig.S3Uri s3://ml-artifacts/NAME/checkpoints."""
     kwargs: dict[str, Any] = {
         "TrainingJobName": name,
         "AlgorithmSpecification": {"TrainingImage": IMAGE, "TrainingInputMode": "File"},
@@ -43,6 +48,7 @@ def training_job(
     }
     if spot:
         kwargs["StoppingCondition"]["MaxWaitTimeInSeconds"] = max_runtime_s
+    if spot if checkpoints is None else checkpoints:
         kwargs["CheckpointConfig"] = {"S3Uri": f"s3://ml-artifacts/{name}/checkpoints"}
     if tags:
         kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
@@ -212,3 +218,21 @@ def utilization(
     """CPUUtilization (or GPUUtilization) of one host, every minute for the last `minutes`."""
     points = [(now - timedelta(minutes=k + 1), percent) for k in range(minutes)]
     put_series(cloudwatch, namespace, metric, {"Host": host}, points)
+
+
+def checkpoint_objects(s3: Any, uri: str, now: datetime, minutes_ago: Sequence[float]) -> None:
+    """Checkpoint files under `uri`, one written at each of `minutes_ago` before `now`.
+
+    S3 sets LastModified itself; the test kit moves it into the past in moto's backend (in-process
+    and server mode alike), as `sagemaker_jobs.backdate` does for jobs.
+    """
+    from moto.s3.models import s3_backends
+
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+        s3.create_bucket(Bucket=bucket)
+    keys = s3_backends[ACCOUNT]["global"].buckets[bucket].keys
+    for i, m in enumerate(minutes_ago):
+        key = f"{prefix.rstrip('/')}/step-{i:05d}.pt"
+        s3.put_object(Bucket=bucket, Key=key, Body=b"weights")
+        keys[key].last_modified = (now - timedelta(minutes=m)).astimezone(UTC).replace(tzinfo=None)

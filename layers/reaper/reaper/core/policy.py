@@ -32,6 +32,7 @@ USER_KEYS = (
     "kill-after",
     "budget-usd",
     "early-stop",
+    "checkpoint-minutes",
 )
 REAPER_KEYS = (
     "warned-at",
@@ -70,6 +71,7 @@ class TagView:
     kill_after: datetime | None = None
     budget_usd: float | None = None
     early_stop: str | None = None
+    checkpoint_minutes: int | None = None  # a job's newest checkpoint may be this old before its owner is told
     warned_at: datetime | None = None
     stage: str | None = None
     owner: str | None = None
@@ -163,6 +165,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         early_stop = None
 
     idle = number("idle-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
+    checkpoint = number("checkpoint-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
     view = TagView(
         exempt=flag("exempt"),
         snooze_until=instant("snooze-until"),
@@ -174,6 +177,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         kill_after=instant("kill-after"),
         budget_usd=number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
         early_stop=early_stop.lower() if early_stop else None,
+        checkpoint_minutes=None if checkpoint is None else int(checkpoint),
         warned_at=instant("warned-at"),
         stage=(raw(STAGE, with_prefix=False) or None),
         owner=(raw(OWNER, with_prefix=False) or None),

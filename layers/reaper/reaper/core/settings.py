@@ -117,6 +117,8 @@ class Settings(BaseModel):
     # warning and the grace) only when the admin opts in, like the default ceilings
     stalled_minutes: int = Field(default=60, ge=15, le=10_080)
     stalled_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
+    # a managed spot training job without CheckpointConfig: told to its owner, or stopped (admin opt-in)
+    spot_without_checkpoints: str = Field(default="notify", pattern="^(notify|stop)$")
     # endpoints (issue 3): off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
@@ -318,6 +320,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
     "REAPER_STALLED_MINUTES": "stalled_minutes",
     "REAPER_STALLED_JOB_ACTION": "stalled_job_action",
+    "REAPER_SPOT_WITHOUT_CHECKPOINTS": "spot_without_checkpoints",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
     "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",

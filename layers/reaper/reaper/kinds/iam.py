@@ -91,6 +91,8 @@ OPERATION_ACTION = {
     "budgets:DescribeBudgets": "budgets:ViewBudget",
     "budgets:DescribeBudget": "budgets:ViewBudget",
     "budgets:CreateBudget": "budgets:ModifyBudget",
+    # https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html: "you must have READ access to the bucket" (s3:ListBucket)
+    "s3:ListObjectsV2": "s3:ListBucket",
 }
 
 

@@ -42,6 +42,7 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
         "logs:FilterLogEvents",
         "logs:DescribeLogStreams",
+        "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
     ),
     actions={
         "stop": Action(

@@ -17,6 +17,7 @@ from reaper.aws.faults import error_code, is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
+from reaper.kinds.training_job.checkpoints import newest
 from reaper.kinds.training_job.model import RUNNING, JobFacts
 
 STATUS_FIELD = {
@@ -91,7 +92,17 @@ def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     if detail is not None:
         return detail
     kept = f"checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else "the model artifacts it writes on SIGTERM"
-    return f"stopping: the training script got SIGTERM and has 120 s to save; {kept} are kept"
+    return f"stopping: the training script got SIGTERM and has 120 s to save; {kept} are kept; {checkpoint_said(ctx, facts, decision)}"
+
+
+def checkpoint_said(ctx: ActContext, facts: JobFacts, decision: Decision) -> str:
+    """What a stop loses, for the owner: how old the newest checkpoint is (the sweep's reading, else one listing now)."""
+    read = decision.evidence.get("checkpoint")
+    if isinstance(read, dict) and read.get("text"):
+        return f"when read, {read['text']}"
+    if facts.checkpoint_s3:
+        return newest(ctx.clients, facts.checkpoint_s3).age_text(ctx.now)
+    return "it has no checkpoint location (CheckpointConfig): a new job starts from scratch"
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:

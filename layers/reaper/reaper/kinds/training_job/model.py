@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Literal, TypedDict
 
 from reaper.aws.metrics import Series
-from reaper.core.timeutil import as_utc
+from reaper.core.timeutil import as_utc, human_duration
 
 KIND = "training-job"
 RUNNING = "InProgress"
@@ -83,6 +83,27 @@ class TrainingSignal:
     logs_error: str | None = None  # the log scan failed or was cut short: "no nan seen" is not conclusive
     early_stop: MedianCheck | None = None  # a tuning child under reaper:early-stop=median: how it compares
     progress: Progress | None = None  # whether the job still logs or computes (None: not read, e.g. a young job)
+    checkpoint: CheckpointAge | None = None  # its newest checkpoint (None: not read: no location, or a young job)
+
+
+@dataclass(frozen=True)
+class CheckpointAge:
+    """The newest object under a job's CheckpointConfig.S3Uri, as one listing of that prefix found it."""
+
+    uri: str
+    newest: datetime | None = None  # None: no object (or the read failed)
+    objects: int = 0
+    complete: bool = False  # False: the listing was cut short, so `newest` is only the newest seen
+    error: str | None = None
+
+    def age_text(self, now: datetime) -> str:
+        if self.error is not None:
+            return f"the age of its newest checkpoint is unknown ({self.error})"
+        if self.newest is None:
+            return f"it has saved no checkpoint yet under {self.uri}" if self.complete else f"no checkpoint seen under {self.uri}"
+        minutes = max(0, int((as_utc(now) - as_utc(self.newest)).total_seconds() // 60))
+        bound = "" if self.complete else " at most"
+        return f"its newest checkpoint is{bound} {human_duration(minutes)} old ({self.objects} object(s) under {self.uri})"
 
 
 @dataclass(frozen=True)

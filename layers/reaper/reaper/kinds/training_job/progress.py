@@ -31,6 +31,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
@@ -107,20 +108,9 @@ def _judgeable(r: Resource, since: datetime) -> bool:
 
 def _read_metrics(clients: Clients, judged: list[Resource], seen: dict[str, _Seen], since: datetime, now: datetime) -> None:
     by_name: dict[tuple[str, str], str] = {(SOURCES[r.facts_as(JobFacts).job_type], r.id): r.arn for r in judged}
-    namespaces = {ns for ns, _ in by_name}
-    queries: list[MetricQuery] = []
     try:
         cloudwatch = clients("cloudwatch")
-        paginator = cloudwatch.get_paginator("list_metrics")
-        for ns in sorted(namespaces):
-            for metric in METRICS:
-                for page in paginator.paginate(Namespace=ns, MetricName=metric, RecentlyActive="PT3H"):
-                    for m in page.get("Metrics", []):
-                        dims = tuple((d["Name"], d["Value"]) for d in m.get("Dimensions", []))
-                        host = dict(dims).get("Host", "")
-                        arn = by_name.get((ns, host.split("/", 1)[0]))
-                        if arn is not None and "/" in host:
-                            queries.append(MetricQuery(f"{arn}\t{host}", ns, metric, dims, "Maximum", PERIOD))
+        queries = _host_queries(cloudwatch, by_name)
         series = fetch(cloudwatch, queries, since, as_utc(now))
     except AwsError as exc:
         for s in seen.values():
@@ -139,6 +129,22 @@ def _read_metrics(clients: Clients, judged: list[Resource], seen: dict[str, _See
         seen[arn].hosts = len(names)
 
 
+def _host_queries(cloudwatch: Any, by_name: dict[tuple[str, str], str]) -> list[MetricQuery]:
+    """One query per host and metric of the judged jobs: a ListMetrics per namespace and metric name."""
+    queries: list[MetricQuery] = []
+    paginator = cloudwatch.get_paginator("list_metrics")
+    for ns in sorted({ns for ns, _ in by_name}):
+        for metric in METRICS:
+            for page in paginator.paginate(Namespace=ns, MetricName=metric, RecentlyActive="PT3H"):
+                for m in page.get("Metrics", []):
+                    dims = tuple((d["Name"], d["Value"]) for d in m.get("Dimensions", []))
+                    host = dict(dims).get("Host", "")
+                    arn = by_name.get((ns, host.split("/", 1)[0]))
+                    if arn is not None and "/" in host:
+                        queries.append(MetricQuery(f"{arn}\t{host}", ns, metric, dims, "Maximum", PERIOD))
+    return queries
+
+
 def _read_logs(clients: Clients, r: Resource, s: _Seen, since: datetime) -> None:
     group = SOURCES[r.facts_as(JobFacts).job_type]
     logs = clients("logs")
@@ -151,21 +157,25 @@ def _read_logs(clients: Clients, r: Resource, s: _Seen, since: datetime) -> None
         if not streams or (s.newest_ms or 0) >= since_ms:
             s.logged = bool(streams)
             return
-        names = [x["logStreamName"] for x in streams][:MAX_STREAMS]
-        request = {"logGroupName": group, "logStreamNames": names, "startTime": since_ms, "limit": 1}
-        for pages, found in enumerate(filter_pages(logs, request), start=1):
-            events = found.get("events", [])
-            if events:
-                s.logged = True
-                s.newest_ms = max(s.newest_ms or 0, *(e.get("timestamp", 0) for e in events))
-                return
-            if pages >= MAX_FILTER_PAGES and found.get("nextToken"):
-                s.error = f"log search inconclusive after {pages} pages"
-                return
+        _search_since(logs, group, [x["logStreamName"] for x in streams][:MAX_STREAMS], since_ms, s)
     except AwsError as exc:
         if is_not_found(exc):
             return  # no log group yet in this region: no stream
         s.error = f"logs unreadable ({short(exc)})"
+
+
+def _search_since(logs: Any, group: str, names: list[str], since_ms: int, s: _Seen) -> None:
+    """Whether any of the streams got an event since the window's start (lastEventTimestamp may lag)."""
+    request = {"logGroupName": group, "logStreamNames": names, "startTime": since_ms, "limit": 1}
+    for pages, found in enumerate(filter_pages(logs, request), start=1):
+        events = found.get("events", [])
+        if events:
+            s.logged = True
+            s.newest_ms = max(s.newest_ms or 0, *(e.get("timestamp", 0) for e in events))
+            return
+        if pages >= MAX_FILTER_PAGES and found.get("nextToken"):
+            s.error = f"log search inconclusive after {pages} pages"
+            return
 
 
 def _judge(s: _Seen, minutes: int) -> Progress:
@@ -188,19 +198,21 @@ def _parents(resources: list[Resource], judged: dict[str, Progress], since: date
         parent = facts.tuning_job_arn or facts.automl_job_arn
         if parent and r.state == RUNNING:
             children.setdefault(parent, []).append(r)
-    out: dict[str, Progress] = {}
-    for r in resources:
-        facts = r.facts_as(JobFacts)
-        if facts.job_type not in ("tuning", "automl") or r.state != RUNNING or facts.started_at is None or as_utc(facts.started_at) > since:
-            continue
-        running = children.get(r.arn, [])
-        states = [judged[c.arn].stalled if c.arn in judged else None for c in running]
-        if running and all(st is True for st in states):
-            via = f"each of the {len(running)} job(s) it is running shows none ({', '.join(sorted(c.id for c in running)[:5])})"
-            out[r.arn] = Progress(minutes, True, via=via)
-        elif any(st is False for st in states):
-            out[r.arn] = Progress(minutes, False, via="a job it launched still progresses")
-        else:
-            what = WHAT[facts.job_type]
-            out[r.arn] = Progress(minutes, None, error=f"the {what} is running no job whose progress can be read")
-    return out
+    return {r.arn: _parent(r, children.get(r.arn, []), judged, minutes) for r in resources if _is_parent(r, since)}
+
+
+def _is_parent(r: Resource, since: datetime) -> bool:
+    facts = r.facts_as(JobFacts)
+    started = facts.started_at
+    return facts.job_type in ("tuning", "automl") and r.state == RUNNING and started is not None and as_utc(started) <= since
+
+
+def _parent(r: Resource, running: list[Resource], judged: dict[str, Progress], minutes: int) -> Progress:
+    states = [judged[c.arn].stalled if c.arn in judged else None for c in running]
+    if running and all(st is True for st in states):
+        via = f"each of the {len(running)} job(s) it is running shows none ({', '.join(sorted(c.id for c in running)[:5])})"
+        return Progress(minutes, True, via=via)
+    if any(st is False for st in states):
+        return Progress(minutes, False, via="a job it launched still progresses")
+    what = WHAT[r.facts_as(JobFacts).job_type]
+    return Progress(minutes, None, error=f"the {what} is running no job whose progress can be read")

@@ -18,6 +18,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.training_job.checkguard import checkpoint_checks
 from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
 from reaper.kinds.training_job.gpu import idle_gpus
@@ -75,6 +76,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
     _tuning_notes(found, facts, view, settings)
     if facts.job_type == "training":
         _training_checks(found, resource, signal, view, settings, now)
+        checkpoint_checks(found.evidence, found.stop, found.notes, facts, signal.checkpoint if signal else None, view, settings, now)
     progress = signal.progress if signal else None
     if progress is not None and not found.stop:
         stalled = stall_decision(facts, progress, found.evidence, view, settings, now)

@@ -40,6 +40,7 @@ from reaper.core.model import Resource
 from reaper.core.policy import read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
+from reaper.kinds.training_job.checkpoints import read_checkpoints
 from reaper.kinds.training_job.divergence import direction_of, nan_loss
 from reaper.kinds.training_job.model import RUNNING, JobFacts, LogHit, TrainingSignal, align
 from reaper.kinds.training_job.progress import read_progress
@@ -71,6 +72,9 @@ def signals(clients: Clients, resources: Iterable[Resource], settings: Settings,
     for arn, p in read_progress(clients, resources, settings, now).items():
         name = names[arn]
         out[name] = replace(out.get(name) or TrainingSignal(window_end=align(now)), progress=p)
+    for arn, age in read_checkpoints(clients, resources, settings, now).items():
+        name = names[arn]
+        out[name] = replace(out.get(name) or TrainingSignal(window_end=align(now)), checkpoint=age)
     return out
 
 
