@@ -71,6 +71,7 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "sagemaker:StopTrainingJob": _sm("training-job", "TrainingJobName"),
     "sagemaker:StopProcessingJob": _sm("processing-job", "ProcessingJobName"),
     "sagemaker:StopHyperParameterTuningJob": _sm("hyper-parameter-tuning-job", "HyperParameterTuningJobName"),
+    "sagemaker:UpdateTrainingJob": _sm("training-job", "TrainingJobName"),
     "sagemaker:StopTransformJob": _sm("transform-job", "TransformJobName"),
     "sagemaker:StopAutoMLJob": _sm("automl-job", "AutoMLJobName"),
     "sagemaker:DeleteEndpoint": _sm("endpoint", "EndpointName"),

@@ -24,6 +24,15 @@ What changes (all in moto's backend and response classes, so in-process and serv
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopAutoMLJob.html). `link_automl()`
   marks a training job as launched by an AutoML job: Search and DescribeTrainingJob then carry its
   `AutoMLJobArn`, as AWS's do (moto cannot launch candidates).
+- Managed warm pools: a job's `WarmPoolStatus` (seeded with `retain_warm_pool()`: moto keeps no
+  instances) is in DescribeTrainingJob, and ListTrainingJobs filters on `WarmPoolStatusEquals` and
+  reports it in each summary. UpdateTrainingJob exists for `ResourceConfig.KeepAlivePeriodInSeconds`:
+  0 terminates the warm pool ("To manually terminate a warm pool, set the KeepAlivePeriodInSeconds
+  value to 0", https://docs.aws.amazon.com/sagemaker/latest/dg/train-warm-pools-how-to-use.html), and
+  a job whose warm pool is not `Available` is refused with ValidationException ("When the training
+  job is complete and the warm pool status is Available, then you can update the
+  KeepAlivePeriodInSeconds value", same page; valid range 0-3600,
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceConfigForUpdate.html).
 - Search over TrainingJob returns the real shape (`TrainingJobArn`, no nulls, InputDataConfig as
   created) and pages with MaxResults (default 10, at most 100) and NextToken, sorted by SortBy
   (default LastModifiedTime) in SortOrder (default Descending), as AWS does; moto ignores both
@@ -350,6 +359,55 @@ def _page(items: list[dict[str, Any]], max_results: Any, token: Any, key: str) -
     return out
 
 
+# -- managed warm pools -------------------------------------------------------------------------
+def _patch_warm_pools() -> None:
+    original_list = responses.SageMakerResponse.list_training_jobs
+
+    def list_training_jobs(self: Any) -> ActionResult:
+        wanted = self._get_param("WarmPoolStatusEquals")
+        if wanted is None:
+            return original_list(self)  # type: ignore[no-any-return]
+        jobs = [_read(j) for j in self.sagemaker_backend.training_jobs.values()]
+        summaries = [
+            {
+                k: v
+                for k, v in {
+                    "TrainingJobName": j.training_job_name,
+                    "TrainingJobArn": j.arn,
+                    "CreationTime": j.creation_time,
+                    "TrainingEndTime": j.training_end_time,
+                    "LastModifiedTime": j.last_modified_time,
+                    "TrainingJobStatus": j.training_job_status,
+                    "WarmPoolStatus": getattr(j, "warm_pool_status", None),
+                }.items()
+                if v is not None
+            }
+            for j in jobs
+            if (getattr(j, "warm_pool_status", None) or {}).get("Status") == wanted
+        ]
+        return ActionResult(_page(summaries, self._get_param("MaxResults"), self._get_param("NextToken"), "TrainingJobSummaries"))
+
+    def update_training_job(self: Any) -> ActionResult:
+        name = self._get_param("TrainingJobName")
+        job = self.sagemaker_backend.training_jobs.get(name)
+        if job is None:
+            raise ValidationError(message="Requested resource not found.")
+        keep_alive = (self._get_param("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds")
+        if keep_alive is not None:
+            pool = getattr(job, "warm_pool_status", None) or {}
+            if pool.get("Status") != "Available":
+                raise ValidationError(message=f"Warm pool of training job {name} is not Available (status {pool.get('Status') or 'none'}).")
+            if not 0 <= int(keep_alive) <= 3600:
+                raise ValidationError(message="KeepAlivePeriodInSeconds must be between 0 and 3600.")
+            job.resource_config = {**(job.resource_config or {}), "KeepAlivePeriodInSeconds": int(keep_alive)}
+            if int(keep_alive) == 0:
+                job.warm_pool_status = {**pool, "Status": "Terminated"}
+        return ActionResult({"TrainingJobArn": job.arn})
+
+    responses.SageMakerResponse.list_training_jobs = list_training_jobs  # type: ignore[method-assign]
+    responses.SageMakerResponse.update_training_job = update_training_job  # type: ignore[attr-defined]
+
+
 # -- Search over TrainingJob: real shape, real pages ---------------------------------------------
 def _patch_search() -> None:
     original = responses.SageMakerResponse.search
@@ -430,6 +488,14 @@ def finish(arn: str, status: str = "Completed", ended_at: datetime | None = None
         job.training_end_time = _utc_naive(ended_at)
 
 
+def retain_warm_pool(arn: str, ended_at: datetime, retained_s: int, keep_alive_s: int = 3600) -> None:
+    """The training job completed at `ended_at` and kept its instances in a warm pool, billed `retained_s` so far."""
+    finish(arn, "Completed", ended_at)
+    job = _job_for(arn)
+    job.resource_config = {**(job.resource_config or {}), "KeepAlivePeriodInSeconds": keep_alive_s}
+    job.warm_pool_status = {"Status": "Available", "ResourceRetainedBillableTimeInSeconds": retained_s}
+
+
 def add_tuning_training_job(
     tuning_arn: str, name: str, started_at: datetime, ended_at: datetime | None = None, status: str | None = None
 ) -> str:
@@ -472,4 +538,5 @@ def apply() -> None:
     _patch_stops()
     _patch_tuning_children()
     _patch_search()
+    _patch_warm_pools()
     models.SageMakerModelBackend._reaper_jobs = True  # type: ignore[attr-defined]

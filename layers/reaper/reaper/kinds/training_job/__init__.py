@@ -27,6 +27,7 @@ DECLARATION = KindDeclaration(
     tag_service="sagemaker",
     read_permissions=(
         "sagemaker:Search",
+        "sagemaker:ListTrainingJobs",  # WarmPoolStatusEquals=Available
         "sagemaker:DescribeTrainingJob",
         "sagemaker:ListTags",
         "sagemaker:ListProcessingJobs",
@@ -57,6 +58,13 @@ DECLARATION = KindDeclaration(
             ),
             frozenset({"InProgress"}),
             f"{_P}.actions:stop",
+        ),
+        "end-warm-pool": Action(
+            "end-warm-pool",
+            "warm pool ended",
+            ("sagemaker:UpdateTrainingJob",),
+            frozenset({"Completed", "Failed", "Stopped"}),
+            f"{_P}.actions:end_warm_pool",
         ),
     },
     **standard_parts(_P),

@@ -105,7 +105,19 @@ def checkpoint_said(ctx: ActContext, facts: JobFacts, decision: Decision) -> str
     return "it has no checkpoint location (CheckpointConfig): a new job starts from scratch"
 
 
+def end_warm_pool(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """UpdateTrainingJob with KeepAlivePeriodInSeconds 0, when the pool is still Available just before."""
+    sm = ctx.clients("sagemaker")
+    pool = (sm.describe_training_job(TrainingJobName=resource.id).get("WarmPoolStatus") or {}).get("Status")
+    if pool != "Available":
+        raise ActionRefused("end-warm-pool", f"the warm pool is {pool or 'gone'} now (reused or ended on its own): nothing ended")
+    sm.update_training_job(TrainingJobName=resource.id, ResourceConfig={"KeepAlivePeriodInSeconds": 0})
+    return "warm pool ended (KeepAlivePeriodInSeconds=0): its instances are released; the job and its model are unchanged"
+
+
 def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action == "end-warm-pool":
+        return "nothing to undo: the next job with KeepAlivePeriodInSeconds set starts a new warm pool (a slower first start)"
     if action != "stop":
         return None
     facts = resource.facts_as(JobFacts)

@@ -15,6 +15,7 @@ runtime ceiling holds, and whether it progresses is read from the jobs it launch
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -22,14 +23,14 @@ from reaper.aws.clients import Clients
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster, tuning_cluster
-from reaper.kinds.training_job.model import KIND, RUNNING, Cluster, JobFacts, Span
+from reaper.kinds.training_job.model import KIND, RUNNING, Cluster, JobFacts, Span, WarmPool
 
 SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
 PAGE = 100
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-    return training_jobs(clients) + other_jobs(clients) + batch_jobs(clients)
+    return training_jobs(clients) + other_jobs(clients) + batch_jobs(clients) + warm_pools(clients)
 
 
 def training_jobs(clients: Clients) -> list[Resource]:
@@ -230,6 +231,32 @@ def _automl(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
         changed_at=d.get("LastModifiedTime"),
         facts=JobFacts(job_type="automl", started_at=created, spans=(Span(created, None, None),), cluster=c),
     )
+
+
+def warm_pools(clients: Clients) -> list[Resource]:
+    """Ended training jobs whose managed warm pool is Available (still billed), described one by one."""
+    sm = clients("sagemaker")
+    names: list[str] = []
+    for page in sm.get_paginator("list_training_jobs").paginate(WarmPoolStatusEquals="Available", PaginationConfig={"PageSize": PAGE}):
+        names += [s["TrainingJobName"] for s in page.get("TrainingJobSummaries", []) if s.get("TrainingJobStatus") != RUNNING]
+    described = [sm.describe_training_job(TrainingJobName=n) for n in names]
+    tags = tags_for(clients, [d["TrainingJobArn"] for d in described])
+    out: list[Resource] = []
+    for d in described:
+        pool: dict[str, Any] = d.get("WarmPoolStatus") or {}
+        if pool.get("Status") != "Available":
+            continue  # reused or terminated since the listing
+        r = _training(d, clients.region)
+        facts = r.facts_as(JobFacts)
+        warm = WarmPool(
+            "Available",
+            int(pool.get("ResourceRetainedBillableTimeInSeconds") or 0),
+            (d.get("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds"),
+            d.get("TrainingEndTime"),
+        )
+        spans = (Span(facts.started_at, d.get("TrainingEndTime"), r.hourly_usd),)
+        out.append(replace(r, tags=tags.get(r.arn, {}), facts=replace(facts, warm_pool=warm, spans=spans)))
+    return out
 
 
 def tags_for(clients: Clients, arns: Iterable[str]) -> dict[str, dict[str, str]]:

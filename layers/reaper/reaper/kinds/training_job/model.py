@@ -64,6 +64,17 @@ class JobFacts:
     objective: tuple[str, str] | None = None  # tuning: (objective metric name, "Minimize" | "Maximize")
     children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched
     automl_job_arn: str | None = None  # training, processing, transform: the AutoML job that launched it
+    warm_pool: WarmPool | None = None  # an ended training job whose instances are kept in a managed warm pool
+
+
+@dataclass(frozen=True)
+class WarmPool:
+    """A training job's managed warm pool (DescribeTrainingJob.WarmPoolStatus, ResourceConfig.KeepAlivePeriodInSeconds)."""
+
+    status: str  # Available | InUse | Reused | Terminated
+    retained_s: int  # ResourceRetainedBillableTimeInSeconds: wall-clock seconds billed, per instance
+    keep_alive_s: int | None
+    ended_at: datetime | None  # the job's TrainingEndTime: the pool has been kept since
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
 from reaper.kinds.training_job.spot import spot_advice
 from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note
+from reaper.kinds.training_job.warmpool import warm_pool_decision
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class Findings:
 
 def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
     facts = resource.facts_as(JobFacts)
+    if facts.warm_pool is not None and resource.state != RUNNING:
+        return warm_pool_decision(resource, facts, view, settings, now)
     if resource.state != RUNNING:
         return Decision(Verdict.KEEP, f"{WHAT[facts.job_type]} not running ({resource.state})")
     c = ceilings(facts, view, settings, now)

@@ -60,19 +60,28 @@ def stall_decision(
     if settings.stalled_job_action != "stop":
         return None
     reason = f"the {WHAT[facts.job_type]} is stalled: {progress.text()}"
-    grace = settings.grace_minutes
+    return warned_first(reason, "stop", "unless it logs or computes again", evidence, view, settings.grace_minutes, now)
+
+
+def warned_first(
+    reason: str, action: str, unless: str, evidence: dict[str, Any], view: TagView, grace: int, now: datetime, always: bool = False
+) -> Decision:
+    """The rule's own warning and grace: warn first (reaper:warned-at), act `grace` minutes after the
+    warning; a grace of 0 acts at once (the contract), unless `always`: then the action waits for a
+    later sweep than the warning's."""
     warned = view.warned_at
-    if warned is None and grace > 0:
+    if warned is None and (grace > 0 or always):
+        when = f"in {grace} min" if grace > 0 else "at the next sweep"
         return Decision(
             Verdict.WARN,
-            f"{reason}; will stop in {grace} min unless it logs or computes again",
-            action="stop",
+            f"{reason}; will {action} {when} {unless}",
+            action=action,
             evidence={**evidence, "grace_minutes": grace},
             newly_warned=True,
         )
-    if warned is not None and now < warned + timedelta(minutes=grace):
-        due = warned + timedelta(minutes=grace)
+    due = warned + timedelta(minutes=grace) if warned is not None else now
+    if warned is not None and now < due:
         return Decision(
-            Verdict.WARN, f"{reason}; warned at {iso(warned)}, will stop after {iso(due)}", action="stop", evidence=evidence, quiet=True
+            Verdict.WARN, f"{reason}; warned at {iso(warned)}, will {action} after {iso(due)}", action=action, evidence=evidence, quiet=True
         )
-    return Decision(Verdict.ACT, reason, action="stop", evidence=evidence)
+    return Decision(Verdict.ACT, reason, action=action, evidence=evidence)
