@@ -16,10 +16,12 @@ Sources, as AWS documents them (https://docs.aws.amazon.com/sagemaker/latest/dg/
   only for the jobs the metrics do not already show busy: one DescribeLogStreams with the prefix
   `JOB/`. Its `lastEventTimestamp` "updates on an eventual consistency basis. It typically updates
   in less than an hour from ingestion" (API_DescribeLogStreams), so a stale value is not believed:
-  when it is older than the window, one FilterLogEvents over those streams from the window's start
-  (limit 1) says whether anything new arrived. DescribeLogStreams ordered by LastEventTime would
-  serve a whole group in one listing, but "you cannot specify the logStreamNamePrefix parameter"
-  with it, and it orders by that same lagging value. At most 2 log calls per quiet job, 0 per busy one.
+  when it is older than the window, FilterLogEvents from the window's start over those streams, 100
+  stream names a call whatever job they belong to, says whether anything new arrived.
+  DescribeLogStreams ordered by LastEventTime would serve a whole group in one listing, but "you
+  cannot specify the logStreamNamePrefix parameter" with it, and it orders by that same lagging
+  value. So: 1 DescribeLogStreams per quiet job, 1 FilterLogEvents per 100 of their streams, 0 log
+  calls per busy job.
 - Tuning and AutoML jobs have no logs or metrics of their own: one is stalled when every training,
   processing or transform job it is running now is stalled (children found by TuningJobArn, or
   AutoMLJobArn); with no running child it is unknown.
@@ -76,9 +78,13 @@ def read_progress(clients: Clients, resources: Iterable[Resource], settings: Set
     judged = [r for r in resources if _judgeable(r, since)]
     seen = {r.arn: _Seen() for r in judged}
     _read_metrics(clients, judged, seen, since, now)
+    stale: dict[str, dict[str, str]] = {}  # log group -> {stream: job ARN} whose last event may lag
     for r in judged:
         if (seen[r.arn].busiest or 0.0) < BUSY_PERCENT:
-            _read_logs(clients, r, seen[r.arn], since)
+            for stream in _read_streams(clients, r, seen[r.arn], since):
+                stale.setdefault(SOURCES[r.facts_as(JobFacts).job_type], {})[stream] = r.arn
+    for group, streams in stale.items():
+        _search_since(clients("logs"), group, streams, int(since.timestamp() * 1000), seen)
     out = {r.arn: _judge(seen[r.arn], minutes) for r in judged}
     out.update(_parents(resources, out, since, minutes))
     return _held_by_parents(resources, out)
@@ -145,37 +151,51 @@ def _host_queries(cloudwatch: Any, by_name: dict[tuple[str, str], str]) -> list[
     return queries
 
 
-def _read_logs(clients: Clients, r: Resource, s: _Seen, since: datetime) -> None:
+def _read_streams(clients: Clients, r: Resource, s: _Seen, since: datetime) -> list[str]:
+    """The job's log streams (one DescribeLogStreams by prefix); those whose last event looks older than
+    the window are returned, to be searched, since lastEventTimestamp may lag by up to an hour."""
     group = SOURCES[r.facts_as(JobFacts).job_type]
-    logs = clients("logs")
-    since_ms = int(since.timestamp() * 1000)
     try:
-        page = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=f"{r.id}/", limit=50)
-        streams = [x for x in page.get("logStreams", []) if x.get("logStreamName", "").startswith(f"{r.id}/")]
-        s.streams = len(streams)
-        s.newest_ms = max((x.get("lastEventTimestamp") or 0 for x in streams), default=0) or None
-        if not streams or (s.newest_ms or 0) >= since_ms:
-            s.logged = bool(streams)
-            return
-        _search_since(logs, group, [x["logStreamName"] for x in streams][:MAX_STREAMS], since_ms, s)
+        page = clients("logs").describe_log_streams(logGroupName=group, logStreamNamePrefix=f"{r.id}/", limit=50)
     except AwsError as exc:
-        if is_not_found(exc):
-            return  # no log group yet in this region: no stream
-        s.error = f"logs unreadable ({short(exc)})"
+        if not is_not_found(exc):  # no log group yet in this region: no stream
+            s.error = f"logs unreadable ({short(exc)})"
+        return []
+    streams = [x for x in page.get("logStreams", []) if x.get("logStreamName", "").startswith(f"{r.id}/")]
+    s.streams = len(streams)
+    s.newest_ms = max((x.get("lastEventTimestamp") or 0 for x in streams), default=0) or None
+    if streams and (s.newest_ms or 0) >= int(since.timestamp() * 1000):
+        s.logged = True
+        return []
+    return [x["logStreamName"] for x in streams]
 
 
-def _search_since(logs: Any, group: str, names: list[str], since_ms: int, s: _Seen) -> None:
-    """Whether any of the streams got an event since the window's start (lastEventTimestamp may lag)."""
-    request = {"logGroupName": group, "logStreamNames": names, "startTime": since_ms, "limit": 1}
-    for pages, found in enumerate(filter_pages(logs, request), start=1):
-        events = found.get("events", [])
-        if events:
-            s.logged = True
-            s.newest_ms = max(s.newest_ms or 0, *(e.get("timestamp", 0) for e in events))
-            return
-        if pages >= MAX_FILTER_PAGES and found.get("nextToken"):
-            s.error = f"log search inconclusive after {pages} pages"
-            return
+def _search_since(logs: Any, group: str, streams: dict[str, str], since_ms: int, seen: dict[str, _Seen]) -> None:
+    """Which of these streams got an event since the window's start: one FilterLogEvents per 100 streams
+    (of any jobs), following its pages. A search cut short leaves its jobs not seen logging unknown."""
+    names = sorted(streams)
+    for i in range(0, len(names), MAX_STREAMS):
+        batch = names[i : i + MAX_STREAMS]
+        request = {"logGroupName": group, "logStreamNames": batch, "startTime": since_ms}
+        try:
+            for pages, found in enumerate(filter_pages(logs, request), start=1):
+                for e in found.get("events", []):
+                    s = seen[streams[e.get("logStreamName", "")]] if e.get("logStreamName") in streams else None
+                    if s is not None:
+                        s.logged = True
+                        s.newest_ms = max(s.newest_ms or 0, int(e.get("timestamp", 0)))
+                if pages >= MAX_FILTER_PAGES and found.get("nextToken"):
+                    _unsure(batch, streams, seen, f"log search inconclusive after {pages} pages")
+                    break
+        except AwsError as exc:
+            _unsure(batch, streams, seen, f"logs unreadable ({short(exc)})")
+
+
+def _unsure(batch: list[str], streams: dict[str, str], seen: dict[str, _Seen], why: str) -> None:
+    for name in batch:
+        s = seen[streams[name]]
+        if not s.logged:
+            s.error = why
 
 
 def _judge(s: _Seen, minutes: int) -> Progress:
