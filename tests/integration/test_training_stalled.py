@@ -200,3 +200,25 @@ def test_a_duplicate_delivery_of_the_sweep_stops_each_stalled_job_once(aws, sm, 
     assert sorted(first["acted"]) == STALLED and again["acted"] == []
     acts = [m["id"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "act" and m["executed"]]
     assert sorted(acts) == STALLED
+
+
+def test_ceilings_hold_for_transform_and_automl_jobs_and_a_cost_ceiling_without_a_price_is_said(
+    aws, sm, deployed_env, lambda_context, monkeypatch
+):
+    # Given enforce, a transform job and an AutoML job 3 h in past their 1 h ceilings, and a transform job
+    # whose cost ceiling cannot be judged (no batch transform list price)
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    now = datetime.now(UTC)
+    st.transform_job(sm, "x-long", now, hours_ago=3, tags={**DEV, "reaper:max-hours": "1"})
+    st.automl_job(sm, "aml-long", now, hours_ago=3, tags={**DEV, "reaper:max-hours": "1"})
+    st.transform_job(sm, "x-priced", now, hours_ago=1, tags={**DEV, "reaper:max-usd": "5"})
+    # When the sweep runs
+    result = _sweep(load_function("training_job"), now, "only")
+    # Then both are stopped at once (the kind's own grace of 0), and the unpriced ceiling is said, not guessed
+    assert sorted(result["acted"]) == ["aml-long", "x-long"] and result["errors"] == []
+    assert sm.describe_transform_job(TransformJobName="x-long")["TransformJobStatus"] == "Stopping"
+    assert sm.describe_auto_ml_job_v2(AutoMLJobName="aml-long")["AutoMLJobStatus"] == "Stopping"
+    messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
+    assert "past its 1 h runtime ceiling (tag reaper:max-hours)" in messages["x-long"]["reason"]
+    assert "stores no output in S3" in messages["x-long"]["detail"]
+    assert "cannot be judged: no list price for ml.m5.xlarge (batch transform)" in messages["x-priced"]["reason"]

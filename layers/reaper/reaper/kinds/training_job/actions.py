@@ -65,9 +65,10 @@ def _stop_call(sm: Any, facts: JobFacts, name: str) -> str | None:
         sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
         return "stopping the tuning job and its running training jobs; finished training jobs and their models are kept"
     if facts.job_type == "transform":
-        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTransformJob.html
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTransformJob.html: "When you stop a
+        # batch transform job before it is completed, Amazon SageMaker doesn't store the job's output in Amazon S3."
         sm.stop_transform_job(TransformJobName=name)
-        return "stopping; the output of the input files already transformed stays in S3"
+        return "stopping; a transform job stopped before it completes stores no output in S3: a new job transforms the inputs again"
     if facts.job_type == "automl":
         # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopAutoMLJob.html
         sm.stop_auto_ml_job(AutoMLJobName=name)
@@ -130,7 +131,7 @@ def undo_hint(resource: Resource, action: str | None) -> str | None:
     if facts.job_type == "processing":
         return "a stopped processing job cannot be resumed: run it again with the same inputs"
     if facts.job_type == "transform":
-        return "a stopped transform job cannot be resumed: run it again on the inputs not yet transformed"
+        return "a stopped transform job cannot be resumed and kept no output: run it again on the same inputs"
     if facts.job_type == "automl":
         return "a stopped AutoML job cannot be resumed: start a new one; the candidates it trained are listed by ListCandidatesForAutoMLJob"
     where = f" from the checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else ""
