@@ -72,6 +72,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "sagemaker:StopTrainingJob": _sm("training-job", "TrainingJobName"),
     "sagemaker:StopProcessingJob": _sm("processing-job", "ProcessingJobName"),
     "sagemaker:StopHyperParameterTuningJob": _sm("hyper-parameter-tuning-job", "HyperParameterTuningJobName"),
+    "sagemaker:UpdateTrainingJob": _sm("training-job", "TrainingJobName"),
+    "sagemaker:StopTransformJob": _sm("transform-job", "TransformJobName"),
+    "sagemaker:StopAutoMLJob": _sm("automl-job", "AutoMLJobName"),
     "sagemaker:DeleteEndpoint": _sm("endpoint", "EndpointName"),
     "sagemaker:UpdateEndpointWeightsAndCapacities": _sm("endpoint", "EndpointName"),
     "sagemaker:CreateEndpoint": _both(_sm("endpoint", "EndpointName"), _sm("endpoint-config", "EndpointConfigName")),
@@ -98,6 +101,8 @@ RESOURCE_OF: dict[str, ArnOf] = {
         f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
     ],
     "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
+    "s3:ListBucket": lambda region, account, p: [f"arn:aws:s3:::{p['Bucket']}"],
+    "logs:DescribeLogStreams": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
     "dynamodb:PutItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
     "dynamodb:Query": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],
     "dynamodb:DeleteItem": lambda region, account, p: [f"arn:aws:dynamodb:{region}:{account}:table/{p['TableName']}"],

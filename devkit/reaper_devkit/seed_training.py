@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.seed import ROLE, aligned, put_series
+
+ACCOUNT = ROLE.split(":")[4]
 
 NAMESPACE = "/aws/sagemaker/TrainingJobs"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -30,8 +32,11 @@ def training_job(
     tags: dict[str, str] | None = None,
     spot: bool = False,
     max_runtime_s: int = 86400,
+    checkpoints: bool | None = None,
 ) -> str:
-    """A training job InProgress that started `hours_ago` before `now`; returns its ARN."""
+    """A training job InProgress that started `hours_ago` before `now`; returns its ARN.
+
+    `checkpoints` (default: when spot) gives it CheckpointConfig.S3Uri s3://ml-artifacts/NAME/checkpoints."""
     kwargs: dict[str, Any] = {
         "TrainingJobName": name,
         "AlgorithmSpecification": {"TrainingImage": IMAGE, "TrainingInputMode": "File"},
@@ -43,6 +48,7 @@ def training_job(
     }
     if spot:
         kwargs["StoppingCondition"]["MaxWaitTimeInSeconds"] = max_runtime_s
+    if spot if checkpoints is None else checkpoints:
         kwargs["CheckpointConfig"] = {"S3Uri": f"s3://ml-artifacts/{name}/checkpoints"}
     if tags:
         kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
@@ -138,3 +144,95 @@ def log_lines(logs: Any, job: str, now: datetime, lines: Sequence[str], minutes_
     start = int((now - timedelta(minutes=minutes_ago)).timestamp() * 1000)
     events = [{"timestamp": start + i * 1000, "message": line} for i, line in enumerate(lines)]
     logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events)
+
+
+PROCESSING_GROUP = "/aws/sagemaker/ProcessingJobs"
+TRANSFORM_GROUP = "/aws/sagemaker/TransformJobs"
+
+
+def transform_job(
+    sagemaker: Any,
+    name: str,
+    now: datetime,
+    *,
+    hours_ago: float,
+    instance_type: str = "ml.m5.xlarge",
+    count: int = 1,
+    tags: dict[str, str] | None = None,
+) -> str:
+    """A batch transform job InProgress that started `hours_ago` before `now`; returns its ARN."""
+    kwargs: dict[str, Any] = {
+        "TransformJobName": name,
+        "ModelName": f"{name}-model",
+        "TransformInput": {"DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": f"s3://ml-data/{name}/in"}}},
+        "TransformOutput": {"S3OutputPath": f"s3://ml-data/{name}/out"},
+        "TransformResources": {"InstanceType": instance_type, "InstanceCount": count},
+    }
+    if tags:
+        kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    arn: str = sagemaker.create_transform_job(**kwargs)["TransformJobArn"]
+    sagemaker_jobs.backdate(arn, now - timedelta(hours=hours_ago))
+    return arn
+
+
+def automl_job(sagemaker: Any, name: str, now: datetime, *, hours_ago: float, tags: dict[str, str] | None = None) -> str:
+    """An AutoML (V2) job InProgress that started `hours_ago` before `now`; returns its ARN."""
+    kwargs: dict[str, Any] = {
+        "AutoMLJobName": name,
+        "AutoMLJobInputDataConfig": [
+            {"ChannelType": "training", "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": f"s3://ml-data/{name}/train"}}}
+        ],
+        "OutputDataConfig": {"S3OutputPath": f"s3://ml-data/{name}/out"},
+        "AutoMLProblemTypeConfig": {
+            "TabularJobConfig": {
+                "TargetAttributeName": "label",
+                "ProblemType": "BinaryClassification",
+                "CompletionCriteria": {"MaxAutoMLJobRuntimeInSeconds": 86400},
+            }
+        },
+        "RoleArn": ROLE,
+    }
+    if tags:
+        kwargs["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    arn: str = sagemaker.create_auto_ml_job_v2(**kwargs)["AutoMLJobArn"]
+    sagemaker_jobs.backdate(arn, now - timedelta(hours=hours_ago))
+    return arn
+
+
+def job_log(logs: Any, group: str, stream: str, now: datetime, minutes_ago: Sequence[float]) -> None:
+    """One log event at each of `minutes_ago` before `now` in `group`/`stream` (e.g. `JOB/algo-1-1764662400`)."""
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_group(logGroupName=group)
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_stream(logGroupName=group, logStreamName=stream)
+    events = [
+        {"timestamp": int((now - timedelta(minutes=m)).timestamp() * 1000), "message": f"step {i}"}
+        for i, m in enumerate(sorted(minutes_ago, reverse=True))
+    ]
+    logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
+
+
+def utilization(
+    cloudwatch: Any, namespace: str, host: str, now: datetime, percent: float, minutes: int = 120, metric: str = "CPUUtilization"
+) -> None:
+    """CPUUtilization (or GPUUtilization) of one host, every minute for the last `minutes`."""
+    points = [(now - timedelta(minutes=k + 1), percent) for k in range(minutes)]
+    put_series(cloudwatch, namespace, metric, {"Host": host}, points)
+
+
+def checkpoint_objects(s3: Any, uri: str, now: datetime, minutes_ago: Sequence[float]) -> None:
+    """Checkpoint files under `uri`, one written at each of `minutes_ago` before `now`.
+
+    S3 sets LastModified itself; the test kit moves it into the past in moto's backend (in-process
+    and server mode alike), as `sagemaker_jobs.backdate` does for jobs.
+    """
+    from moto.s3.models import s3_backends
+
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+        s3.create_bucket(Bucket=bucket)
+    keys = s3_backends[ACCOUNT]["global"].buckets[bucket].keys
+    for i, m in enumerate(minutes_ago):
+        key = f"{prefix.rstrip('/')}/step-{i:05d}.pt"
+        s3.put_object(Bucket=bucket, Key=key, Body=b"weights")
+        keys[key].last_modified = (now - timedelta(minutes=m)).astimezone(UTC).replace(tzinfo=None)

@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 
 from reaper_devkit import seed_training as st
 from reaper_devkit.local_aws import local_account, session
+from reaper_devkit.moto_ext import sagemaker_jobs
 
 RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": "InProgress"}]}
 
@@ -52,6 +53,32 @@ def check_jobs(sm: Any) -> None:
     sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName="t")
     assert sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="t")["HyperParameterTuningJobStatus"] == "Stopping"
     assert sm.describe_training_job(TrainingJobName="t-002")["TrainingJobStatus"] == "Stopping"
+    check_batch_jobs(sm, now)
+
+
+def check_batch_jobs(sm: Any, now: datetime) -> None:
+    # Transform and AutoML jobs run, list as running, stop through Stopping, and refuse a second stop
+    st.transform_job(sm, "x", now, hours_ago=2)
+    aml = st.automl_job(sm, "a", now, hours_ago=2)
+    assert [s["TransformJobName"] for s in sm.list_transform_jobs(StatusEquals="InProgress")["TransformJobSummaries"]] == ["x"]
+    assert [s["AutoMLJobName"] for s in sm.list_auto_ml_jobs(StatusEquals="InProgress")["AutoMLJobSummaries"]] == ["a"]
+    assert "TransformEndTime" not in sm.describe_transform_job(TransformJobName="x")
+    sm.stop_transform_job(TransformJobName="x")
+    sm.stop_auto_ml_job(AutoMLJobName="a")
+    assert sm.describe_transform_job(TransformJobName="x")["TransformJobStatus"] == "Stopping"
+    assert sm.describe_transform_job(TransformJobName="x")["TransformJobStatus"] == "Stopped"
+    assert sm.describe_auto_ml_job_v2(AutoMLJobName="a")["AutoMLJobStatus"] == "Stopping"
+    assert sm.describe_auto_ml_job_v2(AutoMLJobName="a")["AutoMLJobStatus"] == "Stopped"
+    for stop in (lambda: sm.stop_transform_job(TransformJobName="x"), lambda: sm.stop_auto_ml_job(AutoMLJobName="a")):
+        with pytest.raises(ClientError) as err:
+            stop()
+        assert err.value.response["Error"]["Code"] == "ValidationException"
+    # A candidate the AutoML job launched carries its AutoMLJobArn, in Search and DescribeTrainingJob
+    child = st.training_job(sm, "a-c1", now, hours_ago=1)
+    sagemaker_jobs.link_automl(child, aml)
+    assert sm.describe_training_job(TrainingJobName="a-c1")["AutoMLJobArn"] == aml
+    found = sm.search(Resource="TrainingJob", SearchExpression=RUNNING, MaxResults=100)["Results"]
+    assert {r["TrainingJob"]["TrainingJobName"]: r["TrainingJob"].get("AutoMLJobArn") for r in found}["a-c1"] == aml
 
 
 def test_in_process(sm):

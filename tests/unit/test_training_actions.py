@@ -59,8 +59,15 @@ class FakeClients:
         self.sm = sm
 
     def __call__(self, service: str) -> Any:
-        assert service == "sagemaker", service
-        return self.sm
+        assert service in ("sagemaker", "s3"), service
+        return self.sm if service == "sagemaker" else EmptyBucket()
+
+
+class EmptyBucket:
+    """S3 with nothing under any prefix: the listing a stop makes when the sweep read no checkpoint age."""
+
+    def list_objects_v2(self, **kwargs: Any) -> dict[str, Any]:
+        return {"KeyCount": 0, "IsTruncated": False}
 
 
 def job(job_type: JobType = "training", checkpoint: str | None = None) -> Resource:
@@ -119,8 +126,16 @@ def test_other_stop_errors_pass_through_without_a_second_read(code: str):
 
 def test_a_stopped_training_job_says_where_its_checkpoints_are():
     detail = stop(ctx(FakeSageMaker()), job(checkpoint="s3://ckpt/j"), DECISION)
-    assert detail == "stopping: the training script got SIGTERM and has 120 s to save; checkpoints in s3://ckpt/j are kept"
-    assert "the model artifacts it writes on SIGTERM" in (stop(ctx(FakeSageMaker()), job(), DECISION) or "")
+    assert detail == (
+        "stopping: the training script got SIGTERM and has 120 s to save; checkpoints in s3://ckpt/j are kept; "
+        "it has saved no checkpoint yet under s3://ckpt/j"
+    )
+    bare = stop(ctx(FakeSageMaker()), job(), DECISION) or ""
+    assert "the model artifacts it writes on SIGTERM" in bare and "no checkpoint location (CheckpointConfig)" in bare
+    # the stop message says how old the newest checkpoint was when the sweep read it
+    read = DECISION.with_(evidence={"checkpoint": {"text": "its newest checkpoint is 2 h 00 m old (3 object(s) under s3://ckpt/j)"}})
+    aged = stop(ctx(FakeSageMaker()), job(checkpoint="s3://ckpt/j"), read) or ""
+    assert aged.endswith("when read, its newest checkpoint is 2 h 00 m old (3 object(s) under s3://ckpt/j)")
 
 
 @pytest.mark.parametrize("job_type", ["training", "processing", "tuning"])

@@ -19,6 +19,25 @@ What changes (all in moto's backend and response classes, so in-process and serv
   not found.` as AWS does (moto says "Could not find training job ..."), although the API reference
   lists ResourceNotFound: https://github.com/aws/aws-sdk/issues/165, https://github.com/boto/boto3/issues/2808
   (API: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingJob.html).
+- Transform jobs and AutoML jobs start `InProgress` too (moto: transform `Completed` at once; AutoML
+  with an EndTime while running). StopTransformJob exists and StopAutoMLJob no longer ends the job at
+  once: both move it to `Stopping`, then `Stopped`, and refuse a job that is not `InProgress` with
+  ValidationException like the other stop calls
+  (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTransformJob.html, "When Amazon
+  SageMaker receives a StopTransformJob request, the status of the job changes to Stopping. After
+  Amazon SageMaker stops the job, the status is set to Stopped";
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopAutoMLJob.html). `link_automl()`
+  marks a training job as launched by an AutoML job: Search and DescribeTrainingJob then carry its
+  `AutoMLJobArn`, as AWS's do (moto cannot launch candidates).
+- Managed warm pools: a job's `WarmPoolStatus` (seeded with `retain_warm_pool()`: moto keeps no
+  instances) is in DescribeTrainingJob, and ListTrainingJobs filters on `WarmPoolStatusEquals` and
+  reports it in each summary. UpdateTrainingJob exists for `ResourceConfig.KeepAlivePeriodInSeconds`:
+  0 terminates the warm pool ("To manually terminate a warm pool, set the KeepAlivePeriodInSeconds
+  value to 0", https://docs.aws.amazon.com/sagemaker/latest/dg/train-warm-pools-how-to-use.html), and
+  a job whose warm pool is not `Available` is refused with ValidationException ("When the training
+  job is complete and the warm pool status is Available, then you can update the
+  KeepAlivePeriodInSeconds value", same page; valid range 0-3600,
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceConfigForUpdate.html).
 - Search over TrainingJob returns the real shape (`TrainingJobArn`, no nulls, InputDataConfig as
   created) and pages with MaxResults (default 10, at most 100) and NextToken, sorted by SortBy
   (default LastModifiedTime) in SortOrder (default Descending), as AWS does; moto ignores both
@@ -49,7 +68,10 @@ _STATUS_ATTR = {
     models.FakeTrainingJob: "training_job_status",
     models.FakeProcessingJob: "processing_job_status",
     models.HyperParameterTuningJob: "hyper_parameter_tuning_job_status",
+    models.FakeTransformJob: "transform_job_status",
+    models.AutoMLJob: "auto_ml_job_status",
 }
+_ENDED = ("Stopped", "Completed", "Failed")
 
 
 def _status(job: Any) -> str:
@@ -65,9 +87,14 @@ def _set_status(job: Any, status: str) -> None:
         if status in ("Stopped", "Completed", "Failed"):
             job.training_end_time = now
     elif isinstance(job, models.FakeProcessingJob):
-        if status in ("Stopped", "Completed", "Failed"):
+        if status in _ENDED:
             job.processing_end_time = now
-    elif status in ("Stopped", "Completed", "Failed"):
+    elif isinstance(job, models.FakeTransformJob):
+        job.transform_end_time = now if status in _ENDED else None
+    elif isinstance(job, models.AutoMLJob):
+        job.end_time = now if status in _ENDED else None
+        job.auto_ml_job_secondary_status = status if status != RUNNING else "Training"
+    elif status in _ENDED:
         job.hyper_parameter_tuning_end_time = now
 
 
@@ -121,6 +148,21 @@ def _patch_creation() -> None:
         self.training_job_status_counters = {"Completed": 0, "InProgress": 0, "RetryableError": 0, "NonRetryableError": 0, "Stopped": 0}
         self.objective_status_counters = {"Succeeded": 0, "Pending": 0, "Failed": 0}
 
+    transform_init = models.FakeTransformJob.__init__
+
+    def transform(self: Any, *args: Any, **kwargs: Any) -> None:
+        transform_init(self, *args, **kwargs)
+        _set_status(self, RUNNING)
+        self.tags = self.tags or []
+
+    automl_init = models.AutoMLJob.__init__
+
+    def automl(self: Any, *args: Any, **kwargs: Any) -> None:
+        automl_init(self, *args, **kwargs)
+        _set_status(self, RUNNING)
+
+    models.FakeTransformJob.__init__ = transform  # type: ignore[method-assign]
+    models.AutoMLJob.__init__ = automl  # type: ignore[method-assign]
     models.FakeTrainingJob.__init__ = training  # type: ignore[method-assign]
     models.FakeProcessingJob.__init__ = processing  # type: ignore[method-assign]
     models.HyperParameterTuningJob.__init__ = tuning  # type: ignore[method-assign]
@@ -148,7 +190,11 @@ def _patch_reads() -> None:
         if training_job_name not in self.training_jobs:
             raise ValidationError(message="Requested resource not found.")
         _read(self.training_jobs[training_job_name])
-        return describe_training(self, training_job_name)
+        out = describe_training(self, training_job_name)
+        if "AutoMlJobArn" in out:
+            out = {**out, "AutoMLJobArn": out["AutoMlJobArn"]}
+            del out["AutoMlJobArn"]
+        return out
 
     def describe_processing_job(self: Any, processing_job_name: str) -> dict[str, Any]:
         if processing_job_name in self.processing_jobs:
@@ -171,6 +217,37 @@ def _patch_reads() -> None:
             _read(job)
         return list_training(self, *args, **kwargs)
 
+    describe_transform = backend.describe_transform_job
+    list_transform = backend.list_transform_jobs
+    describe_automl = backend.describe_auto_ml_job_v2
+    list_automl = backend.list_auto_ml_jobs
+
+    def describe_transform_job(self: Any, transform_job_name: str) -> dict[str, Any]:
+        if transform_job_name in self.transform_jobs:
+            _read(self.transform_jobs[transform_job_name])
+        return describe_transform(self, transform_job_name)
+
+    def list_transform_jobs(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        for job in list(self.transform_jobs.values()):
+            _read(job)
+        out = list_transform(self, *args, **kwargs)
+        out["TransformJobSummaries"] = [{k: v for k, v in x.items() if v is not None} for x in out["TransformJobSummaries"]]
+        return out
+
+    def describe_auto_ml_job_v2(self: Any, auto_ml_job_name: str) -> dict[str, Any]:
+        if auto_ml_job_name in self.auto_ml_jobs:
+            _read(self.auto_ml_jobs[auto_ml_job_name])
+        return {k: v for k, v in describe_automl(self, auto_ml_job_name).items() if v is not None}
+
+    def list_auto_ml_jobs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        for job in list(self.auto_ml_jobs.values()):
+            _read(job)
+        return list_automl(self, *args, **kwargs)
+
+    backend.describe_transform_job = describe_transform_job  # type: ignore[method-assign]
+    backend.list_transform_jobs = list_transform_jobs  # type: ignore[method-assign]
+    backend.describe_auto_ml_job_v2 = describe_auto_ml_job_v2  # type: ignore[method-assign]
+    backend.list_auto_ml_jobs = list_auto_ml_jobs  # type: ignore[method-assign]
     backend.describe_training_job = describe_training_job  # type: ignore[method-assign]
     backend.describe_processing_job = describe_processing_job  # type: ignore[method-assign]
     backend.describe_hyper_parameter_tuning_job = describe_hyper_parameter_tuning_job  # type: ignore[method-assign]
@@ -212,6 +289,20 @@ def _patch_stops() -> None:
             if getattr(child, "tuning_job_arn", None) == job.arn and child.training_job_status == RUNNING:
                 _stop(child, "training job")
 
+    def stop_transform_job(self: Any, transform_job_name: str) -> None:
+        job = self.transform_jobs.get(transform_job_name)
+        if job is None:
+            raise ValidationError(message=f"Could not find transform job '{transform_job_name}'.")
+        _stop(job, "transform job")
+
+    def stop_auto_ml_job(self: Any, auto_ml_job_name: str) -> None:
+        job = self.auto_ml_jobs.get(auto_ml_job_name)
+        if job is None:
+            raise ResourceNotFound(f"Could not find AutoML job with name {auto_ml_job_name}.")
+        _stop(job, "AutoML job")
+
+    backend.stop_transform_job = stop_transform_job  # type: ignore[attr-defined]
+    backend.stop_auto_ml_job = stop_auto_ml_job  # type: ignore[method-assign]
     backend.stop_training_job = stop_training_job  # type: ignore[attr-defined]
     backend.stop_processing_job = stop_processing_job  # type: ignore[method-assign]
     backend.stop_hyper_parameter_tuning_job = stop_hyper_parameter_tuning_job  # type: ignore[attr-defined]
@@ -224,6 +315,11 @@ def _patch_stops() -> None:
         self.sagemaker_backend.stop_hyper_parameter_tuning_job(self._get_param("HyperParameterTuningJobName"))
         return EmptyResult()
 
+    def r_stop_transform_job(self: Any) -> EmptyResult:
+        self.sagemaker_backend.stop_transform_job(self._get_param("TransformJobName"))
+        return EmptyResult()
+
+    responses.SageMakerResponse.stop_transform_job = r_stop_transform_job  # type: ignore[attr-defined]
     responses.SageMakerResponse.stop_training_job = r_stop_training_job  # type: ignore[attr-defined]
     responses.SageMakerResponse.stop_hyper_parameter_tuning_job = r_stop_tuning_job  # type: ignore[attr-defined]
 
@@ -271,6 +367,55 @@ def _page(items: list[dict[str, Any]], max_results: Any, token: Any, key: str) -
     return out
 
 
+# -- managed warm pools -------------------------------------------------------------------------
+def _patch_warm_pools() -> None:
+    original_list = responses.SageMakerResponse.list_training_jobs
+
+    def list_training_jobs(self: Any) -> ActionResult:
+        wanted = self._get_param("WarmPoolStatusEquals")
+        if wanted is None:
+            return original_list(self)  # type: ignore[no-any-return]
+        jobs = [_read(j) for j in self.sagemaker_backend.training_jobs.values()]
+        summaries = [
+            {
+                k: v
+                for k, v in {
+                    "TrainingJobName": j.training_job_name,
+                    "TrainingJobArn": j.arn,
+                    "CreationTime": j.creation_time,
+                    "TrainingEndTime": j.training_end_time,
+                    "LastModifiedTime": j.last_modified_time,
+                    "TrainingJobStatus": j.training_job_status,
+                    "WarmPoolStatus": getattr(j, "warm_pool_status", None),
+                }.items()
+                if v is not None
+            }
+            for j in jobs
+            if (getattr(j, "warm_pool_status", None) or {}).get("Status") == wanted
+        ]
+        return ActionResult(_page(summaries, self._get_param("MaxResults"), self._get_param("NextToken"), "TrainingJobSummaries"))
+
+    def update_training_job(self: Any) -> ActionResult:
+        name = self._get_param("TrainingJobName")
+        job = self.sagemaker_backend.training_jobs.get(name)
+        if job is None:
+            raise ValidationError(message="Requested resource not found.")
+        keep_alive = (self._get_param("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds")
+        if keep_alive is not None:
+            pool = getattr(job, "warm_pool_status", None) or {}
+            if pool.get("Status") != "Available":
+                raise ValidationError(message=f"Warm pool of training job {name} is not Available (status {pool.get('Status') or 'none'}).")
+            if not 0 <= int(keep_alive) <= 3600:
+                raise ValidationError(message="KeepAlivePeriodInSeconds must be between 0 and 3600.")
+            job.resource_config = {**(job.resource_config or {}), "KeepAlivePeriodInSeconds": int(keep_alive)}
+            if int(keep_alive) == 0:
+                job.warm_pool_status = {**pool, "Status": "Terminated"}
+        return ActionResult({"TrainingJobArn": job.arn})
+
+    responses.SageMakerResponse.list_training_jobs = list_training_jobs  # type: ignore[method-assign]
+    responses.SageMakerResponse.update_training_job = update_training_job  # type: ignore[attr-defined]
+
+
 # -- Search over TrainingJob: real shape, real pages ---------------------------------------------
 def _patch_search() -> None:
     original = responses.SageMakerResponse.search
@@ -286,6 +431,8 @@ def _patch_search() -> None:
         for result in found["Results"]:
             job = {k: v for k, v in result["TrainingJob"].items() if v is not None}
             job["TrainingJobArn"] = job.pop("Arn")
+            if "AutoMlJobArn" in job:
+                job["AutoMLJobArn"] = job.pop("AutoMlJobArn")
             shaped.append({"TrainingJob": job})
         sort_by = self._get_param("SortBy") or "LastModifiedTime"
         descending = (self._get_param("SortOrder") or "Descending") == "Descending"
@@ -317,6 +464,8 @@ def _job_for(arn: str) -> Any:
         "training-job": backend.training_jobs,
         "processing-job": backend.processing_jobs,
         "hyper-parameter-tuning-job": backend.hyper_parameter_tuning_jobs,
+        "transform-job": backend.transform_jobs,
+        "automl-job": backend.auto_ml_jobs,
     }[kind]
     return table[name]
 
@@ -336,7 +485,7 @@ def set_best_training_job(tuning_arn: str, name: str) -> None:
 
 
 def backdate(arn: str, started_at: datetime) -> None:
-    """Make a job (any of the three) look as if it started at `started_at`."""
+    """Make a job (any of the five) look as if it started at `started_at`."""
     job = _job_for(arn)
     when = _utc_naive(started_at)
     job.creation_time = when
@@ -344,6 +493,13 @@ def backdate(arn: str, started_at: datetime) -> None:
         job.training_start_time = when
     elif isinstance(job, models.FakeProcessingJob):
         job.processing_start_time = when
+    elif isinstance(job, models.FakeTransformJob):
+        job.transform_start_time = when
+
+
+def link_automl(child_arn: str, automl_arn: str) -> None:
+    """Mark a training job as a candidate the AutoML job launched (its AutoMLJobArn)."""
+    _job_for(child_arn).auto_ml_job_arn = automl_arn
 
 
 def finish(arn: str, status: str = "Completed", ended_at: datetime | None = None) -> None:
@@ -352,6 +508,14 @@ def finish(arn: str, status: str = "Completed", ended_at: datetime | None = None
     _set_status(job, status)
     if ended_at is not None and isinstance(job, models.FakeTrainingJob):
         job.training_end_time = _utc_naive(ended_at)
+
+
+def retain_warm_pool(arn: str, ended_at: datetime, retained_s: int, keep_alive_s: int = 3600) -> None:
+    """The training job completed at `ended_at` and kept its instances in a warm pool, billed `retained_s` so far."""
+    finish(arn, "Completed", ended_at)
+    job = _job_for(arn)
+    job.resource_config = {**(job.resource_config or {}), "KeepAlivePeriodInSeconds": keep_alive_s}
+    job.warm_pool_status = {"Status": "Available", "ResourceRetainedBillableTimeInSeconds": retained_s}
 
 
 def add_tuning_training_job(
@@ -396,4 +560,5 @@ def apply() -> None:
     _patch_stops()
     _patch_tuning_children()
     _patch_search()
+    _patch_warm_pools()
     models.SageMakerModelBackend._reaper_jobs = True  # type: ignore[attr-defined]

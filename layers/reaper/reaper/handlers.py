@@ -71,6 +71,8 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
     if handler is not None:
         result = handler(rt, ev, now)
         logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
+        if result.get("sweep_now"):  # the event found something to act on now: a sweep, through the same gate
+            result["sweep"] = sweep_in_parts(rt, kind_name, now, ev.id, context)
         return result
     raise BadEventError(f"{kind_name} function does not handle {ev.detail_type!r} events from {ev.source!r}")
 

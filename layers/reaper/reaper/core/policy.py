@@ -32,6 +32,7 @@ USER_KEYS = (
     "kill-after",
     "budget-usd",
     "early-stop",
+    "checkpoint-minutes",
 )
 REAPER_KEYS = (
     "warned-at",
@@ -70,6 +71,7 @@ class TagView:
     kill_after: datetime | None = None
     budget_usd: float | None = None
     early_stop: str | None = None
+    checkpoint_minutes: int | None = None  # a job's newest checkpoint may be this old before its owner is told
     warned_at: datetime | None = None
     stage: str | None = None
     owner: str | None = None
@@ -87,6 +89,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
     watch = r.watch_metric()  # the order problems are listed in: as before
     early_stop = r.early_stop()
     idle = r.number("idle-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
+    checkpoint = r.number("checkpoint-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
     view = TagView(
         exempt=r.flag("exempt"),
         snooze_until=r.instant("snooze-until"),
@@ -98,6 +101,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         kill_after=r.instant("kill-after"),
         budget_usd=r.number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
         early_stop=early_stop,
+        checkpoint_minutes=None if checkpoint is None else int(checkpoint),
         warned_at=r.instant("warned-at"),
         stage=(r.raw(STAGE, with_prefix=False) or None),
         owner=(r.raw(OWNER, with_prefix=False) or None),

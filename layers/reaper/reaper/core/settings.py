@@ -125,6 +125,14 @@ class Settings(BaseModel):
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
     training_default_ceilings_act: bool = False
+    # stalled jobs (issue 26): no new log event and no CPU or GPU use for this long; stopped (after a
+    # warning and the grace) only when the admin opts in, like the default ceilings
+    stalled_minutes: int = Field(default=60, ge=15, le=10_080)
+    stalled_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
+    # a managed spot training job without CheckpointConfig: told to its owner, or stopped (admin opt-in)
+    spot_without_checkpoints: str = Field(default="notify", pattern="^(notify|stop)$")
+    # managed warm pools kept longer than this (billed wall-clock minutes) are ended, after a warning
+    warm_pool_max_minutes: int = Field(default=30, ge=1, le=60)
     # endpoints (issue 3): off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
@@ -328,6 +336,10 @@ ENV_VARS: dict[str, str] = {
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
     "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
+    "REAPER_STALLED_MINUTES": "stalled_minutes",
+    "REAPER_STALLED_JOB_ACTION": "stalled_job_action",
+    "REAPER_SPOT_WITHOUT_CHECKPOINTS": "spot_without_checkpoints",
+    "REAPER_WARM_POOL_MAX_MINUTES": "warm_pool_max_minutes",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
     "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",

@@ -121,6 +121,8 @@ OPERATION_ACTION = {
     "budgets:DescribeBudget": "budgets:ViewBudget",
     "budgets:CreateBudget": "budgets:ModifyBudget",
     "budgets:UpdateBudget": "budgets:ModifyBudget",
+    # https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html: "you must have READ access to the bucket" (s3:ListBucket)
+    "s3:ListObjectsV2": "s3:ListBucket",
 }
 
 

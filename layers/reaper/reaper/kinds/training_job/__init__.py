@@ -1,8 +1,9 @@
 """Training-job guard: running SageMaker jobs past their ceilings, or diverged, are stopped.
 
-Covers training jobs (ceilings, divergence, GPU advice), processing jobs and hyperparameter
-tuning jobs (ceilings: runtime, and cost from list prices; a tuning job's cost is the sum of
-its training jobs). Stopping a training job gives its script SIGTERM and two minutes to save a
+Covers training jobs (ceilings, divergence, GPU advice), processing jobs, hyperparameter
+tuning jobs, batch transform jobs and AutoML jobs (ceilings: runtime, and cost from list prices
+where there is one; a tuning job's cost is the sum of its training jobs), and stalled jobs of
+every kind (`progress` reads, `stalled` judges: no new log event and no CPU or GPU use). Stopping a training job gives its script SIGTERM and two minutes to save a
 checkpoint. The rules are in `rules` (pure), with `cost`, `divergence` and `gpu`; discovery and
 evidence in `discover` and `signals`; state-change events in `events`.
 
@@ -15,11 +16,18 @@ _P = "reaper.kinds.training_job"
 
 DECLARATION = KindDeclaration(
     name="training-job",
-    doc="SageMaker training, processing and tuning jobs: stopped past their ceilings or when diverged",
-    tag_resource_types=("sagemaker:training-job", "sagemaker:processing-job", "sagemaker:hyper-parameter-tuning-job"),
+    doc="SageMaker training, processing, tuning, transform and AutoML jobs: stopped past their ceilings, diverged or stalled",
+    tag_resource_types=(
+        "sagemaker:training-job",
+        "sagemaker:processing-job",
+        "sagemaker:hyper-parameter-tuning-job",
+        "sagemaker:transform-job",
+        "sagemaker:automl-job",
+    ),
     tag_service="sagemaker",
     read_permissions=(
         "sagemaker:Search",
+        "sagemaker:ListTrainingJobs",  # WarmPoolStatusEquals=Available
         "sagemaker:DescribeTrainingJob",
         "sagemaker:ListTags",
         "sagemaker:ListProcessingJobs",
@@ -27,17 +35,36 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListHyperParameterTuningJobs",
         "sagemaker:DescribeHyperParameterTuningJob",
         "sagemaker:ListTrainingJobsForHyperParameterTuningJob",
+        "sagemaker:ListTransformJobs",
+        "sagemaker:DescribeTransformJob",
+        "sagemaker:ListAutoMLJobs",
+        "sagemaker:DescribeAutoMLJobV2",
         "cloudwatch:ListMetrics",
         "cloudwatch:GetMetricData",
         "logs:FilterLogEvents",
+        "logs:DescribeLogStreams",
+        "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
     ),
     actions={
         "stop": Action(
             "stop",
             "stopped",
-            ("sagemaker:StopTrainingJob", "sagemaker:StopProcessingJob", "sagemaker:StopHyperParameterTuningJob"),
+            (
+                "sagemaker:StopTrainingJob",
+                "sagemaker:StopProcessingJob",
+                "sagemaker:StopHyperParameterTuningJob",
+                "sagemaker:StopTransformJob",
+                "sagemaker:StopAutoMLJob",
+            ),
             frozenset({"InProgress"}),
             f"{_P}.actions:stop",
+        ),
+        "end-warm-pool": Action(
+            "end-warm-pool",
+            "warm pool ended",
+            ("sagemaker:UpdateTrainingJob",),
+            frozenset({"Completed", "Failed", "Stopped"}),
+            f"{_P}.actions:end_warm_pool",
         ),
     },
     **standard_parts(_P),

@@ -17,23 +17,37 @@ from reaper.aws.faults import error_code, is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext
+from reaper.kinds.training_job.checkpoints import newest
 from reaper.kinds.training_job.model import RUNNING, JobFacts
 
-STATUS_FIELD = {"training": "TrainingJobStatus", "processing": "ProcessingJobStatus", "tuning": "HyperParameterTuningJobStatus"}
+STATUS_FIELD = {
+    "training": "TrainingJobStatus",
+    "processing": "ProcessingJobStatus",
+    "tuning": "HyperParameterTuningJobStatus",
+    "transform": "TransformJobStatus",
+    "automl": "AutoMLJobStatus",
+}
+
+
+def _describe(sm: Any, job_type: str, name: str) -> dict[str, Any]:
+    if job_type == "processing":
+        out: dict[str, Any] = sm.describe_processing_job(ProcessingJobName=name)
+    elif job_type == "tuning":
+        out = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+    elif job_type == "transform":
+        out = sm.describe_transform_job(TransformJobName=name)
+    elif job_type == "automl":
+        out = sm.describe_auto_ml_job_v2(AutoMLJobName=name)
+    else:
+        out = sm.describe_training_job(TrainingJobName=name)
+    return out
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:
     """The job's status now, read with its own describe call (None when it is gone)."""
-    sm = clients("sagemaker")
     job_type = resource.facts_as(JobFacts).job_type
-    desc: dict[str, Any]
     try:
-        if job_type == "processing":
-            desc = sm.describe_processing_job(ProcessingJobName=resource.id)
-        elif job_type == "tuning":
-            desc = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
-        else:
-            desc = sm.describe_training_job(TrainingJobName=resource.id)
+        desc = _describe(clients("sagemaker"), job_type, resource.id)
     except ClientError as exc:
         if is_not_found(exc):
             return None
@@ -42,17 +56,32 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     return state
 
 
+def _stop_call(sm: Any, facts: JobFacts, name: str) -> str | None:
+    """Stop the job with its own call; what is kept, for the kinds other than training."""
+    if facts.job_type == "processing":
+        sm.stop_processing_job(ProcessingJobName=name)
+        return "stopping; processing outputs written so far stay in S3"
+    if facts.job_type == "tuning":
+        sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+        return "stopping the tuning job and its running training jobs; finished training jobs and their models are kept"
+    if facts.job_type == "transform":
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTransformJob.html: "When you stop a
+        # batch transform job before it is completed, Amazon SageMaker doesn't store the job's output in Amazon S3."
+        sm.stop_transform_job(TransformJobName=name)
+        return "stopping; a transform job stopped before it completes stores no output in S3: a new job transforms the inputs again"
+    if facts.job_type == "automl":
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopAutoMLJob.html
+        sm.stop_auto_ml_job(AutoMLJobName=name)
+        return "stopping the AutoML job and the jobs it launched; candidates already trained are kept"
+    sm.stop_training_job(TrainingJobName=name)
+    return None
+
+
 def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     sm = ctx.clients("sagemaker")
     facts = resource.facts_as(JobFacts)
     try:
-        if facts.job_type == "processing":
-            sm.stop_processing_job(ProcessingJobName=resource.id)
-            return "stopping; processing outputs written so far stay in S3"
-        if facts.job_type == "tuning":
-            sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=resource.id)
-            return "stopping the tuning job and its running training jobs; finished training jobs and their models are kept"
-        sm.stop_training_job(TrainingJobName=resource.id)
+        detail = _stop_call(sm, facts, resource.id)
     except ClientError as exc:
         # The job may have ended between the state check and the stop: SageMaker then answers
         # ValidationException. Say so, rather than pass on its generic message.
@@ -61,11 +90,35 @@ def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
             if state not in (None, RUNNING):
                 raise ActionRefused("stop", f"the job ended on its own ({state}) just before the stop: nothing stopped") from exc
         raise
+    if detail is not None:
+        return detail
     kept = f"checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else "the model artifacts it writes on SIGTERM"
-    return f"stopping: the training script got SIGTERM and has 120 s to save; {kept} are kept"
+    return f"stopping: the training script got SIGTERM and has 120 s to save; {kept} are kept; {checkpoint_said(ctx, facts, decision)}"
+
+
+def checkpoint_said(ctx: ActContext, facts: JobFacts, decision: Decision) -> str:
+    """What a stop loses, for the owner: how old the newest checkpoint is (the sweep's reading, else one listing now)."""
+    read = decision.evidence.get("checkpoint")
+    if isinstance(read, dict) and read.get("text"):
+        return f"when read, {read['text']}"
+    if facts.checkpoint_s3:
+        return newest(ctx.clients, facts.checkpoint_s3).age_text(ctx.now)
+    return "it has no checkpoint location (CheckpointConfig): a new job starts from scratch"
+
+
+def end_warm_pool(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """UpdateTrainingJob with KeepAlivePeriodInSeconds 0, when the pool is still Available just before."""
+    sm = ctx.clients("sagemaker")
+    pool = (sm.describe_training_job(TrainingJobName=resource.id).get("WarmPoolStatus") or {}).get("Status")
+    if pool != "Available":
+        raise ActionRefused("end-warm-pool", f"the warm pool is {pool or 'gone'} now (reused or ended on its own): nothing ended")
+    sm.update_training_job(TrainingJobName=resource.id, ResourceConfig={"KeepAlivePeriodInSeconds": 0})
+    return "warm pool ended (KeepAlivePeriodInSeconds=0): its instances are released; the job and its model are unchanged"
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
+    if action == "end-warm-pool":
+        return "nothing to undo: the next job with KeepAlivePeriodInSeconds set starts a new warm pool (a slower first start)"
     if action != "stop":
         return None
     facts = resource.facts_as(JobFacts)
@@ -77,6 +130,10 @@ def undo_hint(resource: Resource, action: str | None) -> str | None:
         )
     if facts.job_type == "processing":
         return "a stopped processing job cannot be resumed: run it again with the same inputs"
+    if facts.job_type == "transform":
+        return "a stopped transform job cannot be resumed and kept no output: run it again on the same inputs"
+    if facts.job_type == "automl":
+        return "a stopped AutoML job cannot be resumed: start a new one; the candidates it trained are listed by ListCandidatesForAutoMLJob"
     where = f" from the checkpoints in {facts.checkpoint_s3}" if facts.checkpoint_s3 else ""
     return (
         f"a stopped training job cannot be resumed: start a new job{where} "

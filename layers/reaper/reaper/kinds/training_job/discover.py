@@ -4,14 +4,18 @@ Training jobs: SageMaker Search (100 a page) returns each running job whole — 
 count, start time, spot flag and tags — so there is no describe or tag call per job. (Listing
 tags for every training job the account ever ran, as the tagging API would, grows without end.)
 
-Processing and tuning jobs have no batch read: their list calls give no instance type, so each
-running one is described (running ones are few). Their tags come from the tagging API by ARN,
-100 a call. A tuning job's cost is the sum of its training jobs, listed 100 a page.
+Processing, tuning, transform and AutoML jobs have no batch read: their list calls give no instance
+type, so each running one is described (running ones are few). Their tags come from the tagging API
+by ARN, 100 a call. A tuning job's cost is the sum of its training jobs, listed 100 a page. An AutoML
+job (ListAutoMLJobs, DescribeAutoMLJobV2) chooses its own instances: its cost is not estimated, its
+runtime ceiling holds, and whether it progresses is read from the jobs it launched (their
+`AutoMLJobArn`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -20,14 +24,14 @@ from reaper.aws.tagging import ArnIndex
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster, tuning_cluster
-from reaper.kinds.training_job.model import KIND, RUNNING, JobFacts, Span
+from reaper.kinds.training_job.model import KIND, RUNNING, Cluster, JobFacts, Span, WarmPool
 
 SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
 PAGE = 100
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-    return training_jobs(clients) + other_jobs(clients)
+    return training_jobs(clients) + other_jobs(clients) + batch_jobs(clients) + warm_pools(clients)
 
 
 def training_jobs(clients: Clients) -> list[Resource]:
@@ -69,6 +73,7 @@ def _training(job: dict[str, Any], region: str) -> Resource:
             max_runtime_s=(job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
             checkpoint_s3=(job.get("CheckpointConfig") or {}).get("S3Uri"),
             tuning_job_arn=job.get("TuningJobArn"),
+            automl_job_arn=job.get("AutoMLJobArn"),
         ),
     )
 
@@ -117,6 +122,7 @@ def _processing(d: dict[str, Any], tags: dict[str, str], region: str) -> Resourc
             spans=(Span(start, None, c.hourly_usd),),
             cluster=c,
             max_runtime_s=(d.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+            automl_job_arn=d.get("AutoMLJobArn"),
         ),
     )
 
@@ -168,6 +174,91 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
             best_child=(d.get("BestTrainingJob") or {}).get("TrainingJobName"),
         ),
     )
+
+
+def batch_jobs(clients: Clients) -> list[Resource]:
+    """Running transform and AutoML jobs, described one by one, their tags read together."""
+    sm = clients("sagemaker")
+    transform = [sm.describe_transform_job(TransformJobName=n) for n in _running(sm, "list_transform_jobs", "TransformJob")]
+    automl = [sm.describe_auto_ml_job_v2(AutoMLJobName=n) for n in _running(sm, "list_auto_ml_jobs", "AutoMLJob")]
+    tags = tags_for(clients, [d["TransformJobArn"] for d in transform] + [d["AutoMLJobArn"] for d in automl])
+    return [_transform(d, tags.get(d["TransformJobArn"], {}), clients.region) for d in transform] + [
+        _automl(d, tags.get(d["AutoMLJobArn"], {}), clients.region) for d in automl
+    ]
+
+
+def _transform(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
+    # A transform job bills its TransformResources at the batch transform price, which the price
+    # table does not hold: its cost is not estimated (the runtime ceiling holds).
+    resources: dict[str, Any] = d.get("TransformResources") or {}
+    count = int(resources.get("InstanceCount") or 1)
+    c = Cluster(resources.get("InstanceType"), count, None, unpriced=(f"{resources.get('InstanceType') or '?'} (batch transform)",))
+    start = d.get("TransformStartTime") or d.get("CreationTime")
+    return Resource(
+        kind=KIND,
+        id=d["TransformJobName"],
+        arn=d["TransformJobArn"],
+        region=region,
+        state=d.get("TransformJobStatus", "Unknown"),
+        tags=tags,
+        instance_type=c.instance_type,
+        instance_count=count,
+        hourly_usd=None,
+        created_at=d.get("CreationTime"),
+        changed_at=d.get("LastModifiedTime"),
+        facts=JobFacts(
+            job_type="transform",
+            started_at=start,
+            spans=(Span(start, None, None),),
+            cluster=c,
+            automl_job_arn=d.get("AutoMLJobArn") or None,
+        ),
+    )
+
+
+def _automl(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
+    created = d.get("CreationTime")
+    c = Cluster(None, 0, None, unpriced=("the instances AutoML chooses",))
+    return Resource(
+        kind=KIND,
+        id=d["AutoMLJobName"],
+        arn=d["AutoMLJobArn"],
+        region=region,
+        state=d.get("AutoMLJobStatus", "Unknown"),
+        tags=tags,
+        instance_type=None,
+        instance_count=0,
+        hourly_usd=None,
+        created_at=created,
+        changed_at=d.get("LastModifiedTime"),
+        facts=JobFacts(job_type="automl", started_at=created, spans=(Span(created, None, None),), cluster=c),
+    )
+
+
+def warm_pools(clients: Clients) -> list[Resource]:
+    """Ended training jobs whose managed warm pool is Available (still billed), described one by one."""
+    sm = clients("sagemaker")
+    names: list[str] = []
+    for page in sm.get_paginator("list_training_jobs").paginate(WarmPoolStatusEquals="Available", PaginationConfig={"PageSize": PAGE}):
+        names += [s["TrainingJobName"] for s in page.get("TrainingJobSummaries", []) if s.get("TrainingJobStatus") != RUNNING]
+    described = [sm.describe_training_job(TrainingJobName=n) for n in names]
+    tags = tags_for(clients, [d["TrainingJobArn"] for d in described])
+    out: list[Resource] = []
+    for d in described:
+        pool: dict[str, Any] = d.get("WarmPoolStatus") or {}
+        if pool.get("Status") != "Available":
+            continue  # reused or terminated since the listing
+        r = _training(d, clients.region)
+        facts = r.facts_as(JobFacts)
+        warm = WarmPool(
+            "Available",
+            int(pool.get("ResourceRetainedBillableTimeInSeconds") or 0),
+            (d.get("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds"),
+            d.get("TrainingEndTime"),
+        )
+        spans = (Span(facts.started_at, d.get("TrainingEndTime"), r.hourly_usd),)
+        out.append(replace(r, tags=tags.get(r.arn, {}), facts=replace(facts, warm_pool=warm, spans=spans)))
+    return out
 
 
 def tags_for(clients: Clients, arns: Iterable[str]) -> ArnIndex:

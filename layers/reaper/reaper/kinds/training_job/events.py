@@ -98,6 +98,10 @@ def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, 
         "text": "\n".join(f"• {p}" for p in problems),
     }
     result["posted"] = post_notice(rt, notice, now, ev.id)
+    # With the admin's opt-in, a spot job without checkpoints is stopped at once: the kind's sweep runs now
+    # (the handler does it), so the stop passes the same gate as any other (protection, state, lease, claim).
+    spot_bare = desc.get("EnableManagedSpotTraining") and not (desc.get("CheckpointConfig") or {}).get("S3Uri")
+    result["sweep_now"] = bool(spot_bare and rt.settings.spot_without_checkpoints == "stop" and not view.exempt)
     return result
 
 
@@ -112,6 +116,13 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
             problems.append(f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`")
     if view.exempt:
         return problems
+    if desc.get("EnableManagedSpotTraining") and not (desc.get("CheckpointConfig") or {}).get("S3Uri"):
+        # https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html: checkpoints reach S3 only with CheckpointConfig
+        problems.append(
+            "managed spot without CheckpointConfig: a spot interruption restarts it from scratch and bills the lost hours again; "
+            "save to /opt/ml/checkpoints and set CheckpointConfig.S3Uri"
+            + (" — stopped now (the stack's SpotWithoutCheckpoints=stop)" if settings.spot_without_checkpoints == "stop" else "")
+        )
     max_runtime = (desc.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
     own_runtime = max_runtime is not None and max_runtime < settings.max_hours * 3600
     if view.max_hours is None and view.max_usd is None and not own_runtime:

@@ -9,13 +9,19 @@ from datetime import datetime
 from typing import Literal, TypedDict
 
 from reaper.aws.metrics import Series
-from reaper.core.timeutil import as_utc
+from reaper.core.timeutil import as_utc, human_duration
 
 KIND = "training-job"
 RUNNING = "InProgress"
 
-JobType = Literal["training", "processing", "tuning"]
-WHAT: dict[JobType, str] = {"training": "training job", "processing": "processing job", "tuning": "tuning job"}
+JobType = Literal["training", "processing", "tuning", "transform", "automl"]
+WHAT: dict[JobType, str] = {
+    "training": "training job",
+    "processing": "processing job",
+    "tuning": "tuning job",
+    "transform": "transform job",
+    "automl": "AutoML job",
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,18 @@ class JobFacts:
     objective: tuple[str, str] | None = None  # tuning: (objective metric name, "Minimize" | "Maximize")
     children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched (in the order of `spans`)
     best_child: str | None = None  # tuning: BestTrainingJob, the child with the best objective so far
+    automl_job_arn: str | None = None  # training, processing, transform: the AutoML job that launched it
+    warm_pool: WarmPool | None = None  # an ended training job whose instances are kept in a managed warm pool
+
+
+@dataclass(frozen=True)
+class WarmPool:
+    """A training job's managed warm pool (DescribeTrainingJob.WarmPoolStatus, ResourceConfig.KeepAlivePeriodInSeconds)."""
+
+    status: str  # Available | InUse | Reused | Terminated
+    retained_s: int  # ResourceRetainedBillableTimeInSeconds: wall-clock seconds billed, per instance
+    keep_alive_s: int | None
+    ended_at: datetime | None  # the job's TrainingEndTime: the pool has been kept since
 
 
 @dataclass(frozen=True)
@@ -76,6 +94,59 @@ class TrainingSignal:
     metrics_error: str | None = None  # the metric read failed: divergence and GPU use unknown
     logs_error: str | None = None  # the log scan failed or was cut short: "no nan seen" is not conclusive
     early_stop: MedianCheck | None = None  # a tuning child under reaper:early-stop=median: how it compares
+    progress: Progress | None = None  # whether the job still logs or computes (None: not read, e.g. a young job)
+    checkpoint: CheckpointAge | None = None  # its newest checkpoint (None: not read: no location, or a young job)
+
+
+@dataclass(frozen=True)
+class CheckpointAge:
+    """The newest object under a job's CheckpointConfig.S3Uri, as one listing of that prefix found it."""
+
+    uri: str
+    newest: datetime | None = None  # None: no object (or the read failed)
+    objects: int = 0
+    complete: bool = False  # False: the listing was cut short, so `newest` is only the newest seen
+    error: str | None = None
+
+    def age_text(self, now: datetime) -> str:
+        if self.error is not None:
+            return f"the age of its newest checkpoint is unknown ({self.error})"
+        if self.newest is None:
+            return f"it has saved no checkpoint yet under {self.uri}" if self.complete else f"no checkpoint seen under {self.uri}"
+        minutes = max(0, int((as_utc(now) - as_utc(self.newest)).total_seconds() // 60))
+        bound = "" if self.complete else " at most"
+        return f"its newest checkpoint is{bound} {human_duration(minutes)} old ({self.objects} object(s) under {self.uri})"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a running job did over the last `minutes`: the evidence that it is, or is not, stalled.
+
+    `stalled` is True only on evidence of silence (no new log event in streams that exist, and
+    CPU and GPU near zero wherever the job has metrics); None when nothing can tell (no log stream
+    and no metric, or a read failed); False when it logs or computes.
+    """
+
+    minutes: int
+    stalled: bool | None
+    newest_log: datetime | None = None  # the newest log event seen (any time), when known
+    log_streams: int = 0
+    busiest_percent: float | None = None  # the highest CPU or GPU value of any host in the window
+    metric_hosts: int = 0
+    via: str | None = None  # a parent (tuning or AutoML job): the children it was judged from
+    parent: str | None = None  # a child stopped with its parent (an AutoML job, or a tuning job stalled as a whole)
+    error: str | None = None
+
+    def text(self) -> str:
+        parts = [f"no progress for {self.minutes} min"]
+        if self.log_streams:
+            last = f", the newest at {self.newest_log:%Y-%m-%d %H:%M} UTC" if self.newest_log else ""
+            parts.append(f"no new log event in its {self.log_streams} log stream(s){last}")
+        if self.metric_hosts and self.busiest_percent is not None:
+            parts.append(f"CPU and GPU never above {self.busiest_percent:.1f}% on its {self.metric_hosts} host(s)")
+        if self.via:
+            parts.append(self.via)
+        return ": ".join(parts[:1]) + (": " + "; ".join(parts[1:]) if len(parts) > 1 else "")
 
 
 @dataclass(frozen=True)

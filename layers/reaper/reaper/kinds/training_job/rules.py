@@ -10,7 +10,7 @@ repeated only as context when a new one joins it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,11 +18,14 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.training_job.checkguard import checkpoint_checks
 from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
 from reaper.kinds.training_job.spot import spot_advice
+from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note
+from reaper.kinds.training_job.warmpool import warm_pool_decision
 
 
 @dataclass(frozen=True)
@@ -50,110 +53,159 @@ def ceilings(facts: JobFacts, view: TagView, settings: Settings, now: datetime) 
     )
 
 
+@dataclass
+class Findings:
+    """What the steps of one decision found, in the order they were found."""
+
+    evidence: dict[str, Any]
+    stop: list[str] = field(default_factory=list)
+    default_stop: list[str] = field(default_factory=list)  # past a ceiling the job does not carry: the stack's default
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (notify key, text)
+    upper_bound: list[str] = field(default_factory=list)  # managed spot past the ceiling on the on-demand estimate alone
+    summary: str = ""
+
+
 def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
     facts = resource.facts_as(JobFacts)
-    job_type = facts.job_type
+    if facts.warm_pool is not None and resource.state != RUNNING:
+        return warm_pool_decision(resource, facts, view, settings, now)
     if resource.state != RUNNING:
-        return Decision(Verdict.KEEP, f"{WHAT[job_type]} not running ({resource.state})")
+        return Decision(Verdict.KEEP, f"{WHAT[facts.job_type]} not running ({resource.state})")
     c = ceilings(facts, view, settings, now)
-    cl = facts.cluster
-    spot = facts.spot
+    found = Findings(_evidence(resource, facts, c))
+    _runtime_ceiling(found, c, settings)
+    c = _spot_billed(found, facts, c)
+    _cost_ceiling(found, resource, facts, c, settings)
+    _tuning_notes(found, facts, view, settings)
+    if facts.job_type == "training":
+        _training_checks(found, resource, signal, view, settings, now)
+        checkpoint_checks(found.evidence, found.stop, found.notes, facts, signal.checkpoint if signal else None, view, settings, now)
+    progress = signal.progress if signal else None
+    if progress is not None and not found.stop:
+        stalled = stall_decision(facts, progress, found.evidence, view, settings, now)
+        if stalled is not None:
+            return stalled
+        note = stall_note(facts, progress, settings)
+        if note is not None:
+            found.evidence["stalled"] = stall_evidence(progress)
+            found.notes.append(note)
+    return _conclude(found, facts, resource, c, settings)
+
+
+def _evidence(resource: Resource, facts: JobFacts, c: Ceilings) -> dict[str, Any]:
     evidence: dict[str, Any] = {
-        "job_type": job_type,
+        "job_type": facts.job_type,
         "elapsed_hours": round(c.hours, 2),
         "max_hours": c.max_hours,
         "estimated_usd": c.usd,
         "max_usd": c.max_usd,
-        "estimate_is_upper_bound": spot,
+        "estimate_is_upper_bound": facts.spot,
         "instance_type": resource.instance_type,
         "instance_count": resource.instance_count,
     }
-    if job_type == "tuning":
+    if facts.job_type == "tuning":
         evidence["training_jobs"] = facts.training_jobs
         evidence["early_stopping"] = facts.early_stopping
-    stop: list[str] = []
-    default_stop: list[str] = []  # past a ceiling the job does not carry: the stack's default
-    notes: list[tuple[str, str]] = []
-    share = settings.ceiling_warn_percent / 100.0
-    defaults_act = settings.training_default_ceilings_act
+    return evidence
 
+
+def _runtime_ceiling(found: Findings, c: Ceilings, settings: Settings) -> None:
+    share = settings.ceiling_warn_percent / 100.0
     if c.hours >= c.max_hours:
-        (stop if c.hours_tagged or defaults_act else default_stop).append(
+        (found.stop if c.hours_tagged or settings.training_default_ceilings_act else found.default_stop).append(
             f"ran {human_duration(c.hours * 60)}, past its {c.max_hours:g} h runtime ceiling ({c.hours_source})"
         )
     elif c.hours >= share * c.max_hours:
-        notes.append(
+        found.notes.append(
             ("ceiling-80:hours", f"at {100 * c.hours / c.max_hours:.0f}% of its {c.max_hours:g} h runtime ceiling after "
              f"{human_duration(c.hours * 60)}: it will be stopped at {c.max_hours:g} h unless {settings.tag('max-hours')} is raised")
         )  # fmt: skip
-    upper_bound: list[str] = []  # managed spot past the ceiling on the on-demand estimate alone: told, not stopped
-    if spot and c.usd is not None and facts.billable_s is not None and cl.hourly_usd is not None:
+
+
+def _spot_billed(found: Findings, facts: JobFacts, c: Ceilings) -> Ceilings:
+    cl = facts.cluster
+    if facts.spot and c.usd is not None and facts.billable_s is not None and cl.hourly_usd is not None:
         # Managed spot bills BillableTimeInSeconds at spot rates, not wall time at on-demand:
         # https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html
         billed = round(facts.billable_s / 3600.0 * cl.hourly_usd, 2)
-        evidence["billable_seconds"] = facts.billable_s
-        evidence["estimated_usd_billable"] = billed
-        c = replace(c, usd=billed)
-    if c.usd is not None:
-        basis = _basis(resource, facts)
-        if c.usd >= c.max_usd and spot and facts.billable_s is None:
-            upper_bound.append(
-                f"the on-demand estimate ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis}), but it is "
-                f"managed spot: it is billed for its billable time at spot rates, which SageMaker has not reported yet, so the estimate is "
-                f"an upper bound and the job is not stopped on it (the runtime ceiling still holds)"
-            )
-        elif c.usd >= c.max_usd:
-            (stop if c.usd_tagged or defaults_act else default_stop).append(
-                f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})"
-            )
-        elif c.usd >= share * c.max_usd:
-            notes.append(
-                ("ceiling-80:usd", f"estimated cost ${c.usd:,.2f} is {100 * c.usd / c.max_usd:.0f}% of its ${c.max_usd:,.2f} cost ceiling "
-                 f"({basis}): " + ("as managed spot it is not stopped on this upper bound" if spot and facts.billable_s is None
-                                   else f"it will be stopped at ${c.max_usd:,.2f} unless {settings.tag('max-usd')} is raised"))
-            )  # fmt: skip
-    else:
-        unpriced = ", ".join(cl.unpriced) if cl.unpriced else "its instance type"
-        evidence["unpriced"] = unpriced
+        found.evidence["billable_seconds"] = facts.billable_s
+        found.evidence["estimated_usd_billable"] = billed
+        return replace(c, usd=billed)
+    return c
+
+
+def _cost_ceiling(found: Findings, resource: Resource, facts: JobFacts, c: Ceilings, settings: Settings) -> None:
+    spot = facts.spot
+    share = settings.ceiling_warn_percent / 100.0
+    if c.usd is None:
+        unpriced = ", ".join(facts.cluster.unpriced) if facts.cluster.unpriced else "its instance type"
+        found.evidence["unpriced"] = unpriced
         if c.usd_tagged:
-            notes.append(
+            found.notes.append(
                 ("no-price", f"its cost ceiling ({settings.tag('max-usd')}={c.max_usd:g}) cannot be judged: no list price for "
                  f"{unpriced} in {resource.region} (the runtime ceiling still holds)")
             )  # fmt: skip
+        return
+    basis = _basis(resource, facts)
+    if c.usd >= c.max_usd and spot and facts.billable_s is None:
+        found.upper_bound.append(
+            f"the on-demand estimate ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis}), but it is "
+            f"managed spot: it is billed for its billable time at spot rates, which SageMaker has not reported yet, so the estimate is "
+            f"an upper bound and the job is not stopped on it (the runtime ceiling still holds)"
+        )
+    elif c.usd >= c.max_usd:
+        (found.stop if c.usd_tagged or settings.training_default_ceilings_act else found.default_stop).append(
+            f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})"
+        )
+    elif c.usd >= share * c.max_usd:
+        found.notes.append(
+            ("ceiling-80:usd", f"estimated cost ${c.usd:,.2f} is {100 * c.usd / c.max_usd:.0f}% of its ${c.max_usd:,.2f} cost ceiling "
+             f"({basis}): " + ("as managed spot it is not stopped on this upper bound" if spot and facts.billable_s is None
+                               else f"it will be stopped at ${c.max_usd:,.2f} unless {settings.tag('max-usd')} is raised"))
+        )  # fmt: skip
 
-    if job_type == "tuning" and facts.early_stopping == "Off" and view.early_stop != "median":
+
+def _tuning_notes(found: Findings, facts: JobFacts, view: TagView, settings: Settings) -> None:
+    if facts.job_type == "tuning" and facts.early_stopping == "Off" and view.early_stop != "median":
         # https://docs.aws.amazon.com/sagemaker/latest/dg/automatic-model-tuning-early-stopping.html
-        notes.append(
+        found.notes.append(
             ("early-stopping-off", "early stopping is off (TrainingJobEarlyStoppingType=Off): every training job it launches runs to "
              "the end, losing or not. Set it to Auto on the next tuning job, or tag this one "
              f"{settings.tag('early-stop')}=median to have the reaper stop children losing to the median of their siblings")
         )  # fmt: skip
 
-    summary = ""
-    if job_type == "training":
-        diverged_texts, summary, div_evidence = divergence(signal, view, settings)
-        evidence.update(div_evidence)
-        stop.extend(diverged_texts)
-        check = signal.early_stop if signal else None
-        if check is not None:
-            evidence["early_stop"] = {
-                "tuning_job": check.tuning_job, "metric": check.metric, "direction": check.direction, "evaluation": check.evaluation,
-                "value": check.value, "median": check.median, "siblings": dict(check.siblings), "losing": check.losing,
-                "leading": check.leading,
-            }  # fmt: skip
-            if check.losing:
-                stop.append(check.text())
-        advice = idle_gpus(
-            signal.gpu if signal else {}, resource.instance_type, signal.window_end or now if signal else now,
-            settings.gpu_idle_minutes, settings.gpu_idle_percent,
-        )  # fmt: skip
-        if advice is not None and not stop:
-            evidence["gpu"] = {"mean_percent": round(advice.mean, 1), "highest_percent": round(advice.highest, 1), "hosts": advice.hosts}
-            notes.append(("gpu-idle", advice.text(settings.gpu_idle_percent)))
 
-    if stop:
-        return Decision(Verdict.ACT, "; ".join(stop), action="stop", evidence=evidence)
-    if default_stop:
+def _training_checks(
+    found: Findings, resource: Resource, signal: TrainingSignal | None, view: TagView, settings: Settings, now: datetime
+) -> None:
+    """Divergence, a losing sweep child and starved GPUs: what only a training job's evidence shows."""
+    diverged_texts, found.summary, div_evidence = divergence(signal, view, settings)
+    found.evidence.update(div_evidence)
+    found.stop.extend(diverged_texts)
+    check = signal.early_stop if signal else None
+    if check is not None:
+        found.evidence["early_stop"] = {
+            "tuning_job": check.tuning_job, "metric": check.metric, "direction": check.direction, "evaluation": check.evaluation,
+            "value": check.value, "median": check.median, "siblings": dict(check.siblings), "losing": check.losing,
+            "leading": check.leading,
+        }  # fmt: skip
+        if check.losing:
+            found.stop.append(check.text())
+    advice = idle_gpus(
+        signal.gpu if signal else {}, resource.instance_type, signal.window_end or now if signal else now,
+        settings.gpu_idle_minutes, settings.gpu_idle_percent,
+    )  # fmt: skip
+    if advice is not None and not found.stop:
+        found.evidence["gpu"] = {"mean_percent": round(advice.mean, 1), "highest_percent": round(advice.highest, 1), "hosts": advice.hosts}
+        found.notes.append(("gpu-idle", advice.text(settings.gpu_idle_percent)))
+
+
+def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings, settings: Settings) -> Decision:
+    """One decision from the findings: stop, a default ceiling told, notes told, spot advice, or keep."""
+    evidence = found.evidence
+    if found.stop:
+        return Decision(Verdict.ACT, "; ".join(found.stop), action="stop", evidence=evidence)
+    if found.default_stop:
         # The contract: account-wide defaults that would stop work the owner did not ask to be
         # stopped notify only, unless the admin opts in (TrainingDefaultCeilingsAct).
         how = (
@@ -162,13 +214,14 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
         )
         return Decision(
             Verdict.KEEP,
-            "; ".join(default_stop) + f" — {how}",
+            "; ".join(found.default_stop) + f" — {how}",
             evidence={**evidence, "default_ceiling": True},
             notify=True,
             notify_key="default-ceiling",
         )
-    if upper_bound:
-        notes.append(("spot-upper-bound", "; ".join(upper_bound)))
+    notes = list(found.notes)
+    if found.upper_bound:
+        notes.append(("spot-upper-bound", "; ".join(found.upper_bound)))
     if notes:
         notes.sort()
         return Decision(
@@ -183,12 +236,12 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
         # The least urgent finding: told on its own, once, when there is nothing more pressing to say.
         return Decision(
             Verdict.KEEP,
-            f"{_within(c, summary)}. Spot: {spot_tip.text}",
+            f"{_within(c, found.summary)}. Spot: {spot_tip.text}",
             evidence={**evidence, "spot_advice": spot_tip.evidence},
             notify=True,
             notify_key="spot-advice",
         )
-    return Decision(Verdict.KEEP, _within(c, summary), evidence=evidence)
+    return Decision(Verdict.KEEP, _within(c, found.summary), evidence=evidence)
 
 
 def _basis(resource: Resource, facts: JobFacts) -> str:
@@ -225,20 +278,10 @@ def divergence(signal: TrainingSignal | None, view: TagView, settings: Settings)
         stop.append(f"nan/inf loss in its log: {hit.excerpt!r} (stream {hit.stream}, {iso(hit.at)})")
     if signal.metrics_error:
         return stop, f"training metrics unreadable ({signal.metrics_error}): divergence not judged", evidence
-    watched: list[tuple[str, str]]
-    if view.watch_metric:
-        name, direction = view.watch_metric
-        watched = [(m, direction) for m in signal.metrics if m.lower() == name.lower()]
-        if not watched:
-            return stop, f"watched metric {name} not reported yet", evidence
-    else:
-        watched = [(m, d) for m in signal.metrics if (d := direction_of(m)) is not None]
-    findings: list[Finding] = []
-    for metric, direction in sorted(watched):
-        values = [v for _, v in signal.metrics.get(metric, [])]
-        f = diverged(metric, values, direction, settings.divergence_points, settings.divergence_ratio)
-        if f is not None:
-            findings.append(f)
+    watched = _watched(signal, view)
+    if view.watch_metric and not watched:
+        return stop, f"watched metric {view.watch_metric[0]} not reported yet", evidence
+    findings = [f for metric, direction in sorted(watched) if (f := _diverged(signal, metric, direction, settings)) is not None]
     if findings:
         evidence["diverged"] = [
             {"metric": f.metric, "direction": f.direction, "run": f.run, "last": f.last, "best": f.best} for f in findings
@@ -252,3 +295,16 @@ def divergence(signal: TrainingSignal | None, view: TagView, settings: Settings)
     if signal.logs_error:
         summary += f"; log not fully read ({signal.logs_error})"
     return stop, summary, evidence
+
+
+def _watched(signal: TrainingSignal, view: TagView) -> list[tuple[str, str]]:
+    """(metric, direction) pairs to judge: the tagged one, else every loss or accuracy metric."""
+    if view.watch_metric:
+        name, direction = view.watch_metric
+        return [(m, direction) for m in signal.metrics if m.lower() == name.lower()]
+    return [(m, d) for m in signal.metrics if (d := direction_of(m)) is not None]
+
+
+def _diverged(signal: TrainingSignal, metric: str, direction: str, settings: Settings) -> Finding | None:
+    values = [v for _, v in signal.metrics.get(metric, [])]
+    return diverged(metric, values, direction, settings.divergence_points, settings.divergence_ratio)

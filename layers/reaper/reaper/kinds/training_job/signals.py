@@ -41,8 +41,10 @@ from reaper.core.model import Resource
 from reaper.core.policy import read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
+from reaper.kinds.training_job.checkpoints import read_checkpoints
 from reaper.kinds.training_job.divergence import direction_of, nan_loss
 from reaper.kinds.training_job.model import RUNNING, JobFacts, LogHit, TrainingSignal, align
+from reaper.kinds.training_job.progress import read_progress
 from reaper.kinds.training_job.sweeps import median_check
 
 log = logging.getLogger("reaper")
@@ -69,8 +71,20 @@ LOG_FILTER = "%[Ll][Oo][Ss][Ss].*[Nn][Aa][Nn]|[Ll][Oo][Ss][Ss].*[Ii][Nn][Ff]%"
 
 
 def signals(clients: Clients, resources: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, TrainingSignal]:
-    """Evidence for every running training job (processing and tuning jobs have none to read)."""
+    """Evidence for every running training job, and whether each running job of any kind progresses."""
     resources = list(resources)
+    out = _training_signals(clients, resources, settings, now)
+    names = {r.arn: r.id for r in resources}
+    for arn, p in read_progress(clients, resources, settings, now).items():
+        name = names[arn]
+        out[name] = replace(out.get(name) or TrainingSignal(window_end=align(now)), progress=p)
+    for arn, age in read_checkpoints(clients, resources, settings, now).items():
+        name = names[arn]
+        out[name] = replace(out.get(name) or TrainingSignal(window_end=align(now)), checkpoint=age)
+    return out
+
+
+def _training_signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> dict[str, TrainingSignal]:
     running = [r for r in resources if r.state == RUNNING and r.facts_as(JobFacts).job_type == "training"]
     if not running:
         return {}
