@@ -186,7 +186,7 @@ def test_restore_says_clearly_what_someone_deleted_meanwhile(aws, sm, reaped, en
 
 def test_restore_without_a_record_or_without_a_log_is_refused(aws, sm, env, capsys, monkeypatch):
     assert main(["restore", "never-reaped"]) == 2
-    assert "no restore record for endpoint 'never-reaped'" in capsys.readouterr().err
+    assert "no restore record for 'never-reaped' as endpoint or bedrock-pt" in capsys.readouterr().err
     monkeypatch.delenv("REAPER_TABLE")
     assert main(["restore", "never-reaped"]) == 2
     assert "needs the action log" in capsys.readouterr().err

@@ -28,7 +28,7 @@ from reaper.core.model import Decision, Mode, Outcome, Resource, Verdict
 from reaper.core.policy import USER_KEYS, is_production, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.kinds.base import ActContext, Kind
-from reaper.sweep import pipeline
+from reaper.sweep import gate, pipeline
 
 EXAMPLES = int(os.environ.get("MLREAPER_PROP_EXAMPLES", "500"))
 PROPS = hsettings(
@@ -113,7 +113,13 @@ def with_drawn_parts(kind: Kind) -> Kind:
     # replaced by what hypothesis draws: the properties must hold whatever a rule decides
     return Kind(
         dataclasses.replace(
-            d, decide=f"{HERE}:drawn_decide", current_state=f"{HERE}:drawn_state", actions=actions, undo_hint=None, kill_decision=None
+            d,
+            decide=f"{HERE}:drawn_decide",
+            current_state=f"{HERE}:drawn_state",
+            actions=actions,
+            undo_hint=None,
+            kill_decision=None,
+            guard=None,  # the kind's own keep-reasons are rules too (the gate reads them)
         )
     )
 
@@ -173,7 +179,7 @@ def test_a_protective_tag_at_action_time_stops_the_change(kind_name: str, monkey
     kind = with_drawn_parts(kinds.get(kind_name))
     fresh: dict[str, dict[str, str]] = {}
     writes: list[str] = []
-    monkeypatch.setattr(pipeline, "current_tags", lambda clients, arn: fresh["tags"])
+    monkeypatch.setattr(gate, "current_tags", lambda clients, arn: fresh["tags"])  # the gate re-reads protection
     monkeypatch.setattr(pipeline, "write_tags", lambda clients, arn, tags: writes.append(arn))
     monkeypatch.setattr(pipeline, "remove_tags", lambda clients, arn, keys: None)
     verdict = st.sampled_from([Verdict.ACT, Verdict.WARN])
