@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from reaper_devkit.template import ROOT, load
@@ -108,7 +107,12 @@ def parameters_page() -> str:
     out += [f"The stack's {len(params)} parameters, as `template.yaml` declares them, in the groups the CloudFormation console shows."]
     out += ["What each one does in more words: [Parameters and environment variables](../configuration.md) and each kind's page.", ""]
     for label, names in groups:
-        out += [f"## {label}", "", "| parameter | label | type | default | allowed | description |", "| --- | --- | --- | --- | --- | --- |"]
+        out += [
+            f"## {label}",
+            "",
+            "| parameter | label | type | default | allowed | description |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for name in names:
             p = params[name]
             default = f"`{p['Default']}`" if p.get("Default", "") != "" else "empty"
