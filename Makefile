@@ -14,13 +14,13 @@ WORKERS ?= auto
 # hypothesis examples per safety property: 500 in `make test`, 10,000 in `make props`
 PROPS ?= 10000
 
-.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy
+.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy docs
 
-$(VENV)/.ready: requirements-dev.txt layers/reaper/requirements.txt pyproject.toml
+$(VENV)/.ready: requirements-dev.txt requirements-docs.txt layers/reaper/requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install -q -r requirements-dev.txt -r requirements-docs.txt
 	$(VENV)/bin/pip install -q --no-deps -e .
 	@touch $@
 
@@ -42,11 +42,16 @@ venv: $(VENV)/.ready $(SAMVENV)/.ready
 
 sam-venv: $(SAMVENV)/.ready
 
-# Build, then deploy with SAM's prompts (stack name, region, parameters; CAPABILITY_IAM is asked for);
-# samconfig.toml keeps Mode=dry-run. Needs AWS credentials for the deploy step only.
+# Three questions (stack name, region, Slack), the rest from samconfig.toml (Mode=dry-run), then
+# `sam build` and a non-guided `sam deploy` (scripts/deploy.py). Needs AWS credentials for the deploy step only.
 deploy: $(SAMVENV)/.ready
-	$(SAM) build --parallel
-	$(SAM) deploy --guided
+	$(SAMVENV)/bin/python scripts/deploy.py --sam $(SAM)
+
+# The manual: regenerate the CLI and parameters references, then build the site into .site/ with
+# --strict (a broken link or anchor fails).
+docs: $(VENV)/.ready
+	$(PY) scripts/gen_docs.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 demo: $(VENV)/.ready
 	$(VENV)/bin/reaper demo
@@ -85,7 +90,7 @@ smoke: $(VENV)/.ready sam-build
 # Every step runs at once (sam build waits on the network and the disk while pytest computes);
 # each target's output is printed whole when it ends, and any failure fails `make test`.
 test: $(VENV)/.ready $(SAMVENV)/.ready
-	$(MAKE) --no-print-directory -j6 --output-sync=target lint typecheck pytest sam-validate checkov smoke
+	$(MAKE) --no-print-directory -j6 --output-sync=target lint typecheck pytest sam-validate checkov smoke docs
 
 # The safety properties (tests/unit/test_safety_properties.py) at 10,000 examples each.
 props: $(VENV)/.ready
@@ -99,4 +104,4 @@ bench: $(VENV)/.ready
 	$(PY) bench/sweep_bench.py
 
 clean:
-	rm -rf $(VENV) $(SAMVENV) $(CHECKOVVENV) .aws-sam
+	rm -rf $(VENV) $(SAMVENV) $(CHECKOVVENV) .aws-sam .site

@@ -1,4 +1,4 @@
-"""The README's performance table from bench result files.
+"""The performance table (docs/performance.md) from bench result files.
 
 .venv/bin/python bench/table.py bench/results/floor-1000.json bench/results/floor-10000.json
 """

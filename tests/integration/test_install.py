@@ -1,4 +1,4 @@
-"""What an admin runs before the CLI exists: the README's deploy steps and `pip install .`."""
+"""What an admin runs before the CLI exists: the manual's deploy steps (docs/deploy.md) and `pip install .`."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def deploy_block() -> list[str]:
-    """The shell lines of the README's first code block under `## Deploy`, comments dropped."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## Deploy\n", 1)[1]
-    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    """The shell lines of docs/deploy.md's step-by-step block (the one with SAM's guided deploy), comments dropped."""
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    block = next(b.split("```", 1)[0] for b in text.split("```bash\n")[1:] if "--guided" in b.split("```", 1)[0])
     return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
 
 
@@ -30,7 +29,7 @@ def make_would_run(target: str) -> str:
 
 
 def test_every_venv_the_readme_deploy_steps_use_is_made_by_the_make_step_before_them():
-    # Given the README's deploy steps, in order
+    # Given the manual's step-by-step deploy, in order
     steps = deploy_block()
     made: set[str] = set()
     used: list[str] = []
@@ -45,15 +44,15 @@ def test_every_venv_the_readme_deploy_steps_use_is_made_by_the_make_step_before_
             venv = command.split("/", 1)[0]
             if venv.startswith(".venv"):
                 used.append(venv)
-                assert venv in made, f"README runs {command!r} but no make step before it creates {venv}"
+                assert venv in made, f"docs/deploy.md runs {command!r} but no make step before it creates {venv}"
     assert ".venv-sam" in used and any("sam deploy --guided" in s for s in steps)
 
 
-def test_make_deploy_builds_then_deploys_guided_with_the_sam_venv():
+def test_make_deploy_makes_the_sam_venv_then_runs_the_deploy_script_with_its_sam():
     recipe = make_would_run("deploy")
     assert "-m venv .venv-sam" in recipe
-    build, deploy = recipe.index(".venv-sam/bin/sam build"), recipe.index(".venv-sam/bin/sam deploy --guided")
-    assert build < deploy
+    assert recipe.index("-m venv .venv-sam") < recipe.index(".venv-sam/bin/python scripts/deploy.py --sam .venv-sam/bin/sam")
+    assert "--guided" not in recipe
 
 
 def requirement_lines(path: Path) -> list[str]:

@@ -1,6 +1,6 @@
 """The layer's shape, held by a test: imports point down, no module is part of an import circle
 (lazy and TYPE_CHECKING imports count: a circle hidden in a function still ties the modules), and
-the layer never imports the development kit. The README's "Architecture" section draws the floors.
+the layer never imports the development kit. docs/architecture.md draws the floors.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""`sam deploy --guided` as the README tells a new admin to run it: every parameter can be answered.
+"""`sam deploy --guided` as docs/deploy.md tells a new admin to run it: every parameter can be answered.
 
 SAM asks for a NoEcho parameter with a hidden prompt that has no default (samcli
 commands/deploy/guided_context.py, `prompt(..., hide_input=True)` without `default=`), and click
 re-asks on an empty answer. So Enter cannot skip the optional `SlackWebhookUrl`: the template takes
-`none` for "no Slack", and the README says to type it.
+`none` for "no Slack", and docs/deploy.md says to type it.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def test_other_non_answers_are_refused_by_cloudformation(answer):
     assert not re.fullmatch(T["Parameters"]["SlackWebhookUrl"]["AllowedPattern"], answer)
 
 
-def test_every_hidden_parameter_has_a_typed_way_to_skip_it_and_the_readme_gives_it():
-    readme = (ROOT / "README.md").read_text()
+def test_every_hidden_parameter_has_a_typed_way_to_skip_it_and_the_manual_gives_it():
+    readme = (ROOT / "docs" / "deploy.md").read_text()
     hidden = [name for name, p in T["Parameters"].items() if p.get("NoEcho")]
     assert hidden == ["SlackWebhookUrl"]
     for name in hidden:
@@ -50,9 +50,9 @@ def test_every_hidden_parameter_has_a_typed_way_to_skip_it_and_the_readme_gives_
         assert f"`{name}`" in readme and "type `none`" in readme
 
 
-def test_each_function_url_without_iam_auth_is_answered_in_the_readme():
+def test_each_function_url_without_iam_auth_is_answered_in_the_manual():
     # SAM asks "<Function> Function Url has no authentication. Is this okay? [y/N]" and N (Enter) stops the deploy
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "deploy.md").read_text().split())
     open_urls = [
         name
         for name, r in T["Resources"].items()

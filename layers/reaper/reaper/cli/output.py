@@ -13,7 +13,7 @@ from reaper.core.errors import OutputError
 from reaper.core.model import Mode, Outcome, Verdict
 from reaper.core.text import cut
 
-DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what the README promises
+DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what docs/cli.md promises
 MIN_REASON = 24
 CAPS = {"ID": 40, "OWNER": 24}  # longer ids and owners are cut with an ellipsis; --json keeps them whole
 ORDER = {Verdict.ERROR: 0, Verdict.ACT: 1, Verdict.WARN: 2, Verdict.EXEMPT: 3, Verdict.KEEP: 4}

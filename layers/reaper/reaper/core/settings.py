@@ -114,7 +114,7 @@ class Settings(BaseModel):
     slack_mode: str = Field(default="webhook", pattern="^(webhook|bot)$")
     agent_lifecycle_config: str = "mlreaper-activity-agent"
     # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
-    # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (README, AgentChannel)
+    # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
     agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
     attach_agent: bool = False
     # JupyterReads: read the Jupyter server of running notebooks without the agent (docs/jupyter-reads.md)

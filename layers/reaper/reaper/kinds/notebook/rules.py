@@ -76,7 +76,7 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
 
 def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, settings: Settings) -> Decision:
     """Without the agent, activity in its name is not evidence: anyone allowed PutMetricData into
-    MLReaper (or, with AgentChannel=logs, to write the log group) can publish it (README: Who may publish activity)."""
+    MLReaper (or, with AgentChannel=logs, to write the log group) can publish it (docs/kinds/notebook.md: Who may publish activity)."""
     what = "activity sample(s)" if settings.agent_channel == "logs" else f"{NAMESPACE}/{METRIC} datapoint(s)"
     ignored = f"; {datapoints} {what} for it ignored: without the agent they are not trusted" if datapoints else ""
     return Decision(
