@@ -45,7 +45,9 @@ class Replayed:
     changed_at: datetime = START - timedelta(days=30)
     wake_at: datetime | None = None
     prewarm_until: datetime | None = None
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("idle", "raw_idle", "zero_idle", "prewarm", "disrupted", "zeroed_in_traffic"), 0))
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("idle", "raw_idle", "zero_idle", "prewarm", "disrupted", "zeroed_in_traffic"), 0)
+    )
 
 
 def _resource(e: Replayed) -> Resource:
@@ -138,7 +140,14 @@ def figures(state: dict[str, Replayed]) -> dict[str, float]:
     # against the share once; `strict_share` takes them off the reclaimed hours a second time
     net = total["zero_idle"] / total["idle"]
     strict = (total["zero_idle"] - total["prewarm"]) / total["idle"]
-    return {**total, "net_share": net, "strict_share": strict, "raw_share": total["zero_idle"] / total["raw_idle"], "disruptions": periodic, "zeroed_in_traffic": zeroed}
+    return {
+        **total,
+        "net_share": net,
+        "strict_share": strict,
+        "raw_share": total["zero_idle"] / total["raw_idle"],
+        "disruptions": periodic,
+        "zeroed_in_traffic": zeroed,
+    }
 
 
 def test_learned_wake_replay_disrupts_no_periodic_traffic_and_reclaims_idle_hours():

@@ -23,7 +23,11 @@ SESSIONS = {  # name: working sessions (start hour, minutes), each day, from 5 p
 
 def busy(name: str, t: datetime) -> bool:
     day = t.replace(hour=0, minute=0, second=0, microsecond=0)
-    return any(d + timedelta(hours=h, minutes=5) <= t < d + timedelta(hours=h, minutes=5 + m) for d in (day, day - timedelta(days=1)) for h, m in SESSIONS[name])
+    return any(
+        d + timedelta(hours=h, minutes=5) <= t < d + timedelta(hours=h, minutes=5 + m)
+        for d in (day, day - timedelta(days=1))
+        for h, m in SESSIONS[name]
+    )
 
 
 def replay(settings: Settings) -> dict[str, float]:
@@ -38,7 +42,9 @@ def replay(settings: Settings) -> dict[str, float]:
                 up[name] = True  # its owner starts it again
             if t.minute % 15 == 0 and up[name]:
                 tags = {"ml:stage": "dev"} | ({"reaper:warned-at": iso(warned[name])} if warned[name] else {})
-                r = Resource("notebook", name, f"arn:aws:sagemaker:us-east-1:1:notebook-instance/{name}", "us-east-1", "InService", tags=tags)
+                r = Resource(
+                    "notebook", name, f"arn:aws:sagemaker:us-east-1:1:notebook-instance/{name}", "us-east-1", "InService", tags=tags
+                )
                 r.facts = NotebookFacts(lifecycle_config=lc)
                 end = align(t)
                 series = [(end - PERIOD * k, 1.0 if busy(name, end - PERIOD * k) else 0.0) for k in range(24, 0, -1)]
