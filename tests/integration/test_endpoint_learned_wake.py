@@ -4,17 +4,26 @@ production guard). The restore schedule is played by bringing an endpoint back a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from reaper import kinds
 from reaper.core.model import Resource, Verdict
 from reaper.core.rhythm import learn
 from reaper.core.settings import Settings
 from reaper.core.timeutil import parse_instant
+from reaper.handlers import handle_kind_event
 from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary
 from reaper.sweep.pipeline import decide
+from reaper_devkit import seed_endpoint as se
+from reaper_devkit.calls import recording
+from reaper_devkit.seed import put_series
+from reaper_devkit.template import function_actions
+from tests.conftest import drain, event, load_function
 
 START = datetime(2026, 11, 17, 0, 0, tzinfo=UTC)  # a Tuesday
 HOURS = 48
@@ -167,3 +176,59 @@ def test_without_learned_wake_the_same_replay_disrupts_periodic_traffic():
     print(f"without learned wake: {before}")
     # Then callers find periodic endpoints at zero (and nothing is pre-warmed)
     assert before["disruptions"] > 0 and before["prewarm"] == 0
+
+
+# -- the same through the endpoint function, against the moto kit ---------------------------------
+
+WEDNESDAY = datetime(2026, 12, 9, 12, 40, tzinfo=UTC)
+DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
+RESTORE_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mlreaper-RestoreFunction"
+ROLE_ARN = "arn:aws:iam::123456789012:role/mlreaper-RestoreSchedulerRole"
+GROUP = "mlreaper-restores"
+
+
+@pytest.fixture
+def learned(aws, sm, cw, deployed_env, monkeypatch):
+    for k, v in {
+        "REAPER_MODE": "enforce",
+        "REAPER_GRACE_MINUTES": "0",
+        "REAPER_ENDPOINT_LEARNED_WAKE": "true",
+        "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN,
+        "REAPER_SCHEDULER_ROLE_ARN": ROLE_ARN,
+        "REAPER_SCHEDULE_GROUP": GROUP,
+    }.items():
+        monkeypatch.setenv(k, v)
+    aws.client("scheduler").create_schedule_group(Name=GROUP)
+    se.classic(sm, "demo-dev", DEV)  # a demo at 15:00 every day for the last week
+    se.classic(sm, "pinned-dev", {**DEV, "reaper:wake": "mon-fri 12:00-18:00"})  # its owner pinned its hours
+    se.classic(sm, "tutorial-dev", DEV)  # never called
+    demos = [(WEDNESDAY.replace(hour=15, minute=10) - timedelta(days=d), 6.0) for d in range(1, 8)]
+    put_series(cw, "AWS/SageMaker", "Invocations", {"EndpointName": "demo-dev", "VariantName": "AllTraffic"}, demos)
+    return load_function("endpoint")
+
+
+def _schedules(aws) -> dict[str, dict]:
+    sched = aws.client("scheduler")
+    return {s["Name"]: sched.get_schedule(GroupName=GROUP, Name=s["Name"]) for s in sched.list_schedules(GroupName=GROUP)["Schedules"]}
+
+
+def test_the_endpoint_function_learns_the_usual_hour_and_schedules_the_return_before_it(aws, sm, learned, deployed_env, lambda_context):
+    # Given three quiet dev endpoints at 12:40 UTC: a daily 15:00 demo, hours pinned 12:00-18:00, one never called
+    # When the endpoint function sweeps
+    with recording() as calls:
+        result = handle_kind_event(event("endpoint-schedule.json"), "endpoint", learned.RUNTIME, now=WEDNESDAY)
+    # Then the pinned one is kept in its hours; the demo and the tutorial go to zero
+    assert sorted(result["acted"]) == ["demo-dev", "tutorial-dev"] and result["errors"] == []
+    # And the demo comes back at 14:30, the lead before its usual 15:00, through the restore function
+    (only,) = _schedules(aws).values()
+    assert only["ScheduleExpression"] == "at(2026-12-09T14:30:00)" and only["Target"]["Arn"] == RESTORE_ARN
+    assert json.loads(only["Target"]["Input"])["name"] == "demo-dev"
+    messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
+    assert "back at Wed 2026-12-09 14:30 UTC, 30 min before its usual traffic from 15:00" in messages["demo-dev"]["reason"]
+    assert "stays at zero until restored" in messages["tutorial-dev"]["reason"]
+    assert "pinned-dev" not in messages and "pinned-dev" in {e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]}
+    # And the restore record keeps the pre-warm, which the report does not count as saved
+    record = learned.RUNTIME.log.latest_restore("endpoint", "demo-dev")
+    assert record["prewarm_minutes"] == 30 and record["usual_start"].startswith("2026-12-09T15:00")
+    assert calls.actions <= function_actions("EndpointFunction")
+    assert calls.ungranted("EndpointFunction") == []
