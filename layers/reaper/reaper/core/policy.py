@@ -9,10 +9,11 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from reaper.core.model import Decision, ProjectSpend, Verdict
+from reaper.core.rhythm import parse_pinned
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso, parse_instant
 
@@ -33,6 +34,7 @@ USER_KEYS = (
     "budget-usd",
     "early-stop",
     "checkpoint-minutes",
+    "wake",
 )
 REAPER_KEYS = (
     "warned-at",
@@ -72,6 +74,7 @@ class TagView:
     budget_usd: float | None = None
     early_stop: str | None = None
     checkpoint_minutes: int | None = None  # a job's newest checkpoint may be this old before its owner is told
+    wake: str | None = None  # an endpoint's pinned hours (`mon-fri 08:00-18:00`), read by reaper.core.rhythm.parse_pinned
     warned_at: datetime | None = None
     stage: str | None = None
     owner: str | None = None
@@ -102,6 +105,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         budget_usd=r.number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
         early_stop=early_stop,
         checkpoint_minutes=None if checkpoint is None else int(checkpoint),
+        wake=r.wake(),
         warned_at=r.instant("warned-at"),
         stage=(r.raw(STAGE, with_prefix=False) or None),
         owner=(r.raw(OWNER, with_prefix=False) or None),
@@ -192,6 +196,15 @@ class _TagReader:
             return (name.strip(), direction.strip().lower())
         self.bad("watch-metric", value, "NAME:min or NAME:max expected")
         return None
+
+    def wake(self) -> str | None:
+        value = self.raw("wake")
+        if value is None:
+            return None
+        if parse_pinned(value, self.settings.off_hours.timezone, datetime(2026, 1, 5, tzinfo=UTC)) is None:
+            self.bad("wake", value, "days and hours expected, e.g. mon-fri 08:00-18:00")
+            return None
+        return value
 
     def early_stop(self) -> str | None:
         value = self.raw("early-stop")

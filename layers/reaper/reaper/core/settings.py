@@ -136,6 +136,11 @@ class Settings(BaseModel):
     # endpoints (issue 3): off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
+    # learned wake (issue 27): endpoints kept through and brought back before their usual traffic
+    endpoint_learned_wake: bool = False
+    endpoint_wake_lead_minutes: int = Field(default=30, ge=5, le=720)  # one sweep interval + the cold start
+    # notebooks (issue 27): on strong evidence the warning comes early, so the stop falls at the threshold
+    notebook_early_warning: bool = True
     restore_function_arn: str | None = None
     scheduler_role_arn: str | None = None
     schedule_group: str = "default"
@@ -222,6 +227,11 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _endpoint_wake_wired(self) -> Settings:
+        if self.endpoint_learned_wake and not (self.restore_function_arn and self.scheduler_role_arn):
+            raise ValueError(
+                "REAPER_ENDPOINT_LEARNED_WAKE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN "
+                "(the schedule that brings an endpoint back invokes the restore function with that role)"
+            )
         if self.endpoint_off_hours_restore and not (self.restore_function_arn and self.scheduler_role_arn):
             raise ValueError(
                 "REAPER_ENDPOINT_OFF_HOURS_RESTORE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN "
@@ -341,6 +351,9 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SPOT_WITHOUT_CHECKPOINTS": "spot_without_checkpoints",
     "REAPER_WARM_POOL_MAX_MINUTES": "warm_pool_max_minutes",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
+    "REAPER_ENDPOINT_LEARNED_WAKE": "endpoint_learned_wake",
+    "REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "endpoint_wake_lead_minutes",
+    "REAPER_NOTEBOOK_EARLY_WARNING": "notebook_early_warning",
     "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
     "REAPER_SCHEDULE_GROUP": "schedule_group",

@@ -64,13 +64,16 @@ def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision)
 
 
 def _schedule(ctx: ActContext, r: Resource, d: Decision, record: RestoreRecord) -> str:
-    """Before going to zero: the schedule that brings it back at the start of working hours."""
+    """Before going to zero: the schedule that brings it back (start of working hours, or before its usual traffic)."""
     if not wake.wanted(ctx, d):
         return ""
     if ctx.log is None:
         return "; not scheduled to come back: no action log to keep the restore record in"
-    name, at = wake.schedule_restore(ctx, r)
+    learned = wake.learned_at(ctx, d)
+    name, at = wake.schedule_restore(ctx, r, learned)
     record["wake_at"], record["schedule"] = at.isoformat(), name
+    if learned is not None:  # pre-warm: up before its usual traffic, which the report does not count as saved
+        record["usual_start"], record["prewarm_minutes"] = str(d.evidence["usual_start"]), int(d.evidence["prewarm_minutes"])
     return "; " + wake.describe(name, at)
 
 

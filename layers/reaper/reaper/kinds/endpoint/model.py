@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, NotRequired, Required, TypedDict
 
 from reaper.aws.metrics import Series
+from reaper.core.rhythm import Rhythm
 from reaper.core.timeutil import as_utc, human_duration
 
 KIND = "endpoint"
@@ -29,6 +30,7 @@ SERVERLESS = "serverless"
 
 NAMESPACE = "AWS/SageMaker"
 PERIOD = timedelta(minutes=5)
+HISTORY_DAYS = 14  # learned wake: Invocations read hourly over two weeks
 LOOKBACK_MINUTES = 180  # read at least this much history, to say how long an endpoint has been quiet
 VARIANT_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 COMPONENT_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
@@ -130,6 +132,7 @@ class EndpointSignal:
     details: EndpointDetails | None = None
     problem: str | None = None  # details could not be read
     told: Told | None = None  # production, told today already: details not read again
+    rhythm: Rhythm | None = None  # learned wake: the hours of week it usually has traffic in (14 days of Invocations)
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,9 @@ class RestoreRecord(TypedDict):
     reaped_at: str
     event_id: str
     status: str  # reaped, restoring, restored, failed
-    wake_at: NotRequired[str]  # off-hours: the schedule that brings it back
+    wake_at: NotRequired[str]  # off-hours or learned wake: the schedule that brings it back
+    usual_start: NotRequired[str]  # learned wake: when its usual traffic starts (wake_at is the lead before)
+    prewarm_minutes: NotRequired[int]  # learned wake: back this long before its usual traffic (not a saving)
     schedule: NotRequired[str]
     config_name: NotRequired[str]  # classic
     models: NotRequired[list[str]]  # classic

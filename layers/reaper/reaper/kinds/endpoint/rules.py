@@ -7,6 +7,7 @@ from typing import Any
 
 from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
+from reaper.core.rhythm import Rhythm, parse_pinned
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.endpoint.model import (
@@ -74,6 +75,12 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
     else:
         reason = quiet
         evidence["policy"] = "idle"
+        rhythm = wake_rhythm(sig, view, settings, now) if dev else None
+        if rhythm is not None:
+            kept = keep_for_rhythm(rhythm, reason, evidence, settings, now)
+            if kept is not None:
+                return kept
+            reason = wake_reason(rhythm, reason, evidence, settings, now)
     if details is None and sig.told is not None and told_stands(view, settings):
         return told_decision(sig.told, reason, evidence)
     if details is None and (dev or prod):
@@ -134,6 +141,40 @@ def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason
             evidence={**evidence, "cannot_recreate": problem},
         )
     return Decision(Verdict.ACT, f"{reason}; config {details.config_name} and its models are kept", action="delete", evidence=evidence)
+
+
+def wake_rhythm(sig: EndpointSignal, view: TagView, settings: Settings, now: datetime) -> Rhythm | None:
+    """Its usual hours: pinned by its wake tag (whatever REAPER_ENDPOINT_LEARNED_WAKE says), else learned."""
+    if view.wake:
+        return parse_pinned(view.wake, settings.off_hours.timezone, now)
+    return sig.rhythm if settings.endpoint_learned_wake else None
+
+
+def keep_for_rhythm(rhythm: Rhythm, reason: str, evidence: dict[str, Any], settings: Settings, now: datetime) -> Decision | None:
+    """Kept through an hour it is usually needed in, and when its usual traffic starts within the lead
+    (one sweep interval and the cold start): at zero it would be brought back before it saved anything."""
+    lead = timedelta(minutes=settings.endpoint_wake_lead_minutes)
+    if not rhythm.needed_within(now, lead):
+        return None
+    start = rhythm.next_start(now)
+    when = "now" if rhythm.needed_at(now) or start is None else f"from {start:%a %H:%M} UTC"
+    return Decision(
+        Verdict.KEEP,
+        f"{reason}, but it is usually needed {when} ({rhythm.source}): kept through its usual hours",
+        evidence={**evidence, "rhythm": rhythm.source},
+    )
+
+
+def wake_reason(rhythm: Rhythm, reason: str, evidence: dict[str, Any], settings: Settings, now: datetime) -> str:
+    """Outside its usual hours: when it comes back (the lead before its usual traffic), in the reason and the evidence."""
+    start = rhythm.next_start(now)
+    evidence["rhythm"] = rhythm.source
+    if start is None:
+        return f"{reason}; no usual hours of traffic ({rhythm.source}): it stays at zero until restored"
+    lead = settings.endpoint_wake_lead_minutes
+    back = start - timedelta(minutes=lead)
+    evidence.update(wake_at=iso(back), usual_start=iso(start), prewarm_minutes=lead)
+    return f"{reason}; back at {back:%a %Y-%m-%d %H:%M} UTC, {lead} min before its usual traffic from {start:%H:%M} ({rhythm.source})"
 
 
 def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime) -> bool:

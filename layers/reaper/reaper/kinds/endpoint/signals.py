@@ -22,6 +22,7 @@ from reaper.aws.metrics import MetricQuery, fetch
 from reaper.core import scope as sweep_scope
 from reaper.core.model import Resource
 from reaper.core.policy import is_dev, is_production, read_tags
+from reaper.core.rhythm import learn
 from reaper.core.scope import Scope
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
@@ -29,6 +30,7 @@ from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
     COMPONENTS,
+    HISTORY_DAYS,
     IN_SERVICE,
     KIND,
     LOOKBACK_MINUTES,
@@ -100,6 +102,7 @@ def signals(
             out[r.id] = sig = replace(sig, details=None, problem=f"could not list its inference components: {problem}")
         if sig.details is not None:
             _complete(r, sig.details)
+    _learn(clients, live, out, settings, now)
     async_ones = [r for r in live if (d := out[r.id].details) is not None and d.type == ASYNC]
     if async_ones or unread:
         series = fetch(clients("cloudwatch"), [q for r in async_ones + unread for q in async_queries(r)], start, end)
@@ -109,6 +112,29 @@ def signals(
             both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
             out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
     return out
+
+
+def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal], settings: Settings, now: datetime) -> None:
+    """Learned wake: each dev endpoint's Invocations, hourly over the last 14 days, in one batch (a
+    query per variant or component; GetMetricData takes one time range a call, so two weeks at an
+    hour a point go in their own call, up to 500 endpoints' queries in it). Not for endpoints whose
+    hours are pinned by their wake tag, only for quiet ones that may go to zero, not for async ones (no Invocations; woken by their backlog)."""
+    if not settings.endpoint_learned_wake:
+        return
+    views = {r.id: read_tags(r.tags, settings) for r in live}
+    wanted = [r for r in live if is_dev(views[r.id], settings) and not views[r.id].wake and _quiet_live(out[r.id])]
+    if not wanted:
+        return
+    end = as_utc(now).replace(minute=0, second=0, microsecond=0)
+    queries = [replace(q, period=3600) for r in wanted for q in traffic_queries(r)]
+    hourly = fetch(clients("cloudwatch"), queries, end - timedelta(days=HISTORY_DAYS), end)
+    for r in wanted:
+        out[r.id] = replace(out[r.id], rhythm=learn(hourly.get(r.id, []), now))
+
+
+def _quiet_live(sig: EndpointSignal) -> bool:
+    """Its configuration was read (quiet, and it may be acted on), and it has Invocations (not async)."""
+    return sig.details is not None and sig.details.type not in (ASYNC, SERVERLESS)
 
 
 def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:

@@ -15,6 +15,7 @@ from reaper.aws.faults import create_one_off_schedule
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.core.settings import DAY_NAMES, Settings
+from reaper.core.timeutil import parse_instant
 from reaper.kinds.base import ActContext
 
 
@@ -40,13 +41,23 @@ def schedule_name(endpoint: str, at: datetime) -> str:
 
 
 def wanted(ctx: ActContext, decision: Decision) -> bool:
+    if decision.evidence.get("wake_at"):  # learned wake, or hours pinned by its wake tag (rules.wake_reason)
+        return True
     return decision.evidence.get("policy") == "off-hours" and ctx.settings.endpoint_off_hours_restore
 
 
-def schedule_restore(ctx: ActContext, resource: Resource) -> tuple[str, datetime]:
-    """Create the schedule (idempotent: a duplicate delivery finds it made). Returns (name, local time)."""
+def learned_at(ctx: ActContext, decision: Decision) -> datetime | None:
+    """When a learned (or pinned) wake brings it back, in the working-hours timezone; None for off-hours."""
+    raw = decision.evidence.get("wake_at")
+    return parse_instant(str(raw)).astimezone(ZoneInfo(ctx.settings.off_hours.timezone)) if raw else None
+
+
+def schedule_restore(ctx: ActContext, resource: Resource, at: datetime | None = None) -> tuple[str, datetime]:
+    """Create the schedule (idempotent: a duplicate delivery finds it made) at `at`, or else at the next
+    start of working hours. Returns (name, local time)."""
     settings = ctx.settings
-    at = next_work_start(settings, ctx.now)
+    reason = "before its usual traffic" if at is not None else "start of working hours"
+    at = at or next_work_start(settings, ctx.now)
     if at is None:
         raise ActionRefused(
             "CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at"
@@ -63,8 +74,8 @@ def schedule_restore(ctx: ActContext, resource: Resource) -> tuple[str, datetime
         timezone=settings.off_hours.timezone,
         target_arn=target,
         role_arn=role,
-        payload={"name": resource.id, "reason": "start of working hours"},
-        description=f"mlreaper: restore endpoint {resource.id} at the start of working hours",
+        payload={"name": resource.id, "reason": reason},
+        description=f"mlreaper: restore endpoint {resource.id} {'at the ' if reason.startswith('start') else ''}{reason}",
         retry={"MaximumRetryAttempts": 10, "MaximumEventAgeInSeconds": 3600},
     )
     return name, at

@@ -6,7 +6,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, off_hours_stop
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration
@@ -61,6 +61,9 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     if signal is not None and signal.source == "metric" and settings.agent_channel == "logs":
         evidence["source"] = f"{NAMESPACE}/{METRIC} (an agent installed before the stack used Logs; until the notebook restarts)"
     if last_active is not None and last_active > window_end - timedelta(minutes=window):
+        early = warn_early(last_active, not missing, window, window_end, settings, now)
+        if early is not None:
+            return early.with_(evidence={**evidence, **early.evidence})
         ago = human_duration(now - last_active) if now > last_active else "0 m"
         return Decision(Verdict.KEEP, f"active {ago} ago (idle window {window} min)", evidence={**evidence, "last_active": last_active})
     if missing:
@@ -72,6 +75,34 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
         first = points[0][0] if points else window_end
         idle_for = f"no activity for at least {human_duration(now - first)}"
     return Decision(Verdict.ACT, idle_for, action="stop", evidence={**evidence, "last_active": last_active})
+
+
+def early_span(window: int, grace: int) -> int:
+    """How long a strongly evidenced quiet must last before the warning: the threshold less the grace,
+    so the stop falls at the threshold; never less than half the threshold (the least evidence taken)."""
+    return max(window - grace, math.ceil(window / 2))
+
+
+def warn_early(
+    last_active: datetime, complete: bool, window: int, window_end: datetime, settings: Settings, now: datetime
+) -> Decision | None:
+    """Strong evidence (every agent sample of the idle window present, none active for the early span):
+    in enforce, the warning comes early so its grace ends at the threshold. Never on a gap, never in
+    dry-run (it has no grace: a "would stop" before the threshold would be wrong), never with grace 0."""
+    grace = settings.grace_for(KIND)
+    if not (settings.notebook_early_warning and complete and grace > 0 and settings.mode_for(KIND) is Mode.ENFORCE):
+        return None
+    span = early_span(window, grace)
+    if span >= window or last_active > window_end - timedelta(minutes=span):
+        return None
+    quiet = human_duration(now - last_active)
+    return Decision(
+        Verdict.ACT,
+        f"no activity for {quiet}, every activity sample of the last {window} min present: warned early, "
+        f"so the stop falls at the {window} min idle threshold or soon after",
+        action="stop",
+        evidence={"last_active": last_active, "early_warning": True, "early_span_minutes": span},
+    )
 
 
 def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, settings: Settings) -> Decision:
