@@ -14,7 +14,7 @@ WORKERS ?= auto
 # hypothesis examples per safety property: 500 in `make test`, 10,000 in `make props`
 PROPS ?= 10000
 
-.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy docs
+.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy docs docs-check
 
 $(VENV)/.ready: requirements-dev.txt requirements-docs.txt layers/reaper/requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
@@ -51,6 +51,11 @@ deploy: $(SAMVENV)/.ready
 # --strict (a broken link or anchor fails).
 docs: $(VENV)/.ready
 	$(PY) scripts/gen_docs.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# In `make test`: the generated references must already be fresh (never rewritten while tests read them)
+docs-check: $(VENV)/.ready
+	$(PY) scripts/gen_docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 demo: $(VENV)/.ready
@@ -90,7 +95,7 @@ smoke: $(VENV)/.ready sam-build
 # Every step runs at once (sam build waits on the network and the disk while pytest computes);
 # each target's output is printed whole when it ends, and any failure fails `make test`.
 test: $(VENV)/.ready $(SAMVENV)/.ready
-	$(MAKE) --no-print-directory -j6 --output-sync=target lint typecheck pytest sam-validate checkov smoke docs
+	$(MAKE) --no-print-directory -j6 --output-sync=target lint typecheck pytest sam-validate checkov smoke docs-check
 
 # The safety properties (tests/unit/test_safety_properties.py) at 10,000 examples each.
 props: $(VENV)/.ready
