@@ -59,4 +59,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import sagemaker_presigned
 
     sagemaker_presigned.apply()
+    from reaper_devkit.moto_ext import ssm_commands
+
+    ssm_commands.apply()
     _applied = True

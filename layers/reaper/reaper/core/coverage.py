@@ -74,6 +74,11 @@ REASONS: dict[str, Reason] = {
             "install the CloudWatch agent's nvidia_gpu section for a reading over the whole idle window",
         ),
         Reason(
+            "ssm-read-failed",
+            "the nvidia-smi command through SSM failed or did not answer in time",
+            "none if it passes (the next sweep reads again); otherwise run the command by hand on the box (docs/ssm-gpu-reads.md)",
+        ),
+        Reason(
             "metric-gap",
             "its metrics have gaps or are missing in the idle window",
             "none if it passes; otherwise check what publishes the metric (the CloudWatch agent, the activity agent)",

@@ -166,6 +166,8 @@ class Settings(BaseModel):
     studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
     # EC2 (issue 13): let CPU and network alone decide when an instance publishes no GPU metric
     ec2_cpu_only: bool = False
+    # GpuSsmReads: one nvidia-smi sample through Systems Manager for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
+    gpu_ssm_reads: bool = False
     # Budgets per experiment (issue 17): ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
     # "proj-a=500,proj-b=2000"; projects are case-sensitive, as the cost-allocation tag), the SNS
     # topic the budgets notify, and whether 100 % acts (default: notify only, like default ceilings)
@@ -372,6 +374,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
     "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
     "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
+    "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
     "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
     "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",

@@ -21,6 +21,8 @@ RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
 # Services whose resources the kinds sweep: a change there is a change to the user's resource.
 SWEPT_SERVICES = ("sagemaker", "fsx", "ec2", "bedrock")
 READ_VERBS = ("Describe", "List", "Get", "Search")
+# Permissions of another service that act on a swept resource itself (a command run on an EC2 instance)
+ACTS_ON_SWEPT = frozenset({"ssm:SendCommand"})
 TAG_WRITES = frozenset(p for perms in TAG_WRITE_PERMISSIONS.values() for p in perms)
 
 # Permissions AWS checks beyond the operation's own action. Tag-on-create: an operation that
@@ -79,7 +81,9 @@ def destructive(permissions: Iterable[str]) -> set[str]:
     scoped by resource and condition instead (see template.yaml).
     """
     return {
-        p for p in permissions if p.split(":")[0] in SWEPT_SERVICES and not p.split(":")[1].startswith(READ_VERBS) and p not in TAG_WRITES
+        p
+        for p in permissions
+        if p in ACTS_ON_SWEPT or (p.split(":")[0] in SWEPT_SERVICES and not p.split(":")[1].startswith(READ_VERBS) and p not in TAG_WRITES)
     }
 
 

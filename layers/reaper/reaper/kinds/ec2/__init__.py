@@ -27,6 +27,11 @@ DECLARATION = KindDeclaration(
         "ec2:DescribeInstanceAttribute",  # stop protection, read only for an instance about to be stopped
         "cloudwatch:GetMetricData",
     ),
+    # GpuSsmReads=on: a GPU box without a GPU metric is judged by one nvidia-smi sample (kinds/ec2/ssm.py);
+    # SendCommand is denied on exempt and production instances like every change (template.yaml)
+    conditional_permissions={
+        "GpuSsmReadsOn": ("ssm:DescribeInstanceInformation", "ssm:SendCommand", "ssm:ListCommandInvocations"),
+    },
     actions={
         "stop": Action("stop", "stopped", ("ec2:StopInstances",), frozenset({"running"}), f"{_P}.actions:stop"),
     },

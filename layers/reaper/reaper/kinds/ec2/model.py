@@ -70,11 +70,21 @@ class Ec2Facts:
 
 
 @dataclass(frozen=True)
+class GpuSample:
+    """GpuSsmReads: one nvidia-smi reading through Systems Manager (kinds/ec2/ssm.py), or why there is none."""
+
+    status: str  # "read", "no-agent" (no online SSM Agent), "failed" (not delivered, not finished, not parseable)
+    gpus: tuple[tuple[float, float], ...] = ()  # per GPU: (utilization.gpu %, memory.used MiB)
+    detail: str = ""  # why there is no reading; never the command's raw output
+
+
+@dataclass(frozen=True)
 class Ec2Signal:
     cpu: Series  # CPUUtilization, Maximum per period
     network: Series  # NetworkIn + NetworkOut, Sum per period (only periods where both were reported)
     accelerator: dict[str, Series] = field(default_factory=dict)  # metric name -> Maximum per period
     window_end: datetime | None = None  # end of the last period the idle window covers
+    gpu_sample: GpuSample | None = None  # GpuSsmReads, for a GPU box without a GPU series; None = not read
 
 
 def align(now: datetime) -> datetime:

@@ -31,6 +31,7 @@ from reaper.kinds.ec2.model import (
     PERIOD,
     Ec2Facts,
     Ec2Signal,
+    GpuSample,
     align,
     window_end,
 )
@@ -111,10 +112,17 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
         ago = human_duration(max(now - (ts + PERIOD), timedelta(0)))
         return Decision(Verdict.KEEP, f"in use {ago} ago ({what}; idle window {window} min)", evidence={**evidence, "last_active": ts})
 
+    sample = _usable_sample(signal, accelerator, settings)
+    sampled = _sample_decision(resource, sample, evidence)
+    if sampled is not None:
+        return sampled
+
     for name, series in (("CPUUtilization", cpu), ("NetworkIn/NetworkOut", network)):
         missing = _missing(series, slots)
         if missing:
             what = f"no {name} data" if missing == len(slots) else f"gap in {name} data ({missing} of {len(slots)} periods missing)"
+            if sample is not None:
+                return _sample_only(sample, f"{what} in the last {window} min", {**evidence, "missing_periods": missing})
             return Decision(
                 Verdict.KEEP,
                 f"{what} in the last {window} min: unknown is not idle",
@@ -123,7 +131,9 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
             )
 
     metric_names = (GPU_SERIES,) if facts.accelerator == "gpu" else (NEURON_METRIC,)
-    if not accelerator:
+    if not accelerator and sample is not None:
+        evidence.update(accelerator_metric="nvidia-smi sample (GpuSsmReads)", gpu_sample=_figures(sample))
+    elif not accelerator:
         if not settings.ec2_cpu_only:
             return _no_accelerator_metric(resource, facts, metric_names, evidence)
         evidence["accelerator_metric"] = "none (REAPER_EC2_CPU_ONLY: CPU and network decide)"
@@ -146,14 +156,69 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
     first = min((ts for ts, _ in cpu), default=start)
     shown = [f"CPU ≤ {evidence['cpu_max_percent']:.1f} %", f"network ≤ {evidence['network_max_mb_per_5min']:.2f} MB per 5 min"]
     shown += [f"{_label(m)} ≤ {evidence[f'{m}_max']:.0f} %" for m in accelerator]
-    if not accelerator:
+    if not accelerator and sample is None:
         shown.append("no GPU metric (CPU-only policy)")
+    now_too = f"; nvidia-smi reads 0 % on all {len(sample.gpus)} GPU(s) now" if not accelerator and sample is not None else ""
     return Decision(
         Verdict.ACT,
-        f"idle for at least {human_duration(now - min(first, start))}: {', '.join(shown)} in every 5-minute period",
+        f"idle for at least {human_duration(now - min(first, start))}: {', '.join(shown)} in every 5-minute period{now_too}",
         action="stop",
         evidence=evidence,
     )
+
+
+def _usable_sample(signal: Ec2Signal | None, accelerator: dict[str, Series], settings: Settings) -> GpuSample | None:
+    """The nvidia-smi sample, where it stands in for a GPU series. Without a reading, the CPU-only policy
+    (the admin's choice) still lets CPU and network decide."""
+    sample = signal.gpu_sample if signal and not accelerator else None
+    if sample is not None and sample.status != "read" and settings.ec2_cpu_only:
+        return None
+    return sample
+
+
+def _sample_decision(resource: Resource, sample: GpuSample | None, evidence: dict[str, Any]) -> Decision | None:
+    """Keep on the sample alone (a busy GPU, no reading, a reading neither busy nor 0 %); None = go on:
+    an all-0 % sample still needs CPU and network idle over the whole window."""
+    if sample is None:
+        return None
+    if sample.status == "no-agent":
+        return Decision(
+            Verdict.KEEP,
+            "no GPU metric, and no online SSM Agent to read nvidia-smi (GpuSsmReads): unknown is not idle. "
+            "Install the CloudWatch agent's nvidia_gpu section, or start SSM Agent with AmazonSSMManagedInstanceCore",
+            evidence={**evidence, "accelerator_metric": None, UNKNOWN: True},
+            unknown="no-ssm-agent",
+        )
+    if sample.status != "read":
+        return Decision(
+            Verdict.KEEP,
+            f"no GPU metric, and the nvidia-smi reading failed ({sample.detail}): unknown is not idle",
+            evidence={**evidence, "accelerator_metric": None, UNKNOWN: True},
+            unknown="ssm-read-failed",
+        )
+    busiest = max(util for util, _ in sample.gpus)
+    if busiest >= GPU_IDLE_PERCENT:
+        return Decision(
+            Verdict.KEEP,
+            f"in use now (nvidia-smi: busiest GPU at {busiest:.0f} %)",
+            evidence={**evidence, "gpu_sample": _figures(sample)},
+        )
+    if busiest > 0:
+        return _sample_only(sample, f"nvidia-smi reads {busiest:.0f} % on its busiest GPU, neither busy nor idle", evidence)
+    return None
+
+
+def _sample_only(sample: GpuSample, why: str, evidence: dict[str, Any]) -> Decision:
+    return Decision(
+        Verdict.KEEP,
+        f"{why}: one nvidia-smi sample alone is not evidence of idleness, so it is kept",
+        evidence={**evidence, "gpu_sample": _figures(sample), UNKNOWN: True},
+        unknown="gpu-sample-only",
+    )
+
+
+def _figures(sample: GpuSample) -> list[dict[str, float]]:
+    return [{"utilization_gpu_percent": u, "memory_used_mib": m} for u, m in sample.gpus]
 
 
 def _busiest(start: datetime, cpu: Series, network: Series, accelerator: dict[str, Series]) -> tuple[datetime, str] | None:

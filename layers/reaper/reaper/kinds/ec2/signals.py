@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from reaper.aws.clients import Clients
 from reaper.aws.metrics import MetricQuery, Series, fetch
 from reaper.core.model import Resource
-from reaper.core.policy import read_tags
+from reaper.core.policy import is_production, read_tags, screen
 from reaper.core.settings import Settings
+from reaper.kinds.ec2 import ssm
 from reaper.kinds.ec2.model import (
     AGENT_NAMESPACE,
     EC2_NAMESPACE,
@@ -26,6 +27,7 @@ from reaper.kinds.ec2.model import (
     PERIOD,
     Ec2Facts,
     Ec2Signal,
+    GpuSample,
     align,
     gpu_search,
     window_end,
@@ -68,6 +70,7 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     start = window_end(now) - timedelta(minutes=max(longest, LOOKBACK_MINUTES))
     series = fetch(clients("cloudwatch"), [q for r in readable for q in queries_for(r)], start, end)
     out: dict[str, Ec2Signal] = {}
+    samples = _gpu_samples(clients, readable, series, settings, now)
     for r in readable:
         accelerator = {m: series.get(f"{r.id}|acc|{m}", []) for m in accelerator_metrics(r.facts_as(Ec2Facts))}
         out[r.id] = Ec2Signal(
@@ -75,8 +78,28 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
             network=network_sum(series.get(f"{r.id}|in", []), series.get(f"{r.id}|out", [])),
             accelerator={m: s for m, s in accelerator.items() if s},
             window_end=window_end(now),
+            gpu_sample=samples.get(r.id),
         )
     return out
+
+
+def _gpu_samples(
+    clients: Clients, readable: list[Resource], series: Mapping[str, Series], settings: Settings, now: datetime
+) -> dict[str, GpuSample]:
+    """GpuSsmReads=on: an nvidia-smi sample for the GPU boxes without a GPU series, except those the reaper may
+    not change (exempt, snoozed, bad tag, production stage): IAM denies SendCommand on them too, and their
+    verdict does not depend on it."""
+    if not settings.gpu_ssm_reads:
+        return {}
+    candidates = [
+        r.id
+        for r in readable
+        if r.facts_as(Ec2Facts).accelerator == "gpu"
+        and not series.get(f"{r.id}|acc|{GPU_SERIES}")
+        and screen(view := read_tags(r.tags, settings), settings, now) is None
+        and not is_production(view, settings)
+    ]
+    return ssm.read(clients("ssm"), candidates) if candidates else {}
 
 
 def network_sum(inbound: Series, outbound: Series) -> Series:
