@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable
 
 REDACTED = "***"
 SECRET_PATTERNS = (
@@ -50,13 +51,25 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
 
-def debug_logging() -> None:
-    """Turn on DEBUG for botocore, boto3, urllib3 and the reaper, one redacting handler on stderr."""
+LOGGERS = ("botocore", "boto3", "urllib3", "reaper")
+
+
+def debug_logging() -> Callable[[], None]:
+    """Turn on DEBUG for botocore, boto3, urllib3 and the reaper, one redacting handler on stderr;
+    returns what turns it off again (the CLI runs in-process in the demo and the tests)."""
     secrets = tuple(os.environ.get(v, "") for v in ("REAPER_SLACK_WEBHOOK_URL", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"))
     handler = _CurrentStderr(sys.stderr)
     handler.setFormatter(Redacting(secrets))
     handler.setLevel(logging.DEBUG)
-    for name in ("botocore", "boto3", "urllib3", "reaper"):
+    levels = {name: logging.getLogger(name).level for name in LOGGERS}
+    for name in LOGGERS:
         log = logging.getLogger(name)
         log.setLevel(logging.DEBUG)
         log.addHandler(handler)
+
+    def undo() -> None:
+        for name, level in levels.items():
+            logging.getLogger(name).removeHandler(handler)
+            logging.getLogger(name).setLevel(level)
+
+    return undo

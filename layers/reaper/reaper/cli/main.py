@@ -16,7 +16,7 @@ import argparse
 import logging
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -213,10 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version (0) or a bad flag (2, said on one line)
         return exc.code if isinstance(exc.code, int) else USAGE
     _plain_logging()
-    if args.debug:
-        from reaper.cli.debug import debug_logging
-
-        debug_logging()
+    undo_debug = _debug() if args.debug else None
     try:
         return _run(args)
     except BrokenPipeError:  # the reader went away while something else was printing
@@ -231,6 +228,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"reaper: {line}", file=sys.stderr)
         return status
+    finally:
+        if undo_debug is not None:
+            undo_debug()
+
+
+def _debug() -> Callable[[], None]:
+    from reaper.cli.debug import debug_logging
+
+    return debug_logging()
 
 
 class _StderrLines(logging.Handler):
