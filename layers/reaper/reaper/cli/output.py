@@ -86,7 +86,8 @@ def format_table(outcomes: list[Outcome], width: int | None = None) -> str:
     if one_region:
         head = head[:1] + head[2:]
         rows = [(row[:1] + row[2:], reason) for row, reason in rows]
-    cells, widths, fixed = _fit(head, [row for row, _ in rows], width - REASON_COLUMN)
+    cells, widths, fixed = _fit(head, [row for row, _ in rows], width - MIN_REASON)
+    # too little room for a readable reason column: each reason on its own lines, ids and owners wider
     wrapped = fixed + REASON_COLUMN > width  # a narrow terminal: each reason goes on its own line under its row
     if wrapped:
         cells, widths, fixed = _fit(head, [row for row, _ in rows], width + 2, floor=8)
