@@ -169,6 +169,25 @@ def reset_peak_rss() -> int:
     return rss_kb("VmRSS")
 
 
+# what the template gives every function; each value must pass the settings' own checks (a table name
+# of 3 to 255 characters), or every cold import fails on its configuration, not its imports
+COLD_ENV = {
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "REAPER_TABLE": "mlreaper-bench-log",
+    "REAPER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/mlreaper-bench",
+}
+
+
+def fresh(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One fresh interpreter; a failure is said in one line (its last line of stderr), never a traceback here."""
+    done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SystemExit(f"cold start: {' '.join(argv)[:80]} failed (exit {done.returncode}): {last}")
+    return done
+
+
 def cold_import(function: str, runs: int = 9) -> float:
     """Median seconds to import a function's module in a fresh interpreter (the cold start's share)."""
     code = (
@@ -176,18 +195,32 @@ def cold_import(function: str, runs: int = 9) -> float:
         f"s=importlib.util.spec_from_file_location('app','{ROOT}/functions/{function}/app.py');"
         "m=importlib.util.module_from_spec(s);s.loader.exec_module(m);print(time.perf_counter()-t)"
     )
-    env = {
-        **os.environ,
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "REAPER_TABLE": "t",
-        "REAPER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q",
-    }
-    times = []
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-        times.append(float(out.stdout.strip().splitlines()[-1]))
+    env = {**os.environ, **COLD_ENV}
+    times = [float(fresh(["-c", code], env).stdout.strip().splitlines()[-1]) for _ in range(runs)]
     return round(statistics.median(times), 3)
+
+
+def cli_help(runs: int = 9) -> dict[str, float]:
+    """Median wall seconds of `python -m reaper --help` and `--version` in fresh interpreters, and of a bare
+    interpreter (`python -c pass`) to subtract: what the CLI's own imports cost before it answers."""
+    env = {**os.environ, **COLD_ENV}
+
+    def median_of(argv: list[str]) -> float:
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            fresh(argv, env)
+            times.append(time.perf_counter() - started)
+        return round(statistics.median(times), 3)
+
+    bare = median_of(["-c", "pass"])
+    helped = median_of(["-m", "reaper", "--help"])
+    return {
+        "python_bare": bare,
+        "reaper_help": helped,
+        "reaper_version": median_of(["-m", "reaper", "--version"]),
+        "help_own": round(helped - bare, 3),
+    }
 
 
 def report(r: dict[str, Any]) -> str:
@@ -273,9 +306,12 @@ def main() -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(results, indent=1))  # after each sweep: a slow N keeps what it measured
     if not args.no_cold_start:
+        results["load_average_before_cold_start"] = [round(x, 2) for x in os.getloadavg()]  # 1, 5, 15 min: say how quiet it was
         for fn in sorted(d.name for d in (ROOT / "functions").iterdir() if (d / "app.py").exists()):
             results["cold_import_seconds"][fn] = cold_import(fn)
             print(f"cold import {fn:14} {results['cold_import_seconds'][fn]:.3f} s (median of 9)")
+        results["cli_seconds"] = cli_help()
+        print("reaper --help (wall, median of 9): " + ", ".join(f"{k} {v:.3f} s" for k, v in results["cli_seconds"].items()))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))

@@ -2,6 +2,10 @@
 
 moto's server runs in this process (with the moto extensions), a local receiver stands in for
 Slack, and every step runs the real CLI — the same code path as the deployed functions.
+
+A demo never prints a traceback: whatever goes wrong is said in one line and the demo exits 1.
+Each step's header and each line a scene says carry the demo's clock (time since it started), so
+a slow step on a loaded machine is seen where it happened.
 """
 
 from __future__ import annotations
@@ -29,10 +33,21 @@ from reaper_devkit.slack_receiver import SlackReceiver
 
 TABLE = "mlreaper-demo-log"
 BOLD, DIM, RESET = ("\033[1m", "\033[2m", "\033[0m") if sys.stdout.isatty() else ("", "", "")
+_started = time.monotonic()
+
+
+def clock() -> str:
+    """The demo's clock: minutes and seconds since it started."""
+    minutes, seconds = divmod(time.monotonic() - _started, 60)
+    return f"[{int(minutes):02d}:{seconds:04.1f}]"
 
 
 def step(title: str) -> None:
-    print(f"\n{BOLD}━━ {title} {'━' * max(3, 70 - len(title))}{RESET}", flush=True)
+    print(f"\n{BOLD}━━ {title} {'━' * max(3, 70 - len(title))} {clock()}{RESET}", flush=True)
+
+
+def say(line: str) -> None:
+    print(f"  {DIM}{clock()}{RESET} {line}", flush=True)
 
 
 def run(args: list[str]) -> int:
@@ -59,6 +74,21 @@ def show_slack(messages: list[dict[str, Any]], since: int) -> None:
 
 
 def run_demo(keep: bool = False) -> int:
+    """The demo, with every failure said in one line (exit 1) and Ctrl-C in one line (exit 130)."""
+    global _started
+    _started = time.monotonic()
+    try:
+        return _run_demo(keep)
+    except KeyboardInterrupt:
+        print(f"\ndemo: interrupted at {clock()}", file=sys.stderr, flush=True)
+        return 130
+    except Exception as exc:  # a demo never prints a traceback: one line says what and where
+        said = (str(exc).strip().splitlines() or [""])[0]
+        print(f"\ndemo: stopped at {clock()}: {type(exc).__name__}: {said}", file=sys.stderr, flush=True)
+        return 1
+
+
+def _run_demo(keep: bool) -> int:
     from reaper.core.observability import logger
 
     logger.setLevel("WARNING")  # the functions' JSON log lines would bury the story on a terminal
@@ -103,7 +133,7 @@ def run_demo(keep: bool = False) -> int:
                 step(f"4. {scene.KIND}: what comes next")
                 mark = len(slack_hook.messages)
                 # the real time, not the seeding time: what happens next is logged after the sweeps above
-                after(rt, aws, datetime.now(UTC), lambda line: print(f"  {line}", flush=True))
+                after(rt, aws, datetime.now(UTC), say)
                 if len(slack_hook.messages) > mark:
                     print("\nSlack:")
                     show_slack(slack_hook.messages, mark)

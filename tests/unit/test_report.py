@@ -189,3 +189,20 @@ def test_reaper_log_never_shows_an_unconfirmed_change_as_done():
     assert " unconfirmed stop " in format_log_line(begun)
     assert as_logged(begun)["executed"] is False and as_logged(begun)["unconfirmed"] is True
     assert log_row(begun)["executed"] is False
+
+
+def test_each_days_bar_is_drawn_over_its_own_day_not_centred_on_its_midnight():
+    # Given savings on three days, the middle one by two kinds (a stacked bar)
+    from matplotlib.dates import date2num
+
+    from reaper.report.chart import savings_figure
+
+    days = [NOW.date() - timedelta(days=n) for n in (2, 1, 0)]
+    daily = {days[0]: {"notebook": 3.0}, days[1]: {"notebook": 1.0, "endpoint": 2.0}, days[2]: {}}
+    # When the chart is drawn
+    bars = savings_figure(daily, "t").axes[0].patches
+    # Then every bar (each kind of each day) lies inside the day it counts, from its midnight to the next
+    assert len(bars) == 2 * len(days)
+    for i, bar in enumerate(bars):
+        midnight = float(date2num(days[i % len(days)]))
+        assert midnight < bar.get_x() and bar.get_x() + bar.get_width() < midnight + 1, (i, bar.get_x())

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
+from reaper.aws.faults import error_code
+from reaper.core.errors import ReaperError
 from reaper.record.runtime import Runtime
 from reaper.restore import run as restore
 from reaper.sweep import pipeline
@@ -51,13 +55,39 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
     }
 
 
+PHASE_2_ROUNDS = 5  # sweeps at most: each settles what AWS would have finished, then sweeps again
+
+
 def after_sweep(rt: Runtime, session: boto3.session.Session, now: datetime, say: Callable[[str], None]) -> None:
-    settled = fsx_ext.settle_backups() + fsx_ext.settle_tasks()
-    say(f"AWS finishes the backup and the export ({', '.join(settled)}); the next sweep is phase 2:")
-    for o in pipeline.sweep(rt, [KIND], now, event_id="demo-fsx-phase-2"):
-        if o.executed or o.verdict.value == "error":
-            say(f"{o.resource.id}: {o.verdict.value} {o.decision.action} — {o.detail or o.reason}")
+    """Phase 2, then the restore, each only once the state it needs is there: under load a sweep can
+    defer the kind to its continuation, so the backup may start one sweep later than on a quiet machine."""
     fs_id = _seeded.get("llm-pretrain-cache")
-    if fs_id:
-        say(f"$ reaper restore {fs_id}")
+    fsx = session.client("fsx")
+    for round_ in range(1, PHASE_2_ROUNDS + 1):
+        settled = fsx_ext.settle_backups() + fsx_ext.settle_tasks()
+        if settled:
+            say(f"AWS finishes the backup and the export ({', '.join(settled)}); the next sweep is phase 2:")
+        for o in pipeline.sweep(rt, [KIND], now, event_id=f"demo-fsx-phase-2-{round_}"):
+            if o.executed or o.verdict.value == "error":
+                say(f"{o.resource.id}: {o.verdict.value} {o.decision.action} — {o.detail or o.reason}")
+        if fs_id is None or deleted(fsx, fs_id):
+            break
+    if fs_id is None:
+        return
+    if not deleted(fsx, fs_id):
+        say(f"{fs_id} is not deleted after {PHASE_2_ROUNDS} sweeps (its backup is not AVAILABLE yet): nothing to restore")
+        return
+    say(f"$ reaper restore {fs_id}")
+    try:
         say(restore.restore(rt, fs_id, now, lambda line: say(f"… {line}")))
+    except ReaperError as exc:
+        say(f"reaper: {exc}")
+
+
+def deleted(fsx: Any, fs_id: str) -> bool:
+    """True once the file system is gone or going (Lifecycle DELETING): what a restore needs first."""
+    try:
+        found = fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"]
+    except ClientError as exc:
+        return error_code(exc) == "FileSystemNotFound"
+    return not found or found[0].get("Lifecycle") == "DELETING"

@@ -14,7 +14,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
 from reaper.aws.faults import error_code
-from reaper.core.errors import ConfigError
+from reaper.core.errors import ConfigError, CredentialsError
 
 # Regions are checked against the SageMaker endpoints in botocore's own partition data: every kind
 # is a SageMaker or GPU resource, and a region SageMaker is not in has nothing to sweep.
@@ -31,13 +31,13 @@ def session(profile: str | None = None) -> boto3.session.Session:
 
 
 def check_credentials(s: boto3.session.Session) -> None:
-    """Credentials from the standard chain, resolved now (no AWS call): none is exit 2, not a row per kind."""
+    """Credentials from the standard chain, resolved now (no AWS call): none is exit 3, not a row per kind."""
     try:
         found = s.get_credentials()
     except BotoCoreError as exc:  # an expired SSO token, a broken credential_process
-        raise ConfigError(f"AWS credentials could not be loaded: {exc}") from None
+        raise CredentialsError(f"AWS credentials could not be loaded: {exc}") from None
     if found is None:
-        raise ConfigError("no AWS credentials found (standard chain: AWS_PROFILE, AWS_ACCESS_KEY_ID, ~/.aws, instance role)")
+        raise CredentialsError("no AWS credentials found (standard chain: AWS_PROFILE, AWS_ACCESS_KEY_ID, ~/.aws, instance role)")
 
 
 def known_regions(s: boto3.session.Session) -> set[str]:

@@ -1,7 +1,13 @@
 """The `reaper` command line. It runs the same pipeline as the deployed functions.
 
-Exit status: 0 all verdicts fine, 1 some `error`, 2 bad usage or configuration (one line on stderr).
-The configuration is checked before the first real call (reaper/aws/preflight.py).
+Like the AWS CLI: `--profile`, `--region`, `--output` and `--debug` go before or after the command.
+Exit status (docs/cli.md): 0 all verdicts fine; 1 some `error`; 2 bad usage or configuration (one
+line on stderr); 3 AWS credentials missing, expired or refused; 4 an AWS service error stopped the
+command; 130 interrupted (Ctrl-C). The configuration is checked before the first real call
+(reaper/aws/preflight.py).
+
+This module is imported by `reaper --help` and `reaper --version`: at its top only argparse-level
+code (no boto3, botocore, pydantic settings or kinds); the rest is imported when a command runs.
 """
 
 from __future__ import annotations
@@ -10,36 +16,31 @@ import argparse
 import logging
 import re
 import sys
-import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from importlib import metadata
 from pathlib import Path
-from typing import NoReturn
-
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from reaper import __version__
-from reaper import kinds as kind_registry
-from reaper.aws import preflight
-from reaper.aws.clients import default_region
+from reaper.cli.exits import AWS_ERROR, CREDENTIALS, USAGE, exit_status
 from reaper.cli.formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, as_logged, log_row, matches, to_csv, to_json_lines
 from reaper.cli.output import Printer, fit_log_line, format_log_line, format_table, select, silence_stdout, terminal_width
-from reaper.core.errors import ConfigError, NoRestoreRecord, ReaperError, RestoreError, UsageError
+from reaper.core.errors import ConfigError, NoRestoreRecord, RestoreError, UsageError
 from reaper.core.model import Mode, Verdict
-from reaper.core.settings import MAX_GRACE_MINUTES, Settings, table_name_problem
-from reaper.record.actionlog import LOG_TTL
-from reaper.record.runtime import Runtime
 from reaper.report.summary import GROUPS
-from reaper.wiring import build_runtime
 
-__all__ = ["main", "format_table", "format_log_line", "parse_since", "version"]
+if TYPE_CHECKING:
+    from reaper.core.settings import Settings
+    from reaper.record.runtime import Runtime
+
+__all__ = ["main", "format_table", "format_log_line", "parse_since", "version", "AWS_ERROR", "CREDENTIALS", "USAGE"]
 
 DURATION = re.compile(r"^(\d{1,12})([mhdw])$", re.ASCII)  # ASCII: `٧d` is not 7 days
 UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
-MAX_SINCE = LOG_TTL  # the log keeps nothing older
+MAX_SINCE = timedelta(days=400)  # the log keeps nothing older (actionlog.LOG_TTL; a test holds them equal)
 NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 HTML_FILE = "mlreaper-report.html"
+ALL_OUTPUTS = (*OUTPUTS, "html")
 # each change is recorded right after it is made (pipeline.py), so an interrupted sweep loses none
 INTERRUPTED = (
     "changes already made stay made and are each in the action log (when one is configured); the next sweep posts what was not posted"
@@ -51,94 +52,158 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         print(f"reaper: {message} (see {self.prog} --help)", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(USAGE)
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked (the distribution's metadata is a scan of sys.path)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+        print(f"reaper (mlreaper) {version()}")
+        parser.exit()
 
 
 def version() -> str:
     """The installed distribution's version; the layer's constant when run from a checkout."""
+    from importlib import metadata
+
     try:
         return metadata.version("mlreaper")
     except metadata.PackageNotFoundError:
         return __version__
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
-    p.add_argument("--version", action="version", version=f"reaper (mlreaper) {version()}")
-    sub = p.add_subparsers(dest="command", required=True)
-    aws = _Parser(add_help=False)
-    aws.add_argument("--profile", help="AWS profile (default: AWS_PROFILE, then the standard chain)")
+def _global_options(p: argparse.ArgumentParser, after_command: bool) -> None:
+    """The AWS CLI's global options. After the command they default to SUPPRESS, so a value given
+    before the command is kept unless the same option is given again after it (then that one wins)."""
+    unset = argparse.SUPPRESS if after_command else None
+    p.add_argument("--profile", default=unset, help="AWS profile (default: AWS_PROFILE, then the standard chain)")
+    p.add_argument(
+        "--region",
+        action="append",
+        default=unset,
+        help="region (repeatable: plan, sweep and coverage sweep each; the first is where the action log is; default: AWS_REGION)",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        choices=ALL_OUTPUTS,
+        default=unset,
+        help="table (default; whole reasons, wrapped), json (one object per line), csv (a header row); report also html",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS if after_command else False,
+        help="log botocore's and the reaper's debug lines on stderr (secrets redacted)",
+    )
 
-    def output(sp: argparse.ArgumentParser, choices: tuple[str, ...] = OUTPUTS) -> None:
-        html = ", html (a page with a savings chart, to --out)" if "html" in choices else ""
-        sp.add_argument(
-            "--output",
-            "-o",
-            choices=choices,
-            help=f"table (default; fits the terminal), json (one object per line), csv (a header row){html}; json and csv keep reasons whole",
-        )
-        sp.add_argument("--json", action="store_true", help="same as --output json")
 
-    def filters(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
-        sp.add_argument(
-            "--verdict", action="append", default=[], choices=[v.value for v in Verdict], help="show only these verdicts (repeatable)"
-        )
-        sp.add_argument("--owner", action="append", default=[], help="show only resources of this ml:owner (repeatable)")
+def _outputs(sp: argparse.ArgumentParser, choices: tuple[str, ...] = OUTPUTS) -> None:
+    sp.set_defaults(outputs=choices)
+    sp.add_argument("--json", action="store_true", help="same as --output json")
 
-    def scope(sp: argparse.ArgumentParser) -> None:
-        filters(sp)
-        sp.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
-        sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
-        output(sp)
 
-    sw = sub.add_parser("sweep", parents=[aws], help="decide, act (in enforce), record and notify")
-    scope(sw)
+def _filters(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
+    sp.add_argument(
+        "--verdict", action="append", default=[], choices=[v.value for v in Verdict], help="show only these verdicts (repeatable)"
+    )
+    sp.add_argument("--owner", action="append", default=[], help="show only resources of this ml:owner (repeatable)")
+
+
+def _scope(sp: argparse.ArgumentParser) -> None:
+    _filters(sp)
+    sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
+    _outputs(sp)
+
+
+def _sweep_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    sw = sub.add_parser("sweep", parents=common, help="decide, act (in enforce), record and notify")
+    _scope(sw)
     sw.add_argument("--mode", choices=[m.value for m in Mode], help="override the mode for every kind")
     sw.add_argument("--grace-minutes", type=int, help="minutes between the warning and the action (0 = act at once)")
 
-    pl = sub.add_parser("plan", parents=[aws], help="a dry-run sweep shown as a table; records and posts nothing")
-    scope(pl)
 
-    cv = sub.add_parser("coverage", parents=[aws], help="a dry-run sweep: what it can judge, what it cannot (and its cost), and the fix")
+def _plan_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    pl = sub.add_parser("plan", parents=common, help="a dry-run sweep shown as a table; records and posts nothing")
+    _scope(pl)
+
+
+def _coverage_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    cv = sub.add_parser("coverage", parents=common, help="a dry-run sweep: what it can judge, what it cannot (and its cost), and the fix")
     cv.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
-    cv.add_argument("--region", action="append", default=[], help="region (repeatable; default: AWS_REGION)")
-    output(cv, ("table", "json"))
+    _outputs(cv, ("table", "json"))
 
-    lg = sub.add_parser("log", parents=[aws], help="the action log")
+
+def _log_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    lg = sub.add_parser("log", parents=common, help="the action log")
     lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d; at most 400d)")
     lg.add_argument("--table")
-    filters(lg)
-    output(lg)
+    _filters(lg)
+    _outputs(lg)
 
-    rp = sub.add_parser("report", parents=[aws], help="what was reclaimed and what it saved, from the action log")
+
+def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    rp = sub.add_parser("report", parents=common, help="what was reclaimed and what it saved, from the action log")
     rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
     rp.add_argument("--by", choices=GROUPS, default="owner")
     rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
     rp.add_argument("--table")
-    output(rp, (*OUTPUTS, "html"))
+    _outputs(rp, ALL_OUTPUTS)
     rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
 
-    rs = sub.add_parser("restore", parents=[aws], help="bring back a reaped endpoint (or FSx file system, by id)")
+
+def _restore_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    rs = sub.add_parser("restore", parents=common, help="bring back a reaped endpoint (or FSx file system, by id)")
     rs.add_argument("name")
     rs.add_argument("--kind", help="endpoint or fsx: only when NAME has restore records as both")
     rs.add_argument("--table")
+    rs.set_defaults(outputs=("table",))
 
-    it = sub.add_parser("init", parents=[aws], help="create the action-log table, to run the CLI without the stack")
+
+def _init_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    it = sub.add_parser("init", parents=common, help="create the action-log table, to run the CLI without the stack")
     it.add_argument("--table", required=True)
+    it.set_defaults(outputs=("table",))
 
-    dm = sub.add_parser("demo", help="the whole loop on a local, seeded account (needs moto: the demo extra or the dev install)")
+
+def _demo_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    dm = sub.add_parser(
+        "demo", parents=common, help="the whole loop on a local, seeded account (needs moto: the demo extra or the dev install)"
+    )
     dm.add_argument("--keep", action="store_true", help="leave the local server running at the end")
+    dm.set_defaults(outputs=("table",))
+
+
+COMMANDS = (_sweep_parser, _plan_parser, _coverage_parser, _log_parser, _report_parser, _restore_parser, _init_parser, _demo_parser)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
+    p.add_argument("--version", action=_Version)
+    _global_options(p, after_command=False)
+    after = _Parser(add_help=False)
+    _global_options(after, after_command=True)
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(sub, [after])
     return p
 
 
 def output_of(args: argparse.Namespace) -> str:
-    """`--output`, with `--json` as its alias; both, disagreeing, is a usage error."""
+    """`--output`, with `--json` as its alias; both, disagreeing, or a form the command has not, is a usage error."""
     chosen = getattr(args, "output", None)
     if getattr(args, "json", False):
         if chosen not in (None, "json"):
             raise UsageError(f"--json is --output json; it cannot go with --output {chosen}")
-        return "json"
+        chosen = "json"
+    allowed = getattr(args, "outputs", OUTPUTS)
+    if chosen is not None and chosen not in allowed:
+        raise UsageError(f"--output {chosen}: reaper {args.command} writes {', '.join(allowed)}")
     return chosen or "table"
 
 
@@ -146,28 +211,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a bad flag (2, said on one line)
-        return exc.code if isinstance(exc.code, int) else 2
+        return exc.code if isinstance(exc.code, int) else USAGE
     _plain_logging()
+    undo_debug = _debug() if args.debug else None
     try:
         return _run(args)
-    except (ConfigError, UsageError, RestoreError) as exc:
-        print(f"reaper: {exc}", file=sys.stderr)
-        return 2
-    except NoCredentialsError:
-        print("reaper: no AWS credentials found (standard chain: AWS_PROFILE, environment, instance role)", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # the reader went away while something else was printing
         silence_stdout()
         return 0
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's 128 + SIGINT, no traceback
         print(f"reaper: interrupted; {INTERRUPTED}", file=sys.stderr)
         return 130
-    except ReaperError as exc:
-        print(f"reaper: {exc}", file=sys.stderr)
-        return 1
-    except (ClientError, BotoCoreError) as exc:
-        print(f"reaper: AWS call failed: {exc}", file=sys.stderr)
-        return 1
+    except Exception as exc:
+        status, line = exit_status(exc)
+        if status is None:
+            raise
+        print(f"reaper: {line}", file=sys.stderr)
+        return status
+    finally:
+        if undo_debug is not None:
+            undo_debug()
+
+
+def _debug() -> Callable[[], None]:
+    from reaper.cli.debug import debug_logging
+
+    return debug_logging()
 
 
 class _StderrLines(logging.Handler):
@@ -185,6 +254,8 @@ def _plain_logging() -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from reaper.core.settings import MAX_GRACE_MINUTES, Settings, table_name_problem
+
     settings = Settings.from_env()
     changes: dict[str, object] = {}
     table = getattr(args, "table", None)
@@ -209,7 +280,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = False) -> Runtime:
-    """Profile, credentials, regions, then the table: each wrong one is exit 2 with one line."""
+    """Profile, credentials (exit 3), regions, then the table (exit 2): each wrong one said in one line."""
+    from reaper.aws import preflight
+    from reaper.aws.clients import default_region
+    from reaper.wiring import build_runtime
+
     if needs_table and not settings.table:
         raise ConfigError("no action log: set REAPER_TABLE or pass --table (reaper init --table NAME creates one)")
     session = preflight.session(getattr(args, "profile", None))
@@ -223,11 +298,20 @@ def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = F
 
 
 def _kinds(args: argparse.Namespace) -> list[str]:
+    from reaper import kinds as kind_registry
+
     # each kind once, however often it is named: one verdict per resource per sweep
     names = list(dict.fromkeys(args.kind)) or sorted(kind_registry.REGISTRY)
-    for name in names:
-        kind_registry.get(name)  # raises UsageError for an unknown kind
+    _known_kinds(names)
     return names
+
+
+def _known_kinds(names: list[str]) -> None:
+    """An unknown kind is a usage error (not an empty log or report)."""
+    from reaper import kinds as kind_registry
+
+    for name in names:
+        kind_registry.get(name)
 
 
 def _progress(line: str) -> None:
@@ -236,6 +320,8 @@ def _progress(line: str) -> None:
 
 def _demo(keep: bool) -> int:
     """The demo lives in the development kit, found through its entry point: the layer never imports the kit."""
+    from importlib import metadata
+
     found = metadata.entry_points(group="mlreaper.commands", name="demo")
     try:
         run_demo = next(iter(found)).load()
@@ -270,6 +356,8 @@ def _run(args: argparse.Namespace) -> int:
             mode=Mode.DRY_RUN, kind_modes={}, table=None, queue_url=None, slack_webhook_url=None, slack_secret_arn=None
         )
     rt = _runtime(args, settings)
+    import uuid
+
     from reaper.sweep.pipeline import sweep
 
     outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
@@ -315,8 +403,7 @@ def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[di
 
 def _log(args: argparse.Namespace, now: datetime) -> int:
     output = output_of(args)
-    for name in args.kind:
-        kind_registry.get(name)  # an unknown kind is a usage error, not an empty log
+    _known_kinds(args.kind)
     since, entries = _entries(args, now)
     entries = [e for e in entries if matches(e, args.kind, args.verdict, args.owner)]
     out = Printer()
@@ -343,8 +430,7 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
     output = output_of(args)
     if args.out and output != "html":
         raise UsageError("--out names the file of --output html")
-    for name in args.kind:
-        kind_registry.get(name)
+    _known_kinds(args.kind)
     if output == "html":
         from reaper.report.chart import require_matplotlib
 
@@ -394,6 +480,8 @@ def _restore(args: argparse.Namespace, now: datetime) -> int:
 
 def _stopped_notebook(rt: Runtime, name: str) -> str | None:
     """When NAME is a notebook, say it is restarted, not restored, and how (one read, CLI only)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     if not NOTEBOOK_NAME.match(name):
         return None
     try:

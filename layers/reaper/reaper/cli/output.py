@@ -1,4 +1,4 @@
-"""What the CLI prints: the plan table (fitted to the terminal), log lines, and a closed pipe handled."""
+"""What the CLI prints: the plan table (fitted to the terminal, reasons whole), log lines, and a closed pipe handled."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from reaper.core.text import cut
 
 DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what docs/cli.md promises
 MIN_REASON = 24
+REASON_COLUMN = 40  # narrower than this, each row's reason goes on its own lines under the row
 CAPS = {"ID": 40, "OWNER": 24}  # longer ids and owners are cut with an ellipsis; --json keeps them whole
 ORDER = {Verdict.ERROR: 0, Verdict.ACT: 1, Verdict.WARN: 2, Verdict.EXEMPT: 3, Verdict.KEEP: 4}
 
@@ -86,20 +87,29 @@ def format_table(outcomes: list[Outcome], width: int | None = None) -> str:
         head = head[:1] + head[2:]
         rows = [(row[:1] + row[2:], reason) for row, reason in rows]
     cells, widths, fixed = _fit(head, [row for row, _ in rows], width - MIN_REASON)
-    wrapped = fixed + MIN_REASON > width  # a narrow terminal: each reason goes on its own line under its row
+    # too little room for a readable reason column: each reason on its own lines, ids and owners wider
+    wrapped = fixed + REASON_COLUMN > width  # a narrow terminal: each reason goes on its own line under its row
     if wrapped:
         cells, widths, fixed = _fit(head, [row for row, _ in rows], width + 2, floor=8)
         lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)).rstrip()]
         for c, (_, reason) in zip(cells, rows, strict=True):
             lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)).rstrip())
-            lines.append("    " + cut(reason, max(width - 4, MIN_REASON)))
+            lines.extend("    " + part for part in wrap_reason(reason, max(width - 4, MIN_REASON)))
     else:
         lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)) + "  REASON"]
         for c, (_, reason) in zip(cells, rows, strict=True):
-            lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)) + "  " + cut(reason, width - fixed))
+            first, *more = wrap_reason(reason, width - fixed)
+            lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(c)) + "  " + first)
+            lines.extend(" " * fixed + part for part in more)
     lines.append("" if not one_region else f"(all in {outcomes[0].resource.region})")
     lines.extend(textwrap.fill(line, width, subsequent_indent="  ") for line in footer(outcomes))
     return "\n".join(lines)
+
+
+def wrap_reason(reason: str, width: int) -> list[str]:
+    """The whole reason in lines of at most `width` (a word longer than that is broken): a reason is the
+    evidence for a change, so the table never cuts it, on a terminal, in a file or into a pipe."""
+    return textwrap.wrap(" ".join(reason.split()), width, break_on_hyphens=False) or [""]
 
 
 def _fit(head: tuple[str, ...], rows: list[tuple[str, ...]], budget: int, floor: int = 12) -> tuple[list[tuple[str, ...]], list[int], int]:

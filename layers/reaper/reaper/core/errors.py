@@ -1,4 +1,4 @@
-"""Typed errors. ConfigError and UsageError end the CLI with exit status 2."""
+"""Typed errors. ConfigError and UsageError end the CLI with exit status 2, CredentialsError with 3."""
 
 
 class ReaperError(Exception):
@@ -7,6 +7,10 @@ class ReaperError(Exception):
 
 class ConfigError(ReaperError):
     """The configuration (environment, template parameters, CLI flags) cannot be used."""
+
+
+class CredentialsError(ConfigError):
+    """No AWS credentials, or credentials that cannot be loaded (an expired SSO token): the CLI's exit 3."""
 
 
 class UsageError(ReaperError):

@@ -1,16 +1,15 @@
 """Answering a button click in its thread, through the click's response_url.
 
 A response_url takes up to 5 answers within 30 minutes
-(https://api.slack.com/interactivity/handling#message_responses). It must be Slack's
+(https://api.slack.com/interactivity/handling#message_responses); slack_sdk's WebhookClient posts
+them (a response_url is a webhook URL: same JSON body, same answers). It must be Slack's
 (`https://hooks.slack.com/...`), or the loopback stand-in of the tests and the demo: a URL
 taken from a request is never fetched anywhere else.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import urllib.request
 from urllib.parse import urlsplit
 
 log = logging.getLogger("reaper")
@@ -33,10 +32,11 @@ def answer(response_url: str, text: str, thread_ts: str | None = None, timeout: 
     body: dict[str, object] = {"text": text, "response_type": "in_channel", "replace_original": False}
     if thread_ts:
         body["thread_ts"] = thread_ts
-    request = urllib.request.Request(response_url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    from slack_sdk.webhook import WebhookClient
+
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - scheme and host checked above
-            return 200 <= int(response.status) < 300
-    except OSError as exc:
+        response = WebhookClient(response_url, timeout=max(1, round(timeout))).send_dict(body)
+    except Exception as exc:  # noqa: BLE001 - URLError, a timeout, a refused URL: a reply is best-effort
         log.warning("could not answer the click in Slack: %s", type(exc).__name__)
         return False
+    return 200 <= int(response.status_code) < 300
