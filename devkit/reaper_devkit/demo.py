@@ -158,6 +158,9 @@ def _run_demo(keep: bool) -> int:
         run(["report", "--since", "1h", "--by", "kind"])
         html_report()
 
+        step("9. reaper coverage — what it cannot judge, what that costs an hour, and the fix")
+        run(["coverage", *kind_args])
+
         print(f"\n{BOLD}Demo finished in {time.monotonic() - started:.1f} s{RESET}: {len(slack_hook.messages)} Slack messages posted.")
         if keep:
             print(f"moto server still at {url}; press Ctrl-C to end")
