@@ -109,7 +109,7 @@ DECLARATION = KindDeclaration(
             removes_resource=True,
         ),
         # the copy and instance counts and autoscaling settings it overwrites are kept only in the
-        # restore record: without an action log it is refused like delete (issue 9 item 7)
+        # restore record: without an action log it is refused like delete
         "scale-to-zero": Action(
             "scale-to-zero",
             "scaled to zero",
