@@ -126,7 +126,10 @@ def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         for t in scaling:
             autoscaling.deregister(aas, t["resource_id"], t["dimension"])
         note = f"; autoscaling recorded and deregistered ({len(scaling)} target{'s' if len(scaling) > 1 else ''})"
-    return f"deleted; config {config_name} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record written{note}{comeback}"
+    return (
+        f"deleted; config {config_name} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record "
+        f"written{note}{comeback}"
+    )
 
 
 # -- inference components: copies to 0 --------------------------------------------------------

@@ -100,15 +100,23 @@ def signals(
             out[r.id] = sig = replace(sig, details=None, problem=f"could not list its inference components: {problem}")
         if sig.details is not None:
             _complete(r, sig.details)
-    async_ones = [r for r in live if (d := out[r.id].details) is not None and d.type == ASYNC]
-    if async_ones or unread:
-        series = fetch(clients("cloudwatch"), [q for r in async_ones + unread for q in async_queries(r)], start, end)
-        for r in async_ones:
-            out[r.id] = replace(out[r.id], traffic=series.get(f"{r.id}|processed", []), backlog=series.get(f"{r.id}|backlog", []))
-        for r in unread:  # type unknown: Invocations and, if it is async, what it processed
-            both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
-            out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
+    _read_async(clients, live, unread, out, start, end)
     return out
+
+
+def _read_async(
+    clients: Clients, live: list[Resource], unread: list[Resource], out: dict[str, EndpointSignal], start: datetime, end: datetime
+) -> None:
+    """The second batch: what async endpoints processed and queued, and the same for endpoints of unknown type."""
+    async_ones = [r for r in live if (d := out[r.id].details) is not None and d.type == ASYNC]
+    if not async_ones and not unread:
+        return
+    series = fetch(clients("cloudwatch"), [q for r in async_ones + unread for q in async_queries(r)], start, end)
+    for r in async_ones:
+        out[r.id] = replace(out[r.id], traffic=series.get(f"{r.id}|processed", []), backlog=series.get(f"{r.id}|backlog", []))
+    for r in unread:  # type unknown: Invocations and, if it is async, what it processed
+        both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
+        out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
 
 
 def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:

@@ -74,7 +74,10 @@ def enable_idle_shutdown(ctx: ActContext, resource: Resource, decision: Decision
     update = enabled_blocks(settings_now, f.off, minutes)
     previous = {name: settings_now.get(name) or {} for name in update}
     sm.update_domain(DomainId=f.domain_id, DefaultUserSettings=update)
-    return f"idle shutdown on at {minutes} min for {', '.join(f.off)} apps; previous DefaultUserSettings: {json.dumps(previous, sort_keys=True)}"
+    return (
+        f"idle shutdown on at {minutes} min for {', '.join(f.off)} apps; previous DefaultUserSettings: "
+        f"{json.dumps(previous, sort_keys=True)}"
+    )
 
 
 def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...]) -> dict[str, Any]:

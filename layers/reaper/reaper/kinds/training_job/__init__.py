@@ -3,8 +3,9 @@
 Covers training jobs (ceilings, divergence, GPU advice), processing jobs, hyperparameter
 tuning jobs, batch transform jobs and AutoML jobs (ceilings: runtime, and cost from list prices
 where there is one; a tuning job's cost is the sum of its training jobs), and stalled jobs of
-every kind (`progress` reads, `stalled` judges: no new log event and no CPU or GPU use). Stopping a training job gives its script SIGTERM and two minutes to save a
-checkpoint. The rules are in `rules` (pure), with `cost`, `divergence` and `gpu`; discovery and
+every kind (`progress` reads, `stalled` judges: no new log event and no CPU or GPU use).
+Stopping a training job gives its script SIGTERM and two minutes to save a checkpoint.
+The rules are in `rules` (pure), with `cost`, `divergence` and `gpu`; discovery and
 evidence in `discover` and `signals`; state-change events in `events`.
 
 This module is the declaration only; the parts it names are imported on first use.
