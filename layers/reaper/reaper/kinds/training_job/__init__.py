@@ -11,9 +11,20 @@ evidence in `discover` and `signals`; state-change events in `events`.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.training_job"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    STOP = "stop"
+    END_WARM_POOL = "end-warm-pool"
+
 
 DECLARATION = KindDeclaration(
     name="training-job",
@@ -47,8 +58,8 @@ DECLARATION = KindDeclaration(
         "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
     ),
     actions={
-        "stop": Action(
-            "stop",
+        ActionName.STOP: Action(
+            ActionName.STOP,
             "stopped",
             (
                 "sagemaker:StopTrainingJob",
@@ -60,8 +71,8 @@ DECLARATION = KindDeclaration(
             frozenset({"InProgress"}),
             f"{_P}.actions:stop",
         ),
-        "end-warm-pool": Action(
-            "end-warm-pool",
+        ActionName.END_WARM_POOL: Action(
+            ActionName.END_WARM_POOL,
             "warm pool ended",
             ("sagemaker:UpdateTrainingJob",),
             frozenset({"Completed", "Failed", "Stopped"}),
@@ -69,7 +80,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    default_action="stop",
+    default_action=ActionName.STOP,
     budgeted=True,
     manages_budgets=True,  # the training-job function creates the budgets (template: ProjectBudgets, BudgetTopic)
     events=(EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:route"),),
