@@ -63,6 +63,7 @@ demo: $(VENV)/.ready
 
 lint: $(VENV)/.ready
 	$(VENV)/bin/ruff check layers functions devkit tests bench scripts agent
+	$(VENV)/bin/ruff format --check layers functions devkit tests bench scripts agent
 
 typecheck: $(VENV)/.ready
 	$(VENV)/bin/mypy layers/reaper/reaper

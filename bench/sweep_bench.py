@@ -233,7 +233,8 @@ def report(r: dict[str, Any]) -> str:
     fits = cost_model.fits_interval(r["kind"], plan)
     interval = cost_model.SWEEP_INTERVAL_MIN.get(r["kind"], 15)
     split = (
-        f"\n    at N=10,000: projected {plan['projected_s']:.0f} s on AWS = {plan['parts']} invocation(s) of <= {cost_model.TIMEOUT_S // 2} s"
+        f"\n    at N=10,000: projected {plan['projected_s']:.0f} s on AWS = {plan['parts']} invocation(s) of <= "
+        f"{cost_model.TIMEOUT_S // 2} s"
         + (
             f" (last part starts at {plan['last_part_starts_min']} min, done by {plan['chain_min']} min; "
             f"{'within' if fits else 'PAST'} the {interval}-min sweep interval"

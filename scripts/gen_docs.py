@@ -116,9 +116,8 @@ def parameters_page() -> str:
         for name in names:
             p = params[name]
             default = f"`{p['Default']}`" if p.get("Default", "") != "" else "empty"
-            out.append(
-                f"| `{name}` | {_cell(labels.get(name, ''))} | {p['Type']} | {_cell(default)} | {_constraint(p)} | {_cell(p.get('Description', ''))} |"
-            )
+            cells = [f"`{name}`", _cell(labels.get(name, "")), p["Type"], _cell(default), _constraint(p), _cell(p.get("Description", ""))]
+            out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -30,8 +30,11 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                "            - Sid: EndpointPassSchedulerRole\n              Effect: Allow\n              Action:\n                - iam:PassRole\n              Resource: !GetAtt RestoreSchedulerRole.Arn\n              Condition:\n                StringEquals:\n                  iam:PassedToService: scheduler.amazonaws.com\n",
-                "            - Sid: EndpointPassSchedulerRole\n              Effect: Allow\n              Action:\n                - iam:PassRole\n              Resource: !GetAtt RestoreSchedulerRole.Arn\n",
+                "            - Sid: EndpointPassSchedulerRole\n              Effect: Allow\n              Action:\n                - "
+                "iam:PassRole\n              Resource: !GetAtt RestoreSchedulerRole.Arn\n              Condition:\n                "
+                "StringEquals:\n                  iam:PassedToService: scheduler.amazonaws.com\n",
+                "            - Sid: EndpointPassSchedulerRole\n              Effect: Allow\n              Action:\n                - "
+                "iam:PassRole\n              Resource: !GetAtt RestoreSchedulerRole.Arn\n",
             )
         ],
     ),
@@ -50,7 +53,8 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                '                - sagemaker:DeleteTags\n              Resource: !Sub "arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:endpoint/*"',
+                "                - sagemaker:DeleteTags\n              Resource: !Sub "
+                '"arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:endpoint/*"',
                 '                - sagemaker:DeleteTags\n              Resource: "*"',
             )
         ],
@@ -60,8 +64,12 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                '                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:file-system/*"\n                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:backup/*"\n                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:task/*"',
-                '                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:volume/*"\n                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:backup/*"\n                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:task/*"',
+                '                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:file-system/*"\n                - !Sub '
+                '"arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:backup/*"\n                - !Sub '
+                '"arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:task/*"',
+                '                - !Sub "arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:volume/*"\n                - !Sub '
+                '"arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:backup/*"\n                - !Sub '
+                '"arn:${AWS::Partition}:fsx:*:${AWS::AccountId}:task/*"',
             )
         ],
     ),
@@ -113,8 +121,10 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                '"Action": ["fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem"],\n             "Condition": {"StringEqualsIgnoreCase": {"aws:ResourceTag/${TagPrefix}exempt"',
-                '"Action": ["fsx:CreateBackup", "fsx:CreateDataRepositoryTask"],\n             "Condition": {"StringEqualsIgnoreCase": {"aws:ResourceTag/${TagPrefix}exempt"',
+                '"Action": ["fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem"],\n             "Condition": '
+                '{"StringEqualsIgnoreCase": {"aws:ResourceTag/${TagPrefix}exempt"',
+                '"Action": ["fsx:CreateBackup", "fsx:CreateDataRepositoryTask"],\n             "Condition": {"StringEqualsIgnoreCase": '
+                '{"aws:ResourceTag/${TagPrefix}exempt"',
             )
         ],
     ),
@@ -152,7 +162,9 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                "              Condition:\n                StringEquals:\n                  application-autoscaling:service-namespace: sagemaker\n                  application-autoscaling:scalable-dimension:\n                    - sagemaker:variant:DesiredInstanceCount\n                    - sagemaker:inference-component:DesiredCopyCount\n",
+                "              Condition:\n                StringEquals:\n                  application-autoscaling:service-namespace: "
+                "sagemaker\n                  application-autoscaling:scalable-dimension:\n                    - "
+                "sagemaker:variant:DesiredInstanceCount\n                    - sagemaker:inference-component:DesiredCopyCount\n",
                 "",
             )
         ],
@@ -174,8 +186,11 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                'cloudwatch:AlarmActions: !Sub "arn:${AWS::Partition}:autoscaling:*:${AWS::AccountId}:scalingPolicy:*:resource/sagemaker/*"\n                "Null":\n                  cloudwatch:AlarmActions: "false"\n            - Sid: FsxRestoreRead',
-                'cloudwatch:AlarmActions: "*"\n                "Null":\n                  cloudwatch:AlarmActions: "false"\n            - Sid: FsxRestoreRead',
+                "cloudwatch:AlarmActions: !Sub "
+                '"arn:${AWS::Partition}:autoscaling:*:${AWS::AccountId}:scalingPolicy:*:resource/sagemaker/*"\n                "Null":\n   '
+                '               cloudwatch:AlarmActions: "false"\n            - Sid: FsxRestoreRead',
+                'cloudwatch:AlarmActions: "*"\n                "Null":\n                  cloudwatch:AlarmActions: "false"\n            - '
+                "Sid: FsxRestoreRead",
             )
         ],
     ),
@@ -184,8 +199,11 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                '                - sagemaker:UpdateInferenceComponentRuntimeConfig\n              Resource: !Sub "arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:inference-component/*"\n            - Sid: EndpointAutoscaling',
-                '                - sagemaker:UpdateInferenceComponentRuntimeConfig\n                - sagemaker:DeleteInferenceComponent\n              Resource: !Sub "arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:inference-component/*"\n            - Sid: EndpointAutoscaling',
+                "                - sagemaker:UpdateInferenceComponentRuntimeConfig\n              Resource: !Sub "
+                '"arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:inference-component/*"\n            - Sid: EndpointAutoscaling',
+                "                - sagemaker:UpdateInferenceComponentRuntimeConfig\n                - sagemaker:DeleteInferenceComponent\n "
+                '             Resource: !Sub "arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:inference-component/*"\n            - '
+                "Sid: EndpointAutoscaling",
             )
         ],
     ),
@@ -194,7 +212,9 @@ MUTATIONS: list[tuple[str, list[tuple[str, str, str]]]] = [
         [
             (
                 "template.yaml",
-                "          REAPER_FSX_CHECK_ROLE_ARN: !GetAtt FsxCheckSchedulerRole.Arn\n      EventInvokeConfig:  # async (schedule, event, Scheduler): after Lambda's two retries, keep it\n        MaximumRetryAttempts: 2\n        DestinationConfig:\n          OnFailure:\n            Type: SQS\n            Destination: !GetAtt FailedInvocationsQueue.Arn\n",
+                "          REAPER_FSX_CHECK_ROLE_ARN: !GetAtt FsxCheckSchedulerRole.Arn\n      EventInvokeConfig:  # async (schedule, "
+                "event, Scheduler): after Lambda's two retries, keep it\n        MaximumRetryAttempts: 2\n        DestinationConfig:\n     "
+                "     OnFailure:\n            Type: SQS\n            Destination: !GetAtt FailedInvocationsQueue.Arn\n",
                 "          REAPER_FSX_CHECK_ROLE_ARN: !GetAtt FsxCheckSchedulerRole.Arn\n",
             )
         ],

@@ -1,4 +1,5 @@
-"""Bedrock Provisioned Throughput function: scheduled sweeps (idle no-commitment ones deleted with a restore record; committed ones reported before renewal)."""
+"""Bedrock Provisioned Throughput function: scheduled sweeps (idle no-commitment ones deleted with a restore
+record; committed ones reported before renewal)."""
 
 from typing import Any
 

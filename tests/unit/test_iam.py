@@ -288,7 +288,7 @@ def test_dependent_actions_of_what_the_restore_function_calls_are_declared():
     )
 
 
-SLR = "arn:aws:iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+SLR = "arn:aws:iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"  # noqa: E501 (an ARN)
 
 
 @pytest.mark.parametrize("logical_id", ["EndpointFunction", "RestoreFunction"])
@@ -297,7 +297,7 @@ def test_the_autoscaling_service_linked_role_may_be_created_for_sagemaker_only(l
     sagemaker = {"iam:AWSServiceName": ("sagemaker.application-autoscaling.amazonaws.com",)}
     assert granted(Request("iam:CreateServiceLinkedRole", SLR, sagemaker), stmts)
     assert not granted(Request("iam:CreateServiceLinkedRole", SLR), stmts)  # no service named
-    ecs = "arn:aws:iam::123456789012:role/aws-service-role/ecs.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_ECSService"
+    ecs = "arn:aws:iam::123456789012:role/aws-service-role/ecs.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_ECSService"  # noqa: E501 (an ARN)
     assert not granted(
         Request("iam:CreateServiceLinkedRole", ecs, {"iam:AWSServiceName": ("ecs.application-autoscaling.amazonaws.com",)}), stmts
     )

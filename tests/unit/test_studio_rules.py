@@ -1,4 +1,5 @@
-"""The studio-app rule, pure: Canvas activity, app types without evidence, windows, space protection, and domains' idle-shutdown settings."""
+"""The studio-app rule, pure: Canvas activity, app types without evidence, windows, space protection, and
+domains' idle-shutdown settings."""
 
 from __future__ import annotations
 

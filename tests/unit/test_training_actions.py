@@ -72,7 +72,8 @@ class EmptyBucket:
 
 def job(job_type: JobType = "training", checkpoint: str | None = None) -> Resource:
     return Resource(
-        kind="training-job", id="j", arn=f"arn:aws:sagemaker:us-east-1:123456789012:{job_type}-job/j", region="us-east-1", state="InProgress",
+        kind="training-job", id="j", arn=f"arn:aws:sagemaker:us-east-1:123456789012:{job_type}-job/j", region="us-east-1",
+        state="InProgress",
         facts=JobFacts(job_type=job_type, started_at=NOW, spans=(), cluster=Cluster("ml.p3.2xlarge", 1, 3.825), checkpoint_s3=checkpoint),
     )  # fmt: skip
 

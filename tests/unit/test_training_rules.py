@@ -35,7 +35,8 @@ def job(
     return Resource(
         kind="training-job", id="j", arn=f"arn:aws:sagemaker:{REGION}:123456789012:training-job/j", region=REGION, state="InProgress",
         tags={**DEV, **(tags or {})}, instance_type=c.instance_type, instance_count=c.count, hourly_usd=c.hourly_usd,
-        facts=JobFacts(job_type=job_type, started_at=start, spans=tuple(spans or [Span(start, None, c.hourly_usd)]), cluster=c, spot=spot, billable_s=billable_s,
+        facts=JobFacts(job_type=job_type, started_at=start, spans=tuple(spans or [Span(start, None, c.hourly_usd)]), cluster=c, spot=spot,
+                       billable_s=billable_s,
                        checkpoint_s3="s3://ml-artifacts/j/checkpoints" if spot else None),  # managed spot checkpoints, as it should
     )  # fmt: skip
 

@@ -50,7 +50,10 @@ def _tag_rules(service: str, operation: str) -> tuple[dict[str, Any], dict[str, 
 
 def _broken(what: str, text: str, rules: dict[str, Any]) -> str | None:
     if len(text) < rules.get("min", 0) or len(text) > rules.get("max", 1 << 30):
-        return f"Value '{text}' at '{what}' failed to satisfy constraint: Member must have length between {rules.get('min', 0)} and {rules.get('max')}"
+        return (
+            f"Value '{text}' at '{what}' failed to satisfy constraint: Member must have length between {rules.get('min', 0)} and "
+            f"{rules.get('max')}"
+        )
     pattern = rules.get("pattern")
     if pattern and regex.fullmatch(pattern, text) is None:  # AWS matches the whole value
         return f"Value '{text}' at '{what}' failed to satisfy constraint: Member must satisfy regular expression pattern: {pattern}"

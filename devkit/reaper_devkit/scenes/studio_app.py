@@ -1,4 +1,5 @@
-"""Demo scene: SageMaker Studio apps in every interesting state (an idle Canvas app is what is deleted), and a domain without idle shutdown."""
+"""Demo scene: SageMaker Studio apps in every interesting state (an idle Canvas app is what is deleted),
+and a domain without idle shutdown."""
 
 from __future__ import annotations
 

@@ -66,7 +66,8 @@ REASONS: dict[str, Reason] = {
         Reason(
             "no-ssm-agent",
             "GPU box without a GPU metric and without an online SSM agent",
-            "install the CloudWatch agent's nvidia_gpu section, or start SSM Agent with AmazonSSMManagedInstanceCore on its instance profile",
+            "install the CloudWatch agent's nvidia_gpu section, or start SSM Agent with AmazonSSMManagedInstanceCore on its instance "
+            "profile",
         ),
         Reason(
             "gpu-sample-only",

@@ -35,7 +35,7 @@ def _csv(value: Any) -> Any:
 # A grace longer than a year is a typo, and a warning's due time past datetime's range would end
 # the sweep (timedelta overflows): GraceMinutes and TrainingGraceMinutes stop there too.
 MAX_GRACE_MINUTES = 525_600
-MIN_IDLE_MINUTES, MAX_IDLE_MINUTES = 5, 10_080  # as the reaper:idle-minutes tag (CONTRACT.md, Tags)
+MIN_IDLE_MINUTES, MAX_IDLE_MINUTES = 5, 10_080  # as the reaper:idle-minutes tag (README.md, Tags)
 
 
 class OffHours(BaseModel):
@@ -120,12 +120,12 @@ class Settings(BaseModel):
     # JupyterReads: read the Jupyter server of running notebooks without the agent (docs/jupyter-reads.md)
     jupyter_reads: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
-    # training-job ceilings (issue 4 fills in their use)
+    # training-job ceilings
     max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the contract's bounds for the ceiling tags
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
     training_default_ceilings_act: bool = False
-    # stalled jobs (issue 26): no new log event and no CPU or GPU use for this long; stopped (after a
+    # stalled jobs: no new log event and no CPU or GPU use for this long; stopped (after a
     # warning and the grace) only when the admin opts in, like the default ceilings
     stalled_minutes: int = Field(default=60, ge=15, le=10_080)
     stalled_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
@@ -133,7 +133,7 @@ class Settings(BaseModel):
     spot_without_checkpoints: str = Field(default="notify", pattern="^(notify|stop)$")
     # managed warm pools kept longer than this (billed wall-clock minutes) are ended, after a warning
     warm_pool_max_minutes: int = Field(default=30, ge=1, le=60)
-    # endpoints (issue 3): off-hours restore at the start of working hours, and how long
+    # endpoints: off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
     # learned wake (issue 27): endpoints kept through and brought back before their usual traffic
@@ -155,26 +155,26 @@ class Settings(BaseModel):
     divergence_ratio: float = Field(default=2.0, gt=1, le=1_000)  # ... ending this far past the metric's best value
     gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
     gpu_idle_minutes: int = Field(default=30, ge=10, le=10_080)  # ... over this long
-    # FSx for Lustre (issue 5): how far back training jobs count as using a file system, when an
+    # FSx for Lustre: how far back training jobs count as using a file system, when an
     # unfinished backup or export is reported as stuck, and the one-off check the job-ended event arranges
     fsx_job_lookback_days: int = Field(default=14, ge=1, le=365)
     fsx_stuck_hours: float = Field(default=24.0, gt=0, le=8_760)
     fsx_check_function_arn: str | None = None
     fsx_check_role_arn: str | None = None
-    # SageMaker Studio (issue 14): turn the domains' built-in idle shutdown on with this timeout
+    # SageMaker Studio: turn the domains' built-in idle shutdown on with this timeout
     # (None: only report domains where it is off). AWS accepts 60..525,600 minutes.
     studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
-    # EC2 (issue 13): let CPU and network alone decide when an instance publishes no GPU metric
+    # EC2: let CPU and network alone decide when an instance publishes no GPU metric
     ec2_cpu_only: bool = False
     # GpuSsmReads: one nvidia-smi sample through Systems Manager for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
     gpu_ssm_reads: bool = False
-    # Budgets per experiment (issue 17): ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
+    # Budgets per experiment: ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
     # "proj-a=500,proj-b=2000"; projects are case-sensitive, as the cost-allocation tag), the SNS
     # topic the budgets notify, and whether 100 % acts (default: notify only, like default ceilings)
     project_budgets: dict[str, float] = Field(default_factory=dict)
     budget_topic_arn: str | None = None
     budget_enforce: bool = False
-    # Bedrock Provisioned Throughput (issue 25): the price per model unit-hour its cost estimates use
+    # Bedrock Provisioned Throughput: the price per model unit-hour its cost estimates use
     # (an estimate: AWS prices it per model and commitment; 0 = no dollar figures)
     bedrock_model_unit_hourly_usd: float = Field(default=20.0, ge=0, le=10_000)
 

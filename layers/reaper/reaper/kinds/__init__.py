@@ -17,10 +17,9 @@ KIND_PACKAGES: dict[str, str] = {
     "endpoint": "reaper.kinds.endpoint",
     "training-job": "reaper.kinds.training_job",
     "fsx": "reaper.kinds.fsx",
-    # studio-app (issue 14)
     "studio-app": "reaper.kinds.studio_app",
     "ec2": "reaper.kinds.ec2",
-    # capacity reservations, Capacity Blocks, training plans (issue 25)
+    # capacity reservations, Capacity Blocks, training plans
     "capacity": "reaper.kinds.capacity",
     "bedrock-pt": "reaper.kinds.bedrock_pt",
 }

@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
@@ -38,6 +39,23 @@ Say = Callable[[str], None]
 def resolve(ref: Ref) -> Any:
     module_name, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module_name), attr)
+
+
+N = TypeVar("N", bound=StrEnum)
+
+
+def action_named(names: type[N], action: str | None) -> N | None:
+    """The kind's action name for `action` (a Decision's text), or None when it is none of the kind's actions.
+
+    Each kind declares its action names as a StrEnum; dispatching on the member in a `match` that ends
+    in `assert_never` makes mypy fail when an action is added without its case.
+    """
+    if action is None:
+        return None
+    try:
+        return names(action)
+    except ValueError:
+        return None
 
 
 @dataclass

@@ -26,18 +26,8 @@ def _row(cells: list[tuple[str, bool]], tag: str = "td") -> str:
     return "<tr>" + "".join(f"<{tag}{' class=n' if numeric else ''}>{escape(text)}</{tag}>" for text, numeric in cells) + "</tr>"
 
 
-def render(
-    groups: list[Group],
-    items: list[Reclaimed],
-    by: str,
-    since: datetime,
-    now: datetime,
-    dry_run_findings: int,
-    kinds: list[str] | None = None,
-) -> str:
-    scope = f"kind {', '.join(kinds)}; " if kinds else ""
-    title = f"Estimated savings per day since {since:%Y-%m-%d} (UTC)"
-    chart = savings_svg(daily_savings(items, since, now), title)
+def _table(groups: list[Group], by: str) -> str:
+    """One row per group and a totals row; a sentence when nothing was reclaimed."""
     head = [(by, False), ("resources", True), ("actions", True), ("hours off", True), ("saved (est.)", True), ("notes", False)]
     body = [
         _row(
@@ -65,6 +55,22 @@ def render(
         if groups
         else "<p>Nothing was reclaimed in this period.</p>"
     )
+    return table
+
+
+def render(
+    groups: list[Group],
+    items: list[Reclaimed],
+    by: str,
+    since: datetime,
+    now: datetime,
+    dry_run_findings: int,
+    kinds: list[str] | None = None,
+) -> str:
+    scope = f"kind {', '.join(kinds)}; " if kinds else ""
+    title = f"Estimated savings per day since {since:%Y-%m-%d} (UTC)"
+    chart = savings_svg(daily_savings(items, since, now), title)
+    table = _table(groups, by)
     off = off_now_line(items)
     said = ([off[0].upper() + off[1:] + "."] if off else []) + [
         TOTAL_NOTE[0].upper() + TOTAL_NOTE[1:] + ".",

@@ -195,7 +195,10 @@ def format_report(
         note_width = max(width - key_width - len(NUMBERS), 0)
         lines.append(f"{by.upper():{key_width}}{NUMBERS}NOTES"[:width].rstrip())
         for g in groups:
-            row = f"{cut(g.key, key_width):{key_width}}  {len(g.resources):9}  {g.actions:7}  {g.hours_off:9,.1f}  {'$' + format(g.saved_usd, ',.2f'):>12}"
+            row = (
+                f"{cut(g.key, key_width):{key_width}}  {len(g.resources):9}  {g.actions:7}  {g.hours_off:9,.1f}  "
+                f"{'$' + format(g.saved_usd, ',.2f'):>12}"
+            )
             lines.append(f"{row}  {cut(notes(g), note_width)}".rstrip() if note_width else row)
         lines.extend(textwrap.wrap(total_line(groups), width, subsequent_indent="  "))
         off = off_now_line(items or [])

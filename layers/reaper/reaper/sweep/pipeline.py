@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from reaper import kinds as kind_registry
+from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, short
 from reaper.aws.tagging import remove_tags, write_tags
 from reaper.core import scope as sweep_scope
@@ -129,15 +130,7 @@ def sweep_run(
             if continue_with is None:  # nothing carries on after this invocation: say so
                 run.outcomes.extend(not_reached(kind, part.left, rt.settings))
                 continue
-            last = part.last if part.last is not None else (after if i == 0 else None)
-            run.next_part = Cursor(
-                kind=name,
-                region=region,
-                after=last or "",
-                sweep_started=resume.sweep_started if resume else now,
-                part=(resume.part if resume else 1) + 1,
-                event_id=event_id,
-            )
+            run.next_part = _next_cursor(part, name, region, after if i == 0 else None, resume, now, event_id)
             run.unreached = len(part.left)
             later = region_list[i + 1 :]
             _carry_on(rt, courier, run, continue_with, deadline.clock() - began, later)
@@ -147,6 +140,19 @@ def sweep_run(
     courier.report_not_reached(run.outcomes)
     courier.flush()
     return run
+
+
+def _next_cursor(part: KindRun, kind: str, region: str, after: str | None, resume: Cursor | None, now: datetime, event_id: str) -> Cursor:
+    """Where the next part starts: just after the last resource this part handled (or where it was asked to start)."""
+    last = part.last if part.last is not None else after
+    return Cursor(
+        kind=kind,
+        region=region,
+        after=last or "",
+        sweep_started=resume.sweep_started if resume else now,
+        part=(resume.part if resume else 1) + 1,
+        event_id=event_id,
+    )
 
 
 def _carry_on(rt: Runtime, courier: Courier, run: SweepRun, continue_with: Continue, elapsed: float, later: list[str]) -> None:
@@ -245,11 +251,7 @@ def sweep_kind_run(
         outcome = sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
         courier.take(outcome)
         return KindRun([outcome])
-    spend: dict[str, ProjectSpend] = {}
-    if kind.declaration.budgeted and settings.budget_topic_arn:
-        # dry-run changes nothing in AWS (contract: "not even tags"), so budgets are only said, not created
-        enforcing = settings.mode_for(kind.name) is Mode.ENFORCE
-        spend = read_budgets(rt, clients, settings, manage=kind.declaration.manages_budgets, create=enforcing, now=now, event_id=event_id)
+    spend = _spend(rt, kind, clients, now, event_id)
     ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
@@ -265,32 +267,52 @@ def sweep_kind_run(
                 try:
                     signals = kind.signals(clients, chunk, settings, now, log=rt.log)
                 except AwsError as exc:
-                    reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next sweep tries again"
+                    reason = (
+                        f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next "
+                        "sweep tries again"
+                    )
                     run.outcomes.append(sweep_error(kind.name, region, settings, reason))
                     courier.take(run.outcomes[-1])
                     break
-            for n, r in enumerate(chunk):
-                if deadline.nearly_over():
-                    run.left = todo[start + n :]
-                    break
-                outcome = process(kind, r, signals.get(r.id), ctx)
-                courier.take(outcome)
-                run.outcomes.append(outcome)
-                run.last, run.handled = r.id, run.handled + 1
+            _process_chunk(kind, todo[start:], len(chunk), signals, ctx, courier, run)
             if run.left:
                 break
             slowest = max(slowest, deadline.clock() - began)
+    say(_tally(kind, region, run))
+    return run
+
+
+def _spend(rt: Runtime, kind: Kind, clients: Clients, now: datetime, event_id: str) -> dict[str, ProjectSpend]:
+    """The budgets of the projects a budgeted kind's resources belong to (none without a budget topic)."""
+    settings = rt.settings
+    if not (kind.declaration.budgeted and settings.budget_topic_arn):
+        return {}
+    # dry-run changes nothing in AWS (contract: "not even tags"), so budgets are only said, not created
+    enforcing = settings.mode_for(kind.name) is Mode.ENFORCE
+    return read_budgets(rt, clients, settings, manage=kind.declaration.manages_budgets, create=enforcing, now=now, event_id=event_id)
+
+
+def _process_chunk(
+    kind: Kind, rest: list[Resource], size: int, signals: Mapping[str, Any], ctx: ActContext, courier: Courier, run: KindRun
+) -> None:
+    """Decide, act, record and queue each of the first `size` resources of `rest` while time lasts; the rest are left."""
+    for n, r in enumerate(rest[:size]):
+        if ctx.deadline.nearly_over():
+            run.left = rest[n:]
+            return
+        outcome = process(kind, r, signals.get(r.id), ctx)
+        courier.take(outcome)
+        run.outcomes.append(outcome)
+        run.last, run.handled = r.id, run.handled + 1
+
+
+def _tally(kind: Kind, region: str, run: KindRun) -> str:
+    """One progress line: the verdicts counted, and how many were left for later."""
     counts = Counter(o.verdict.value for o in run.outcomes)
     tail = f"; {len(run.left)} left for later" if run.left else ""
-    say(
-        (
-            f"{kind.name} {region}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-            if counts
-            else f"{kind.name} {region}: nothing found"
-        )
-        + tail
-    )
-    return run
+    if not counts:
+        return f"{kind.name} {region}: nothing found{tail}"
+    return f"{kind.name} {region}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + tail
 
 
 def decide(

@@ -17,9 +17,19 @@ Custom-model deployments (on-demand inference) are not swept: AWS bills them per
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.bedrock_pt"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    DELETE = "delete"
+
 
 # A Provisioned Throughput name, as CreateProvisionedModelThroughput takes it:
 # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateProvisionedModelThroughput.html
@@ -36,8 +46,8 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     actions={
-        "delete": Action(
-            "delete",
+        ActionName.DELETE: Action(
+            ActionName.DELETE,
             "deleted",
             ("bedrock:GetProvisionedModelThroughput", "bedrock:DeleteProvisionedModelThroughput"),
             frozenset({"InService"}),
@@ -47,7 +57,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    default_action="delete",
+    default_action=ActionName.DELETE,
     kill_decision=f"{_P}.rules:kill_decision",  # never a committed one
     restorer=Restorer(
         name_pattern=PT_NAME_PATTERN,

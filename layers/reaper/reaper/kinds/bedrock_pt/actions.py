@@ -7,7 +7,7 @@ units, name, tags) is what `reaper restore NAME` recreates it from.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
@@ -16,7 +16,8 @@ from reaper.aws.faults import is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.bedrock_pt import ActionName
 from reaper.kinds.bedrock_pt.discover import tags_of
 from reaper.kinds.bedrock_pt.model import KIND, RestoreRecord
 
@@ -78,6 +79,11 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action != "delete":
+    name = action_named(ActionName, action)
+    if name is None:
         return None
-    return f"reaper restore {resource.id}   # recreates it with the same model, model units and tags, without commitment"
+    match name:
+        case ActionName.DELETE:
+            return f"reaper restore {resource.id}   # recreates it with the same model, model units and tags, without commitment"
+        case _:
+            assert_never(name)

@@ -45,7 +45,8 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
     if since > start:
         return Decision(
             Verdict.KEEP,
-            f"in service unchanged for {human_duration(max(now - since, timedelta(0)))}: not yet {human_duration(timedelta(minutes=window))} "
+            f"in service unchanged for {human_duration(max(now - since, timedelta(0)))}: not yet "
+            f"{human_duration(timedelta(minutes=window))} "
             "of evidence (AWS publishes Invocations only when there are requests, and no data is not idleness)",
             evidence={**evidence, "in_service_since": since},
         )
@@ -90,7 +91,10 @@ def _committed(
     evidence.update(commitment=facts.commitment, commitment_expires=expires, idle=idle)
     if idle:
         evidence.update(idle_hours=window_hours, idle_usd=_usd(resource.hourly_usd, window_hours))
-    never = f"committed ({facts.commitment}) until {iso(expires) if expires else 'an unknown date'}: AWS refuses to delete it before the term ends, so the reaper never does"
+    never = (
+        f"committed ({facts.commitment}) until {iso(expires) if expires else 'an unknown date'}: AWS refuses to delete it before the "
+        "term ends, so the reaper never does"
+    )
     if expires is not None and now < expires <= now + RENEWAL_NOTICE:
         return Decision(
             Verdict.KEEP,

@@ -13,9 +13,19 @@ it names; it is never evidence by itself.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.capacity"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    CANCEL = "cancel"
+
 
 DECLARATION = KindDeclaration(
     name="capacity",
@@ -31,8 +41,8 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTrainingJobs",  # queued jobs that could use idle capacity, once per sweep
     ),
     actions={
-        "cancel": Action(
-            "cancel",
+        ActionName.CANCEL: Action(
+            ActionName.CANCEL,
             "cancelled",
             ("ec2:CancelCapacityReservation",),
             frozenset({"active"}),
@@ -42,7 +52,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    default_action="cancel",
+    default_action=ActionName.CANCEL,
     kill_decision=f"{_P}.rules:kill_decision",  # never a Capacity Block, a committed reservation or a plan
     events=(
         EventRoute("aws.health", ("AWS Health Event",), f"{_P}.events:underutilized"),

@@ -10,7 +10,7 @@ https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CancelCapacityReserva
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
@@ -18,7 +18,8 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.capacity import ActionName
 from reaper.kinds.capacity.discover import to_resource
 from reaper.kinds.capacity.model import KIND, CapacityFacts, RestoreRecord
 from reaper.kinds.capacity.rules import not_cancellable
@@ -88,9 +89,14 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action != "cancel":
+    name = action_named(ActionName, action)
+    if name is None:
         return None
-    return (
-        f"reaper restore {resource.id}   # a cancelled reservation cannot be un-cancelled: this makes a NEW one "
-        "with the same type, platform, zone, count, tenancy and tags, subject to capacity"
-    )
+    match name:
+        case ActionName.CANCEL:
+            return (
+                f"reaper restore {resource.id}   # a cancelled reservation cannot be un-cancelled: this makes a NEW one "
+                "with the same type, platform, zone, count, tenancy and tags, subject to capacity"
+            )
+        case _:
+            assert_never(name)

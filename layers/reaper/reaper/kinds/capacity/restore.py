@@ -39,7 +39,8 @@ def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     tags = {**(record.get("tags") or {}), rt.settings.tag("restored-from"): name}
     ec2 = rt.clients(record.get("region") or rt.home_region)("ec2")
     say(
-        f"creating a new capacity reservation like {name}: {spec['InstanceCount']} x {spec['InstanceType']} in {spec.get('AvailabilityZone')}"
+        f"creating a new capacity reservation like {name}: {spec['InstanceCount']} x {spec['InstanceType']} in "
+        f"{spec.get('AvailabilityZone')}"
     )
     try:
         made = ec2.create_capacity_reservation(
@@ -51,9 +52,13 @@ def run(rt: Runtime, name: str, now: datetime, say: Say) -> str:
     except ClientError as exc:
         if error_code(exc) == "InsufficientInstanceCapacity":
             raise RestoreError(
-                f"AWS has no capacity for {spec['InstanceCount']} x {spec['InstanceType']} in {spec.get('AvailabilityZone')} now: try later or another zone"
+                f"AWS has no capacity for {spec['InstanceCount']} x {spec['InstanceType']} in {spec.get('AvailabilityZone')} now: try "
+                "later or another zone"
             ) from None
         raise
     new_id = str(made["CapacityReservation"]["CapacityReservationId"])
     rt.log.put_restore(KIND, name, {**record, "status": "restored", "restored_as": new_id, "restored_at": iso(now)}, now)
-    return f"{name} is cancelled for good; {new_id} is a new reservation like it ({spec['InstanceCount']} x {spec['InstanceType']}, {spec.get('AvailabilityZone')})"
+    return (
+        f"{name} is cancelled for good; {new_id} is a new reservation like it ({spec['InstanceCount']} x {spec['InstanceType']}, "
+        f"{spec.get('AvailabilityZone')})"
+    )

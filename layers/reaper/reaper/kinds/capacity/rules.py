@@ -50,7 +50,8 @@ def decide(resource: Resource, signal: CapacitySignal | None, view: TagView, set
     cost = _usd(evidence.get("idle_usd"))
     return Decision(
         Verdict.ACT,
-        f"0 of {facts.total} reserved instances used in every hour of the last {human_duration(timedelta(minutes=evidence['idle_window_minutes']))}"
+        f"0 of {facts.total} reserved instances used in every hour of the last "
+        f"{human_duration(timedelta(minutes=evidence['idle_window_minutes']))}"
         f" ({hours:g} idle instance-hours{cost}); open, no commitment: cancelling releases it and stops the charge",
         action="cancel",
         evidence=evidence,
@@ -118,7 +119,8 @@ def _block(
         who = ", ".join(f"{iid} ({owner or 'no ml:owner'})" for iid, owner in signal.running_instances)
         return Decision(
             Verdict.KEEP,
-            f"Capacity Block ends {iso(facts.ends_at)} (in {human_duration(max(facts.ends_at - now, timedelta(0)))}); EC2 starts terminating "
+            f"Capacity Block ends {iso(facts.ends_at)} (in {human_duration(max(facts.ends_at - now, timedelta(0)))}); EC2 starts "
+            "terminating "
             f"its instances 30 minutes before the end: checkpoint now. Running on it: {who}",
             evidence={**_counts(facts), "ends_at": facts.ends_at, "instances": [i for i, _ in signal.running_instances]},
             notify=True,
@@ -161,7 +163,8 @@ def _report(resource: Resource, facts: CapacityFacts, signal: CapacitySignal | N
         usd = evidence.get("idle_usd", evidence.get("idle_usd_at_on_demand"))
         label = " at the On-Demand list price" if "idle_usd_at_on_demand" in evidence else ""
         parts.append(
-            f"{evidence['idle_instance_hours']:g} idle instance-hours in the last {human_duration(timedelta(minutes=evidence['idle_window_minutes']))}{_usd(usd)}{label}"
+            f"{evidence['idle_instance_hours']:g} idle instance-hours in the last "
+            f"{human_duration(timedelta(minutes=evidence['idle_window_minutes']))}{_usd(usd)}{label}"
         )
     if "idle_usd_per_hour" in evidence:
         parts.append(f"${evidence['idle_usd_per_hour']:,.2f}/h of its upfront fee idle")

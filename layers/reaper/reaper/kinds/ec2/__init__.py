@@ -11,9 +11,19 @@ for the whole window, and no GPU metric is unknown (kept).
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.ec2"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    STOP = "stop"
+
 
 DECLARATION = KindDeclaration(
     name="ec2",
@@ -33,11 +43,11 @@ DECLARATION = KindDeclaration(
         "GpuSsmReadsOn": ("ssm:DescribeInstanceInformation", "ssm:SendCommand", "ssm:ListCommandInvocations"),
     },
     actions={
-        "stop": Action("stop", "stopped", ("ec2:StopInstances",), frozenset({"running"}), f"{_P}.actions:stop"),
+        ActionName.STOP: Action(ActionName.STOP, "stopped", ("ec2:StopInstances",), frozenset({"running"}), f"{_P}.actions:stop"),
     },
     **standard_parts(_P),
     budgeted=True,
-    default_action="stop",
+    default_action=ActionName.STOP,
     kill_decision=f"{_P}.rules:kill_decision",  # never what a fleet manages, nor what cannot stop
     guard=f"{_P}.rules:guard",  # managed, instance store, Spot that cannot stop: whatever asks (reaper.sweep.gate)
     events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),

@@ -9,12 +9,15 @@ https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_StopProtection.html
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import Ec2Facts
 
@@ -62,9 +65,14 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action != "stop":
+    name = action_named(ActionName, action)
+    if name is None:
         return None
-    return (
-        f"aws ec2 start-instances --instance-ids {resource.id} --region {resource.region}"
-        "   # EBS volumes are kept; GPU capacity is not guaranteed on start (a capacity reservation holds it)"
-    )
+    match name:
+        case ActionName.STOP:
+            return (
+                f"aws ec2 start-instances --instance-ids {resource.id} --region {resource.region}"
+                "   # EBS volumes are kept; GPU capacity is not guaranteed on start (a capacity reservation holds it)"
+            )
+        case _:
+            assert_never(name)

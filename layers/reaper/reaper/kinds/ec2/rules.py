@@ -148,11 +148,25 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
                 unknown="metric-gap",
             )
 
-    evidence.update(
-        cpu_max_percent=_peak(cpu, start),
-        network_max_mb_per_5min=round(_peak(network, start) / MB, 2),
+    return _idle(evidence, cpu, network, accelerator, start, now, sample)
+
+
+def _idle(
+    evidence: dict[str, Any],
+    cpu: Series,
+    network: Series,
+    accelerator: dict[str, Series],
+    start: datetime,
+    now: datetime,
+    sample: GpuSample | None = None,
+) -> Decision:
+    """Every period of the window was quiet: stop it, saying the peaks it stayed under."""
+    evidence = {
+        **evidence,
+        "cpu_max_percent": _peak(cpu, start),
+        "network_max_mb_per_5min": round(_peak(network, start) / MB, 2),
         **{f"{m}_max": _peak(s, start) for m, s in accelerator.items()},
-    )
+    }
     first = min((ts for ts, _ in cpu), default=start)
     shown = [f"CPU ≤ {evidence['cpu_max_percent']:.1f} %", f"network ≤ {evidence['network_max_mb_per_5min']:.2f} MB per 5 min"]
     shown += [f"{_label(m)} ≤ {evidence[f'{m}_max']:.0f} %" for m in accelerator]

@@ -12,9 +12,20 @@ the notify-only message; other endpoints are kept, and an idle one is reported o
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.endpoint"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    DELETE = "delete"
+    SCALE_TO_ZERO = "scale-to-zero"
+
 
 # what the parts call, by part (the declaration is data: these are not imported from the parts)
 _AUTOSCALING_READ = (  # autoscaling.capture / targets
@@ -99,8 +110,8 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     actions={
-        "delete": Action(
-            "delete",
+        ActionName.DELETE: Action(
+            ActionName.DELETE,
             "deleted",
             _DELETE,
             frozenset({"InService"}),
@@ -109,9 +120,9 @@ DECLARATION = KindDeclaration(
             removes_resource=True,
         ),
         # the copy and instance counts and autoscaling settings it overwrites are kept only in the
-        # restore record: without an action log it is refused like delete (issue 9 item 7)
-        "scale-to-zero": Action(
-            "scale-to-zero",
+        # restore record: without an action log it is refused like delete
+        ActionName.SCALE_TO_ZERO: Action(
+            ActionName.SCALE_TO_ZERO,
             "scaled to zero",
             _SCALE_TO_ZERO,
             frozenset({"InService"}),
@@ -122,7 +133,7 @@ DECLARATION = KindDeclaration(
     **standard_parts(_P),
     budgeted=True,
     signals_read_log=True,  # production configurations are read only when their daily message is due
-    default_action="scale-to-zero",  # classic endpoints cannot scale to zero: kill_decision picks delete for them
+    default_action=ActionName.SCALE_TO_ZERO,  # classic endpoints cannot scale to zero: kill_decision picks delete for them
     kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,

@@ -13,7 +13,7 @@ scale-to-zero   inference-component endpoints: every component to 0 copies (auto
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
@@ -22,8 +22,8 @@ from reaper.aws.faults import error_code, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext
-from reaper.kinds.endpoint import DECLARATION, autoscaling, wake
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.endpoint import ActionName, autoscaling, wake
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
@@ -129,7 +129,10 @@ def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         for t in scaling:
             autoscaling.deregister(aas, t["resource_id"], t["dimension"])
         note = f"; autoscaling recorded and deregistered ({len(scaling)} target{'s' if len(scaling) > 1 else ''})"
-    return f"deleted; config {config_name} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record written{note}{comeback}"
+    return (
+        f"deleted; config {config_name} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record "
+        f"written{note}{comeback}"
+    )
 
 
 # -- inference components: copies to 0 --------------------------------------------------------
@@ -262,24 +265,36 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action not in DECLARATION.actions:
+    name = action_named(ActionName, action)
+    if name is None:
         return None
     facts = resource.facts_as(EndpointFacts)
+    types = facts.details.instance_types if facts.details else ()
+    restore = f"{restore_command(resource.id, facts.table)}   # {comeback_note(types)}"
+    match name:
+        case ActionName.DELETE:
+            return restore
+        case ActionName.SCALE_TO_ZERO:
+            return "\n".join([restore, *_scale_back(resource, facts)])
+        case _:
+            assert_never(name)
+
+
+def _scale_back(resource: Resource, facts: EndpointFacts) -> list[str]:
+    """The AWS CLI lines that put the copies or instances back by hand, besides `reaper restore`."""
     details = facts.details
-    types = details.instance_types if details else ()
-    lines = [f"{restore_command(resource.id, facts.table)}   # {comeback_note(types)}"]
-    if action == "scale-to-zero" and details is not None and details.type == COMPONENTS:
-        lines += [
+    if details is not None and details.type == COMPONENTS:
+        return [
             f"or: aws sagemaker update-inference-component-runtime-config --inference-component-name {c.name} "
             f"--desired-runtime-config CopyCount={c.copies} --region {resource.region}"
             for c in details.components
             if c.copies > 0
         ]
-    if action == "scale-to-zero" and details is not None and details.type == ASYNC:
-        lines += [
+    if details is not None and details.type == ASYNC:
+        return [
             f"or: aws sagemaker update-endpoint-weights-and-capacities --endpoint-name {resource.id} "
             f"--desired-weights-and-capacities VariantName={v.name},DesiredInstanceCount={v.desired or 1} --region {resource.region}"
             "   # and set the autoscaling minimum back"
             for v in facts.variants
         ]
-    return "\n".join(lines)
+    return []

@@ -92,7 +92,10 @@ class EndpointDetails:
             return f"its endpoint configuration {self.config_name} no longer exists"
         if self.models_missing:
             names = ", ".join(self.models_missing)
-            return f"model{'s' if len(self.models_missing) > 1 else ''} {names} named by its configuration no longer exist{'s' if len(self.models_missing) == 1 else ''}"
+            return (
+                f"model{'s' if len(self.models_missing) > 1 else ''} {names} named by its configuration no longer "
+                f"exist{'s' if len(self.models_missing) == 1 else ''}"
+            )
         return None
 
     def zero_blocked_by(self, summary_min: dict[str, int | None]) -> str | None:

@@ -180,7 +180,8 @@ def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datet
     sm, name = clients("sagemaker"), record["name"]
     if _describe(sm, name) is None:
         raise RestoreError(
-            f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components with it"
+            f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components "
+            "with it"
         )
     current: dict[str, int] = {}
     missing: list[str] = []
@@ -195,7 +196,8 @@ def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datet
         current[c["name"]] = int((ic.get("RuntimeConfig") or {}).get("DesiredCopyCount") or 0)
     if missing:
         raise RestoreError(
-            f"cannot restore endpoint {name}: inference component {', '.join(missing)} was deleted after its copies went to zero; nothing was changed"
+            f"cannot restore endpoint {name}: inference component {', '.join(missing)} was deleted after its copies went to zero; nothing "
+            "was changed"
         )
     todo = [c for c in record.get("components", []) if current[c["name"]] != c["copies"]]
     if not todo and record.get("status") == "restored":
@@ -247,7 +249,10 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
         sm.update_endpoint_weights_and_capacities(EndpointName=name, DesiredWeightsAndCapacities=changes)
         say(f"{name}: instances back to " + ", ".join(f"{c['VariantName']} × {c['DesiredInstanceCount']}" for c in changes))
     record = _mark(rt, record, now, "restored", restored_at=iso(now))
-    text = f"instances and autoscaling as they were; the reaper's wake and scale-in policies removed. {_sentence(comeback_note(_types(record)))}."
+    text = (
+        "instances and autoscaling as they were; the reaper's wake and scale-in policies removed. "
+        f"{_sentence(comeback_note(_types(record)))}."
+    )
     _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     if changes:
         _follow(sm, name, rt.settings.restore_wait_minutes, say)

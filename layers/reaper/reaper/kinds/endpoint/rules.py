@@ -57,17 +57,9 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
     }
     off_hours = settings.off_hours.enabled and dev and not in_working_hours(settings, now)
     if not off_hours:
-        if used > 0:
-            return Decision(Verdict.KEEP, f"{used:g} {what} in the last {human_duration(window)}", evidence=evidence)
-        if queued > 0:
-            return Decision(Verdict.KEEP, f"{queued:g} requests queued in the last {human_duration(window)}", evidence=evidence)
-        if since is None or since > window_start:
-            age = f"since {iso(since)} ({human_duration(now - since)})" if since else "for an unknown time"
-            return Decision(
-                Verdict.KEEP,
-                f"InService only {age}, less than the {window} min idle window: no data is not yet evidence of no traffic",
-                evidence=evidence,
-            )
+        in_use = _in_use(used, queued, what, window, since, now, evidence)
+        if in_use is not None:
+            return in_use
     quiet = quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
     if off_hours:
         reason = off_hours_reason(settings)
@@ -96,6 +88,24 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
         )
     assert details is not None  # read for dev and production stages (signals.py)
     return _by_type(r, facts, details, reason, evidence, prod)
+
+
+def _in_use(
+    used: float, queued: float, what: str, window: int, since: datetime | None, now: datetime, evidence: dict[str, Any]
+) -> Decision | None:
+    """Traffic, a queue, or too short a time InService to prove idleness keeps it (outside off-hours)."""
+    if used > 0:
+        return Decision(Verdict.KEEP, f"{used:g} {what} in the last {human_duration(window)}", evidence=evidence)
+    if queued > 0:
+        return Decision(Verdict.KEEP, f"{queued:g} requests queued in the last {human_duration(window)}", evidence=evidence)
+    if since is None or since > as_utc(now) - timedelta(minutes=window):
+        age = f"since {iso(since)} ({human_duration(now - since)})" if since else "for an unknown time"
+        return Decision(
+            Verdict.KEEP,
+            f"InService only {age}, less than the {window} min idle window: no data is not yet evidence of no traffic",
+            evidence=evidence,
+        )
+    return None
 
 
 def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason: str, evidence: dict[str, Any], prod: bool) -> Decision:

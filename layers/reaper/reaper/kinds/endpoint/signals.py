@@ -103,22 +103,31 @@ def signals(
         if sig.details is not None:
             _complete(r, sig.details)
     _learn(clients, live, out, settings, now)
-    async_ones = [r for r in live if (d := out[r.id].details) is not None and d.type == ASYNC]
-    if async_ones or unread:
-        series = fetch(clients("cloudwatch"), [q for r in async_ones + unread for q in async_queries(r)], start, end)
-        for r in async_ones:
-            out[r.id] = replace(out[r.id], traffic=series.get(f"{r.id}|processed", []), backlog=series.get(f"{r.id}|backlog", []))
-        for r in unread:  # type unknown: Invocations and, if it is async, what it processed
-            both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
-            out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
+    _read_async(clients, live, unread, out, start, end)
     return out
+
+
+def _read_async(
+    clients: Clients, live: list[Resource], unread: list[Resource], out: dict[str, EndpointSignal], start: datetime, end: datetime
+) -> None:
+    """The second batch: what async endpoints processed and queued, and the same for endpoints of unknown type."""
+    async_ones = [r for r in live if (d := out[r.id].details) is not None and d.type == ASYNC]
+    if not async_ones and not unread:
+        return
+    series = fetch(clients("cloudwatch"), [q for r in async_ones + unread for q in async_queries(r)], start, end)
+    for r in async_ones:
+        out[r.id] = replace(out[r.id], traffic=series.get(f"{r.id}|processed", []), backlog=series.get(f"{r.id}|backlog", []))
+    for r in unread:  # type unknown: Invocations and, if it is async, what it processed
+        both = sorted(out[r.id].traffic + series.get(f"{r.id}|processed", []))
+        out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
 
 
 def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal], settings: Settings, now: datetime) -> None:
     """Learned wake: each dev endpoint's Invocations, hourly over the last 14 days, in one batch (a
     query per variant or component; GetMetricData takes one time range a call, so two weeks at an
     hour a point go in their own call, up to 500 endpoints' queries in it). Not for endpoints whose
-    hours are pinned by their wake tag, only for quiet ones that may go to zero, not for async ones (no Invocations; woken by their backlog)."""
+    hours are pinned by their wake tag, only for quiet ones that may go to zero, not for async ones
+    (no Invocations; woken by their backlog)."""
     if not settings.endpoint_learned_wake:
         return
     views = {r.id: read_tags(r.tags, settings) for r in live}

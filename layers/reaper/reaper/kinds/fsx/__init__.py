@@ -15,9 +15,23 @@ between phases (50 ids per call).
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.fsx"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    BACKUP = "backup"
+    EXPORT = "export"
+    DELETE = "delete"
+    DISCARD = "discard"
+
+
 FS_ID_PATTERN = r"fs-[0-9a-f]{8,}"  # a file system id: what `reaper restore` and the idle check take
 AVAILABLE = frozenset({"AVAILABLE"})
 # the security groups of a file system are read from its network interfaces for the restore record
@@ -38,24 +52,24 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     actions={
-        "backup": Action(
-            "backup",
+        ActionName.BACKUP: Action(
+            ActionName.BACKUP,
             "began backing up",
             ("fsx:CreateBackup", "fsx:TagResource", _ENI),
             AVAILABLE,
             f"{_P}.actions:start_backup",
             needs_log=True,
         ),
-        "export": Action(
-            "export",
+        ActionName.EXPORT: Action(
+            ActionName.EXPORT,
             "began exporting",
             ("fsx:CreateDataRepositoryTask", "fsx:TagResource", "fsx:UpdateDataRepositoryAssociation", _ENI),
             AVAILABLE,
             f"{_P}.actions:start_export",
             needs_log=True,
         ),
-        "delete": Action(
-            "delete",
+        ActionName.DELETE: Action(
+            ActionName.DELETE,
             "deleted",
             ("fsx:DeleteFileSystem", "fsx:DescribeBackups", "fsx:DescribeDataRepositoryTasks", _ENI),
             AVAILABLE,
@@ -63,8 +77,8 @@ DECLARATION = KindDeclaration(
             needs_log=True,
             removes_resource=True,
         ),
-        "discard": Action(
-            "discard",
+        ActionName.DISCARD: Action(
+            ActionName.DISCARD,
             "deleted, data and all,",
             ("fsx:DeleteFileSystem", _ENI),
             AVAILABLE,
@@ -73,7 +87,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    default_action="backup",  # phase 1; kill_decision picks backup, export or discard by the file system's protection
+    default_action=ActionName.BACKUP,  # phase 1; kill_decision picks backup, export or discard by the file system's protection
     kill_decision=f"{_P}.rules:kill_decision",
     events=(
         EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),

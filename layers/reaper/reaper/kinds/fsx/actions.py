@@ -17,7 +17,7 @@ The IAM permissions of each action are declared with it, in the package's declar
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
@@ -26,7 +26,8 @@ from reaper.aws.faults import is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import HOURS_PER_MONTH, Decision, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.fsx import ActionName
 from reaper.kinds.fsx.artifacts import backups, tasks
 from reaper.kinds.fsx.model import BACKUP_TAG, EXPORT_TAG, ID_SEPARATOR, KIND, PHASE_TAGS, SOURCE_TAG, FsxFacts, Method, RestoreRecord
 
@@ -283,11 +284,16 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action == "discard":
-        return f"none: {resource.id} is deleted with its data (it is tagged disposable); nothing can bring it back"
-    p = resource.facts_as(FsxFacts).protection
-    if action in ("backup", "export", "delete"):
-        if p.method == "backup":
-            return f"reaper restore {resource.id}   # a new file system from the backup: same type, capacity, throughput, network, tags"
-        return f"reaper restore {resource.id}   # says where the exported data is: {p.where()}"
-    return None
+    name = action_named(ActionName, action)
+    if name is None:
+        return None
+    match name:
+        case ActionName.DISCARD:
+            return f"none: {resource.id} is deleted with its data (it is tagged disposable); nothing can bring it back"
+        case ActionName.BACKUP | ActionName.EXPORT | ActionName.DELETE:
+            p = resource.facts_as(FsxFacts).protection
+            if p.method == "backup":
+                return f"reaper restore {resource.id}   # a new file system from the backup: same type, capacity, throughput, network, tags"
+            return f"reaper restore {resource.id}   # says where the exported data is: {p.where()}"
+        case _:
+            assert_never(name)

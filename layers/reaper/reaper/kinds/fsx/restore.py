@@ -106,7 +106,8 @@ def _from_backup(rt: Runtime, fsx: Any, name: str, record: RestoreRecord, now: d
     lost = f" (not {', '.join(system)}: AWS's own tags, which only AWS can write)" if system else ""
     return (
         f"{name} restored as {new_id} from {backup_id}: {lustre.get('DeploymentType')}, {size}{throughput}; subnets "
-        f"{', '.join(params['SubnetIds'])}; security groups {groups}; {len(params['Tags'])} tags{lost}. It is {created.get('Lifecycle', 'CREATING')} "
+        f"{', '.join(params['SubnetIds'])}; security groups {groups}; {len(params['Tags'])} tags{lost}. It is "
+        f"{created.get('Lifecycle', 'CREATING')} "
         f"now (usually AVAILABLE within 30 min); mount it by its new DNS name {created.get('DNSName', '?')}. It is reaped again "
         f"like any other if it sits idle: tag {rt.settings.tag('snooze-until')}=YYYY-MM-DD to keep it a while"
     )
@@ -143,7 +144,10 @@ def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:
             task = fsx.describe_data_repository_tasks(TaskIds=[task_id])["DataRepositoryTasks"][0]
             failed = int((task.get("Status") or {}).get("FailedCount") or 0)
             if task.get("Lifecycle") != "SUCCEEDED" or failed:
-                caveat = f" CAUTION: {name} was deleted by someone else while export {task_id} was {task.get('Lifecycle')} ({failed} failed files): S3 may not hold everything."
+                caveat = (
+                    f" CAUTION: {name} was deleted by someone else while export {task_id} was {task.get('Lifecycle')} ({failed} "
+                    "failed files): S3 may not hold everything."
+                )
         except ClientError as exc:
             if not is_not_found(exc):  # DataRepositoryTaskNotFound
                 raise
@@ -159,7 +163,8 @@ def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:
     if first.get("association_id"):
         link = (
             f"aws fsx create-file-system --file-system-type LUSTRE --storage-capacity {cfg.get('StorageCapacity') or 1200} "
-            f"--subnet-ids {subnets} --security-group-ids {groups} --lustre-configuration DeploymentType={cfg.get('DeploymentType') or 'SCRATCH_2'}\n"
+            f"--subnet-ids {subnets} --security-group-ids {groups} --lustre-configuration "
+            f"DeploymentType={cfg.get('DeploymentType') or 'SCRATCH_2'}\n"
             f"  aws fsx create-data-repository-association --file-system-id NEW_FS_ID --file-system-path {first['file_system_path']} "
             f"--data-repository-path {first['data_repository_path']} --batch-import-meta-data-on-create"
         )
@@ -170,7 +175,9 @@ def _where_exported(fsx: Any, name: str, record: RestoreRecord) -> str:
             f"--lustre-configuration DeploymentType={cfg.get('DeploymentType') or 'SCRATCH_2'},ImportPath={first['data_repository_path']}"
         )
     return (
-        f"{name} was a {cfg.get('DeploymentType') or 'scratch'} file system ({cfg.get('StorageCapacity') or '?'} GiB); scratch file systems "
-        f"cannot be backed up, so its data was exported to S3 by {task_id or 'an export task'} before it was deleted: {where}.{partial}{caveat}\n"
+        f"{name} was a {cfg.get('DeploymentType') or 'scratch'} file system ({cfg.get('StorageCapacity') or '?'} GiB); scratch file "
+        "systems "
+        f"cannot be backed up, so its data was exported to S3 by {task_id or 'an export task'} before it was deleted: "
+        f"{where}.{partial}{caveat}\n"
         f"To work on it again, create a file system linked to that path:\n  {link}"
     )

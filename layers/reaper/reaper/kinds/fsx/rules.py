@@ -54,18 +54,7 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
     phase = facts.phase
     art = sig.artifact
     window = idle_window(view, settings)
-    evidence: dict[str, Any] = {
-        "deployment": facts.deployment,
-        "capacity_gib": facts.capacity_gib,
-        "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
-        "idle_window_minutes": window,
-        "protection": facts.protection.method,
-        "data_kept_in": facts.protection.where() if facts.protection.method == "export" else None,
-    }
-    if phase:
-        evidence.update({"phase": phase[0], f"{'backup_id' if phase[0] == 'backup' else 'export_task_id'}": phase[1]})
-        if art is not None:
-            evidence["phase_lifecycle"] = art.lifecycle
+    evidence = _evidence(resource, facts, art, window)
     kept = f"; {_label(art, phase)} is kept and nothing is deleted" if phase else ""
 
     def keep(reason: str, unknown: str | None = None, **more: Any) -> Decision:
@@ -110,11 +99,32 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
         if last is not None and last.ended_at is not None
         else f"no training job used it in the last {_days(sig.jobs_lookback_days)}"
     )
-    finished = f"finished: {since_job}, no I/O for {_window_text(window)} ({facts.deployment}, {facts.capacity_gib or '?'} GiB, {monthly(resource)})"
+    finished = (
+        f"finished: {since_job}, no I/O for {_window_text(window)} ({facts.deployment}, {facts.capacity_gib or '?'} GiB, "
+        f"{monthly(resource)})"
+    )
     if last is not None and last.ended_at is not None:
         evidence.update({"last_job": last.name, "last_job_ended": iso(last.ended_at)})
     proof_start = sig.window_end - timedelta(minutes=window)
     return _phases(resource, view, settings, now, evidence, finished, phase, art, proof_start)
+
+
+def _evidence(resource: Resource, facts: FsxFacts, art: Artifact | None, window: int) -> dict[str, Any]:
+    """What every FSx verdict shows: size, cost, how its data is kept, and the phase it is in."""
+    phase = facts.phase
+    evidence: dict[str, Any] = {
+        "deployment": facts.deployment,
+        "capacity_gib": facts.capacity_gib,
+        "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
+        "idle_window_minutes": window,
+        "protection": facts.protection.method,
+        "data_kept_in": facts.protection.where() if facts.protection.method == "export" else None,
+    }
+    if phase:
+        evidence.update({"phase": phase[0], f"{'backup_id' if phase[0] == 'backup' else 'export_task_id'}": phase[1]})
+        if art is not None:
+            evidence["phase_lifecycle"] = art.lifecycle
+    return evidence
 
 
 def _last_job(jobs: tuple[JobRef, ...]) -> JobRef | None:
@@ -172,6 +182,11 @@ def _phases(
             f"deleted at a later sweep once it is {'AVAILABLE' if art.kind == 'backup' else 'SUCCEEDED'} ({finished})",
             evidence={**evidence, "in_progress": True},
         )
+    return _failed(settings, evidence, finished, label, art)
+
+
+def _failed(settings: Settings, evidence: dict[str, Any], finished: str, label: str, art: Artifact) -> Decision:
+    """The backup or export ended without a usable copy: an error the owner sees, never a retry on its own."""
     if art.kind == "export" and art.lifecycle == "SUCCEEDED":
         problem = f"{art.failed_files} of {art.total_files} files failed to export (report under {art.report_path or 'the repository'})"
     else:

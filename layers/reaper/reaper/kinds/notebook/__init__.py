@@ -9,9 +9,20 @@ period of the idle window reported 0; a gap anywhere in the window is unknown, a
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.notebook"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    STOP = "stop"
+    ATTACH_AGENT = "attach-agent"
+
 
 DECLARATION = KindDeclaration(
     name="notebook",
@@ -32,9 +43,11 @@ DECLARATION = KindDeclaration(
         "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",),
     },
     actions={
-        "stop": Action("stop", "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"),
-        "attach-agent": Action(
-            "attach-agent",
+        ActionName.STOP: Action(
+            ActionName.STOP, "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"
+        ),
+        ActionName.ATTACH_AGENT: Action(
+            ActionName.ATTACH_AGENT,
             "attached the activity agent to",
             ("sagemaker:UpdateNotebookInstance",),
             frozenset({"Stopped"}),
@@ -43,7 +56,7 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     budgeted=True,
-    default_action="stop",
+    default_action=ActionName.STOP,
     # SageMaker sends the state change itself; CloudTrail calls only reach EventBridge with a trail
     # (the stack makes none), and are still understood if an account routes them here.
     events=(

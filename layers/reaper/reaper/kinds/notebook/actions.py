@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.notebook import ActionName
 
 
 def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
@@ -33,14 +36,19 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action == "stop":
-        return (
-            f"aws sagemaker start-notebook-instance --notebook-instance-name {resource.id} --region {resource.region}"
-            "   # the ML storage volume and its files are kept"
-        )
-    if action == "attach-agent":
-        return (
-            f"aws sagemaker update-notebook-instance --notebook-instance-name {resource.id} "
-            f"--disassociate-lifecycle-config --region {resource.region}"
-        )
-    return None
+    name = action_named(ActionName, action)
+    if name is None:
+        return None
+    match name:
+        case ActionName.STOP:
+            return (
+                f"aws sagemaker start-notebook-instance --notebook-instance-name {resource.id} --region {resource.region}"
+                "   # the ML storage volume and its files are kept"
+            )
+        case ActionName.ATTACH_AGENT:
+            return (
+                f"aws sagemaker update-notebook-instance --notebook-instance-name {resource.id} "
+                f"--disassociate-lifecycle-config --region {resource.region}"
+            )
+        case _:
+            assert_never(name)

@@ -12,9 +12,20 @@ snooze and production tags protect its apps.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.studio_app"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    DELETE = "delete"
+    ENABLE_IDLE_SHUTDOWN = "enable-idle-shutdown"
+
 
 DECLARATION = KindDeclaration(
     name="studio-app",
@@ -31,16 +42,16 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     actions={
-        "delete": Action(
-            "delete",
+        ActionName.DELETE: Action(
+            ActionName.DELETE,
             "deleted",
             ("sagemaker:DeleteApp",),
             frozenset({"InService"}),
             f"{_P}.actions:delete",
             removes_resource=True,
         ),
-        "enable-idle-shutdown": Action(
-            "enable-idle-shutdown",
+        ActionName.ENABLE_IDLE_SHUTDOWN: Action(
+            ActionName.ENABLE_IDLE_SHUTDOWN,
             "turned on built-in idle shutdown for",
             ("sagemaker:UpdateDomain",),
             frozenset({"InService"}),
@@ -48,7 +59,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    default_action="delete",
+    default_action=ActionName.DELETE,
     kill_decision=f"{_P}.rules:kill_decision",  # apps only, never a domain
     chunked_signals=True,  # a DescribeApp per candidate: a long sweep describes only what each part reaches
     chunk_size=100,  # about 7 s of DescribeApp on AWS: a part ends within a few seconds of its deadline

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import is_not_found
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.studio_app import ActionName
 from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
 
 GONE_STATES = frozenset({"Deleted"})
@@ -74,7 +75,10 @@ def enable_idle_shutdown(ctx: ActContext, resource: Resource, decision: Decision
     update = enabled_blocks(settings_now, f.off, minutes)
     previous = {name: settings_now.get(name) or {} for name in update}
     sm.update_domain(DomainId=f.domain_id, DefaultUserSettings=update)
-    return f"idle shutdown on at {minutes} min for {', '.join(f.off)} apps; previous DefaultUserSettings: {json.dumps(previous, sort_keys=True)}"
+    return (
+        f"idle shutdown on at {minutes} min for {', '.join(f.off)} apps; previous DefaultUserSettings: "
+        f"{json.dumps(previous, sort_keys=True)}"
+    )
 
 
 def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...]) -> dict[str, Any]:
@@ -90,17 +94,22 @@ def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...]) -> dic
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action == "delete":
-        f = resource.facts_as(AppFacts)
-        itype = f" --resource-spec InstanceType={resource.instance_type}" if resource.instance_type else ""
-        return (
-            f"open {f.where} in SageMaker Studio again (its files are on the kept volume), or "
-            f"aws sagemaker create-app --domain-id {f.domain_id} "
-            f"--{'space-name' if f.space else 'user-profile-name'} {f.owner_name} "
-            f"--app-type {f.app_type} --app-name {f.app_name}{itype} --region {resource.region}"
-        )
-    if action == "enable-idle-shutdown":
-        d = resource.facts_as(DomainFacts)
-        blocks = json.dumps(disabled_blocks(d.previous, d.off), sort_keys=True)
-        return f"aws sagemaker update-domain --domain-id {d.domain_id} --default-user-settings '{blocks}' --region {resource.region}"
-    return None
+    name = action_named(ActionName, action)
+    if name is None:
+        return None
+    match name:
+        case ActionName.DELETE:
+            f = resource.facts_as(AppFacts)
+            itype = f" --resource-spec InstanceType={resource.instance_type}" if resource.instance_type else ""
+            return (
+                f"open {f.where} in SageMaker Studio again (its files are on the kept volume), or "
+                f"aws sagemaker create-app --domain-id {f.domain_id} "
+                f"--{'space-name' if f.space else 'user-profile-name'} {f.owner_name} "
+                f"--app-type {f.app_type} --app-name {f.app_name}{itype} --region {resource.region}"
+            )
+        case ActionName.ENABLE_IDLE_SHUTDOWN:
+            d = resource.facts_as(DomainFacts)
+            blocks = json.dumps(disabled_blocks(d.previous, d.off), sort_keys=True)
+            return f"aws sagemaker update-domain --domain-id {d.domain_id} --default-user-settings '{blocks}' --region {resource.region}"
+        case _:
+            assert_never(name)

@@ -3,16 +3,28 @@
 Covers training jobs (ceilings, divergence, GPU advice), processing jobs, hyperparameter
 tuning jobs, batch transform jobs and AutoML jobs (ceilings: runtime, and cost from list prices
 where there is one; a tuning job's cost is the sum of its training jobs), and stalled jobs of
-every kind (`progress` reads, `stalled` judges: no new log event and no CPU or GPU use). Stopping a training job gives its script SIGTERM and two minutes to save a
-checkpoint. The rules are in `rules` (pure), with `cost`, `divergence` and `gpu`; discovery and
+every kind (`progress` reads, `stalled` judges: no new log event and no CPU or GPU use).
+Stopping a training job gives its script SIGTERM and two minutes to save a checkpoint.
+The rules are in `rules` (pure), with `cost`, `divergence` and `gpu`; discovery and
 evidence in `discover` and `signals`; state-change events in `events`.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
 
+from enum import StrEnum
+
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.training_job"
+
+
+class ActionName(StrEnum):
+    """What this kind can do to a resource: the keys of its declared actions, and the cases its
+    dispatch (`actions.undo_hint`) matches exhaustively."""
+
+    STOP = "stop"
+    END_WARM_POOL = "end-warm-pool"
+
 
 DECLARATION = KindDeclaration(
     name="training-job",
@@ -46,8 +58,8 @@ DECLARATION = KindDeclaration(
         "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
     ),
     actions={
-        "stop": Action(
-            "stop",
+        ActionName.STOP: Action(
+            ActionName.STOP,
             "stopped",
             (
                 "sagemaker:StopTrainingJob",
@@ -59,8 +71,8 @@ DECLARATION = KindDeclaration(
             frozenset({"InProgress"}),
             f"{_P}.actions:stop",
         ),
-        "end-warm-pool": Action(
-            "end-warm-pool",
+        ActionName.END_WARM_POOL: Action(
+            ActionName.END_WARM_POOL,
             "warm pool ended",
             ("sagemaker:UpdateTrainingJob",),
             frozenset({"Completed", "Failed", "Stopped"}),
@@ -68,7 +80,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    default_action="stop",
+    default_action=ActionName.STOP,
     budgeted=True,
     manages_budgets=True,  # the training-job function creates the budgets (template: ProjectBudgets, BudgetTopic)
     events=(EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:route"),),

@@ -8,7 +8,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/API_StopTrainingJob.html
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
@@ -16,7 +16,8 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code, is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext
+from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.checkpoints import newest
 from reaper.kinds.training_job.model import RUNNING, JobFacts
 
@@ -117,10 +118,20 @@ def end_warm_pool(ctx: ActContext, resource: Resource, decision: Decision) -> st
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
-    if action == "end-warm-pool":
-        return "nothing to undo: the next job with KeepAlivePeriodInSeconds set starts a new warm pool (a slower first start)"
-    if action != "stop":
+    name = action_named(ActionName, action)
+    if name is None:
         return None
+    match name:
+        case ActionName.END_WARM_POOL:
+            return "nothing to undo: the next job with KeepAlivePeriodInSeconds set starts a new warm pool (a slower first start)"
+        case ActionName.STOP:
+            return _restart_hint(resource)
+        case _:
+            assert_never(name)
+
+
+def _restart_hint(resource: Resource) -> str:
+    """A stopped job is not resumed: how to start its like again, by job type."""
     facts = resource.facts_as(JobFacts)
     if facts.job_type == "tuning":
         return (

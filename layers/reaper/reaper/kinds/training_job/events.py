@@ -128,7 +128,10 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
     if view.max_hours is None and view.max_usd is None and not own_runtime:
         c = cluster(region, desc.get("ResourceConfig"))
         if c.hourly_usd:
-            reach = f"; at ${c.hourly_usd:,.2f}/h list price it reaches ${settings.max_usd:,.0f} after {human_duration(settings.max_usd / c.hourly_usd * 60)}"
+            reach = (
+                f"; at ${c.hourly_usd:,.2f}/h list price it reaches ${settings.max_usd:,.0f} after "
+                f"{human_duration(settings.max_usd / c.hourly_usd * 60)}"
+            )
         else:
             reach = f"; no list price for {c.instance_type or 'its instance type'} here, so only the runtime ceiling can be judged"
         problems.append(
@@ -175,10 +178,16 @@ def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Run
     spot = bool(desc.get("EnableManagedSpotTraining"))
     usd = None if c.hourly_usd is None else round(ran * c.hourly_usd, 2)
     if usd is None:
-        reason = f"{status} after {human_duration(ran * 60)}; cost not estimated: no list price for {', '.join(c.unpriced) or 'its instance type'} in {region}"
+        reason = (
+            f"{status} after {human_duration(ran * 60)}; cost not estimated: no list price for "
+            f"{', '.join(c.unpriced) or 'its instance type'} in {region}"
+        )
     else:
         bound = " (managed spot billed on wall time: an upper bound)" if spot and billable is None else ""
-        reason = f"{status} after {human_duration(ran * 60)} of {basis}: estimated ${usd:,.2f} ({c.count} x {c.instance_type} at ${c.hourly_usd:,.2f}/h list price){bound}"
+        reason = (
+            f"{status} after {human_duration(ran * 60)} of {basis}: estimated ${usd:,.2f} ({c.count} x {c.instance_type} at "
+            f"${c.hourly_usd:,.2f}/h list price){bound}"
+        )
     return {
         "type": "cost",
         "kind": KIND,

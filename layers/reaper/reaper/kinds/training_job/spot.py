@@ -50,7 +50,10 @@ def spot_advice(facts: JobFacts, hourly_usd: float | None, elapsed_hours: float)
     if hourly_usd is not None:
         saving = round(hourly_usd * expected_h * SPOT_DISCOUNT, 2)
         evidence["estimated_saving_usd"] = saving
-        money = f"at ${hourly_usd:,.2f}/h on demand for {length}, managed spot would save about ${saving:,.2f} (assuming {pct} off; AWS quotes up to 90 %)"
+        money = (
+            f"at ${hourly_usd:,.2f}/h on demand for {length}, managed spot would save about ${saving:,.2f} (assuming {pct} off; AWS "
+            "quotes up to 90 %)"
+        )
     else:
         money = f"running on demand for {length}; managed spot is typically {pct} cheaper (no list price for its instances, so no figure)"
     if facts.checkpoint_s3:

@@ -47,7 +47,8 @@ def warm_pool_decision(resource: Resource, facts: JobFacts, view: TagView, setti
     why: list[str] = []
     if kept >= settings.warm_pool_max_minutes:
         why.append(
-            f"its warm pool has been kept {human_duration(kept)}{cost}, past the stack's {settings.warm_pool_max_minutes} min (WarmPoolMaxMinutes)"
+            f"its warm pool has been kept {human_duration(kept)}{cost}, past the stack's {settings.warm_pool_max_minutes} min "
+            "(WarmPoolMaxMinutes)"
         )
     if view.max_usd is not None and total is not None and total >= view.max_usd:
         why.append(f"with its warm pool the job has cost ${total:,.2f}, past its ${view.max_usd:,.2f} ceiling ({settings.tag('max-usd')})")
