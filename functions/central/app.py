@@ -1,5 +1,6 @@
 """The organisation's central function: member records in (EventBridge), the daily digest across accounts out."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools.utilities import parameters
@@ -7,9 +8,10 @@ from aws_lambda_powertools.utilities import parameters
 from reaper.aws.clients import Clients, default_region
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
-from reaper.org import central
+from reaper.org import central, click
 from reaper.record.actionlog import ActionLog
 from reaper.slack.bot import SlackBot, cached_bot
+from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.slack.notifier import Notifier
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
@@ -26,7 +28,8 @@ def bot() -> SlackBot | None:
 
 
 # the digest is the member notifier's, read from the organisation's table (each entry names its account)
-DIGEST = Notifier(webhook=lambda: None, log=ActionLog(CLIENTS("dynamodb"), ORG_TABLE), bot=bot)
+ORG_LOG = ActionLog(CLIENTS("dynamodb"), ORG_TABLE)
+DIGEST = Notifier(webhook=lambda: None, log=ORG_LOG, bot=bot)
 
 
 @metrics.log_metrics
@@ -34,4 +37,6 @@ DIGEST = Notifier(webhook=lambda: None, log=ActionLog(CLIENTS("dynamodb"), ORG_T
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if event.get("detail-type") == "Scheduled Event":
         return DIGEST.post_daily_digest()
+    if event.get("source") == STOP_SOURCE and event.get("detail-type") == STOP_DETAIL_TYPE:  # a click, forwarded only
+        return click.stop_from_log(ORG_LOG, CLIENTS("sts"), click.boto_lambda_for, event, datetime.now(UTC))
     return central.take(CLIENTS("dynamodb"), ORG_TABLE, event)

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
+import boto3
+
+from reaper.aws.clients import RETRY_CONFIG
 from reaper.core.errors import BadEventError
+from reaper.record.actionlog import ActionLog
 
 PERMISSIONS = ("sts:AssumeRole",)
+LOOKBACK = timedelta(days=7)  # a digest's button is for a resource logged this week
 ROLE_PREFIX = "mlreaper-central-action-"  # + the member stack's region (IAM role names are account-wide)
 
 # (assumed-role credentials, region) -> a Lambda client in the member account
@@ -41,5 +47,29 @@ def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str
     partition, region, account = parts[1], parts[3], parts[4]
     creds = sts.assume_role(RoleArn=role_arn(account, region, partition), RoleSessionName="mlreaper-central-stop")["Credentials"]
     client = lambda_for(creds, region)
-    client.invoke(FunctionName=function, InvocationType="Event", Payload=json.dumps({**event, "account": account, "region": region}).encode())
+    client.invoke(
+        FunctionName=function, InvocationType="Event", Payload=json.dumps({**event, "account": account, "region": region}).encode()
+    )
     return {"forwarded": arn, "account": account, "region": region, "function": function}
+
+
+def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """A Stop now event for a member's resource: the function that logged it (in the organisation's log,
+    the last LOOKBACK) gets it. A resource no member logged is refused: there is no function to ask."""
+    arn = str((event.get("detail") or {}).get("arn") or "")
+    function = function_for(list(log.entries(now - LOOKBACK, now)), arn)
+    if function is None:
+        return {"refused": f"{arn or '(no arn)'} is in no member's record of the last {LOOKBACK.days} days: nothing was forwarded"}
+    return forward_stop(sts, lambda_for, function, event)
+
+
+def boto_lambda_for(creds: dict[str, Any], region: str) -> Any:
+    """A Lambda client in the member account, with the assumed role's credentials."""
+    return boto3.client(
+        "lambda",
+        region_name=region,
+        aws_access_key_id=creds["AccessKeyId"],
+        aws_secret_access_key=creds["SecretAccessKey"],
+        aws_session_token=creds["SessionToken"],
+        config=RETRY_CONFIG,
+    )

@@ -52,7 +52,7 @@ class Forwarder:
         text = json.dumps(body, default=str)
         if len(text) > MAX_DETAIL:
             text = json.dumps({k: body.get(k) for k in (*SUMMARY_FIELDS, "logged_at", "event_id", "function")}, default=str)
-        self.pending.append({"Source": SOURCE, "DetailType": detail_type(entry), "Detail": text, "EventBusName": self.bus_arn})
+        self.pending.append({"Source": SOURCE, "DetailType": detail_type(body), "Detail": text, "EventBusName": self.bus_arn})
         if len(self.pending) >= BATCH:
             self.flush()
 
