@@ -32,7 +32,8 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
         rt.log = ActionLog(rt.clients()("dynamodb"), settings.table)
     if settings.central_event_bus_arn and rt.log is not None:
         function = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")  # set by Lambda; absent on a laptop
-        rt.forwarder = Forwarder(rt.clients()("events"), settings.central_event_bus_arn, function)
+        bus_region = settings.central_event_bus_arn.split(":")[3]  # PutEvents is sent to the bus's own region
+        rt.forwarder = Forwarder(rt.clients(bus_region)("events"), settings.central_event_bus_arn, function)
         rt.log.copy_to = rt.forwarder.add
     if settings.queue_url:
         rt.outbox = QueueOutbox(rt.clients()("sqs"), settings.queue_url)
