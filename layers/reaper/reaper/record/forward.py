@@ -25,7 +25,7 @@ PERMISSIONS = ("events:PutEvents",)
 SOURCE = "mlreaper.member"
 RECORD = "mlreaper record"  # detail-type: a verdict or notice the member logged
 COVERAGE = "mlreaper coverage"  # detail-type: a sweep's coverage tally for one kind and region
-BATCH = 10  # "You can batch up to 10 entries in a single request" (PutEvents)
+BATCH = 10  # botocore's PutEventsRequestEntryList: at most 10 entries a call
 # "The total entry size must be less than 256KB" (PutEvents): a record over it is cut to its summary fields.
 MAX_DETAIL = 200_000
 SUMMARY_FIELDS = ("type", "kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner", "project")
