@@ -116,3 +116,23 @@ def test_stop_now_is_forwarded_only_for_a_resource_arn_with_its_account():
         click.forward_stop(None, lambda c, r: None, "fn", {"detail": {"arn": "nb-1"}})
     assert click.role_arn("111122223333", "eu-west-1") == "arn:aws:iam::111122223333:role/mlreaper-central-action-eu-west-1"
     assert click.function_for([{"arn": "a", "function": "f1"}, {"arn": "a", "function": "f2"}, {"arn": "b"}], "a") == "f2"
+
+
+def test_the_central_function_is_granted_what_its_code_calls_and_no_more():
+    from pathlib import Path
+
+    from cfnlint.decode.cfn_yaml import loads
+
+    from reaper.org import central
+    from reaper.record.actionlog import POST_CLAIM_PERMISSIONS
+
+    template = loads((Path(__file__).resolve().parents[2] / "org" / "central.yaml").read_text())
+    policies = template["Resources"]["CentralFunction"]["Properties"]["Policies"]
+    statements = [s for p in policies if "Statement" in p for s in p["Statement"]]
+    statements += [s for p in policies if "Fn::If" in p for s in p["Fn::If"][1]["Statement"]]
+    granted = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    # the log (PutItem), the digest (Query, its once-a-day claim), Stop now (AssumeRole), the bot token
+    called = {*central.PERMISSIONS, "dynamodb:Query", *POST_CLAIM_PERMISSIONS, *click.PERMISSIONS, "secretsmanager:GetSecretValue"}
+    assert granted == called
+    bus_policy = template["Resources"]["CentralEventBusPolicy"]["Properties"]["Statement"]
+    assert bus_policy["Condition"] == {"StringEquals": {"aws:PrincipalOrgID": {"Ref": "OrganizationId"}}}
