@@ -14,7 +14,7 @@ WORKERS ?= auto
 # hypothesis examples per safety property: 500 in `make test`, 10,000 in `make props`
 PROPS ?= 10000
 
-.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy docs docs-check
+.PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy deploy-org docs docs-check
 
 $(VENV)/.ready: requirements-dev.txt requirements-docs.txt layers/reaper/requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
@@ -57,6 +57,29 @@ docs: $(VENV)/.ready
 docs-check: $(VENV)/.ready
 	$(PY) scripts/gen_docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# Every account and region of an organisation (docs/deploy-organisation.md), from the management account or a
+# delegated administrator, after org/central.yaml is deployed in the central account. ORG_BUCKET is a prefix:
+# one bucket ORG_BUCKET-<region> per region (Lambda reads code only from its own region), readable by the
+# organisation. StackSets with service-managed permissions take no macros, so the template is expanded first.
+STACKSET ?= mlreaper
+ORG_FIRST = $(firstword $(ORG_REGIONS))
+deploy-org: $(SAMVENV)/.ready
+	@test -n "$(ORG_BUCKET)" -a -n "$(ORG_REGIONS)" -a -n "$(ORG_OUS)" -a -n "$(CENTRAL_BUS_ARN)" -a -n "$(CENTRAL_ACCOUNT)" \
+	  || { echo "set ORG_BUCKET, ORG_REGIONS, ORG_OUS, CENTRAL_BUS_ARN and CENTRAL_ACCOUNT (docs/deploy-organisation.md)"; exit 2; }
+	$(SAM) build --parallel
+	$(SAM) package --s3-bucket $(ORG_BUCKET)-$(ORG_FIRST) --region $(ORG_FIRST) --output-template-file .aws-sam/packaged.yaml
+	$(SAMVENV)/bin/python scripts/stackset_template.py .aws-sam/packaged.yaml --regional-buckets $(ORG_BUCKET) > .aws-sam/stackset.json
+	for r in $(wordlist 2,99,$(ORG_REGIONS)); do \
+	  aws s3 sync s3://$(ORG_BUCKET)-$(ORG_FIRST) s3://$(ORG_BUCKET)-$$r --source-region $(ORG_FIRST) --region $$r --exclude "$(STACKSET)/*"; done
+	aws s3 cp .aws-sam/stackset.json s3://$(ORG_BUCKET)-$(ORG_FIRST)/$(STACKSET)/stackset.json --region $(ORG_FIRST)
+	aws cloudformation create-stack-set --stack-set-name $(STACKSET) --region $(ORG_FIRST) \
+	  --permission-model SERVICE_MANAGED --auto-deployment Enabled=true,RetainStacksOnAccountRemoval=false \
+	  --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM \
+	  --template-url https://$(ORG_BUCKET)-$(ORG_FIRST).s3.$(ORG_FIRST).amazonaws.com/$(STACKSET)/stackset.json \
+	  --parameters ParameterKey=CentralEventBusArn,ParameterValue=$(CENTRAL_BUS_ARN) ParameterKey=CentralAccountId,ParameterValue=$(CENTRAL_ACCOUNT)
+	aws cloudformation create-stack-instances --stack-set-name $(STACKSET) --region $(ORG_FIRST) \
+	  --deployment-targets OrganizationalUnitIds=$(ORG_OUS) --regions $(ORG_REGIONS)
 
 demo: $(VENV)/.ready
 	$(VENV)/bin/reaper demo

@@ -99,8 +99,11 @@ def function_statements(logical_id: str, conditions: Collection[str] | None = No
     held = default_conditions() if conditions is None else conditions
     props = load()["Resources"][logical_id]["Properties"]
     stmts = resolve_ifs([s for p in props.get("Policies", []) if isinstance(p, dict) for s in p.get("Statement", [])], held)
-    for doc, _ in attached_policies(logical_id).values():
-        stmts.extend(doc["Statement"])
+    resources = load()["Resources"]
+    for name, (doc, _) in attached_policies(logical_id).items():
+        condition = resources[name].get("Condition")  # a policy that exists only where its condition holds
+        if condition is None or condition in held:
+            stmts.extend(doc["Statement"])
     return stmts
 
 

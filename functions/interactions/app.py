@@ -17,7 +17,9 @@ from reaper.slack.interactions import handle_request
 from reaper.wiring import build_runtime
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
-RUNTIME = build_runtime(SETTINGS.replace(queue_url=None, slack_secret_arn=None))  # it posts nothing through the queue itself
+RUNTIME = build_runtime(
+    SETTINGS.replace(queue_url=None, slack_secret_arn=None, central_event_bus_arn=None)
+)  # it posts nothing through the queue itself
 SECRET_ARN = SETTINGS.slack_secret_arn or ""
 LAMBDA = boto3.client("lambda", config=RETRY_CONFIG)
 

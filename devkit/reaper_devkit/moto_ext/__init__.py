@@ -62,4 +62,13 @@ def apply() -> None:
     from reaper_devkit.moto_ext import ssm_commands
 
     ssm_commands.apply()
+    from reaper_devkit.moto_ext import events_cross_account
+
+    events_cross_account.apply()
+    from reaper_devkit.moto_ext import cloudformation_outputs
+
+    cloudformation_outputs.apply()
+    from reaper_devkit.moto_ext import cloudformation_novalue
+
+    cloudformation_novalue.apply()
     _applied = True

@@ -6,6 +6,7 @@ here, above them, so nothing below the sweep imports Slack.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import boto3
@@ -14,6 +15,7 @@ from reaper.aws.clients import default_region
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
+from reaper.record.forward import Forwarder
 from reaper.record.outbox import QueueOutbox
 from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot, bot_from_secret
@@ -28,6 +30,11 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
     rt = Runtime(settings=settings, home_region=home, session=session)
     if settings.table:
         rt.log = ActionLog(rt.clients()("dynamodb"), settings.table)
+    if settings.central_event_bus_arn and rt.log is not None:
+        function = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")  # set by Lambda; absent on a laptop
+        bus_region = settings.central_event_bus_arn.split(":")[3]  # PutEvents is sent to the bus's own region
+        rt.forwarder = Forwarder(rt.clients(bus_region)("events"), settings.central_event_bus_arn, function)
+        rt.log.copy_to = rt.forwarder.add
     if settings.queue_url:
         rt.outbox = QueueOutbox(rt.clients()("sqs"), settings.queue_url)
     elif settings.slack_webhook_url:

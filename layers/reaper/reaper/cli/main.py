@@ -133,10 +133,18 @@ def _plan_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     _scope(pl)
 
 
+def _org_args(sp: argparse.ArgumentParser) -> None:
+    """The organisation's central log (docs/deploy-organisation.md)."""
+    sp.add_argument("--org", action="store_true", help="read the organisation's central log: every member account")
+    sp.add_argument("--org-table", help="the central log table (default: REAPER_ORG_TABLE)")
+
+
 def _coverage_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     cv = sub.add_parser("coverage", parents=common, help="a dry-run sweep: what it can judge, what it cannot (and its cost), and the fix")
     cv.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
     _outputs(cv, ("table", "json"))
+    _org_args(cv)
+    cv.add_argument("--since", default="1d", help="with --org: how far back each member's latest tally is looked for (default 1d)")
 
 
 def _log_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
@@ -145,6 +153,7 @@ def _log_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     lg.add_argument("--table")
     _filters(lg)
     _outputs(lg)
+    _org_args(lg)
 
 
 def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
@@ -155,6 +164,7 @@ def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     rp.add_argument("--table")
     _outputs(rp, ALL_OUTPUTS)
     rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
+    _org_args(rp)
 
 
 def _restore_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
@@ -348,6 +358,8 @@ def _run(args: argparse.Namespace) -> int:
         return _report(args, now)
     if args.command == "restore":
         return _restore(args, now)
+    if args.command == "coverage" and args.org:
+        return _org_coverage(args, now)
     output = output_of(args)
     kinds = _kinds(args)
     settings = _settings(args)
@@ -396,9 +408,38 @@ def parse_since(text: str, now: datetime) -> datetime:
 
 def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]]]:
     since = parse_since(args.since, now)
-    rt = _runtime(args, _settings(args), needs_table=True)
+    rt = _runtime(args, _org(args, _settings(args)), needs_table=True)
     assert rt.log is not None
     return since, list(rt.log.entries(since, now))
+
+
+def _org(args: argparse.Namespace, settings: Settings) -> Settings:
+    """With --org, the log read is the organisation's central table (--org-table or REAPER_ORG_TABLE)."""
+    from reaper.core.settings import table_name_problem
+
+    if not getattr(args, "org", False):
+        return settings
+    table = getattr(args, "org_table", None) or settings.org_table
+    if not table:
+        raise ConfigError("--org: no central log: set REAPER_ORG_TABLE or pass --org-table (org/central.yaml output OrgActionLogTableName)")
+    problem = table_name_problem(table)
+    if problem:
+        raise UsageError(f"--org-table {table!r}: {problem}")
+    return settings.replace(table=table)
+
+
+def _org_coverage(args: argparse.Namespace, now: datetime) -> int:
+    from reaper.org import views
+
+    _, entries = _entries(args, now)
+    rows = views.latest_coverage(e for e in entries if matches(e, kinds=args.kind) and (not args.region or e.get("region") in args.region))
+    out = Printer()
+    if output_of(args) == "json":
+        for line in to_json_lines(rows):
+            out(line)
+    else:
+        out(views.format_coverage(rows))
+    return 0
 
 
 def _log(args: argparse.Namespace, now: datetime) -> int:
@@ -420,7 +461,7 @@ def _log(args: argparse.Namespace, now: datetime) -> int:
         return 0
     width = terminal_width()
     for e in entries:
-        out(fit_log_line(e, width))
+        out(f"{e.get('account')} {fit_log_line(e, width - 13)}" if args.org else fit_log_line(e, width))
     return 0
 
 

@@ -112,6 +112,9 @@ class Settings(BaseModel):
     slack_secret_arn: str | None = None
     # "bot": the secret holds a bot token; sweeps queue one message per owner (reaper.slack.owner_summary)
     slack_mode: str = Field(default="webhook", pattern="^(webhook|bot)$")
+    # the organisation (docs/deploy-organisation.md): where a member sends its records, where the central log is
+    central_event_bus_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus/[\w.\-/]+$")
+    org_table: str | None = None
     agent_lifecycle_config: str = "mlreaper-activity-agent"
     # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
     # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
@@ -340,6 +343,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SLACK_WEBHOOK_URL": "slack_webhook_url",
     "REAPER_SLACK_SECRET_ARN": "slack_secret_arn",
     "REAPER_SLACK_MODE": "slack_mode",
+    "REAPER_CENTRAL_EVENT_BUS_ARN": "central_event_bus_arn",
+    "REAPER_ORG_TABLE": "org_table",
     "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
     "REAPER_AGENT_CHANNEL": "agent_channel",
     "REAPER_ATTACH_AGENT": "attach_agent",

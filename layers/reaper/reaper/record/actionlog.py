@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -60,6 +60,8 @@ class ActionLog:
     def __init__(self, dynamodb: Any, table: str) -> None:
         self.client = dynamodb
         self.table = table
+        # each log entry, as written, also goes here (reaper.record.forward: the organisation's central bus)
+        self.copy_to: Callable[[dict[str, Any]], None] | None = None
 
     # -- claims ------------------------------------------------------------------------
     def claim(self, key: str, now: datetime) -> bool:
@@ -261,15 +263,18 @@ class ActionLog:
         # microseconds in the key: a warning and the action after it can fall in one second (two quick
         # sweeps), and whole seconds left them in the order of their event ids, i.e. by chance
         sk = f"{_sort_time(now)}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
+        body = {**entry, "logged_at": iso(now), "event_id": event_id}
         self.client.put_item(
             TableName=self.table,
             Item={
                 "pk": {"S": f"LOG#{now:%Y-%m-%d}"},
                 "sk": {"S": sk},
-                "entry": {"S": json.dumps({**entry, "logged_at": iso(now), "event_id": event_id}, default=str)},
+                "entry": {"S": json.dumps(body, default=str)},
                 "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
             },
         )
+        if self.copy_to is not None:
+            self.copy_to(body)
 
     def entries(self, since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
         """Log entries from `since` to `until`, oldest first."""

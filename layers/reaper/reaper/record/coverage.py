@@ -51,4 +51,5 @@ def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: s
                 rt.log.record(entry(c), now, event_id)
             except AwsError as exc:  # the sweep's own outcomes are recorded already; this is only the tally
                 log.error("coverage entry for %s %s not written: %s", c.kind, c.region, short(exc))
+    rt.forward_now()
     return lines

@@ -12,6 +12,7 @@ import boto3
 from reaper.aws.clients import Clients
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
+from reaper.record.forward import Forwarder
 from reaper.record.outbox import NoOutbox, Outbox
 
 
@@ -22,6 +23,7 @@ class Runtime:
     session: boto3.session.Session | None = None
     log: ActionLog | None = None
     outbox: Outbox = field(default_factory=NoOutbox)
+    forwarder: Forwarder | None = None  # the organisation's central bus (REAPER_CENTRAL_EVENT_BUS_ARN)
     _clients: dict[str, Clients] = field(default_factory=dict)
 
     def clients(self, region: str | None = None) -> Clients:
@@ -29,6 +31,11 @@ class Runtime:
         if region not in self._clients:
             self._clients[region] = Clients(region, self.session)
         return self._clients[region]
+
+    def forward_now(self) -> None:
+        """Send the records still waiting for the central bus (end of a sweep, of a click)."""
+        if self.forwarder is not None:
+            self.forwarder.flush()
 
     @property
     def regions(self) -> tuple[str, ...]:

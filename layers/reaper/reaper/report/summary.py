@@ -20,7 +20,7 @@ from typing import Any
 from reaper.core.text import cut
 from reaper.core.timeutil import as_utc, parse_instant
 
-GROUPS = ("owner", "kind", "project")
+GROUPS = ("owner", "kind", "project", "account")  # account: the organisation's central log (--org)
 KEY_CAP = 40  # a longer owner or project is cut with an ellipsis in the table; json, csv and html keep it whole
 NUMBERS = "  RESOURCES  ACTIONS  HOURS OFF  SAVED (est.)  "
 TOTAL_NOTE = "list prices; time off ends when the log next shows it running, else now: an upper bound"

@@ -39,6 +39,7 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
     verdicts: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     owners: Counter[str] = Counter()
+    accounts: Counter[str] = Counter()  # the organisation's central log: each entry names its account
     errors: list[str] = []
     entries = list(entries)
     for e in entries:
@@ -49,6 +50,8 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
             continue
         verdicts[str(e.get("verdict"))] += 1
         kinds[str(e.get("kind"))] += 1
+        if e.get("account"):
+            accounts[str(e["account"])] += 1
         if e.get("verdict") in ("act", "warn", "error"):
             owners[str(e.get("owner") or "(no owner)")] += 1
         if e.get("verdict") == "error":
@@ -61,6 +64,7 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
         "date": f"{today:%Y-%m-%d}",
         "verdicts": dict(verdicts),
         "kinds": dict(kinds),
+        "accounts": dict(accounts),
         "errors": len(errors),
         "error_lines": errors[:ERRORS_LISTED],
         "top_owners": owners.most_common(TOP_OWNERS),
@@ -92,8 +96,9 @@ def render(p: dict[str, Any]) -> Message:
     kinds = ", ".join(f"{n} {escape(k)}" for k, n in sorted((p.get("kinds") or {}).items())) or "—"
     owners = "\n".join(f"• {_owner(o)}: {n}" for o, n in p.get("top_owners") or []) or "—"
     errors = "\n".join(f"• {escape(line)}" for line in p.get("error_lines") or [])
+    accounts = ", ".join(f"{n} in {escape(a)}" for a, n in sorted((p.get("accounts") or {}).items()))
     body = (
-        f"*Verdicts:* {verdicts}\n*Kinds:* {kinds}\n"
+        (f"*Accounts:* {accounts}\n" if accounts else "") + f"*Verdicts:* {verdicts}\n*Kinds:* {kinds}\n"
         f"*Reclaimed:* {money(p.get('reclaimed_today_usd'))} today · {money(p.get('reclaimed_week_usd'))} this week\n"
         f"*Errors:* {int(p.get('errors') or 0)}"
     )

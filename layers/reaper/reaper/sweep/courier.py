@@ -85,6 +85,7 @@ class Courier:
         return self.rt.settings.slack_mode == "bot"
 
     def flush(self) -> None:
+        self.rt.forward_now()
         if self.grouped:
             self._flush_grouped()
             return

@@ -1,0 +1,42 @@
+"""The organisation's central function: member records in (EventBridge), the daily digest across accounts out."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from aws_lambda_powertools.utilities import parameters
+
+from reaper.aws.clients import Clients, default_region
+from reaper.core.observability import logger, metrics
+from reaper.core.settings import Settings
+from reaper.org import central, click
+from reaper.record.actionlog import ActionLog
+from reaper.slack.bot import SlackBot, cached_bot
+from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
+from reaper.slack.notifier import Notifier
+
+SETTINGS = Settings.from_env()  # validated once, at cold start
+ORG_TABLE = SETTINGS.org_table or ""
+CLIENTS = Clients(default_region() or "us-east-1")
+SECRET_ARN = SETTINGS.slack_secret_arn or ""
+
+
+def bot() -> SlackBot | None:
+    if not SECRET_ARN:
+        return None
+    value = parameters.get_secret(SECRET_ARN, max_age=300)
+    return cached_bot(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value))
+
+
+# the digest is the member notifier's, read from the organisation's table (each entry names its account)
+ORG_LOG = ActionLog(CLIENTS("dynamodb"), ORG_TABLE)
+DIGEST = Notifier(webhook=lambda: None, log=ORG_LOG, bot=bot)
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if event.get("detail-type") == "Scheduled Event":
+        return DIGEST.post_daily_digest()
+    if event.get("source") == STOP_SOURCE and event.get("detail-type") == STOP_DETAIL_TYPE:  # a click, forwarded only
+        return click.stop_from_log(ORG_LOG, CLIENTS("sts"), click.boto_lambda_for, event, datetime.now(UTC))
+    return central.take(CLIENTS("dynamodb"), ORG_TABLE, event)

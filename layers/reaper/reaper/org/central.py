@@ -1,0 +1,48 @@
+"""The central account's log: each member's forwarded record (reaper.record.forward), kept in the
+organisation-wide table in the member log's own shape plus `account`.
+
+The account is the event's own `account` field, which EventBridge sets to the account that sent it
+(docs/aws-assumptions.md); a member cannot write a record in another member's name. A redelivered
+event writes the same key again, so the log holds one copy.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper.core.errors import BadEventError
+from reaper.core.events import parse_eventbridge
+from reaper.core.timeutil import as_utc
+from reaper.record.forward import COVERAGE, RECORD, SOURCE
+
+PERMISSIONS = ("dynamodb:PutItem",)
+LOG_TTL = timedelta(days=400)  # as the member's log (reaper.record.actionlog)
+
+
+def take(dynamodb: Any, table: str, event: Any) -> dict[str, Any]:
+    """Write one forwarded record; returns what was written (kind, id, account)."""
+    ev = parse_eventbridge(event)
+    if ev.source != SOURCE or ev.detail_type not in (RECORD, COVERAGE):
+        raise BadEventError(f"the central log takes {SOURCE} records, not {ev.detail_type!r} from {ev.source!r}")
+    account = str(event.get("account") or "")
+    if not (account.isdigit() and len(account) == 12):
+        raise BadEventError(f"a forwarded record without its sender's account ({account!r})")
+    entry = {**ev.detail, "account": account}
+    try:
+        at = as_utc(datetime.fromisoformat(str(entry.get("logged_at")).replace("Z", "+00:00")))
+    except ValueError:
+        raise BadEventError(f"a forwarded record without a readable logged_at ({entry.get('logged_at')!r})") from None
+    event_id = str(entry.get("event_id") or ev.id)
+    sk = f"{at:%Y-%m-%dT%H:%M:%S.%f}Z#{account}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
+    dynamodb.put_item(
+        TableName=table,
+        Item={
+            "pk": {"S": f"LOG#{at:%Y-%m-%d}"},
+            "sk": {"S": sk},
+            "entry": {"S": json.dumps(entry, default=str)},
+            "expires_at": {"N": str(int((at + LOG_TTL).timestamp()))},
+        },
+    )
+    return {"account": account, "kind": entry.get("kind"), "id": entry.get("id"), "type": entry.get("type")}

@@ -1,0 +1,75 @@
+"""Stop now, clicked in the central account: forwarded to the member account's own kind function.
+
+The central side decides nothing: it assumes the member's CentralActionRole (trusted by the central
+account only, allowed to invoke the member's sweep functions and nothing else) and hands the click
+to the function that logged the resource, which runs `reaper.slack.stop.stop_now`, the same gate as
+a sweep (protection, state, the kind's reasons to keep) in the member's account.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import boto3
+
+from reaper.aws.clients import RETRY_CONFIG
+from reaper.core.errors import BadEventError
+from reaper.record.actionlog import ActionLog
+
+PERMISSIONS = ("sts:AssumeRole",)
+LOOKBACK = timedelta(days=7)  # a digest's button is for a resource logged this week
+ROLE_PREFIX = "mlreaper-central-action-"  # + the member stack's region (IAM role names are account-wide)
+
+# (assumed-role credentials, region) -> a Lambda client in the member account
+LambdaFor = Callable[[dict[str, Any], str], Any]
+
+
+def role_arn(account: str, region: str, partition: str = "aws") -> str:
+    return f"arn:{partition}:iam::{account}:role/{ROLE_PREFIX}{region}"
+
+
+def function_for(entries: list[dict[str, Any]], arn: str) -> str | None:
+    """The member function that last logged `arn` (the forwarded records carry its name)."""
+    named = [e for e in entries if e.get("arn") == arn and e.get("function")]
+    return str(named[-1]["function"]) if named else None
+
+
+def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Invoke the member's `function` with the Stop now event (asynchronously, as the member's own
+    interactions function does); the member answers in the Slack thread itself."""
+    arn = str((event.get("detail") or {}).get("arn") or "")
+    parts = arn.split(":")
+    if len(parts) < 6 or not (parts[4].isdigit() and len(parts[4]) == 12):
+        raise BadEventError(f"Stop now needs a resource ARN with its account, got {arn!r}")
+    partition, region, account = parts[1], parts[3], parts[4]
+    creds = sts.assume_role(RoleArn=role_arn(account, region, partition), RoleSessionName="mlreaper-central-stop")["Credentials"]
+    client = lambda_for(creds, region)
+    client.invoke(
+        FunctionName=function, InvocationType="Event", Payload=json.dumps({**event, "account": account, "region": region}).encode()
+    )
+    return {"forwarded": arn, "account": account, "region": region, "function": function}
+
+
+def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """A Stop now event for a member's resource: the function that logged it (in the organisation's log,
+    the last LOOKBACK) gets it. A resource no member logged is refused: there is no function to ask."""
+    arn = str((event.get("detail") or {}).get("arn") or "")
+    function = function_for(list(log.entries(now - LOOKBACK, now)), arn)
+    if function is None:
+        return {"refused": f"{arn or '(no arn)'} is in no member's record of the last {LOOKBACK.days} days: nothing was forwarded"}
+    return forward_stop(sts, lambda_for, function, event)
+
+
+def boto_lambda_for(creds: dict[str, Any], region: str) -> Any:
+    """A Lambda client in the member account, with the assumed role's credentials."""
+    return boto3.client(
+        "lambda",
+        region_name=region,
+        aws_access_key_id=creds["AccessKeyId"],
+        aws_secret_access_key=creds["SecretAccessKey"],
+        aws_session_token=creds["SessionToken"],
+        config=RETRY_CONFIG,
+    )
