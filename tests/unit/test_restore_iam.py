@@ -61,7 +61,11 @@ def test_restore_takes_nothing_down_and_carries_no_backstop():
     # Restores bring back; a resource tagged production since it was taken to zero must still come back.
     granted_actions = function_actions("RestoreFunction")
     assert not {a for a in granted_actions if a.split(":")[1].startswith(("Delete", "Stop")) and a.startswith(("sagemaker:", "fsx:"))}
-    assert attached_policies("RestoreFunction") == {}
+    # no backstop: the only policy attached apart from its own is the organisation's forwarding (an Allow of PutEvents)
+    attached = attached_policies("RestoreFunction")
+    assert set(attached) <= {"CentralForwardPolicy"}
+    assert all(a == "events:PutEvents" for doc, _ in attached.values() for s in doc["Statement"] for a in [s["Action"]])
+    assert all(s["Effect"] == "Allow" for doc, _ in attached.values() for s in doc["Statement"])
     assert "iam:PassRole" not in granted_actions
 
 
