@@ -36,7 +36,7 @@ from reaper.core.settings import Settings  # noqa: E402
 from reaper.record.actionlog import create_table  # noqa: E402
 from reaper.record.runtime import Runtime  # noqa: E402
 from reaper.sweep import pipeline  # noqa: E402
-from reaper.sweep.continuation import Cursor  # noqa: E402
+from reaper.sweep.continuation import MAX_PARTS, Cursor  # noqa: E402
 from reaper.wiring import build_runtime  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
 from reaper_devkit.local_aws import local_account, session  # noqa: E402
@@ -201,14 +201,29 @@ def measure_acting(kind: str, module: Any, n: int, agent_channel: str = "metric"
     }
 
 
+def backlog(r: dict[str, Any], target_n: int = 10_000) -> dict[str, Any]:
+    """A first enforce sweep over `target_n` resources that are all to be acted on, projected linearly
+    from a measured `measure_acting` result: the dry run's reads scaled by resources, and per action its
+    change and its price, each call at the cost model's default latency (every one of them is a
+    describe, a change or a DynamoDB/SQS write)."""
+    reads_s = r["dry_run_calls_per_resource"] * target_n * cost_model.DEFAULT_LATENCY_S
+    per_action_s = (r["calls_per_action"] + r["changes_per_action"]) * cost_model.DEFAULT_LATENCY_S
+    plan = cost_model.parts(reads_s + per_action_s * target_n, target_n, target_n)
+    return {**plan, "max_parts": MAX_PARTS, "within_max_parts": plan["parts"] <= MAX_PARTS}
+
+
 def report_acting(r: dict[str, Any]) -> str:
     per = "\n".join(
         f"    {op:50} {c:6} = {c / max(r['acted'], 1):.3f}/action" for op, c in {**r["changes"], **r["price_of_acting"]}.items()
     )
+    b = backlog(r)
     return (
         f"{r['kind']:13} N={r['n']:6}  dry run {r['dry_run_calls_per_resource']:.4f} calls/resource; enforce acted on {r['acted']} "
         f"(dry run: {r['would_act']} would): {r['calls_per_action']:.3f} calls/action beyond the dry run's reads and the changes "
-        f"({r['changes_per_action']:.3f} changes/action); enforce projected on AWS {r['enforce_projected_aws_seconds']:.0f} s\n{per}"
+        f"({r['changes_per_action']:.3f} changes/action); enforce projected on AWS {r['enforce_projected_aws_seconds']:.0f} s\n"
+        f"    a first enforce sweep over 10,000 to act on (linear projection): {b['projected_s']:.0f} s = {b['parts']} part(s) "
+        f"of <= {cost_model.TIMEOUT_S // 2} s, done in {b['chain_min']} min ({'within' if b['within_max_parts'] else 'PAST'} "
+        f"the {MAX_PARTS}-part limit)\n{per}"
     )
 
 
@@ -331,7 +346,7 @@ def main() -> int:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
             if args.act:
                 a = measure_acting(kind, available[kind], n, agent_channel=args.agent_channel)
-                results.setdefault("acting", []).append(a)
+                results.setdefault("acting", []).append({**a, "backlog_10000": backlog(a)})
                 print(report_acting(a), flush=True)
                 Path(args.out).write_text(json.dumps(results, indent=1))
                 continue
