@@ -213,7 +213,8 @@ def backlog(r: dict[str, Any], target_n: int = 10_000) -> dict[str, Any]:
     change and its price, each call at the cost model's default latency (every one of them is a
     describe, a change or a DynamoDB/SQS write)."""
     reads_s = r["dry_run_calls_per_resource"] * target_n * cost_model.DEFAULT_LATENCY_S
-    per_action_s = (r["calls_per_action"] + r["changes_per_action"]) * cost_model.DEFAULT_LATENCY_S
+    price = r.get("calls_per_action_net_of_notices", r["calls_per_action"])  # all to act on: no notices
+    per_action_s = (price + r["changes_per_action"]) * cost_model.DEFAULT_LATENCY_S
     plan = cost_model.parts(reads_s + per_action_s * target_n, target_n, target_n)
     return {**plan, "max_parts": MAX_PARTS, "within_max_parts": plan["parts"] <= MAX_PARTS}
 
