@@ -36,7 +36,7 @@ from reaper.core.settings import Settings  # noqa: E402
 from reaper.record.actionlog import create_table  # noqa: E402
 from reaper.record.runtime import Runtime  # noqa: E402
 from reaper.sweep import pipeline  # noqa: E402
-from reaper.sweep.continuation import Cursor  # noqa: E402
+from reaper.sweep.continuation import MAX_PARTS, Cursor  # noqa: E402
 from reaper.wiring import build_runtime  # noqa: E402
 from reaper_devkit.calls import recording  # noqa: E402
 from reaper_devkit.local_aws import local_account, session  # noqa: E402
@@ -152,6 +152,88 @@ def measure(
         "monthly_bill_per_1000_usd": cost_model.per_thousand(bill, n),
         "idle_spend_found_per_1000_usd_month": round(cost_model.idle_spend_found(outcomes) * 1000 / max(n, 1), 2),
     }
+
+
+# what acting itself is, per kind, in the enforce sweep's calls: the change (one per action, or one per
+# batch where the API takes many); everything else past the dry run's reads is the price of acting
+CHANGES = ("Stop", "Delete", "Update", "Cancel", "Create", "Register", "Put", "Tag", "Untag", "Add", "Remove")
+BOOKKEEPING = ("dynamodb:", "sqs:")
+
+
+def measure_acting(kind: str, module: Any, n: int, agent_channel: str = "metric") -> dict[str, Any]:
+    """A dry run and an enforce sweep (grace 0, action log and queue) of one seeded account: the calls
+    the enforce sweep makes beyond the dry run's, apart from the changes themselves, per action."""
+    with local_account():
+        now = datetime.now(UTC)
+        module.seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
+        sweeps = getattr(module, "SWEEPS", kind)
+        dry_rt = build_runtime(Settings(agent_channel=agent_channel), region="us-east-1")
+        with recording() as dry:
+            planned = pipeline.sweep(dry_rt, [sweeps], now, event_id="bench-dry")
+        create_table(session().client("dynamodb"), "bench-log")
+        queue = session().client("sqs").create_queue(QueueName="bench-queue")["QueueUrl"]
+        settings = Settings(agent_channel=agent_channel, mode="enforce", grace_minutes=0, table="bench-log", queue_url=queue)
+        rt = build_runtime(settings, region="us-east-1")
+        with recording() as enforce:
+            outcomes = pipeline.sweep(rt, [sweeps], now, event_id="bench-enforce")
+    dry_calls, calls = dry.by_operation(), enforce.by_operation()
+    extra = {op: c - dry_calls.get(op, 0) for op, c in calls.items() if c != dry_calls.get(op, 0)}
+    changes = {op: c for op, c in extra.items() if not op.startswith(BOOKKEEPING) and op.split(":")[1].startswith(CHANGES)}
+    price = {op: c for op, c in extra.items() if op not in changes}
+    acted = sum(1 for o in outcomes if o.executed)
+    # resources not acted on whose message the enforce sweep logs (the dry run had no log): each costs a
+    # claim, a record and an unposted copy (3 PutItem), and its share of the batched queue and drop calls
+    notices = sum(1 for o in outcomes if not o.executed and o.should_notify())
+    notice_calls = min(price.get("dynamodb:PutItem", 0), 3 * notices) + 2 * round(notices / 10)
+    return {
+        "kind": sweeps,
+        "n": n,
+        "would_act": sum(1 for o in planned if o.verdict.value == "act"),
+        "acted": acted,
+        "verdicts": dict(
+            sorted({v: sum(1 for o in outcomes if o.verdict.value == v) for v in {o.verdict.value for o in outcomes}}.items())
+        ),
+        "errors": sorted({o.reason[:200] for o in outcomes if o.verdict.value == "error"})[:5],
+        "dry_run_calls": dry.total(),
+        "dry_run_calls_per_resource": round(dry.total() / max(n, 1), 4),
+        "enforce_calls": enforce.total(),
+        "changes": changes,
+        "price_of_acting": price,
+        "calls_per_action": round(sum(price.values()) / max(acted, 1), 3),
+        "notices_logged": notices,
+        "calls_per_action_net_of_notices": round((sum(price.values()) - notice_calls) / max(acted, 1), 3),
+        "changes_per_action": round(sum(changes.values()) / max(acted, 1), 3),
+        "enforce_projected_aws_seconds": round(cost_model.projected_seconds(calls), 1),
+    }
+
+
+def backlog(r: dict[str, Any], target_n: int = 10_000) -> dict[str, Any]:
+    """A first enforce sweep over `target_n` resources that are all to be acted on, projected linearly
+    from a measured `measure_acting` result: the dry run's reads scaled by resources, and per action its
+    change and its price, each call at the cost model's default latency (every one of them is a
+    describe, a change or a DynamoDB/SQS write)."""
+    reads_s = r["dry_run_calls_per_resource"] * target_n * cost_model.DEFAULT_LATENCY_S
+    price = r.get("calls_per_action_net_of_notices", r["calls_per_action"])  # all to act on: no notices
+    per_action_s = (price + r["changes_per_action"]) * cost_model.DEFAULT_LATENCY_S
+    plan = cost_model.parts(reads_s + per_action_s * target_n, target_n, target_n)
+    return {**plan, "max_parts": MAX_PARTS, "within_max_parts": plan["parts"] <= MAX_PARTS}
+
+
+def report_acting(r: dict[str, Any]) -> str:
+    per = "\n".join(
+        f"    {op:50} {c:6} = {c / max(r['acted'], 1):.3f}/action" for op, c in {**r["changes"], **r["price_of_acting"]}.items()
+    )
+    b = backlog(r)
+    return (
+        f"{r['kind']:13} N={r['n']:6}  dry run {r['dry_run_calls_per_resource']:.4f} calls/resource; enforce acted on {r['acted']} "
+        f"(dry run: {r['would_act']} would): {r['calls_per_action']:.3f} calls/action beyond the dry run's reads and the changes "
+        f"({r['changes_per_action']:.3f} changes/action; net of the log's {r.get('notices_logged', 0)} notices of resources "
+        f"not acted on: {r.get('calls_per_action_net_of_notices', r['calls_per_action']):.3f}); "
+        f"enforce projected on AWS {r['enforce_projected_aws_seconds']:.0f} s\n"
+        f"    a first enforce sweep over 10,000 to act on (linear projection): {b['projected_s']:.0f} s = {b['parts']} part(s) "
+        f"of <= {cost_model.TIMEOUT_S // 2} s, done in {b['chain_min']} min ({'within' if b['within_max_parts'] else 'PAST'} "
+        f"the {MAX_PARTS}-part limit)\n{per}"
+    )
 
 
 def rss_kb(field: str) -> int:
@@ -283,6 +365,11 @@ def main() -> int:
         metavar="SECONDS",
         help="also sweep again in parts of SECONDS of projected AWS time each, as a Lambda continues a long sweep",
     )
+    p.add_argument(
+        "--act",
+        action="store_true",
+        help="instead: a dry run and an enforce sweep (grace 0) of one seeded account; calls per action beside calls per resource",
+    )
     p.add_argument("--cold-start-only", action="store_true", help="only the functions' cold import times (run on a quiet machine)")
     p.add_argument(
         "--agent-channel",
@@ -300,6 +387,12 @@ def main() -> int:
             return 2
         for n in args.n:
             print(f"… {kind} N={n}: seeding and sweeping", file=sys.stderr, flush=True)
+            if args.act:
+                a = measure_acting(kind, available[kind], n, agent_channel=args.agent_channel)
+                results.setdefault("acting", []).append({**a, "backlog_10000": backlog(a)})
+                print(report_acting(a), flush=True)
+                Path(args.out).write_text(json.dumps(results, indent=1))
+                continue
             r = measure(kind, available[kind], n, with_log=args.with_log, part_seconds=args.parts, agent_channel=args.agent_channel)
             results["sweeps"].append(r)
             print(report(r), flush=True)

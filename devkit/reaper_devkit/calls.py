@@ -15,7 +15,7 @@ from typing import Any
 from botocore.client import BaseClient
 
 from reaper.sweep.iam import iam_action
-from reaper_devkit.iam_check import Request, requests_for, ungranted
+from reaper_devkit.iam_check import TRANSACT_ITEM_ACTION, TRANSACT_WRITE, Request, requests_for, ungranted
 
 
 class CallRecorder:
@@ -30,7 +30,9 @@ class CallRecorder:
 
     @property
     def actions(self) -> set[str]:
-        return set(self.calls)
+        """The IAM actions the calls need: a TransactWriteItems needs those of its items (iam_check)."""
+        items = {r.action for r in self.requests if r.action in TRANSACT_ITEM_ACTION.values()}
+        return (set(self.calls) - {TRANSACT_WRITE}) | (items if TRANSACT_WRITE in self.calls else set())
 
     def by_operation(self) -> dict[str, int]:
         return dict(sorted(self.calls.items()))

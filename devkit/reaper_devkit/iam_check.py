@@ -143,8 +143,27 @@ def _context(action: str, p: Params) -> dict[str, tuple[str, ...]]:
     return {}
 
 
+# "Permissions for Put, Update, Delete, and Get actions are governed by the permissions used for the
+# underlying PutItem, UpdateItem, DeleteItem, and GetItem operations. For the ConditionCheck action, you
+# can use the dynamodb:ConditionCheckItem permission" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html)
+TRANSACT_WRITE = "dynamodb:TransactWriteItems"
+TRANSACT_ITEM_ACTION = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+}
+
+
 def requests_for(action: str, params: Params, region: str, account: str = ACCOUNT) -> list[Request]:
     """Everything IAM authorizes for one call of `action` with these parameters."""
+    if action == TRANSACT_WRITE:  # each item is authorized as its own operation
+        return [
+            r
+            for item in params["TransactItems"]
+            for op, body in item.items()
+            for r in requests_for(TRANSACT_ITEM_ACTION[op], body, region, account)
+        ]
     arns = RESOURCE_OF[action](region, account, params) if action in RESOURCE_OF else ["*"]
     context = _context(action, params)
     out = [Request(action, arn, context) for arn in arns]

@@ -198,6 +198,9 @@ class Outcome:
     undo: str | None = None
     opt_out: str | None = None
     posted: bool = False
+    # the action log holds this change's lease, claim and write-ahead record (reaper.sweep.pipeline);
+    # the courier settles them with the outcome's record
+    written_ahead: bool = False
 
     @property
     def verdict(self) -> Verdict:

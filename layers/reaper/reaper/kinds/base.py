@@ -26,7 +26,7 @@ from reaper.core.settings import Settings
 
 if TYPE_CHECKING:
     from reaper.core.events import EventBridgeEvent
-    from reaper.record.actionlog import ActionLog
+    from reaper.record.actionlog import ActionLog, Settlement
     from reaper.record.runtime import Runtime
 
 # "package.module:attribute", imported on first use
@@ -67,6 +67,9 @@ class ActContext:
     event_id: str
     deadline: Deadline = Deadline(None)
     spend: Mapping[str, ProjectSpend] = field(default_factory=dict)  # budgeted projects' spend, read once per sweep
+    # the courier's changes not yet settled in the action log: the next change's write-ahead write takes
+    # them along and empties this list (reaper.sweep.pipeline._begin); what is left, the courier settles
+    unsettled: list[Settlement] = field(default_factory=list)
 
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -49,6 +50,29 @@ PERMISSIONS = (*RECORD_PERMISSIONS, "dynamodb:BatchWriteItem", "dynamodb:DeleteI
 POST_CLAIM_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 
 
+SETTLE_BATCH = 33  # three items per settled change; TransactWriteItems takes 100
+
+
+class Begun(StrEnum):
+    BEGUN = "begun"  # leased, claimed and written ahead: make the change
+    LEASED = "leased"  # another sweep holds the resource right now
+    CLAIMED = "claimed"  # this decision of this event was handled already
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """How a begun change ended: `entry` replaces its write-ahead record and unposted copy (None: both
+    go); `now` and `event_id` are the sweep's, which keyed the write-ahead record; `holder` holds the lease."""
+
+    arn: str
+    holder: str
+    kind: str
+    id: str
+    entry: dict[str, Any] | None
+    now: datetime
+    event_id: str
+
+
 class PostClaim(StrEnum):
     CLAIMED = "claimed"  # ours: send it
     SENT = "sent"  # posted before: do not send
@@ -66,19 +90,8 @@ class ActionLog:
     # -- claims ------------------------------------------------------------------------
     def claim(self, key: str, now: datetime) -> bool:
         """True for the first caller with this key; False for every later one."""
-        digest = hashlib.sha256(key.encode()).hexdigest()
         try:
-            self.client.put_item(
-                TableName=self.table,
-                Item={
-                    "pk": {"S": f"CLAIM#{digest}"},
-                    "sk": {"S": "-"},
-                    "key": {"S": key[:1024]},
-                    "at": {"S": iso(now)},
-                    "expires_at": {"N": str(int((as_utc(now) + CLAIM_TTL).timestamp()))},
-                },
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+            self.client.put_item(TableName=self.table, **_claim_put(key, now))
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 return False
@@ -87,39 +100,97 @@ class ActionLog:
 
     def lease(self, arn: str, holder: str, now: datetime) -> bool:
         """Hold `arn` for LEASE_TTL: True when free (or held by `holder`), False when another sweep has it."""
-        digest = hashlib.sha256(arn.encode()).hexdigest()
-        now = as_utc(now)
         try:
-            self.client.put_item(
-                TableName=self.table,
-                Item={
-                    "pk": {"S": f"LEASE#{digest}"},
-                    "sk": {"S": "-"},
-                    "arn": {"S": arn[:1024]},
-                    "holder": {"S": holder[:256]},
-                    "until": {"N": str(int((now + LEASE_TTL).timestamp()))},
-                    "expires_at": {"N": str(int((now + LEASE_TTL + timedelta(days=1)).timestamp()))},
-                },
-                ConditionExpression="attribute_not_exists(pk) OR #until < :now OR holder = :holder",
-                ExpressionAttributeNames={"#until": "until"},
-                ExpressionAttributeValues={":now": {"N": str(int(now.timestamp()))}, ":holder": {"S": holder[:256]}},
-            )
+            self.client.put_item(TableName=self.table, **_lease_put(arn, holder, now))
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 return False
             raise
         return True
 
+    # -- a change: begun ahead in one write, settled in one batched write (reaper.sweep.pipeline, courier) --
+    def begin(
+        self,
+        arn: str,
+        holder: str,
+        claim_key: str,
+        entry: dict[str, Any],
+        now: datetime,
+        event_id: str,
+        settle: list[Settlement] | None = None,
+    ) -> Begun:
+        """The lease, the claim and the write-ahead record (its log entry and unposted copy), in one
+        TransactWriteItems: all four are written, or none (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
+        The earlier changes in `settle` ride along (up to SETTLE_BATCH) and are removed from it once written;
+        when the write with them fails for any reason, this change is begun alone and they stay there.
+
+        BEGUN when this caller may make the change; LEASED when another sweep holds the resource; CLAIMED
+        when this decision was handled already under `claim_key` (an earlier delivery of the event).
+        """
+        items: list[dict[str, Any]] = [
+            {"Put": {"TableName": self.table, **_lease_put(arn, holder, now)}},
+            {"Put": {"TableName": self.table, **_claim_put(claim_key, now)}},
+        ]
+        self.record(entry, now, event_id, into=items)
+        self.put_unposted(entry, now, event_id, into=items)
+        if settle and len(settle) <= SETTLE_BATCH:
+            try:
+                begun = self._begin([*items, *self._settle_items(settle)])
+            except ClientError:  # nothing of it was written (their lease taken over, say): begin alone
+                return self._begin(items)
+            if begun is Begun.BEGUN:
+                settle.clear()
+            return begun
+        return self._begin(items)
+
+    def _begin(self, items: list[dict[str, Any]]) -> Begun:
+        try:
+            self.client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            # one reason per item, in order: the lease is first, the claim second
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if reasons[:1] == ["ConditionalCheckFailed"]:
+                return Begun.LEASED
+            if reasons[1:2] == ["ConditionalCheckFailed"]:
+                return Begun.CLAIMED
+            raise
+        return Begun.BEGUN
+
+    def settle(self, settlements: Sequence[Settlement]) -> None:
+        """Replace begun changes' write-ahead records by how they ended and give their leases back, up to
+        SETTLE_BATCH changes in one TransactWriteItems (three items each; it takes 100). All or none:
+        on any error nothing of that batch is settled, and `settle_apart` does them one by one."""
+        for i in range(0, len(settlements), SETTLE_BATCH):
+            self.client.transact_write_items(TransactItems=self._settle_items(settlements[i : i + SETTLE_BATCH]))
+
+    def _settle_items(self, settlements: Sequence[Settlement]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for s in settlements:
+            if s.entry is None:  # nothing worth telling: the write-ahead copies go
+                items.append({"Delete": {"TableName": self.table, "Key": _log_key(s.kind, s.id, s.now, s.event_id)}})
+                items.append({"Delete": {"TableName": self.table, "Key": _unposted_key(s.kind, s.id, s.now, s.event_id)}})
+            else:
+                self.record(s.entry, s.now, s.event_id, into=items)
+                self.put_unposted(s.entry, s.now, s.event_id, into=items)
+            items.append({"Delete": {"TableName": self.table, **_lease_release(s.arn, s.holder)}})
+        return items
+
+    def settle_apart(self, s: Settlement) -> None:
+        """One settlement in plain writes (what `settle` does, without its all-or-none): the record first."""
+        if s.entry is None:
+            self.client.delete_item(TableName=self.table, Key=_log_key(s.kind, s.id, s.now, s.event_id))
+            self.client.delete_item(TableName=self.table, Key=_unposted_key(s.kind, s.id, s.now, s.event_id))
+        else:
+            self.record(s.entry, s.now, s.event_id)
+            self.put_unposted(s.entry, s.now, s.event_id)
+        self.release(s.arn, s.holder)
+
     def release(self, arn: str, holder: str) -> None:
         """Give the lease back once the change is made and recorded (a later sweep may act again)."""
-        digest = hashlib.sha256(arn.encode()).hexdigest()
         try:
-            self.client.delete_item(
-                TableName=self.table,
-                Key={"pk": {"S": f"LEASE#{digest}"}, "sk": {"S": "-"}},
-                ConditionExpression="holder = :holder",
-                ExpressionAttributeValues={":holder": {"S": holder[:256]}},
-            )
+            self.client.delete_item(TableName=self.table, **_lease_release(arn, holder))
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
@@ -222,20 +293,22 @@ class ActionLog:
         return True
 
     # -- unposted messages --------------------------------------------------------------
-    def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
-        """Keep a message until it is queued; returns its sort key (to drop it once queued)."""
+    def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str, into: list[dict[str, Any]] | None = None) -> str:
+        """Keep a message until it is queued; returns its sort key (to drop it once queued).
+
+        With `into`, the write is added to that transaction instead of made now."""
         now = as_utc(now)
-        sk = f"{iso(now)}#{body.get('kind')}#{body.get('id')}#{event_id[:36]}"
-        self.client.put_item(
-            TableName=self.table,
-            Item={
-                "pk": {"S": "UNPOSTED"},
-                "sk": {"S": sk},
-                "body": {"S": json.dumps(body, default=str)},
-                "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
-            },
-        )
-        return sk
+        key = _unposted_key(str(body.get("kind")), str(body.get("id")), now, event_id)
+        item = {**key, "body": {"S": json.dumps(body, default=str)}, "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))}}
+        if into is not None:
+            into.append({"Put": {"TableName": self.table, "Item": item}})
+        else:
+            self.client.put_item(TableName=self.table, Item=item)
+        return str(key["sk"]["S"])
+
+    def unposted_sort_key(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
+        """The sort key `put_unposted` gives this message."""
+        return str(_unposted_key(str(body.get("kind")), str(body.get("id")), now, event_id)["sk"]["S"])
 
     def drop_unposted(self, sort_keys: list[str]) -> None:
         for i in range(0, len(sort_keys), 25):
@@ -258,21 +331,19 @@ class ActionLog:
         return [(item["sk"]["S"], json.loads(item["body"]["S"])) for item in page.get("Items", [])]
 
     # -- log ---------------------------------------------------------------------------
-    def record(self, entry: dict[str, Any], now: datetime, event_id: str) -> None:
+    def record(self, entry: dict[str, Any], now: datetime, event_id: str, into: list[dict[str, Any]] | None = None) -> None:
+        """Write a log entry; with `into`, add the write to that transaction instead of making it now."""
         now = as_utc(now)
-        # microseconds in the key: a warning and the action after it can fall in one second (two quick
-        # sweeps), and whole seconds left them in the order of their event ids, i.e. by chance
-        sk = f"{_sort_time(now)}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
         body = {**entry, "logged_at": iso(now), "event_id": event_id}
-        self.client.put_item(
-            TableName=self.table,
-            Item={
-                "pk": {"S": f"LOG#{now:%Y-%m-%d}"},
-                "sk": {"S": sk},
-                "entry": {"S": json.dumps(body, default=str)},
-                "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
-            },
-        )
+        item = {
+            **_log_key(str(entry.get("kind")), str(entry.get("id")), now, event_id),
+            "entry": {"S": json.dumps(body, default=str)},
+            "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
+        }
+        if into is not None:
+            into.append({"Put": {"TableName": self.table, "Item": item}})
+        else:
+            self.client.put_item(TableName=self.table, Item=item)
         if self.copy_to is not None:
             self.copy_to(body)
 
@@ -347,6 +418,60 @@ class ActionLog:
         )
         items = page.get("Items", [])
         return json.loads(items[0]["record"]["S"]) if items else None
+
+
+def _log_key(kind: str, resource_id: str, now: datetime, event_id: str) -> dict[str, Any]:
+    # microseconds in the key: a warning and the action after it can fall in one second (two quick
+    # sweeps), and whole seconds left them in the order of their event ids, i.e. by chance
+    now = as_utc(now)
+    return {"pk": {"S": f"LOG#{now:%Y-%m-%d}"}, "sk": {"S": f"{_sort_time(now)}#{kind}#{resource_id}#{event_id[:12]}"}}
+
+
+def _unposted_key(kind: str, resource_id: str, now: datetime, event_id: str) -> dict[str, Any]:
+    return {"pk": {"S": "UNPOSTED"}, "sk": {"S": f"{iso(as_utc(now))}#{kind}#{resource_id}#{event_id[:36]}"}}
+
+
+def _claim_put(key: str, now: datetime) -> dict[str, Any]:
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    return {
+        "Item": {
+            "pk": {"S": f"CLAIM#{digest}"},
+            "sk": {"S": "-"},
+            "key": {"S": key[:1024]},
+            "at": {"S": iso(now)},
+            "expires_at": {"N": str(int((as_utc(now) + CLAIM_TTL).timestamp()))},
+        },
+        "ConditionExpression": "attribute_not_exists(pk)",
+    }
+
+
+def _lease_put(arn: str, holder: str, now: datetime) -> dict[str, Any]:
+    digest = hashlib.sha256(arn.encode()).hexdigest()
+    now = as_utc(now)
+    return {
+        "Item": {
+            "pk": {"S": f"LEASE#{digest}"},
+            "sk": {"S": "-"},
+            "arn": {"S": arn[:1024]},
+            "holder": {"S": holder[:256]},
+            "until": {"N": str(int((now + LEASE_TTL).timestamp()))},
+            "expires_at": {"N": str(int((now + LEASE_TTL + timedelta(days=1)).timestamp()))},
+        },
+        "ConditionExpression": "attribute_not_exists(pk) OR #until < :now OR holder = :holder",
+        "ExpressionAttributeNames": {"#until": "until"},
+        "ExpressionAttributeValues": {":now": {"N": str(int(now.timestamp()))}, ":holder": {"S": holder[:256]}},
+    }
+
+
+def _lease_release(arn: str, holder: str) -> dict[str, Any]:
+    """Delete the lease if it is ours. In a transaction a lease found gone passes too (nothing to give
+    back); alone, a ConditionalCheckFailed is ignored by `release`."""
+    digest = hashlib.sha256(arn.encode()).hexdigest()
+    return {
+        "Key": {"pk": {"S": f"LEASE#{digest}"}, "sk": {"S": "-"}},
+        "ConditionExpression": "attribute_not_exists(pk) OR holder = :holder",
+        "ExpressionAttributeValues": {":holder": {"S": holder[:256]}},
+    }
 
 
 def _sort_time(at: datetime) -> str:

@@ -25,6 +25,7 @@ from reaper.aws.faults import AwsError, short
 from reaper.core.model import Mode, Outcome, Result, ResultCode, Verdict
 from reaper.core.timeutil import as_utc
 from reaper.record import owner_summary
+from reaper.record.actionlog import Settlement
 from reaper.record.runtime import Runtime
 
 log = logging.getLogger("reaper")
@@ -47,6 +48,9 @@ class _Pending:
     outcome: Outcome | None
     body: dict[str, Any]
     unposted_key: str | None
+    quiet: bool = False  # a begun change not worth telling: its write-ahead copies are removed, nothing posted
+    settlement: Settlement | None = None  # a begun change's: its message waits until this is written
+    failed: bool = False  # its settlement failed: the write-ahead copy stays for the next sweep
 
 
 @dataclass
@@ -55,10 +59,17 @@ class Courier:
     now: datetime
     event_id: str
     pending: list[_Pending] = field(default_factory=list)
+    begun: list[_Pending] = field(default_factory=list)  # messages of changes written ahead, waiting for their settlement
+    unsettled: list[Settlement] = field(default_factory=list)  # those not written yet (see _take_begun)
     _told: frozenset[str] | None = None  # today's recorded message claims, read on first need
 
     def take(self, outcome: Outcome) -> None:
         """Record this outcome now (if it is worth telling) and queue its message soon."""
+        if self.begun:
+            self._settled()  # a change begun since settled those before it
+        if outcome.written_ahead and self.rt.log is not None:
+            self._take_begun(outcome)
+            return
         if not outcome.should_notify():
             return
         body = payload(outcome)
@@ -78,14 +89,18 @@ class Courier:
                 body = {**payload(outcome), "message_key": body["message_key"]}
         self.pending.append(_Pending(outcome, body, key))
         if len(self.pending) >= BATCH and not self.grouped:
-            self.flush()
+            self._send_pending()
 
     @property
     def grouped(self) -> bool:
         return self.rt.settings.slack_mode == "bot"
 
     def flush(self) -> None:
+        self._settle()
+        self._send_pending()
         self.rt.forward_now()
+
+    def _send_pending(self) -> None:
         if self.grouped:
             self._flush_grouped()
             return
@@ -152,6 +167,77 @@ class Courier:
         self.pending.append(_Pending(None, body, key))
 
     # -- internals -----------------------------------------------------------------------
+    def _take_begun(self, outcome: Outcome) -> None:
+        """A change written ahead (reaper.sweep.pipeline._begin). Its record replaces the write-ahead one
+        and its lease is given back in the next change's write-ahead write (`unsettled`, handed to the
+        sweep's ActContext), or by `_settle` before the sweep's messages are queued; its message waits
+        for that. Until then the write-ahead copies stand for it, as they would if the sweep died here."""
+        log_ = self.rt.log
+        assert log_ is not None
+        body: dict[str, Any] | None = None
+        if outcome.should_notify():
+            key = uuid.uuid4().hex
+            body = {**payload(outcome), "message_key": key}
+            claim = self._claim_key(outcome)  # None for an act or a warning: claimed with the change
+            try:
+                if claim is not None and (claim in self._told_today() or not log_.claim(claim, self.now)):
+                    body = None  # told already: neither logged nor posted again
+                elif claim is not None:
+                    body["message_claim"] = claim
+            except AwsError as exc:
+                log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
+                self._fail(outcome, f"the action log could not be written ({short(exc)})")
+                body = {**payload(outcome), "message_key": key}
+        r = outcome.resource
+        settlement = Settlement(arn=r.arn, holder=self.event_id, kind=r.kind, id=r.id, entry=body, now=self.now, event_id=self.event_id)
+        self.unsettled.append(settlement)
+        self.begun.append(_Pending(outcome, body or {}, None, quiet=body is None, settlement=settlement))
+        self._settled()
+
+    def _settled(self) -> None:
+        """Messages of changes settled by now go on to be queued, in order."""
+        waiting = {id(s) for s in self.unsettled}
+        done = [p for p in self.begun if id(p.settlement) not in waiting]
+        if not done:
+            return
+        self.begun = [p for p in self.begun if id(p.settlement) in waiting]
+        for p in done:
+            if not p.quiet and p.unposted_key is None and not p.failed:
+                assert self.rt.log is not None
+                p.unposted_key = self.rt.log.unposted_sort_key(p.body, self.now, self.event_id)
+        self.pending.extend(p for p in done if not p.quiet)
+        if len(self.pending) >= BATCH and not self.grouped:
+            self._send_pending()  # the settled ones; a change still unsettled waits for the next write
+
+    def _settle(self) -> None:
+        """Settle what no later change took along: batched, and one by one where a batch fails."""
+        if not self.unsettled or self.rt.log is None:
+            return
+        unsettled = list(self.unsettled)
+        del self.unsettled[:]  # the same list object the sweep's ActContext holds
+        try:
+            self.rt.log.settle(unsettled)
+        except AwsError as exc:
+            log.warning("could not settle %d change(s) in one write, settling them one by one: %s", len(unsettled), short(exc))
+            for s in unsettled:
+                self._settle_apart(s)
+        self._settled()
+
+    def _settle_apart(self, s: Settlement) -> None:
+        assert self.rt.log is not None
+        p = next(p for p in self.begun if p.settlement is s)
+        assert p.outcome is not None
+        try:
+            self.rt.log.settle_apart(s)
+        except AwsError as exc:
+            # the write-ahead copy stays unposted: the next sweep posts it; this message says what failed
+            log.error("action log write failed for %s: %s", p.outcome.resource.arn, short(exc))
+            if p.quiet:
+                return
+            self._fail(p.outcome, f"the action log could not be written ({short(exc)})")
+            p.body = {**payload(p.outcome), "message_key": p.body.get("message_key") or uuid.uuid4().hex}
+            p.failed = True
+
     def _flush_grouped(self) -> None:
         """One summary per owner for this sweep's verdicts; notices still go one by one."""
         verdicts = [p for p in self.pending if p.body.get("type") == "verdict"]

@@ -25,6 +25,7 @@ from reaper.core.policy import TagView, apply_grace, exempt_hint, kill_date, ove
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Action, Kind
+from reaper.record.actionlog import Begun
 from reaper.record.runtime import Runtime
 from reaper.sweep.budget_changes import read_budgets
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
@@ -252,7 +253,16 @@ def sweep_kind_run(
         courier.take(outcome)
         return KindRun([outcome])
     spend = _spend(rt, kind, clients, now, event_id)
-    ctx = ActContext(clients=clients, settings=settings, now=now, log=rt.log, event_id=event_id, deadline=deadline, spend=spend)
+    ctx = ActContext(
+        clients=clients,
+        settings=settings,
+        now=now,
+        log=rt.log,
+        event_id=event_id,
+        deadline=deadline,
+        spend=spend,
+        unsettled=courier.unsettled,
+    )
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
     with sweep_scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
@@ -362,8 +372,10 @@ def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Out
 def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
     """Carry out the decision; what happened is a Result, the decision stays as the rule made it.
 
-    Before any change (an action, or the warning tag): time left, the lease, the claim, the state
-    and the protection tags, each read again now.
+    Before any change (an action, or the warning tag): time left; then the lease, the claim and the
+    write-ahead record in one conditional write (`_begin`); then the state and the protection tags,
+    each read again now. The courier settles the write-ahead record and gives the lease back with the
+    outcome's own record (reaper.sweep.courier), batched.
     """
     d, r = outcome.decision, outcome.resource
     warned_key = ctx.settings.tag("warned-at")
@@ -375,15 +387,15 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
         action = kind.actions[d.action] if acting and d.action else None
         if action is not None and action.needs_log and ctx.log is None:
             return _refused(d, "no action log to keep the restore record in (set REAPER_TABLE)")
+        started = Result.done(STOPPED_AFTER) if action is not None else Result.warned(STOPPED_AFTER)
         try:
-            if not _lease(ctx, outcome):
-                return Result.duplicate("another sweep is handling it right now")
+            refused = _begin(ctx, outcome, started)
         except AwsError as exc:
-            return Result.failed(f"nothing done: the action log could not be written ({short(exc)})")
-        try:
-            return _act(kind, action, outcome, ctx, warned_key) if action is not None else _warn(outcome, ctx, warned_key)
-        finally:
-            _release(ctx, outcome)
+            what = f"the {d.action}" if action is not None else warned_key
+            return Result.failed(f"nothing done: the action log could not be written, so {what} was not made ({short(exc)})")
+        if refused is not None:
+            return refused
+        return _act(kind, action, outcome, ctx, warned_key) if action is not None else _warn(outcome, ctx, warned_key)
     if d.clear_warning:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
@@ -395,15 +407,11 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
 def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     r = outcome.resource
     try:
-        if not _claim(ctx, outcome):
-            return Result.duplicate("already handled by an earlier delivery of this event")
         protected, fresh = protected_now(ctx, r)
         if protected:
             return Result.protected(protected)
         if any(k.strip().lower() == warned_key.lower() for k in fresh):
             return Result.duplicate("warned already by another sweep")
-        if not _write_ahead(ctx, outcome, Result.warned(STOPPED_AFTER)):
-            return Result.failed(f"nothing done: the action log could not be written, so {warned_key} was not written")
         write_tags(ctx.clients, r.arn, {warned_key: iso(ctx.now)})
     except AwsError as exc:
         return Result.failed(f"could not write {warned_key}, so no warning was recorded: {short(exc)}")
@@ -413,13 +421,9 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
 def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     d, r = outcome.decision, outcome.resource
     try:
-        if not _claim(ctx, outcome):
-            return Result.duplicate("already handled by an earlier delivery of this event")
         stopped = gate(kind, action, r, ctx, d.reason)  # state, protection and the kind's guards, read again now
         if stopped is not None:
             return stopped
-        if not _write_ahead(ctx, outcome, Result.done(STOPPED_AFTER)):
-            return Result.failed(f"nothing done: the action log could not be written before the {d.action}")
         detail = action.runner()(ctx, r, d)
     except ActionRefused as exc:
         return _refused(d, exc.reason)
@@ -436,52 +440,32 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
 STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"
 
 
-def _write_ahead(ctx: ActContext, outcome: Outcome, started: Result) -> bool:
-    """Record the change about to be made, and keep its message as unposted, before making it.
+def _begin(ctx: ActContext, outcome: Outcome, started: Result) -> Result | None:
+    """Lease, claim and write-ahead record in one conditional write, before the gate and the change.
 
-    The courier records each outcome right after its action; a sweep killed in between (the
-    function's timeout) is retried under the same event id, whose claim then says the change was
-    handled already, so without this the change would be neither logged nor posted (invariant 7).
-    The courier's own record and message for the outcome use the same keys (the sweep's `now`, the
-    resource, the event id) and replace these; if it never comes, the next sweep posts this message.
-    False when the action log cannot be written: then nothing is changed.
+    The lease: one actor per resource (a CLI sweep, a scheduled sweep and an event never warn or act
+    twice at once). The claim: per decision per event, so a re-delivery finds it (invariant 5). The
+    write-ahead record: the change about to be made, in the log and kept as unposted; the courier's
+    record and message for the outcome use the same keys (the sweep's `now`, the resource, the event
+    id) and replace these, and if they never come (the function timed out) the next sweep posts this
+    message (invariant 7). All three are written or none; when none, nothing is changed.
+    None when the change may go ahead; else why not.
     """
     if ctx.log is None:
-        return True
+        return None
+    d = outcome.decision
+    claim = f"{outcome.resource.arn}|{d.verdict.value}|{d.action}|event:{ctx.event_id}"
     # "unconfirmed": the change may or may not have been made (the courier's record, which replaces
     # this one, says which); `reaper log --json` and the message keep the flag
     body = {**payload(replace(outcome, result=started)), "message_key": uuid.uuid4().hex, "unconfirmed": True}
-    try:
-        ctx.log.record(body, ctx.now, ctx.event_id)
-        ctx.log.put_unposted(body, ctx.now, ctx.event_id)
-    except AwsError as exc:
-        log.error("could not record %s before changing it: %s", outcome.resource.arn, short(exc))
-        return False
-    return True
-
-
-def _lease(ctx: ActContext, outcome: Outcome) -> bool:
-    """One actor per resource: a CLI sweep, a scheduled sweep and an event never warn or act twice."""
-    if ctx.log is None:
-        return True
-    return ctx.log.lease(outcome.resource.arn, ctx.event_id, ctx.now)
-
-
-def _release(ctx: ActContext, outcome: Outcome) -> None:
-    if ctx.log is None:
-        return
-    try:
-        ctx.log.release(outcome.resource.arn, ctx.event_id)
-    except AwsError as exc:  # it expires by itself in minutes; nothing is lost
-        log.warning("could not release the lease on %s: %s", outcome.resource.arn, short(exc))
-
-
-def _claim(ctx: ActContext, outcome: Outcome) -> bool:
-    """Enforce actions and first warnings are claimed per event: a re-delivery finds the claim."""
-    if ctx.log is None:
-        return True
-    d = outcome.decision
-    return ctx.log.claim(f"{outcome.resource.arn}|{d.verdict.value}|{d.action}|event:{ctx.event_id}", ctx.now)
+    # the courier's earlier changes ride along: settled in this same write (ctx.unsettled is emptied)
+    begun = ctx.log.begin(outcome.resource.arn, ctx.event_id, claim, body, ctx.now, ctx.event_id, settle=ctx.unsettled)
+    if begun is Begun.LEASED:
+        return Result.duplicate("another sweep is handling it right now")
+    if begun is Begun.CLAIMED:
+        return Result.duplicate("already handled by an earlier delivery of this event")
+    outcome.written_ahead = True
+    return None
 
 
 def _refused(d: Decision, why: str) -> Result:
