@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,25 +14,11 @@ from reaper.core.model import Outcome
 from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
-from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop, jupyter_server
+from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
 from reaper_devkit.moto_ext.sagemaker_presigned import store
 from tests.conftest import drain, event, load_function
 
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev", "reaper:idle-minutes": "5"}
-
-
-@pytest.fixture(scope="session")
-def jupyter() -> Iterator[JupyterServer]:
-    with jupyter_server() as server:
-        yield server
-
-
-@pytest.fixture
-def hop(aws: Any, jupyter: JupyterServer) -> Iterator[PresignedHop]:
-    stand_in = PresignedHop()
-    yield stand_in
-    stand_in.close()
-    jupyter.reset()
 
 
 @pytest.fixture
