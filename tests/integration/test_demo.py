@@ -24,6 +24,7 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REAPER_", "AWS_"))}
     paths = [str(ROOT / "layers" / "reaper"), str(ROOT / "devkit"), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    env["COLUMNS"] = "200"  # a wide terminal: one log entry a line, whatever the machine running the test has
     done = subprocess.run([sys.executable, "-m", "reaper", "demo"], env=env, capture_output=True, text=True, timeout=1800, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stdout + done.stderr

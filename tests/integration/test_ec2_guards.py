@@ -167,12 +167,6 @@ def test_a_guard_that_appears_after_the_decision_stops_the_change_at_the_gate(aw
 
 
 # -- the throttling attack --------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect, open: with DynamoDB and SQS both throttled at 30 %, a stop's message can be queued and its "
-    "unposted copy (or its write-ahead copy) kept, so the replay after the 15-minute hold queues it again under "
-    "another key: one stop, two Slack posts. Nothing is lost and nothing is stopped twice (asserted first)",
-)
 def test_thirty_percent_throttling_on_every_dependency_over_repeated_sweeps_loses_nothing_and_posts_nothing_twice(
     aws, ec2, cw, deployed_env, monkeypatch
 ):
@@ -210,11 +204,15 @@ def test_thirty_percent_throttling_on_every_dependency_over_repeated_sweeps_lose
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
     logged = {e["id"] for e in log.entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
     assert stopped <= logged
-    queued = [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("executed")]
-    # Slack gets each message once: the notifier posts one message_key once, however often it was queued
-    # (a batch whose answer a throttle lost is queued again under the same key)
-    posted = Counter(m["id"] for m in {m["message_key"]: m for m in queued}.values())
-    assert set(posted) == stopped and set(posted.values()) <= {1}, (
-        posted,
-        [(m["id"], m.get("detail"), m.get("reason", "")[:60]) for m in queued],
-    )
+    # Slack gets each message once: the notifier posts a message_key once, the first to arrive (a change's
+    # final message and its write-ahead copy, if the copy outlived its sweep, share one key)
+    first: dict[str, dict] = {}
+    for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]):
+        first.setdefault(m["message_key"], m)
+    queued = [m for m in first.values() if m.get("executed")]
+    posted = Counter(m["id"] for m in queued)
+    # every stop reaches Slack, once; a write-ahead copy whose sweep could not record how the change ended
+    # is posted as unconfirmed, never as done (the stop call itself may have been throttled); the Slack
+    # wording of such a copy ("Began to stop (unconfirmed: check it)") is held by tests/unit/test_slack.py
+    assert stopped <= set(posted) and set(posted.values()) <= {1}, (posted, [(m["id"], m.get("detail")) for m in queued])
+    assert all(m.get("unconfirmed") for m in queued if m["id"] not in stopped), [m["id"] for m in queued]

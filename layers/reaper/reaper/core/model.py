@@ -201,6 +201,8 @@ class Outcome:
     # the action log holds this change's lease, claim and write-ahead record (reaper.sweep.pipeline);
     # the courier settles them with the outcome's record
     written_ahead: bool = False
+    # the write-ahead copy's message key: the final message reuses it, so Slack gets one of the two
+    message_key: str | None = None
 
     @property
     def verdict(self) -> Verdict:

@@ -176,7 +176,9 @@ class Courier:
         assert log_ is not None
         body: dict[str, Any] | None = None
         if outcome.should_notify():
-            key = uuid.uuid4().hex
+            # the write-ahead copy's key: if that copy outlives this sweep (its replacement failed), the
+            # next sweep's replay and this message are one message to the notifier, posted once
+            key = outcome.message_key or uuid.uuid4().hex
             body = {**payload(outcome), "message_key": key}
             claim = self._claim_key(outcome)  # None for an act or a warning: claimed with the change
             try:

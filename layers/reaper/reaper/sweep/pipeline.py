@@ -252,17 +252,7 @@ def sweep_kind_run(
         outcome = sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
         courier.take(outcome)
         return KindRun([outcome])
-    spend = _spend(rt, kind, clients, now, event_id)
-    ctx = ActContext(
-        clients=clients,
-        settings=settings,
-        now=now,
-        log=rt.log,
-        event_id=event_id,
-        deadline=deadline,
-        spend=spend,
-        unsettled=courier.unsettled,
-    )
+    ctx = _act_context(rt, kind, clients, now, event_id, deadline, courier)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
     with sweep_scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
@@ -290,6 +280,23 @@ def sweep_kind_run(
             slowest = max(slowest, deadline.clock() - began)
     say(_tally(kind, region, run))
     return run
+
+
+def _act_context(
+    rt: Runtime, kind: Kind, clients: Clients, now: datetime, event_id: str, deadline: Deadline, courier: Courier
+) -> ActContext:
+    """What every change of this kind in this region acts with: the courier's unsettled changes ride along."""
+    spend = _spend(rt, kind, clients, now, event_id)
+    return ActContext(
+        clients=clients,
+        settings=rt.settings,
+        now=now,
+        log=rt.log,
+        event_id=event_id,
+        deadline=deadline,
+        spend=spend,
+        unsettled=courier.unsettled,
+    )
 
 
 def _spend(rt: Runtime, kind: Kind, clients: Clients, now: datetime, event_id: str) -> dict[str, ProjectSpend]:
@@ -457,7 +464,8 @@ def _begin(ctx: ActContext, outcome: Outcome, started: Result) -> Result | None:
     claim = f"{outcome.resource.arn}|{d.verdict.value}|{d.action}|event:{ctx.event_id}"
     # "unconfirmed": the change may or may not have been made (the courier's record, which replaces
     # this one, says which); `reaper log --json` and the message keep the flag
-    body = {**payload(replace(outcome, result=started)), "message_key": uuid.uuid4().hex, "unconfirmed": True}
+    key = uuid.uuid4().hex
+    body = {**payload(replace(outcome, result=started)), "message_key": key, "unconfirmed": True}
     # the courier's earlier changes ride along: settled in this same write (ctx.unsettled is emptied)
     begun = ctx.log.begin(outcome.resource.arn, ctx.event_id, claim, body, ctx.now, ctx.event_id, settle=ctx.unsettled)
     if begun is Begun.LEASED:
@@ -465,6 +473,7 @@ def _begin(ctx: ActContext, outcome: Outcome, started: Result) -> Result | None:
     if begun is Begun.CLAIMED:
         return Result.duplicate("already handled by an earlier delivery of this event")
     outcome.written_ahead = True
+    outcome.message_key = key  # the final message takes the same key: the notifier posts one key once
     return None
 
 
