@@ -39,12 +39,8 @@ def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: s
         got[0] += c.unknown
         got[1] += c.unknown_hourly_usd
     for kind, (n, usd) in by_kind.items():
-        with single_metric(name="UnknownResources", unit=MetricUnit.Count, value=n, namespace=NAMESPACE, default_dimensions={"Kind": kind}):
-            pass
-        with single_metric(
-            name="UnknownHourlyUSD", unit=MetricUnit.NoUnit, value=round(usd, 4), namespace=NAMESPACE, default_dimensions={"Kind": kind}
-        ):
-            pass
+        _metric("UnknownResources", MetricUnit.Count, n, kind)
+        _metric("UnknownHourlyUSD", MetricUnit.NoUnit, round(usd, 4), kind)
     if rt.log is not None:
         for c in lines:
             try:
@@ -53,3 +49,9 @@ def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: s
                 log.error("coverage entry for %s %s not written: %s", c.kind, c.region, short(exc))
     rt.forward_now()
     return lines
+
+
+def _metric(name: str, unit: MetricUnit, value: float, kind: str) -> None:
+    """One EMF line in MLReaper/Coverage per kind (its own namespace, apart from the functions' metrics)."""
+    with single_metric(name=name, unit=unit, value=value, namespace=NAMESPACE) as metric:
+        metric.add_dimension(name="Kind", value=kind)

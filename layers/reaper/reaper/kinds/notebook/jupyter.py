@@ -192,15 +192,20 @@ def _get(opener: urllib.request.OpenerDirector, origin: str, path: str, timeout:
 
 
 def _stamp(value: Any, what: str) -> datetime:
-    if isinstance(value, str):
-        try:
-            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if stamp.tzinfo is not None:
-                return stamp
-    raise _Failed(UNREADABLE, f"{what} is not an ISO 8601 UTC time")
+    stamp = _iso(value)
+    if stamp is None or stamp.tzinfo is None:
+        raise _Failed(UNREADABLE, f"{what} is not an ISO 8601 UTC time")
+    return stamp
+
+
+def _iso(value: Any) -> datetime | None:
+    """An ISO 8601 string as Jupyter writes it (`...Z`), or None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _count(value: Any, what: str) -> int:
