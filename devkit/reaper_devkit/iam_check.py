@@ -69,6 +69,10 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "sagemaker:StopNotebookInstance": _sm("notebook-instance", "NotebookInstanceName"),
     "sagemaker:UpdateNotebookInstance": _sm("notebook-instance", "NotebookInstanceName"),
     "sagemaker:CreatePresignedNotebookInstanceUrl": _sm("notebook-instance", "NotebookInstanceName"),
+    # CreatePresignedDomainUrl "Creates a URL for a specified UserProfile in a Domain": its resource is the user profile
+    "sagemaker:CreatePresignedDomainUrl": lambda region, account, p: [
+        f"arn:aws:sagemaker:{region}:{account}:user-profile/{p['DomainId']}/{str(p['UserProfileName']).lower()}"
+    ],
     "sagemaker:StopTrainingJob": _sm("training-job", "TrainingJobName"),
     "sagemaker:StopProcessingJob": _sm("processing-job", "ProcessingJobName"),
     "sagemaker:StopHyperParameterTuningJob": _sm("hyper-parameter-tuning-job", "HyperParameterTuningJobName"),

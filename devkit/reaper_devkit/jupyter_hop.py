@@ -12,6 +12,18 @@ sets its login cookie and the client holds a session, as a browser does after th
 JupyterLab". A notebook in `refused` gets HTTP 403 instead ("IAM authorization policies for this API are
 also enforced for every HTTP request and WebSocket frame that attempts to connect to the notebook
 instance": e.g. a Deny on aws:SourceIp). API_CreatePresignedNotebookInstanceUrl.html, both quotes.
+
+It plays a Studio domain's hop too: `https://DOMAIN.studio.REGION.sagemaker.aws/auth?token=TOKEN`, the URL
+moto's CreatePresignedDomainUrl answers. A GET checks the token the same way (its domain, used once, within
+its ExpiresInSeconds, else the sign-in page), then follows the LandingUri ("app:JupyterLab:relative/path:
+Directs users to the relative path in the JupyterLab application"; app:JupyterServer for Studio Classic):
+to the relative path under the Jupyter server serving that space (or user profile), with the server's
+token, when that app is InService. Without a LandingUri it lands on a Studio page (HTML). AWS does not
+document what opening the URL of an app that is not running does; a browser's Studio may start it, so the
+stand-in records such an opening in `started` (a test asserts the reaper never causes one) and answers a
+Studio page. An app in `refused_apps` gets HTTP 403 ("IAM authorization policies for this API are also
+enforced for every HTTP request and WebSocket frame that attempts to connect to the app").
+API_CreatePresignedDomainUrl.html.
 """
 
 from __future__ import annotations
@@ -34,7 +46,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from reaper_devkit.moto_ext.sagemaker_presigned import store
+from reaper_devkit.moto_ext import sagemaker_studio
+from reaper_devkit.moto_ext.sagemaker_presigned import IssuedDomain, store
 
 ACCOUNT = "123456789012"
 
@@ -48,16 +61,21 @@ def free_port() -> int:
 class JupyterServer:
     """A jupyter_server process; `api()` drives it as a user's browser would (start kernels, terminals)."""
 
-    def __init__(self, start_timeout: float = 180.0) -> None:
+    def __init__(self, start_timeout: float = 180.0, base_url: str = "/") -> None:
+        """`base_url`: where the server serves (a Studio JupyterLab app serves under its own path)."""
         self.dir = tempfile.TemporaryDirectory(prefix="reaper-jupyter-")
         root = Path(self.dir.name)
         self.port, self.token = free_port(), secrets.token_hex(16)
         self.origin = f"http://127.0.0.1:{self.port}"
+        self.base = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
+        self.url = self.origin + self.base.rstrip("/")  # + "/api/..."
         self.runtime = root / "runtime"
         env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(self.runtime), "JUPYTER_CONFIG_DIR": str(root / "config")}
         args = [sys.executable, "-m", "jupyter_server", f"--ServerApp.port={self.port}", "--ServerApp.ip=127.0.0.1"]
         args += [f"--IdentityProvider.token={self.token}", "--ServerApp.open_browser=False", f"--ServerApp.root_dir={root}"]
-        args += ["--ServerApp.port_retries=0"] + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])
+        args += [f"--ServerApp.base_url={self.base}", "--ServerApp.port_retries=0"] + (
+            ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+        )
         self.log = open(root / "server.log", "wb")  # noqa: SIM115 - closed in close()
         self.process = subprocess.Popen(args, env=env, cwd=root, stdout=self.log, stderr=subprocess.STDOUT)
         self._wait(start_timeout)
@@ -76,7 +94,7 @@ class JupyterServer:
 
     def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.origin + path, data=data, method=method, headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers={"Authorization": f"token {self.token}"})
         with urllib.request.urlopen(req, timeout=60) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None
@@ -127,7 +145,10 @@ class PresignedHop:
         self.region, self.account = region, account
         self.servers: dict[str, JupyterServer] = {}
         self.refused: set[str] = set()
-        self.hits: list[str] = []  # the notebooks whose URL was followed
+        self.hits: list[str] = []  # the notebooks (and Studio spaces or user profiles) whose URL was followed
+        self.apps: dict[tuple[str, str], JupyterServer] = {}  # (domain, space or user profile) -> its app's server
+        self.refused_apps: set[tuple[str, str]] = set()
+        self.started: list[tuple[str, str]] = []  # URLs opened for an app that was not InService (could start it)
         hop = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -154,6 +175,20 @@ class PresignedHop:
         """The account denies CreatePresignedNotebookInstanceUrl itself for this notebook (AccessDeniedException)."""
         store(self._backend()).refused.add(name)
 
+    def serve_app(self, domain: str, owner: str, server: JupyterServer) -> None:
+        """The Jupyter server of the app in this space (or, Studio Classic, of this user profile)."""
+        self.apps[(domain, owner)] = server
+        store(self._backend()).studio_hops[domain] = self.origin
+
+    def refuse_app(self, domain: str, owner: str) -> None:
+        """The account denies the URL of this space's (user profile's) app: the hop answers 403."""
+        self.refused_apps.add((domain, owner))
+        store(self._backend()).studio_hops.setdefault(domain, self.origin)
+
+    def refuse_presign_app(self, domain: str, owner: str) -> None:
+        """The account denies CreatePresignedDomainUrl itself for this space or user profile (AccessDeniedException)."""
+        store(self._backend()).refused_apps.add((domain, owner))
+
     def _backend(self) -> Any:
         from moto.sagemaker.models import sagemaker_backends
 
@@ -162,6 +197,8 @@ class PresignedHop:
     def _answer(self, req: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(req.path)
         name = parts.path.strip("/")
+        if name.startswith("studio/"):
+            return self._studio(req, name.split("/"), (parse_qs(parts.query).get("token") or [""])[0])
         if name == "signin":
             return self._status(req, 200, "<html>Sign in to the AWS console</html>")
         token = (parse_qs(parts.query).get("authToken") or [""])[0]
@@ -172,7 +209,32 @@ class PresignedHop:
         if issued is None or issued.notebook != name or issued.expires < datetime.now(UTC) or name not in self.servers:
             return self._redirect(req, f"{self.origin}/signin")  # the console's sign-in page
         server = self.servers[name]
-        return self._redirect(req, f"{server.origin}/api/status?token={server.token}")
+        return self._redirect(req, f"{server.url}/api/status?token={server.token}")
+
+    def _studio(self, req: BaseHTTPRequestHandler, path: list[str], token: str) -> None:
+        if len(path) != 3 or path[2] != "auth":
+            return self._status(req, 200, "<html>SageMaker Studio</html>")  # a Studio page (its app is JavaScript)
+        issued = store(self._backend()).studio_tokens.pop(token, None)  # used once
+        if issued is None or issued.domain != path[1] or issued.expires < datetime.now(UTC):
+            return self._redirect(req, f"{self.origin}/signin")
+        key = (issued.domain, issued.owner)
+        self.hits.append(issued.owner)
+        if key in self.refused_apps:
+            return self._status(req, 403, "Forbidden")
+        app_type, _, relative = (issued.landing or "").removeprefix("app:").partition(":")
+        if not issued.landing or not issued.landing.startswith("app:") or key not in self.apps:
+            return self._redirect(req, f"{self.origin}/studio/{issued.domain}/home")
+        if not self._in_service(issued, app_type):
+            self.started.append(key)
+            return self._redirect(req, f"{self.origin}/studio/{issued.domain}/starting")
+        server = self.apps[key]
+        return self._redirect(req, f"{server.url}/{relative.lstrip('/')}?token={server.token}")
+
+    def _in_service(self, issued: IssuedDomain, app_type: str) -> bool:
+        apps = sagemaker_studio.store(self._backend()).apps
+        arn = f"arn:aws:sagemaker:{self.region}:{self.account}:app/{issued.domain}/{issued.owner}/{app_type}/default"
+        app = apps.get(arn)
+        return app is not None and app.status == "InService"
 
     @staticmethod
     def _redirect(req: BaseHTTPRequestHandler, location: str) -> None:
@@ -196,8 +258,8 @@ class PresignedHop:
 
 
 @contextmanager
-def jupyter_server() -> Iterator[JupyterServer]:
-    server = JupyterServer()
+def jupyter_server(base_url: str = "/") -> Iterator[JupyterServer]:
+    server = JupyterServer(base_url=base_url)
     try:
         yield server
     finally:

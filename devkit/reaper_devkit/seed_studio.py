@@ -24,13 +24,14 @@ def idle_block(enabled: bool, minutes: int = 120) -> dict[str, Any]:
     return {"AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": state, "IdleTimeoutInMinutes": minutes}}}
 
 
-def domain(sm: Any, name: str, *, idle_shutdown: bool = True, tags: dict[str, str] | None = None) -> str:
-    """A domain; its built-in idle shutdown on (JupyterLab and Code Editor) or off. Returns its id."""
+def domain(sm: Any, name: str, *, idle_shutdown: bool = True, tags: dict[str, str] | None = None, auth_mode: str = "IAM") -> str:
+    """A domain; its built-in idle shutdown on (JupyterLab and Code Editor) or off; users sign in through IAM
+    (presigned URLs) or IAM Identity Center ("SSO"). Returns its id."""
     settings: dict[str, Any] = {"ExecutionRole": ROLE}
     settings["JupyterLabAppSettings"] = idle_block(idle_shutdown)
     settings["CodeEditorAppSettings"] = idle_block(idle_shutdown)
     arn = sm.create_domain(
-        DomainName=name, AuthMode="IAM", DefaultUserSettings=settings, SubnetIds=["subnet-0abc"], VpcId="vpc-0abc", Tags=_tags(tags)
+        DomainName=name, AuthMode=auth_mode, DefaultUserSettings=settings, SubnetIds=["subnet-0abc"], VpcId="vpc-0abc", Tags=_tags(tags)
     )["DomainArn"]
     return str(arn).rsplit("/", 1)[-1]
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reaper.aws.metrics import Series
+from reaper.core.jupyter import JupyterKernel as JupyterKernel  # what JupyterReads reads, named here as before
+from reaper.core.jupyter import JupyterReading as JupyterReading
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 
@@ -23,28 +25,6 @@ class NotebookFacts:
     # when it went InService: ListNotebookInstances' LastModifiedTime while the status is InService
     # (a start is the last change an InService notebook had); None when not InService or unknown
     in_service_since: datetime | None = None
-
-
-@dataclass(frozen=True)
-class JupyterKernel:
-    """One kernel as GET /api/kernels lists it."""
-
-    execution_state: str  # "idle", "busy", "starting", ...
-    last_activity: datetime  # the last message the kernel sent (never moved by a REST read)
-    connections: int  # open WebSocket connections (a browser tab or a client attached)
-
-
-@dataclass(frozen=True)
-class JupyterReading:
-    """What a notebook's own Jupyter server says of its activity (JupyterReads=on), or why it could not
-    be read. kinds/notebook/jupyter.py reads it; the presigned URL and its cookies are never kept here."""
-
-    started: datetime | None = None  # GET /api/status `started`: when the Jupyter server started
-    kernels: tuple[JupyterKernel, ...] = ()
-    terminals: tuple[datetime, ...] = ()  # each terminal's last_activity (GET /api/terminals)
-    connections: int = 0  # GET /api/status `connections`: open connections to kernels
-    unreadable: str | None = None  # why it could not be read: the notebook is unknown
-    unknown: str | None = None  # the stable code of `unreadable` (kinds/notebook/jupyter.py)
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,12 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.core.jupyter import JupyterReading, judge
 from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, off_hours_stop
 from reaper.core.settings import Settings
-from reaper.core.timeutil import as_utc, human_duration
-from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, JupyterReading, NotebookFacts, align
+from reaper.core.timeutil import human_duration
+from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
 from reaper.kinds.notebook.silent import is_silent, silent_agent
 
 
@@ -122,39 +123,6 @@ def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, setting
 
 
 def from_jupyter(reading: JupyterReading, window: int, now: datetime) -> Decision:
-    """A notebook without the agent, judged by its Jupyter server (JupyterReads=on): a kernel not idle, an
-    open connection, or kernel or terminal activity inside the idle window keeps it; else it is idle
-    since the latest of those and the server's start. A reading that failed is unknown, never idle."""
-    if reading.unreadable is not None or reading.started is None:
-        why = reading.unreadable or "no reading"
-        return Decision(
-            Verdict.KEEP,
-            f"no activity agent, and its Jupyter server could not be read: {why}. Unknown is not idle",
-            evidence={"agent": False, "source": "jupyter", "unknown": reading.unknown},
-            unknown=reading.unknown or "jupyter-unreadable",
-        )
-    now = as_utc(now)
-    kernels = reading.kernels
-    connections = max(reading.connections, sum(k.connections for k in kernels))
-    evidence: dict[str, Any] = {
-        "agent": False,
-        "source": "jupyter",
-        "kernels": len(kernels),
-        "terminals": len(reading.terminals),
-        "connections": connections,
-        "idle_window_minutes": window,
-    }
-    busy = sorted({k.execution_state for k in kernels if k.execution_state not in ("idle", "dead")})
-    if busy:
-        return Decision(Verdict.KEEP, f"Jupyter: kernel {', '.join(busy)} ({len(kernels)} kernel(s))", evidence={**evidence, "busy": busy})
-    if connections:
-        return Decision(Verdict.KEEP, f"Jupyter: {connections} open connection(s) to its kernels", evidence=evidence)
-    last = max([reading.started, *(k.last_activity for k in kernels), *reading.terminals])
-    evidence["last_active"] = last
-    if last > now - timedelta(minutes=window):
-        ago = human_duration(now - last) if now > last else "0 m"
-        return Decision(Verdict.KEEP, f"Jupyter: kernel or terminal active {ago} ago (idle window {window} min)", evidence=evidence)
-    what = f"{len(kernels)} idle kernel(s), {len(reading.terminals)} terminal(s)"
-    return Decision(
-        Verdict.ACT, f"no kernel or terminal activity for {human_duration(now - last)} (Jupyter: {what})", action="stop", evidence=evidence
-    )
+    """A notebook without the agent, judged by its Jupyter server (JupyterReads=on): the rule every
+    Jupyter reading shares (reaper.core.jupyter.judge), with the notebook's stop."""
+    return judge(reading, window, now, action="stop", blind="no activity agent", evidence={"agent": False})

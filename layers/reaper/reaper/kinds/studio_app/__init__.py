@@ -4,7 +4,9 @@ where billable): the idle app is deleted; its space, its storage volume and the 
 Evidence: for Canvas apps, the `TimeSinceLastActive` metric Canvas publishes per user. For
 JupyterLab and Code Editor apps AWS publishes no user activity the reaper can read (DescribeApp's
 `LastUserActivityTimestamp` follows the health checks), so they are kept as unknown, with a reason
-code; SageMaker's built-in idle shutdown is what reclaims them. Domains whose built-in idle shutdown
+code; SageMaker's built-in idle shutdown is what reclaims them. With JupyterReads on, a JupyterLab app
+nothing else covers (idle shutdown off, a custom image) and a classic JupyterServer app are judged by
+their own Jupyter server, through CreatePresignedDomainUrl (kinds/studio_app/jupyter.py). Domains whose built-in idle shutdown
 is off are reported once a day; with REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES it is turned on
 (the previous settings are kept in the action log so it can be turned back). A space's exempt,
 snooze and production tags protect its apps.
@@ -41,6 +43,9 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
     ),
+    # JupyterReads=on: an app nothing else judges is read through its own Jupyter server (kinds/studio_app/jupyter.py);
+    # the grant is denied on exempt and production user profiles like every change (template.yaml)
+    conditional_permissions={"JupyterReadsOn": ("sagemaker:CreatePresignedDomainUrl",)},
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

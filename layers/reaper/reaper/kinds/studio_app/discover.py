@@ -57,6 +57,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         for s in idle_settings(d.get("DefaultUserSettings"))
         if s.enabled
     }
+    auth_mode = {d["DomainId"]: str(d.get("AuthMode") or "").upper() or None for d in domains}
     for app in _pages(sm, "list_apps", "Apps"):
         if not _billable_and_running(app):
             continue
@@ -69,6 +70,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
             space_owner=space_owner.get((app["DomainId"], app.get("SpaceName", ""))),
             idle_shutdown_minutes=idle_minutes.get((app["DomainId"], app["AppType"])),
             custom_image=_custom_image(app),
+            auth_mode=auth_mode.get(app["DomainId"]),
         )
         arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
         itype = (app.get("ResourceSpec") or {}).get("InstanceType")

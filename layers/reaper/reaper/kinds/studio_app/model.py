@@ -29,6 +29,7 @@ IDLE_SHUTDOWN_ON = "idle-shutdown-on"  # SageMaker itself stops it when idle
 UNSUPPORTED_IMAGE = "idle-shutdown-unsupported-image"  # a custom image: idle shutdown needs SageMaker Distribution 2.0+
 CLASSIC_NO_SIGNAL = "classic-no-activity-signal"  # classic Studio apps: AWS records no activity
 NO_CANVAS_METRIC = "no-canvas-metric"  # Canvas app with no TimeSinceLastActive data
+CLASSIC_SERVER = "JupyterServer"  # Studio Classic's Jupyter server (billed when not on the "system" instance)
 # DefaultUserSettings blocks that carry AppLifecycleManagement.IdleSettings
 IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "CodeEditorAppSettings"}
 
@@ -43,10 +44,25 @@ class AppFacts:
     space_owner: str | None = None  # the user profile owning a private space
     idle_shutdown_minutes: int | None = None  # the domain's built-in idle shutdown for this app type (None: off)
     custom_image: str | None = None  # the app's image when it is not SageMaker Distribution
+    auth_mode: str | None = None  # the domain's AuthMode: "IAM" or "SSO" (CreatePresignedDomainUrl needs IAM)
 
     @property
     def owner_name(self) -> str:
         return self.space or self.user_profile or ""
+
+    @property
+    def sign_in_as(self) -> str | None:
+        """The user profile a presigned URL signs in as: the space's owner, or the classic app's own profile."""
+        return self.space_owner if self.space else self.user_profile
+
+    @property
+    def jupyter_readable(self) -> bool:
+        """Whether JupyterReads reads this app's Jupyter server: a JupyterLab app nothing else judges (idle
+        shutdown off, or a custom image), or a classic JupyterServer app; in an IAM-mode domain, with a user
+        profile to sign in as."""
+        uncovered_lab = self.app_type == "JupyterLab" and (self.custom_image is not None or self.idle_shutdown_minutes is None)
+        classic = self.app_type == CLASSIC_SERVER and not self.space
+        return (uncovered_lab or classic) and self.auth_mode == "IAM" and bool(self.sign_in_as)
 
     @property
     def where(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from reaper.core.jupyter import JupyterReading, judge
 from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
@@ -30,7 +31,7 @@ def idle_window(view: TagView, settings: Settings) -> int:
     return view.idle_minutes or settings.idle_for(KIND)
 
 
-def decide(resource: Resource, signal: AppActivity | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+def decide(resource: Resource, signal: AppActivity | JupyterReading | None, view: TagView, settings: Settings, now: datetime) -> Decision:
     if isinstance(resource.facts, DomainFacts):
         return decide_domain(resource.facts, settings)
     facts = resource.facts_as(AppFacts)
@@ -38,33 +39,54 @@ def decide(resource: Resource, signal: AppActivity | None, view: TagView, settin
         return Decision(Verdict.KEEP, f"not running ({resource.state})")
     window = idle_window(view, settings)
     evidence: dict[str, object] = {"idle_window_minutes": window, "app_type": facts.app_type}
-    if facts.app_type in IDLE_SHUTDOWN_TYPES:
-        return _no_signal(facts, evidence)
-    if facts.app_type != CANVAS:
-        return Decision(
-            Verdict.KEEP,
-            f"AWS records no user activity for classic {facts.app_type} apps: unknown is not idle",
-            evidence={**evidence, "activity_recorded": False},
-            unknown=CLASSIC_NO_SIGNAL,
-        )
+    judged_by_reading = facts.app_type == CANVAS or (settings.jupyter_reads and facts.jupyter_readable)
     now = as_utc(now)
-    if resource.created_at is not None and now - as_utc(resource.created_at) < timedelta(minutes=window):
+    if judged_by_reading and resource.created_at is not None and now - as_utc(resource.created_at) < timedelta(minutes=window):
         return Decision(
             Verdict.KEEP,
             f"running for {human_duration(now - as_utc(resource.created_at))}, less than the idle window ({window} min)",
             evidence=evidence,
         )
-    return _canvas(facts, signal, window, evidence)
+    if isinstance(signal, JupyterReading):
+        return _from_jupyter(facts, signal, window, now, evidence)
+    if facts.app_type in IDLE_SHUTDOWN_TYPES:
+        return _no_signal(facts, evidence, settings)
+    if facts.app_type != CANVAS:
+        return Decision(
+            Verdict.KEEP,
+            f"AWS records no user activity for classic {facts.app_type} apps: unknown is not idle{_not_opened(facts, settings)}",
+            evidence={**evidence, "activity_recorded": False},
+            unknown=CLASSIC_NO_SIGNAL,
+        )
+    return _canvas(facts, signal if isinstance(signal, AppActivity) else None, window, evidence)
 
 
-def _no_signal(facts: AppFacts, evidence: dict[str, object]) -> Decision:
+def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: datetime, evidence: dict[str, object]) -> Decision:
+    """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter.judge)."""
+    why = "a custom image" if facts.custom_image else "idle shutdown off" if facts.app_type == "JupyterLab" else "Studio Classic"
+    blind = f"AWS records no user activity for {facts.app_type} apps ({why})"
+    decision = judge(reading, window, now, action="delete", blind=blind, evidence=dict(evidence))
+    return decision.with_(reason=f"{decision.reason}; {OPEN_WORK}") if decision.verdict is Verdict.ACT else decision
+
+
+def _not_opened(facts: AppFacts, settings: Settings) -> str:
+    """Why JupyterReads, on, did not open this app, when the reason is the domain's sign-in mode."""
+    if settings.jupyter_reads and facts.auth_mode not in (None, "IAM"):
+        return (
+            f"; JupyterReads cannot open it: its domain signs in through IAM Identity Center ({facts.auth_mode}), "
+            "and CreatePresignedDomainUrl works only for IAM domains"
+        )
+    return ""
+
+
+def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision:
     """JupyterLab and Code Editor: AWS publishes no user activity the reaper can read; its idle shutdown can stop them."""
     if facts.custom_image:
         return Decision(
             Verdict.KEEP,
             f"AWS records no user activity for this {facts.app_type} app, and it runs the custom image {facts.custom_image}: "
             "built-in idle shutdown needs the SageMaker Distribution image 2.0 or newer (use it, or an idle-shutdown "
-            "lifecycle configuration): unknown is not idle",
+            f"lifecycle configuration): unknown is not idle{_not_opened(facts, settings)}",
             evidence={**evidence, "image": facts.custom_image},
             unknown=UNSUPPORTED_IMAGE,
         )
@@ -80,7 +102,9 @@ def _no_signal(facts: AppFacts, evidence: dict[str, object]) -> Decision:
     return Decision(
         Verdict.KEEP,
         f"AWS records no user activity for {facts.app_type} apps (DescribeApp's last activity follows the health checks) "
-        "and the domain's built-in idle shutdown is off: unknown is not idle (fix: StudioEnforceIdleShutdownMinutes)",
+        "and the domain's built-in idle shutdown is off: unknown is not idle (fix: StudioEnforceIdleShutdownMinutes"
+        f"{', or JupyterReads for JupyterLab' if facts.app_type == 'JupyterLab' and not settings.jupyter_reads else ''})"
+        f"{_not_opened(facts, settings)}",
         evidence=evidence,
         unknown=NO_ACTIVITY_SIGNAL,
     )

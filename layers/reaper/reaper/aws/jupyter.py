@@ -1,0 +1,258 @@
+"""Reading a Jupyter server that AWS hosts, through the presigned URL AWS gives for it (JupyterReads=on).
+
+The way the console's "Open JupyterLab" reaches it: a presigned URL (a notebook instance's from
+CreatePresignedNotebookInstanceUrl, a Studio app's from CreatePresignedDomainUrl; each kind's `Door`
+asks for it), then the URL followed as a browser follows it (its redirects, with the cookies they set,
+in a cookie jar of this one reading, and no JavaScript run), then three read-only GETs of the Jupyter
+Server REST API under the server's base URL:
+
+- api/status: `started` and `connections` (its `last_activity` also moves with REST API requests,
+  an open browser tab's polling included, so it is neither activity nor idleness here);
+- api/kernels: each kernel's `execution_state`, `last_activity`, `connections`;
+- api/terminals: each terminal's `last_activity` (404 when the server has no terminals enabled).
+
+api/status does not count itself as activity, and `no_track_activity` keeps the other two reads out
+of the server's API activity; a kernel's or terminal's `last_activity` moves only with what it sends,
+never with a REST read (docs/jupyter-reads.md, docs/aws-assumptions.md).
+
+The base URL: a notebook instance serves Jupyter at the root of the origin the hop lands on. A Studio
+app serves it under a path (the app's), so its URL asks to land on `api/status` itself (LandingUri):
+the base is the landing URL less that path, and a hop that lands anywhere else (a Studio page, the
+sign-in page) is unreadable and nothing more is requested.
+
+Safety: GETs only. The presigned URL, the URL the hop lands on and the cookies live in this module's
+locals for one reading and are never logged, stored, returned or put in an exception's text: a failure
+is described by its HTTP status or its exception type only. Every failure is a reading with a stable
+`unknown` code, never an exception out of `read_all`, and never idleness.
+
+Concurrency: WORKERS readings at a time (botocore's default pool is 10 connections per client), each
+request with a REQUEST_TIMEOUT, and a BUDGET for all of them: resources not read by then are unknown
+("jupyter-not-reached"), so 1,000 of them fit a sweep and a slow account cannot stall it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime
+from http.cookiejar import CookieJar
+from typing import Any
+from urllib.parse import urlsplit
+
+from botocore.exceptions import ClientError
+
+from reaper.aws.faults import error_code
+from reaper.core.jupyter import JupyterKernel, JupyterReading
+
+WORKERS = 10
+REQUEST_TIMEOUT = 10.0  # seconds, each request
+BUDGET = 90.0  # seconds for every reading of a sweep
+MAX_BODY = 2_000_000  # bytes of one API answer
+
+# unknown codes (stable: `reaper coverage` groups by them)
+REFUSED = "url-refused"
+UNREACHABLE = "jupyter-unreachable"
+UNREADABLE = "jupyter-unreadable"
+NOT_REACHED = "jupyter-not-reached"
+DENIED_CODES = ("AccessDenied", "AccessDeniedException")
+
+
+@dataclass(frozen=True)
+class Door:
+    """How one kind reaches its Jupyter servers: the API that presigns the URL, what the URL opens, what
+    fixes a refusal, and the path the URL lands on under the server's base URL (None: the origin's root)."""
+
+    api: str  # e.g. "CreatePresignedNotebookInstanceUrl"
+    what: str  # e.g. "the notebook's presigned URL"
+    refused_fix: str
+    landing: str | None = None  # e.g. "api/status" (Studio's LandingUri)
+
+
+class _NoPresignedUrl(logging.Filter):
+    """Drops botocore's DEBUG records that would carry a presigned URL: its parser logs every response
+    body ("Response body: ... AuthorizedUrl ...") when DEBUG logging is on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return "AuthorizedUrl" not in text and "authToken" not in text
+
+
+_FILTER = _NoPresignedUrl()
+for _name in ("botocore.parsers", "botocore.endpoint", "botocore.hooks", "botocore.retryhandler", "botocore.retries.standard"):
+    if _FILTER not in logging.getLogger(_name).filters:
+        logging.getLogger(_name).addFilter(_FILTER)
+
+
+class Failed(Exception):
+    """A reading that failed, with a text that holds no URL, token or cookie."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code, self.text = code, text
+
+
+def presigned(door: Door, call: Callable[[], dict[str, Any]]) -> str:
+    """The URL `call` (the door's API) answers; a refusal is REFUSED with the door's fix, any other
+    failure UNREACHABLE, by its error code only."""
+    try:
+        answer = call()
+    except ClientError as exc:
+        code = error_code(exc)
+        if code in DENIED_CODES:
+            raise Failed(REFUSED, f"{door.api}: {code}: {door.refused_fix}") from None
+        raise Failed(UNREACHABLE, f"{door.api} failed ({code})") from None
+    url = answer.get("AuthorizedUrl")
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("https", "http"):
+        raise Failed(UNREADABLE, f"{door.api} answered no http(s) URL")
+    return url
+
+
+def read_all(
+    door: Door,
+    presigns: Mapping[str, Callable[[], str]],
+    *,
+    workers: int = WORKERS,
+    timeout: float = REQUEST_TIMEOUT,
+    budget: float = BUDGET,
+) -> dict[str, JupyterReading]:
+    """{key: its reading}, for every key of `presigns` (a reading that failed or was not reached says why)."""
+    if not presigns:
+        return {}
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(presigns))), thread_name_prefix="jupyter-read")
+    futures: dict[Future[JupyterReading], str] = {pool.submit(read_one, door, presign, timeout): key for key, presign in presigns.items()}
+    done, _ = wait(futures, timeout=budget)
+    pool.shutdown(wait=False, cancel_futures=True)  # those still running end within their own timeouts
+    late = JupyterReading(unreadable=f"its Jupyter server was not read within the sweep's {budget:.0f} s for them", unknown=NOT_REACHED)
+    return {key: (future.result() if future in done else late) for future, key in futures.items()}
+
+
+def read_one(door: Door, presign: Callable[[], str], timeout: float = REQUEST_TIMEOUT) -> JupyterReading:
+    """One server's reading; never raises."""
+    try:
+        return _read(door, presign, timeout)
+    except Failed as exc:
+        return JupyterReading(unreadable=exc.text, unknown=exc.code)
+    except Exception as exc:  # noqa: BLE001 - any failure is unknown; the type only (an exception's text may hold the URL)
+        return JupyterReading(unreadable=f"reading its Jupyter server failed ({type(exc).__name__})", unknown=UNREACHABLE)
+
+
+def _read(door: Door, presign: Callable[[], str], timeout: float) -> JupyterReading:
+    opener = _opener()
+    base = _hop(opener, door, presign(), timeout)
+    status = _get(opener, base, "api/status", timeout, door)
+    kernels = _get(opener, base, "api/kernels?no_track_activity=1", timeout, door)
+    terminals = _get(opener, base, "api/terminals?no_track_activity=1", timeout, door, missing=[])
+    return parse(status, kernels, terminals)
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    """Only what a browser's hop needs: HTTP(S), redirects among http(s) URLs, this reading's own cookies;
+    no proxy from the environment, no file: or ftp: URLs."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (
+        urllib.request.HTTPHandler(),
+        urllib.request.HTTPSHandler(context=ssl.create_default_context()),
+        urllib.request.HTTPCookieProcessor(CookieJar()),
+        urllib.request.HTTPRedirectHandler(),
+        urllib.request.HTTPErrorProcessor(),
+        urllib.request.HTTPDefaultErrorHandler(),  # a status >= 400 raises HTTPError
+    ):
+        opener.add_handler(handler)
+    return opener
+
+
+def _open(opener: urllib.request.OpenerDirector, url: str, timeout: float, what: str, door: Door) -> tuple[str, bytes]:
+    """(the final URL, the body) of a GET, or Failed with the HTTP status or the exception's type."""
+    try:
+        with opener.open(urllib.request.Request(url, method="GET", headers={"Accept": "application/json"}), timeout=timeout) as resp:
+            return str(resp.geturl()), resp.read(MAX_BODY + 1)
+    except urllib.error.HTTPError as exc:
+        code = exc.code
+        exc.close()
+        if code in (401, 403):
+            raise Failed(REFUSED, f"{what}: HTTP {code}: {door.refused_fix}") from None
+        raise Failed(UNREACHABLE, f"{what}: HTTP {code}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise Failed(UNREACHABLE, f"{what}: {type(exc).__name__}") from None
+
+
+def _hop(opener: urllib.request.OpenerDirector, door: Door, url: str, timeout: float) -> str:
+    """Follow the presigned URL; the Jupyter server's base URL (ending in "/") is where the hop lands."""
+    final, _ = _open(opener, url, timeout, door.what, door)
+    parts = urlsplit(final)
+    if parts.scheme not in ("https", "http") or not parts.netloc:
+        raise Failed(UNREADABLE, f"{door.what} did not land on an http(s) page")
+    if door.landing is None:
+        return f"{parts.scheme}://{parts.netloc}/"
+    if not parts.path.endswith("/" + door.landing):
+        raise Failed(UNREADABLE, f"{door.what} did not land on the app's Jupyter server (a Studio page or the sign-in page?)")
+    return f"{parts.scheme}://{parts.netloc}{parts.path[: -len(door.landing)]}"
+
+
+def _get(opener: urllib.request.OpenerDirector, base: str, path: str, timeout: float, door: Door, missing: Any = None) -> Any:
+    what = f"GET {path.split('?')[0]}"
+    try:
+        _, body = _open(opener, base + path, timeout, what, door)
+    except Failed as exc:
+        if missing is not None and exc.text.startswith(f"{what}: HTTP 404"):
+            return missing  # no terminals enabled on this server: there are none
+        raise
+    if len(body) > MAX_BODY:
+        raise Failed(UNREADABLE, f"{what}: answer larger than {MAX_BODY} bytes")
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise Failed(UNREADABLE, f"{what}: not JSON (a sign-in page?)") from None
+
+
+def _stamp(value: Any, what: str) -> datetime:
+    stamp = _iso(value)
+    if stamp is None or stamp.tzinfo is None:
+        raise Failed(UNREADABLE, f"{what} is not an ISO 8601 UTC time")
+    return stamp
+
+
+def _iso(value: Any) -> datetime | None:
+    """An ISO 8601 string as Jupyter writes it (`...Z`), or None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _count(value: Any, what: str) -> int:
+    if type(value) is not int or value < 0:
+        raise Failed(UNREADABLE, f"{what} is not a count")
+    return value
+
+
+def parse(status: Any, kernels: Any, terminals: Any) -> JupyterReading:
+    """The reading from the three answers, each held to the Jupyter Server REST API's models."""
+    if not isinstance(status, dict) or not isinstance(kernels, list) or not isinstance(terminals, list):
+        raise Failed(UNREADABLE, "the Jupyter server's answers are not the documented models")
+    found: list[JupyterKernel] = []
+    for k in kernels:
+        if not isinstance(k, dict) or not isinstance(k.get("execution_state"), str):
+            raise Failed(UNREADABLE, "a kernel without execution_state")
+        found.append(
+            JupyterKernel(
+                k["execution_state"],
+                _stamp(k.get("last_activity"), "a kernel's last_activity"),
+                _count(k.get("connections"), "a kernel's connections"),
+            )
+        )
+    terms = tuple(_stamp(t.get("last_activity") if isinstance(t, dict) else None, "a terminal's last_activity") for t in terminals)
+    return JupyterReading(
+        started=_stamp(status.get("started"), "/api/status started"),
+        kernels=tuple(found),
+        terminals=terms,
+        connections=_count(status.get("connections"), "/api/status connections"),
+    )
