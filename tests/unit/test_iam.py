@@ -168,6 +168,22 @@ def test_the_jupyter_read_is_denied_on_exempt_and_production_notebooks_and_grant
     assert load()["Parameters"]["JupyterReads"]["Default"] == "off"
 
 
+def test_the_studio_jupyter_read_is_denied_on_exempt_and_production_and_granted_only_when_opted_in():
+    # Given JupyterReads for Studio (a presigned domain URL signs in as a user profile and opens its space's Jupyter)
+    presign = "sagemaker:CreatePresignedDomainUrl"
+    assert kind_denied("studio-app") == kind_destructive("studio-app") | {presign}
+    denies = _denies("StudioAppFunction")
+    assert presign in statement_actions(denies["DenyExempt"][0]) and presign in statement_actions(denies["DenyProduction"][0])
+    # Then it is granted only under JupyterReadsOn, on the account's user profiles (the API's resource)
+    assert presign not in function_actions("StudioAppFunction", set(default_conditions()))
+    allows = [s for s in function_statements("StudioAppFunction", {"JupyterReadsOn"}) if s["Effect"] == "Allow"]
+    [stmt] = [s for s in allows if presign in statement_actions(s)]
+    assert statement_actions(stmt) == {presign}
+    assert granted(Request(presign, "arn:aws:sagemaker:eu-west-1:123456789012:user-profile/d-abc/ana"), [stmt])
+    assert not granted(Request(presign, "arn:aws:sagemaker:eu-west-1:123456789012:notebook-instance/nb"), [stmt])
+    assert not granted(Request(presign, "arn:aws:sagemaker:eu-west-1:210987654321:user-profile/d-abc/ana"), [stmt])
+
+
 def test_destructive_means_a_change_to_the_swept_resource():
     assert kind_destructive("notebook") == {"sagemaker:StopNotebookInstance", "sagemaker:UpdateNotebookInstance"}
     assert kind_destructive("fsx") == {

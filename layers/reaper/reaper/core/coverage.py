@@ -44,7 +44,8 @@ REASONS: dict[str, Reason] = {
         Reason(
             "url-refused",
             "presigned Jupyter URL refused (source IP or VPC endpoint condition)",
-            "allow the reaper's function in the policy that restricts sagemaker:CreatePresignedNotebookInstanceUrl",
+            "allow the reaper's function (aws:PrincipalArn) in the policy that restricts sagemaker:CreatePresignedNotebookInstanceUrl "
+            "or sagemaker:CreatePresignedDomainUrl",
         ),
         Reason(
             "no-permission",
@@ -54,7 +55,8 @@ REASONS: dict[str, Reason] = {
         Reason(
             "no-activity-signal",
             "AWS records no user activity for it",
-            "turn on Studio's built-in idle shutdown (AppLifecycleManagement.IdleSettings) for its domain or space",
+            "turn on Studio's built-in idle shutdown (AppLifecycleManagement.IdleSettings) for its domain "
+            "(StudioEnforceIdleShutdownMinutes), or, for a JupyterLab app in an IAM-mode domain, JupyterReads",
         ),
         Reason(
             "no-gpu-metric",
@@ -117,12 +119,14 @@ REASONS: dict[str, Reason] = {
         Reason(
             "classic-no-activity-signal",
             "classic Studio app (KernelGateway, JupyterServer): AWS records no user activity",
-            "move the user to JupyterLab in the new Studio, where idle shutdown can stop it",
+            "move the user to JupyterLab in the new Studio, where idle shutdown can stop it (a classic JupyterServer app: "
+            "or turn on JupyterReads)",
         ),
         Reason(
             "idle-shutdown-unsupported-image",
             "Studio app on a custom image: built-in idle shutdown needs SageMaker Distribution 2.0 or newer",
-            "use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration (docs/kinds/studio-app.md)",
+            "use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration, or turn on JupyterReads "
+            "(docs/kinds/studio-app.md)",
         ),
         Reason(
             "no-canvas-metric",
