@@ -120,7 +120,8 @@ class Settings(BaseModel):
     # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
     agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
     attach_agent: bool = False
-    # JupyterReads: read the Jupyter server of running notebooks without the agent (docs/jupyter-reads.md)
+    # JupyterReads: read the Jupyter server of running notebooks without the agent, and of the Studio apps idle
+    # shutdown does not cover (docs/jupyter-reads.md)
     jupyter_reads: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings
