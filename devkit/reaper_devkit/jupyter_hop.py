@@ -105,6 +105,9 @@ class JupyterServer:
 
         client = BlockingKernelClient()
         client.load_connection_file(str(self.runtime / f"kernel-{kernel_id}.json"))
+        # jupyter_client calls a kernel dead after one heartbeat missed by 1 s; on a loaded machine (two test workers,
+        # their Jupyter servers and kernels on two cores) a live kernel can miss one ("Kernel died before replying")
+        client.hb_channel.time_to_dead = 10.0
         client.start_channels()
         # Wait until the kernel answers on its channels: output sent before iopub is subscribed is lost,
         # and a client that runs a cell at once can wait for it for ever.
