@@ -13,8 +13,8 @@ public list prices, us-east-1, x86, without free tiers, as of 2026-12:
               $0.125 per 1M read request units.
   SQS         https://aws.amazon.com/sqs/pricing/  $0.40 per 1M standard requests.
 SageMaker, EC2, FSx and Resource Groups Tagging read APIs have no per-request charge; nor has
-sagemaker:CreatePresignedNotebookInstanceUrl (SageMaker prices instances, storage and data processing,
-https://aws.amazon.com/sagemaker/pricing/, no API request).
+sagemaker:CreatePresignedNotebookInstanceUrl, assumed: https://aws.amazon.com/sagemaker/pricing/ prices
+instances, storage and data processing, no API request (not checked against the page's text).
 
 JupyterReads (docs/jupyter-reads.md) reads each notebook's Jupyter server from the function: one
 CreatePresignedNotebookInstanceUrl, the hop, three GETs. Stated like the other latencies: 100 ms per
