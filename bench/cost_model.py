@@ -31,9 +31,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from reaper.kinds.notebook.jupyter import BUDGET as JUPYTER_BUDGET_S
-from reaper.kinds.notebook.jupyter import PERMISSION as PRESIGN
-from reaper.kinds.notebook.jupyter import WORKERS as JUPYTER_WORKERS
+from reaper.kinds.notebook import jupyter
+
+JUPYTER_BUDGET_S = jupyter.BUDGET  # seconds for every Jupyter reading of a sweep
+JUPYTER_WORKERS = jupyter.WORKERS  # readings at a time
+PRESIGN = jupyter.PERMISSION  # sagemaker:CreatePresignedNotebookInstanceUrl
 
 LATENCY_S = {"cloudwatch:GetMetricData": 0.3, "logs:FilterLogEvents": 0.3}
 DEFAULT_LATENCY_S = 0.1
