@@ -12,7 +12,18 @@ public list prices, us-east-1, x86, without free tiers, as of 2026-12:
   DynamoDB    https://aws.amazon.com/dynamodb/pricing/on-demand/  $0.625 per 1M write request units,
               $0.125 per 1M read request units.
   SQS         https://aws.amazon.com/sqs/pricing/  $0.40 per 1M standard requests.
-SageMaker, EC2, FSx and Resource Groups Tagging read APIs have no per-request charge.
+SageMaker, EC2, FSx and Resource Groups Tagging read APIs have no per-request charge; nor has
+sagemaker:CreatePresignedNotebookInstanceUrl, assumed: https://aws.amazon.com/sagemaker/pricing/ prices
+instances, storage and data processing, no API request (not checked against the page's text).
+
+JupyterReads (docs/jupyter-reads.md) reads each notebook's Jupyter server from the function: one
+CreatePresignedNotebookInstanceUrl, the hop, three GETs. Stated like the other latencies: 100 ms per
+HTTP request (a new connection each: the reader keeps none), the readings WORKERS at a time, all of
+them within BUDGET (reaper.kinds.notebook.jupyter), so a sweep's reading phase lasts
+ceil(reads / WORKERS) x (the reading's calls and requests at their latencies), and never longer than
+BUDGET: however slow the servers (each request may take REQUEST_TIMEOUT), the phase costs the function
+at most BUDGET seconds a sweep. Lambda bills the wall time, so that phase is GB-s like the rest.
+The bytes the readings receive are measured, not priced (see jupyter_data_bound).
 """
 
 from __future__ import annotations
@@ -20,8 +31,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from reaper.kinds.notebook import jupyter
+
+JUPYTER_BUDGET_S = jupyter.BUDGET  # seconds for every Jupyter reading of a sweep
+JUPYTER_WORKERS = jupyter.WORKERS  # readings at a time
+PRESIGN = jupyter.PERMISSION  # sagemaker:CreatePresignedNotebookInstanceUrl
+
 LATENCY_S = {"cloudwatch:GetMetricData": 0.3, "logs:FilterLogEvents": 0.3}
 DEFAULT_LATENCY_S = 0.1
+JUPYTER_HTTP_S = 0.1  # stated: one HTTP request of a Jupyter reading (the hop, a redirect, an API GET)
+CONCURRENT = {PRESIGN}  # made inside the Jupyter reading phase, WORKERS at a time: timed by jupyter_phase_seconds
+EGRESS_GB = 0.09  # EC2 data transfer out to the internet, first 10 TB a month: only the bound of jupyter_data_bound
 
 CW_METRIC_MONTH = 0.30
 CW_PUT_PER_1000 = 0.01
@@ -59,7 +79,31 @@ GB = 1024**3
 
 
 def projected_seconds(calls: dict[str, int]) -> float:
-    return sum(n * LATENCY_S.get(op, DEFAULT_LATENCY_S) for op, n in calls.items())
+    """The sweep's calls one after another; those of the concurrent Jupyter phase are timed apart."""
+    return sum(n * LATENCY_S.get(op, DEFAULT_LATENCY_S) for op, n in calls.items() if op not in CONCURRENT)
+
+
+def jupyter_reading_seconds(calls_per_reading: float, requests_per_reading: float) -> float:
+    """One notebook's Jupyter reading on AWS: its SageMaker calls and its HTTP requests, one after another."""
+    return calls_per_reading * DEFAULT_LATENCY_S + requests_per_reading * JUPYTER_HTTP_S
+
+
+def jupyter_phase_seconds(reads: int, reading_s: float) -> float:
+    """A sweep's Jupyter reading phase: `reads` readings, WORKERS at a time, cut at BUDGET (the rest are not reached)."""
+    return min(JUPYTER_BUDGET_S, math.ceil(reads / JUPYTER_WORKERS) * reading_s) if reads else 0.0
+
+
+def jupyter_reach(reading_s: float) -> int:
+    """How many notebooks one sweep reads before BUDGET at `reading_s` each (more are `jupyter-not-reached`)."""
+    return int(JUPYTER_BUDGET_S // reading_s) * JUPYTER_WORKERS if reading_s > 0 else 0
+
+
+def jupyter_data_bound(reads: int, bytes_per_reading: float, kind: str = "notebook") -> dict[str, float]:
+    """The readings' bytes a month (received by the function) and what they would cost at the internet
+    egress rate: a bound shown beside the bill, not a line of it (the functions run outside any VPC, and the
+    price pages cited above name no charge for what a function receives from SageMaker's notebook proxy)."""
+    gb = reads * SWEEPS_PER_MONTH[kind] * bytes_per_reading / GB
+    return {"gb_month": round(gb, 3), "usd_at_egress_rate": round(gb * EGRESS_GB, 4)}
 
 
 # template.yaml schedule defaults, in minutes: a full sweep that comes while a chain of parts is still
@@ -91,7 +135,14 @@ def fits_interval(kind: str, plan: dict[str, Any]) -> bool:
 
 
 def monthly_bill(
-    kind: str, n: int, calls: dict[str, int], metric_queries: int, verdicts: dict[str, int], agent_channel: str = "metric"
+    kind: str,
+    n: int,
+    calls: dict[str, int],
+    metric_queries: int,
+    verdicts: dict[str, int],
+    agent_channel: str = "metric",
+    agents: int | None = None,
+    jupyter_seconds: float = 0.0,
 ) -> dict[str, float]:
     """The reaper's own bill per month for `n` resources of `kind`, in USD, by line.
 
@@ -101,6 +152,8 @@ def monthly_bill(
     acted resources leave, so only findings are counted, per sweep, as an upper bound. A change in
     enforce also writes its record ahead (two writes, pipeline._write_ahead), once per change, not per
     sweep: a stopped resource is no finding in the sweeps after it, so the bound above covers it.
+    Notebooks: `agents` of the `n` run the activity agent (default: all); `jupyter_seconds` is a sweep's
+    Jupyter reading phase (JupyterReads, jupyter_phase_seconds), billed as Lambda GB-s on its own line.
     """
     sweeps = SWEEPS_PER_MONTH[kind]
     seconds = projected_seconds(calls)
@@ -114,11 +167,13 @@ def monthly_bill(
         "sqs": sweeps * (findings / 10) * SQS_REQUEST,
     }
     if kind == "notebook" and agent_channel == "logs":  # AgentChannel=logs: a CloudWatch Logs sample every 5 min
-        ingested = n * AGENT_PUTS_PER_MONTH * AGENT_SAMPLE_BYTES
+        ingested = (n if agents is None else agents) * AGENT_PUTS_PER_MONTH * AGENT_SAMPLE_BYTES
         bill["agent_logs_ingestion"] = ingested / GB * LOGS_INGEST_GB
         bill["agent_logs_storage"] = ingested * AGENT_LOG_RETENTION_DAYS / 30 / GB * LOGS_STORE_GB_MONTH
     elif kind == "notebook":  # AgentChannel=metric (the default, the contract): one custom metric, a put every 5 min
-        bill.update(agent_metric_bill(n))
+        bill.update(agent_metric_bill(n if agents is None else agents))
+    if jupyter_seconds:
+        bill["jupyter_reads_lambda"] = sweeps * jupyter_seconds * MEMORY_GB * LAMBDA_GB_S
     bill["total"] = sum(bill.values())
     return {k: round(v, 4) for k, v in bill.items()}
 

@@ -101,3 +101,22 @@ def test_floor_of_reads_by_ids_is_the_ids_over_the_most_one_call_takes() -> None
     # And reading them one id a call is 500 calls against that floor of 10
     c.id_calls["fsx:DescribeBackups"] = 500
     assert c.floor({"fsx:DescribeBackups": 500})["fsx:DescribeBackups"] == 10
+
+
+def test_jupyter_reads_are_billed_as_a_reading_phase_bounded_by_the_budget_and_the_agent_only_where_it_runs() -> None:
+    # Given one reading = 1 SageMaker call and 5 HTTP requests at the stated latencies (0.1 s each)
+    reading = cost_model.jupyter_reading_seconds(1, 5)
+    assert reading == pytest.approx(0.6)
+    # Then 1,000 readings, 10 at a time, take 100 x 0.6 s; 10,000 would take more than the budget, which cuts the phase
+    assert cost_model.jupyter_phase_seconds(1_000, reading) == pytest.approx(60.0)
+    assert cost_model.jupyter_phase_seconds(10_000, reading) == cost_model.JUPYTER_BUDGET_S
+    assert cost_model.jupyter_phase_seconds(0, reading) == 0.0
+    assert cost_model.jupyter_reach(reading) == 1_500
+    # And the presigned URLs are timed inside that phase, not one after another with the sweep's calls
+    calls = {"sagemaker:ListNotebookInstances": 10, cost_model.PRESIGN: 1_000}
+    assert cost_model.projected_seconds(calls) == pytest.approx(1.0)
+    # And with no notebook running the agent, the bill has no custom metric, only the phase's GB-s
+    bill = cost_model.monthly_bill("notebook", 1_000, calls, 1_000, {}, agents=0, jupyter_seconds=60.0)
+    assert bill["agent_metric"] == 0 and bill["agent_puts"] == 0
+    assert bill["jupyter_reads_lambda"] == pytest.approx(2_880 * 60.0 * 0.5 * cost_model.LAMBDA_GB_S, abs=1e-4)
+    assert cost_model.monthly_bill("notebook", 1_000, calls, 1_000, {}, agents=900)["agent_metric"] == pytest.approx(270.0)

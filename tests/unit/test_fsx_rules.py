@@ -87,6 +87,26 @@ def test_io_or_missing_data_keeps_it(series, expected):
     assert d.verdict is Verdict.KEEP and expected in d.reason
 
 
+def test_a_gap_is_missing_data_kept_unknown_until_it_leaves_the_window():
+    # Given zero I/O except one 5-minute period with no datapoint 8 h 25 m before the window's end (11:55)
+    d = run(fs(), signal(io(gaps={100})))
+    # Then it is kept as unknown (FSx emits a datapoint every minute: a gap is not idleness), with when it clears
+    assert d.verdict is Verdict.KEEP and d.unknown == "fsx-metric-gap"
+    assert "the gap leaves the window at 2026-12-02T15:40:00Z" in d.reason
+    # And the same series, carried on with zeros to 15:35, is read a minute before that instant (window end 15:30: the
+    # gap is the oldest period) and at it (window end 15:35: the gap is out, zero I/O everywhere)
+    series = {m: [*points, *((END + timedelta(minutes=5 * k), 0.0) for k in range(44))] for m, points in io(gaps={100}).items()}
+    view = read_tags(fs().tags, SETTINGS)
+    before = decide(
+        fs(), FsxSignal(io=series, period=300, window_end=END + timedelta(minutes=215)), view, SETTINGS, NOW + timedelta(minutes=215)
+    )
+    at = decide(
+        fs(), FsxSignal(io=series, period=300, window_end=END + timedelta(minutes=220)), view, SETTINGS, NOW + timedelta(minutes=220)
+    )
+    assert before.unknown == "fsx-metric-gap" and "missing for 1 of 144 periods" in before.reason
+    assert at.verdict is Verdict.ACT and at.unknown is None
+
+
 def test_a_running_training_job_keeps_it_even_with_zero_io():
     d = run(fs(), signal(jobs=[JobRef("train-7", "InProgress", None)]))
     assert d.verdict is Verdict.KEEP and "in use by training job train-7 (InProgress)" in d.reason

@@ -87,6 +87,12 @@ REASONS: dict[str, Reason] = {
             "none if it passes; otherwise check what publishes the metric (the CloudWatch agent, the activity agent)",
         ),
         Reason(
+            "fsx-metric-gap",
+            "AWS/FSx I/O data missing in its idle window (FSx emits it every minute, idle or not: a gap is missing data)",
+            "none if it passes: it is judged once the gap is older than its idle window (FsxIdleMinutes, or its "
+            "reaper:idle-minutes tag; the reason says when). Data missing for longer: look at the file system in the FSx console",
+        ),
+        Reason(
             "jupyter-unreachable",
             "its Jupyter server did not answer (stopped, network, timeout)",
             "none if it passes; the next sweep reads again (docs/jupyter-reads.md)",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 from reaper.aws.metrics import Series
@@ -18,11 +18,13 @@ Coverage = Literal["full", "partial", "none"]
 PhaseKind = Literal["backup", "export"]
 Phase = tuple[PhaseKind, str]  # ('backup', backup id) or ('export', task id): phase 1 ran
 
-# AWS/FSx client I/O: FSx for Lustre publishes these every minute while a file system is available
-# (https://docs.aws.amazon.com/fsx/latest/LustreGuide/fs-metrics.html)
+# AWS/FSx client I/O: "For each metric, Amazon FSx for Lustre emits a data point per disk per minute", zero or
+# not, so a period with no datapoint is missing data, never idleness (docs/aws-assumptions.md, FSX-1;
+# https://docs.aws.amazon.com/fsx/latest/LustreGuide/monitoring-cloudwatch.html)
 NAMESPACE = "AWS/FSx"
 METRICS = ("DataReadBytes", "DataWriteBytes", "MetadataOperations")
 EXCUSABLE = ("DataReadBytes", "MetadataOperations")  # what our own export does to a file system
+READ_LAG = timedelta(minutes=5)  # the newest minutes are not read: CloudWatch may not have them yet
 
 BACKUP_TAG = "backup-id"  # on the file system, under the tag prefix: the backup phase 1 started
 EXPORT_TAG = "export-task"  # ... or the export task it started
@@ -133,6 +135,7 @@ class IoFinding:
     last_active: datetime | None  # end of the newest period with I/O (None: none in the window)
     totals: dict[str, float]  # per metric, over the window (excused I/O left out)
     excused: int = 0  # periods with reads/metadata only while our own export ran
+    newest_missing: datetime | None = None  # end of the newest period with no datapoint (None: none missing)
 
     @property
     def idle(self) -> bool:

@@ -21,7 +21,20 @@ from reaper.core.model import HOURS_PER_MONTH, Decision, Resource, Verdict
 from reaper.core.policy import TagView, is_dev
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
-from reaper.kinds.fsx.model import BACKUP_TAG, EXCUSABLE, EXPORT_TAG, KIND, METRICS, Artifact, FsxFacts, FsxSignal, IoFinding, JobRef, Phase
+from reaper.kinds.fsx.model import (
+    BACKUP_TAG,
+    EXCUSABLE,
+    EXPORT_TAG,
+    KIND,
+    METRICS,
+    READ_LAG,
+    Artifact,
+    FsxFacts,
+    FsxSignal,
+    IoFinding,
+    JobRef,
+    Phase,
+)
 
 
 def idle_window(view: TagView, settings: Settings) -> int:
@@ -91,8 +104,7 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
         ago = human_duration(now - io.last_active) if now > io.last_active else "0 m"
         return keep(f"in use: I/O {ago} ago ({describe_totals(io.totals)} in the last {_window_text(window)})", last_io=iso(io.last_active))
     if io.missing:
-        what = "no AWS/FSx I/O data" if io.missing == io.periods else f"AWS/FSx I/O data missing for {io.missing} of {io.periods} periods"
-        return keep(f"{what} in the last {_window_text(window)}: unknown is not idle", unknown="metric-gap")
+        return keep(_missing_text(io, window, sig.period), unknown="fsx-metric-gap")
 
     since_job = (
         f"last training job {last.name} ended {human_duration(now - last.ended_at)} ago"
@@ -107,6 +119,19 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
         evidence.update({"last_job": last.name, "last_job_ended": iso(last.ended_at)})
     proof_start = sig.window_end - timedelta(minutes=window)
     return _phases(resource, view, settings, now, evidence, finished, phase, art, proof_start)
+
+
+def _missing_text(io: IoFinding, window: int, period: int) -> str:
+    """Why missing AWS/FSx data keeps it: FSx emits a datapoint every minute, idle or not (docs/aws-assumptions.md,
+    FSX-1), so a gap is missing data. The newest gap is out of the window read once the window's end (CloudWatch's
+    lag behind the clock) has moved a whole window past it."""
+    if io.missing == io.periods or io.newest_missing is None:
+        return f"no AWS/FSx I/O data in the last {_window_text(window)} (FSx publishes it every minute): unknown is not idle"
+    leaves = io.newest_missing + timedelta(seconds=period) * io.periods + READ_LAG
+    return (
+        f"AWS/FSx I/O data missing for {io.missing} of {io.periods} periods in the last {_window_text(window)} (FSx publishes "
+        f"it every minute, so a gap is missing data): unknown is not idle; the gap leaves the window at {iso(leaves)}"
+    )
 
 
 def _evidence(resource: Resource, facts: FsxFacts, art: Artifact | None, window: int) -> dict[str, Any]:
@@ -288,7 +313,14 @@ def judge(
             total += value
             active.append(slot + step)
         totals[metric] = total
-    return IoFinding(periods=n, missing=len(missing), last_active=max(active) if active else None, totals=totals, excused=len(excused))
+    return IoFinding(
+        periods=n,
+        missing=len(missing),
+        last_active=max(active) if active else None,
+        totals=totals,
+        excused=len(excused),
+        newest_missing=max(missing) + step if missing else None,
+    )
 
 
 def describe_totals(totals: dict[str, float]) -> str:

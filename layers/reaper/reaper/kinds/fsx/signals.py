@@ -2,9 +2,9 @@
 AWS/FSx client I/O (GetMetricData, 500 queries per call), and the backup or export phase 1 started
 (artifacts.py, 50 ids per call).
 
-FSx for Lustre publishes DataReadBytes, DataWriteBytes and MetadataOperations (dimension
-FileSystemId) every minute while a file system is available, zero or not. So a period with no
-datapoint is unknown, never idle. The newest few minutes are not read (CloudWatch lags), and the
+FSx for Lustre emits DataReadBytes, DataWriteBytes and MetadataOperations (dimension FileSystemId)
+"per disk per minute", zero or not (docs/aws-assumptions.md, FSX-1). So a period with no datapoint
+is missing data: unknown, never idle. The newest few minutes are not read (CloudWatch lags), and the
 period grows with the window so that a long window stays one modest series per metric.
 """
 
@@ -23,10 +23,10 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.artifacts import backups, tasks
 from reaper.kinds.fsx.jobs import scan
-from reaper.kinds.fsx.model import KIND, METRICS, NAMESPACE, Artifact, FsxFacts, FsxSignal, JobRef
+from reaper.kinds.fsx.model import KIND, METRICS, NAMESPACE, READ_LAG, Artifact, FsxFacts, FsxSignal, JobRef
 from reaper.kinds.fsx.rules import idle_window
 
-LAG = timedelta(minutes=5)
+LAG = READ_LAG
 MAX_POINTS = 288
 
 
