@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reaper.core.errors import BadEventError
+from reaper.core.timeutil import interval
 from reaper.sweep.chain import RUNNING, WINDOW, ChainRecord
-from reaper.sweep.continuation import DELAY, Cursor, event, interval, parse
+from reaper.sweep.continuation import DELAY, Cursor, event, parse
 
 STARTED = datetime(2026, 12, 2, 3, 15, tzinfo=UTC)
 

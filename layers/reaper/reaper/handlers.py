@@ -17,7 +17,7 @@ from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventb
 from reaper.core.model import Outcome, Verdict
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.settings import Settings
-from reaper.core.timeutil import human_duration, iso
+from reaper.core.timeutil import human_duration, interval, iso
 from reaper.record import coverage
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
@@ -180,7 +180,7 @@ class _PartSweep:
         _close_chain(self.rt, self.kind_name, self.home, self.event_id, self.started, part, status, why, self.now)
 
     def note_outlasted(self, run: pipeline.SweepRun, summary: dict[str, Any]) -> None:
-        every = continuation.interval(self.rt.settings.sweep_schedule)
+        every = interval(self.rt.settings.sweep_schedule)
         if run.next_part is not None or self.resume is None or every is None or self.now - self.started <= every:
             return
         # the chain outlasted the schedule: the full sweeps in between deferred to it (reaper.sweep.chain)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 
 
@@ -38,3 +39,23 @@ def human_duration(delta: timedelta | float) -> str:
 
 def iso(value: datetime) -> str:
     return as_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$")
+DEFAULT_SWEEP_EVERY = timedelta(minutes=15)
+
+
+def interval(schedule: str | None) -> timedelta | None:
+    """The time between full sweeps, for a `rate(...)` schedule; None for cron or nothing."""
+    m = _RATE.match((schedule or "").strip().lower())
+    if not m:
+        return None
+    n, unit = int(m.group(1)), m.group(2).rstrip("s")
+    return {"minute": timedelta(minutes=n), "hour": timedelta(hours=n), "day": timedelta(days=n)}[unit]
+
+
+def sweep_turn(now: datetime, schedule: str | None = None) -> int:
+    """The sweep's turn: how many sweep intervals (its `rate(...)` schedule, else 15 minutes) since the
+    epoch, so one sweep and the next take turns one apart, however late each starts within its interval."""
+    every = interval(schedule) or DEFAULT_SWEEP_EVERY
+    return int(as_utc(now).timestamp() // every.total_seconds())

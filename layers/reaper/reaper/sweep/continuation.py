@@ -26,7 +26,6 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -46,7 +45,6 @@ DELAY = timedelta(minutes=1)  # after this part ends, so the function (reserved 
 # What arranging a continuation calls; iam.COMMON grants it to every sweep function.
 PERMISSIONS = ("scheduler:CreateSchedule", "iam:PassRole")
 _REGION = r"[a-z]{2}(-[a-z]+)+-\d{1,2}"
-_RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$")
 
 
 class Superseded(Exception):
@@ -119,15 +117,6 @@ def parse(detail: dict[str, Any], kind: str, regions: tuple[str, ...], now: date
     if d.sweep_started > as_utc(now) + timedelta(minutes=5):
         raise BadEventError(f"a continuation of a sweep that starts in the future ({iso(d.sweep_started)})")
     return Cursor(d.kind, d.region, d.after, d.sweep_started, d.part, d.event_id)
-
-
-def interval(schedule: str | None) -> timedelta | None:
-    """The time between full sweeps, for a `rate(...)` schedule; None for cron or nothing."""
-    m = _RATE.match((schedule or "").strip().lower())
-    if not m:
-        return None
-    n, unit = int(m.group(1)), m.group(2).rstrip("s")
-    return {"minute": timedelta(minutes=n), "hour": timedelta(hours=n), "day": timedelta(days=n)}[unit]
 
 
 def schedule_name(cursor: Cursor) -> str:

@@ -40,11 +40,18 @@ def _presign(sagemaker: Any, name: str) -> str:
 
 
 def read_all(
-    sagemaker: Any, names: Sequence[str], *, workers: int = WORKERS, timeout: float = REQUEST_TIMEOUT, budget: float = BUDGET
+    sagemaker: Any,
+    names: Sequence[str],
+    *,
+    workers: int = WORKERS,
+    timeout: float = REQUEST_TIMEOUT,
+    budget: float = BUDGET,
+    turn: int = 0,
 ) -> dict[str, JupyterReading]:
-    """{notebook: its reading}, for every name (a reading that failed or was not reached says why)."""
+    """{notebook: its reading}, for every name (a reading that failed or was not reached says why); `turn`
+    rotates which are read first (aws/jupyter.py reading_order)."""
     presigns = {name: partial(_presign, sagemaker, name) for name in names}
-    return reader.read_all(DOOR, presigns, workers=workers, timeout=timeout, budget=budget)
+    return reader.read_all(DOOR, presigns, workers=workers, timeout=timeout, budget=budget, turn=turn)
 
 
 def read_one(sagemaker: Any, name: str, timeout: float = REQUEST_TIMEOUT) -> JupyterReading:

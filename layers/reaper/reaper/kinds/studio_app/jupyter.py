@@ -79,6 +79,7 @@ def _presign(sagemaker: Any, facts: AppFacts) -> str:
     return reader.presigned(DOOR, lambda: sagemaker.create_presigned_domain_url(**args))
 
 
-def read_all(sagemaker: Any, apps: Sequence[Resource]) -> dict[str, JupyterReading]:
-    """{app id: its reading}, for every app (a reading that failed or was not reached says why)."""
-    return reader.read_all(DOOR, {r.id: partial(_presign, sagemaker, r.facts_as(AppFacts)) for r in apps})
+def read_all(sagemaker: Any, apps: Sequence[Resource], turn: int = 0) -> dict[str, JupyterReading]:
+    """{app id: its reading}, for every app (a reading that failed or was not reached says why); `turn`
+    rotates which are read first (aws/jupyter.py reading_order)."""
+    return reader.read_all(DOOR, {r.id: partial(_presign, sagemaker, r.facts_as(AppFacts)) for r in apps}, turn=turn)

@@ -32,7 +32,7 @@ from reaper.core.jupyter import JupyterReading
 from reaper.core.model import Resource
 from reaper.core.policy import is_production, read_tags, screen
 from reaper.core.settings import Settings
-from reaper.core.timeutil import as_utc
+from reaper.core.timeutil import as_utc, sweep_turn
 from reaper.kinds.studio_app import jupyter
 from reaper.kinds.studio_app.model import CANVAS, CANVAS_METRIC, CANVAS_NAMESPACE, KIND, AppActivity, AppFacts
 
@@ -44,7 +44,7 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     out: dict[str, AppActivity | JupyterReading] = {**_canvas(clients, resources, settings, now)}
     if settings.jupyter_reads:
         readable = [r for r in resources if _worth_opening(r, settings, now)]
-        out.update(jupyter.read_all(clients("sagemaker"), readable) if readable else {})
+        out.update(jupyter.read_all(clients("sagemaker"), readable, turn=sweep_turn(now, settings.sweep_schedule)) if readable else {})
     return out
 
 
