@@ -37,15 +37,23 @@ def _wire(body: Any) -> str:
 
 
 def _render(text: str) -> dict[str, Any]:
-    from reaper.slack.notifier import render_for
-
+    """What the renderer of the day makes of the body: through the typed seam, or (before it) from the dict."""
     try:
-        data = json.loads(text)
-        parse = getattr(__import__("reaper.slack.notifier", fromlist=["parse_body"]), "parse_body", None)
-        message = render_for(parse(text) if parse else data)
+        message = _rendered(text)
     except Exception as exc:  # noqa: BLE001 - recorded: the replay test expects the same refusal
         return {"error": type(exc).__name__}
     return {"text": message.text, "blocks_sha256": blocks_sha256(message.blocks), "cut": list(message.cut)}
+
+
+def _rendered(text: str) -> Any:
+    try:
+        from reaper.record.message import parse_body
+        from reaper.slack.render import render_for
+    except ImportError:  # the code before the typed seam (commit 6970d45) rendered the dict
+        from reaper.slack.notifier import render_for as render_dict
+
+        return render_dict(json.loads(text))
+    return render_for(parse_body(text))
 
 
 def blocks_sha256(blocks: Any) -> str:

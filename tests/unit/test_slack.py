@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from reaper.record.message import BadMessage, from_record
+from reaper.record.message import BadMessage, NoticeMessage, VerdictMessage, from_record
 from reaper.slack import post as slack
 from reaper.slack.notifier import handle_queue_batch
 from reaper_devkit.slack_receiver import SlackReceiver
@@ -23,8 +23,14 @@ def payload() -> dict:
 def render(p: dict) -> tuple[str, list[dict]]:
     """A payload as the notifier reads it (reaper.record.message), rendered."""
     message = from_record(p)
-    assert message.type in ("verdict", "notice")
-    return slack.render(message)  # type: ignore[arg-type]
+    assert isinstance(message, VerdictMessage | NoticeMessage)
+    return slack.render(message)
+
+
+def verdict(p: dict) -> VerdictMessage:
+    message = from_record(p)
+    assert isinstance(message, VerdictMessage)
+    return message
 
 
 def test_an_action_message_says_what_why_cost_owner_undo_and_opt_out():
@@ -157,7 +163,7 @@ def test_every_text_is_cut_to_slacks_limits_and_says_so():
         **{k: huge for k in ("id", "reason", "error", "detail", "project", "stage", "undo", "opt_out", "owner", "kind", "action")},
     }
     # When rendered
-    message = slack.render_message(from_record(p))  # type: ignore[arg-type]
+    message = slack.render_message(verdict(p))
     # Then every block fits (slack-sdk's validators agree), no entity is split, and the cut is announced
     assert_within_limits({"text": message.text, "blocks": message.blocks})
     assert {"reason", "undo", "opt_out", "fields", "title", "header"} <= set(message.cut)
@@ -165,7 +171,7 @@ def test_every_text_is_cut_to_slacks_limits_and_says_so():
 
 
 def test_a_message_within_limits_is_not_cut():
-    assert slack.render_message(from_record(payload())).cut == ()  # type: ignore[arg-type]
+    assert slack.render_message(verdict(payload())).cut == ()
 
 
 def test_a_garbled_cost_is_refused_at_the_seam_and_a_garbled_estimate_is_unknown_not_a_crash():
