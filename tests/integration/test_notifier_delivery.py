@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from reaper.record.actionlog import ActionLog, PostClaim
+from reaper.record.message import parse_body
 from reaper.slack import post as slack
 from reaper.slack.direct import DirectSlack
 from reaper.slack.notifier import Notifier
@@ -210,14 +211,14 @@ def test_no_log_line_holds_the_webhook_url(log, caplog, capfd):
             n.handle(batch([body()], prefix=f"s{status}-{headers.get('Retry-After')}-"))
         hook.delay = 1.3
         n.handle(batch([body()], prefix="slow"))  # read timeout
-        DirectSlack(hook.url, FAST).send([json.loads(body())])  # the CLI path, timing out too
+        DirectSlack(hook.url, FAST).send([parse_body(body())])  # the CLI path, timing out too
         hook.delay = 0
         hook.script = [(500, {})]
-        DirectSlack(hook.url, FAST).send([json.loads(body())])
+        DirectSlack(hook.url, FAST).send([parse_body(body())])
         time.sleep(0.5)
     unreachable = f"http://127.0.0.1:{_closed_port()}{SECRET_PATH}"
     notifier(unreachable, log).handle(batch([body()], prefix="down"))
-    DirectSlack(unreachable, FAST).send([json.loads(body())])
+    DirectSlack(unreachable, FAST).send([parse_body(body())])
     for stored in ("https://hooks.slack.com" + SECRET_PATH + " x", "hooks.slack.com" + SECRET_PATH, "{" + SECRET_PATH):
         with pytest.raises(WebhookConfigError):
             webhook_from_secret(stored)

@@ -140,10 +140,13 @@ def test_a_rate_limited_post_waits_in_the_queue(aws, table):
 
 
 def test_hostile_owner_values_are_escaped_and_never_a_mention():
+    from reaper.record.message import OwnerSummaryMessage, from_record
     from reaper.slack.owner_summary import render
 
     item = {"kind": "notebook", "id": "<!channel>", "arn": "arn:x", "verdict": "act", "mode": "dry-run", "reason": "<https://evil|click>"}
-    msg = render({"type": "owner-summary", "owner": "<!here>", "total": 1, "counts": {"act": 1}, "items": [item] * 150})
+    summary = from_record({"type": "owner-summary", "owner": "<!here>", "total": 1, "counts": {"act": 1}, "items": [item] * 150})
+    assert isinstance(summary, OwnerSummaryMessage)
+    msg = render(summary)
     text = json.dumps(msg.blocks)
     assert "<!channel>" not in text and "<!here>" not in text and "<https://evil" not in text
     assert len(msg.blocks) <= 50

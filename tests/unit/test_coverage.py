@@ -70,7 +70,7 @@ def test_the_digest_says_how_many_it_cannot_judge_what_they_cost_and_the_top_fix
     payload = digest.build(entries, NOW)
     text = str(digest.render(payload).blocks)
     # Then
-    assert payload["coverage"]["unknown"] == 2 and payload["coverage"]["top_code"] == "no-gpu-metric"
+    assert payload.coverage is not None and payload.coverage.unknown == 2 and payload.coverage.top_code == "no-gpu-metric"
     assert "*Can't judge:* 2 resources ($7.82/h): top reason GPU box without a GPU metric (2), fix: install the CloudWatch agent" in text
 
 

@@ -92,10 +92,10 @@ def test_the_digest_counts_accounts_only_in_the_central_log():
     at = "2026-12-03T10:00:00+00:00"
     member = [{"type": "verdict", "kind": "notebook", "id": "a", "verdict": "act", "owner": "o", "logged_at": at}]
     central = [{**member[0], "account": "111122223333"}, {**member[0], "id": "b", "account": "444455556666"}]
-    assert digest.build(member, now)["accounts"] == {}
+    assert digest.build(member, now).accounts == {}
     assert "Accounts" not in json.dumps(digest.render(digest.build(member, now)).blocks)
     payload = digest.build(central, now)
-    assert payload["accounts"] == {"111122223333": 1, "444455556666": 1}
+    assert payload.accounts == {"111122223333": 1, "444455556666": 1}
     assert "*Accounts:* 1 in 111122223333, 1 in 444455556666" in json.dumps(digest.render(payload).blocks)
 
 

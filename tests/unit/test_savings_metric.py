@@ -214,7 +214,7 @@ def test_the_digest_counts_the_same_dollars_as_the_metric_and_the_report():
     digest = daily_digest.build(entries, end - timedelta(seconds=1))
     # Then "reclaimed today" is the day's metric and the report's total: 7 h x $2 + $120, never $40/h since the stop
     assert (
-        digest["reclaimed_today_usd"]
+        digest.reclaimed_today_usd
         == sum(f.saved_usd for f in day_savings(entries, D1).values())
         == sum(report_by_kind(entries, START, end).values())
         == 134.0

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from reaper.record.message import BadMessage, NoticeMessage, VerdictMessage, from_record
 from reaper.slack import post as slack
 from reaper.slack.notifier import handle_queue_batch
 from reaper_devkit.slack_receiver import SlackReceiver
@@ -19,8 +20,21 @@ def payload() -> dict:
     return json.loads(event("notifier-sqs.json")["Records"][0]["body"])
 
 
+def render(p: dict) -> tuple[str, list[dict]]:
+    """A payload as the notifier reads it (reaper.record.message), rendered."""
+    message = from_record(p)
+    assert isinstance(message, VerdictMessage | NoticeMessage)
+    return slack.render(message)
+
+
+def verdict(p: dict) -> VerdictMessage:
+    message = from_record(p)
+    assert isinstance(message, VerdictMessage)
+    return message
+
+
 def test_an_action_message_says_what_why_cost_owner_undo_and_opt_out():
-    text, blocks = slack.render(payload())
+    text, blocks = render(payload())
     flat = json.dumps(blocks)
     assert text.startswith("Stopped notebook `idle-nb`")
     for needle in (
@@ -41,14 +55,14 @@ def test_an_action_message_says_what_why_cost_owner_undo_and_opt_out():
 def test_a_change_recorded_before_it_was_made_and_never_confirmed_does_not_claim_it_was_done():
     # the write-ahead copy a killed sweep leaves (pipeline._write_ahead), posted by the next sweep
     p = {**payload(), "unconfirmed": True}
-    text, blocks = slack.render(p)
+    text, blocks = render(p)
     assert text.startswith("Began to stop (unconfirmed: check it) notebook `idle-nb`"), text
     assert not text.startswith("Stopped") and "start-notebook-instance" in json.dumps(blocks)  # the undo is still given
 
 
 def test_dry_run_says_would():
     p = {**payload(), "mode": "dry-run", "executed": False}
-    text, blocks = slack.render(p)
+    text, blocks = render(p)
     assert text.startswith("Would stop") and "nothing was changed" in json.dumps(blocks)
 
 
@@ -58,7 +72,7 @@ def test_an_email_owner_is_written_out_and_a_missing_owner_said():
 
 
 def test_unknown_cost_is_not_a_guess():
-    text, blocks = slack.render({**payload(), "hourly_usd": None, "monthly_usd": None})
+    text, blocks = render({**payload(), "hourly_usd": None, "monthly_usd": None})
     assert "unknown/h" in json.dumps(blocks)
 
 
@@ -102,13 +116,13 @@ def test_a_non_sqs_event_is_refused():
 
 def test_a_job_message_shows_its_spend_not_a_monthly_saving():
     p = {**payload(), "kind": "training-job", "evidence": {"estimated_usd": 113.34, "estimate_is_upper_bound": True}}
-    flat = json.dumps(slack.render(p)[1])
+    flat = json.dumps(render(p)[1])
     assert "$113.34 spent so far" in flat and "upper bound" in flat and "/month" not in flat
 
 
 def test_an_advisory_says_nothing_was_changed():
     p = {**payload(), "verdict": "keep", "action": None, "executed": False}
-    text, blocks = slack.render(p)
+    text, blocks = render(p)
     assert "nothing was changed" in text and "saves" not in json.dumps(blocks)
 
 
@@ -119,7 +133,7 @@ def test_every_string_from_a_user_or_aws_is_escaped():
         p[key] = f"{key} {HOSTILE}"
     p["owner"] = HOSTILE
     # When it is rendered
-    text, blocks = slack.render(p)
+    text, blocks = render(p)
     # Then no Slack control sequence survives, and each value is shown escaped
     for t in [text, *texts(blocks)]:
         assert "<!" not in t and "<http" not in t and "& " not in t and "<@U999" not in t, t
@@ -129,7 +143,9 @@ def test_every_string_from_a_user_or_aws_is_escaped():
 
 
 def test_a_notice_is_escaped_too():
-    text, blocks = slack.render({"type": "notice", "title": HOSTILE, "text": HOSTILE, "owner": HOSTILE, "region": "<r>", "account": "&"})
+    notice = {"type": "notice", "kind": HOSTILE, "id": HOSTILE, "title": HOSTILE, "text": HOSTILE, "owner": HOSTILE}
+    notice.update(region="<r>", account="&")
+    text, blocks = render({**notice, "details": {HOSTILE: HOSTILE}})
     for t in [text, *texts(blocks)]:
         assert "<!" not in t and "<http" not in t and "<r>" not in t
 
@@ -147,7 +163,7 @@ def test_every_text_is_cut_to_slacks_limits_and_says_so():
         **{k: huge for k in ("id", "reason", "error", "detail", "project", "stage", "undo", "opt_out", "owner", "kind", "action")},
     }
     # When rendered
-    message = slack.render_message(p)
+    message = slack.render_message(verdict(p))
     # Then every block fits (slack-sdk's validators agree), no entity is split, and the cut is announced
     assert_within_limits({"text": message.text, "blocks": message.blocks})
     assert {"reason", "undo", "opt_out", "fields", "title", "header"} <= set(message.cut)
@@ -155,9 +171,14 @@ def test_every_text_is_cut_to_slacks_limits_and_says_so():
 
 
 def test_a_message_within_limits_is_not_cut():
-    assert slack.render_message(payload()).cut == ()
+    assert slack.render_message(verdict(payload())).cut == ()
 
 
-def test_a_garbled_cost_is_unknown_not_a_crash():
-    text, blocks = slack.render({**payload(), "hourly_usd": "lots", "monthly_usd": True, "evidence": "not a dict"})
-    assert "unknown/h" in json.dumps(blocks)
+def test_a_garbled_cost_is_refused_at_the_seam_and_a_garbled_estimate_is_unknown_not_a_crash():
+    # a cost that is not a number is not a message (the notifier's poison path: never posted)
+    for garbled in ({"hourly_usd": "lots"}, {"monthly_usd": True}, {"evidence": "not a dict"}):
+        with pytest.raises(BadMessage):
+            from_record({**payload(), **garbled})
+    # the evidence is free-form JSON: an estimate that is not a number is shown as unknown
+    text, blocks = render({**payload(), "hourly_usd": None, "evidence": {"estimated_usd": "lots"}})
+    assert "unknown/h" in json.dumps(blocks) and "about unknown spent so far" in json.dumps(blocks)

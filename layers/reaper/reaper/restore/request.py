@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.core.errors import BadEventError, ReaperError, RestoreError
 from reaper.core.events import parse_model
 from reaper.core.observability import logger
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 from reaper.restore import run as restore
@@ -43,13 +44,13 @@ def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None)
     except ReaperError as exc:
         logger.error("restore did not go ahead", extra={"restore_name": request.name, "error": str(exc)})
         if isinstance(exc, RestoreError):
-            notice = {
-                "kind": "restore",
-                "id": request.name,
-                "region": rt.home_region,
-                "title": f"Could not restore {request.name}" + (f" ({request.reason})" if request.reason else ""),
-                "text": str(exc),
-            }
+            notice = NoticeMessage(
+                kind="restore",
+                id=request.name,
+                region=rt.home_region,
+                title=f"Could not restore {request.name}" + (f" ({request.reason})" if request.reason else ""),
+                text=str(exc),
+            )
             post_notice(rt, notice, now, f"restore-refused-{request.name}-{now:%Y%m%dT%H%M}")
         return {"name": request.name, "ok": False, "error": str(exc), "progress": progress}
     logger.info("restore", extra={"restore_name": request.name, "result": result})

@@ -9,6 +9,7 @@ bound), a stopped job at most what its ceiling still allowed, on the day it was 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -19,6 +20,7 @@ from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTe
 
 from reaper.core.coverage import headline
 from reaper.core.timeutil import as_utc
+from reaper.record.message import CoverageHeadline, DailyDigestMessage
 from reaper.report.savings_metric import saved_between
 from reaper.slack.message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
 
@@ -32,7 +34,7 @@ def window_start(now: datetime) -> datetime:
     return day - timedelta(days=day.weekday())
 
 
-def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
+def build(entries: Iterable[dict[str, Any]], now: datetime) -> DailyDigestMessage:
     now = as_utc(now)
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     week = window_start(now)
@@ -58,20 +60,20 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> dict[str, Any]:
             errors.append(f"{e.get('kind')} {e.get('id')}: {e.get('error') or e.get('reason')}")
     reclaimed_today = sum(f.saved_usd for f in saved_between(entries, today, now).values())
     reclaimed_week = sum(f.saved_usd for f in saved_between(entries, week, now).values())
-    return {
-        "type": "daily-digest",
-        "id": f"digest-{today:%Y-%m-%d}",
-        "date": f"{today:%Y-%m-%d}",
-        "verdicts": dict(verdicts),
-        "kinds": dict(kinds),
-        "accounts": dict(accounts),
-        "errors": len(errors),
-        "error_lines": errors[:ERRORS_LISTED],
-        "top_owners": owners.most_common(TOP_OWNERS),
-        "reclaimed_today_usd": round(reclaimed_today, 2),
-        "reclaimed_week_usd": round(reclaimed_week, 2),
-        "coverage": headline(_latest_coverage(entries, today)),
-    }
+    blind = headline(_latest_coverage(entries, today))
+    return DailyDigestMessage(
+        id=f"digest-{today:%Y-%m-%d}",
+        date=f"{today:%Y-%m-%d}",
+        verdicts=dict(verdicts),
+        kinds=dict(kinds),
+        accounts=dict(accounts),
+        errors=len(errors),
+        error_lines=errors[:ERRORS_LISTED],
+        top_owners=owners.most_common(TOP_OWNERS),
+        reclaimed_today_usd=round(reclaimed_today, 2),
+        reclaimed_week_usd=round(reclaimed_week, 2),
+        coverage=None if blind is None else CoverageHeadline.model_validate_json(json.dumps(blind)),
+    )
 
 
 def _latest_coverage(entries: list[dict[str, Any]], today: datetime) -> list[dict[str, Any]]:
@@ -90,37 +92,37 @@ def _latest_coverage(entries: list[dict[str, Any]], today: datetime) -> list[dic
     return [row for where, (_, event) in sweeps.items() for row in rows[(*where, event)]]
 
 
-def render(p: dict[str, Any]) -> Message:
+def render(p: DailyDigestMessage) -> Message:
     cuts = Cuts()
-    verdicts = ", ".join(f"{n} {escape(v)}" for v, n in sorted((p.get("verdicts") or {}).items())) or "nothing"
-    kinds = ", ".join(f"{n} {escape(k)}" for k, n in sorted((p.get("kinds") or {}).items())) or "—"
-    owners = "\n".join(f"• {_owner(o)}: {n}" for o, n in p.get("top_owners") or []) or "—"
-    errors = "\n".join(f"• {escape(line)}" for line in p.get("error_lines") or [])
-    accounts = ", ".join(f"{n} in {escape(a)}" for a, n in sorted((p.get("accounts") or {}).items()))
+    verdicts = ", ".join(f"{n} {escape(v)}" for v, n in sorted(p.verdicts.items())) or "nothing"
+    kinds = ", ".join(f"{n} {escape(k)}" for k, n in sorted(p.kinds.items())) or "—"
+    owners = "\n".join(f"• {_owner(o)}: {n}" for o, n in p.top_owners) or "—"
+    errors = "\n".join(f"• {escape(line)}" for line in p.error_lines)
+    accounts = ", ".join(f"{n} in {escape(a)}" for a, n in sorted(p.accounts.items()))
     body = (
         (f"*Accounts:* {accounts}\n" if accounts else "") + f"*Verdicts:* {verdicts}\n*Kinds:* {kinds}\n"
-        f"*Reclaimed:* {money(p.get('reclaimed_today_usd'))} today · {money(p.get('reclaimed_week_usd'))} this week\n"
-        f"*Errors:* {int(p.get('errors') or 0)}"
+        f"*Reclaimed:* {money(p.reclaimed_today_usd)} today · {money(p.reclaimed_week_usd)} this week\n"
+        f"*Errors:* {p.errors}"
     )
-    blind = p.get("coverage")
+    blind = p.coverage
     if blind:
         body += (
-            f"\n*Can't judge:* {int(blind['unknown'])} resources ({money(blind['unknown_hourly_usd'])}/h): "
-            f"top reason {escape(blind['top_label'])} ({int(blind['top_resources'])}), fix: {escape(blind['fix'])}"
+            f"\n*Can't judge:* {blind.unknown} resources ({money(blind.unknown_hourly_usd)}/h): "
+            f"top reason {escape(blind.top_label)} ({blind.top_resources}), fix: {escape(blind.fix)}"
         )
     blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=f"mlreaper daily digest {escape(p.get('date'))}"[:150])),
+        HeaderBlock(text=PlainTextObject(text=f"mlreaper daily digest {escape(p.date)}"[:150])),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(body, SECTION_TEXT_MAX, "body"))),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Top owners (act, warn, error):*\n{owners}", SECTION_TEXT_MAX, "owners"))),
     ]
     if errors:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Errors:*\n{errors}", SECTION_TEXT_MAX, "errors"))))
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text="Every record: `reaper log --since 1d`")]))
-    text = f"mlreaper daily digest {escape(p.get('date'))}: {verdicts}"
+    text = f"mlreaper daily digest {escape(p.date)}: {verdicts}"
     return Message(text=cuts.cut(text, 3000, "text", note=" …"), blocks=[b.to_dict() for b in blocks], cut=tuple(dict.fromkeys(cuts.parts)))
 
 
-def _owner(owner: Any) -> str:
+def _owner(owner: str) -> str:
     return "(no owner)" if owner == "(no owner)" else mention(owner)
 
 

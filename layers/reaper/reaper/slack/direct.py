@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
+from reaper.record.message import Message, NoticeMessage, OwnerSummaryMessage, VerdictMessage
 from reaper.slack import post as slack
+from reaper.slack.bot import SlackBot
+from reaper.slack.render import render_for
 from reaper.slack.webhook import redact
 
 
@@ -17,35 +19,34 @@ class DirectSlack:
         self.webhook_url = webhook_url
         self.policy = policy or slack.PostPolicy()
 
-    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
+    def send(self, messages: Sequence[Message]) -> dict[int, str]:
         problems: dict[int, str] = {}
-        for n, p in enumerate(payloads):
+        for n, m in enumerate(messages):
             try:
-                slack.post(self.webhook_url, p, self.policy)
+                slack.post(self.webhook_url, m, self.policy)
             except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
-                print(redact(f"Slack message for {p.get('kind')} {p.get('id')}: {exc}", self.webhook_url), file=sys.stderr)
+                print(redact(f"Slack message for {m.subject}: {exc}", self.webhook_url), file=sys.stderr)
             except slack.SlackPostError as exc:
                 # returned, not printed: the courier reports each problem once (and makes it the resource's error)
-                problems[n] = redact(f"Slack message for {p.get('kind')} {p.get('id')} not posted: {exc}", self.webhook_url)
+                problems[n] = redact(f"Slack message for {m.subject} not posted: {exc}", self.webhook_url)
         return problems
 
 
 class DirectBot:
     """The CLI's path in bot mode (the secret holds a bot token): post now, to the owner."""
 
-    def __init__(self, bot: Any) -> None:
-        self.bot = bot  # reaper.slack.bot.SlackBot
+    def __init__(self, bot: SlackBot) -> None:
+        self.bot = bot
 
-    def send(self, payloads: Sequence[dict[str, Any]]) -> dict[int, str]:
-        from reaper.slack.notifier import render_for
-
+    def send(self, messages: Sequence[Message]) -> dict[int, str]:
         problems: dict[int, str] = {}
-        for n, p in enumerate(payloads):
+        for n, m in enumerate(messages):
+            whom = (m.owner if isinstance(m, VerdictMessage | NoticeMessage | OwnerSummaryMessage) else None) or m.subject
             try:
-                self.bot.post(p, render_for(p))
+                self.bot.post(m, render_for(m))
             except slack.SlackUnconfirmed as exc:  # probably posted: not a problem to repeat
-                print(f"Slack message for {p.get('owner') or p.get('id')}: {exc}", file=sys.stderr)
+                print(f"Slack message for {whom}: {exc}", file=sys.stderr)
             except slack.SlackPostError as exc:
-                problems[n] = f"Slack message for {p.get('owner') or p.get('id')} not posted: {exc} (the action log keeps the record)"
+                problems[n] = f"Slack message for {whom} not posted: {exc} (the action log keeps the record)"
                 print(problems[n], file=sys.stderr)
         return problems

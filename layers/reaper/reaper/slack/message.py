@@ -1,10 +1,10 @@
-"""Slack Block Kit messages, rendered from the JSON payload the pipeline queues.
+"""Slack Block Kit messages, rendered from the typed message the pipeline queues (reaper.record.message).
 
-A payload is an Outcome's JSON (type "verdict") or a notice (type "notice": a check on a new
-resource). Rendering is pure. Every value taken from the payload came from a user (tags, names)
-or from AWS, so it is escaped (`&`, `<`, `>`: Slack's control characters, which would otherwise
-turn `<!channel>` or `<https://x|text>` into a mention or a link) and every text is cut to Slack's
-limits. A cut message says so; the full record is in the action log (`reaper log`).
+Here: a verdict (an Outcome's message) or a notice (a check on a new resource); the owner's summary,
+the budget change and the digest render in their own modules. Rendering is pure. Every value taken
+from the message came from a user (tags, names) or from AWS, so it is escaped (`&`, `<`, `>`: Slack's
+control characters, which would otherwise turn `<!channel>` or `<https://x|text>` into a mention or a
+link) and every text is cut to Slack's limits. A cut message says so; the full record is in the action log (`reaper log`).
 
 Limits (https://api.slack.com/reference/block-kit/blocks): section text 3,000 characters,
 section fields 10 of 2,000 each, header 150 (plain text), 50 blocks per message. slack-sdk's
@@ -19,8 +19,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+
+from reaper.record.message import NoticeMessage, ResourceLine, VerdictMessage
 
 SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
 
@@ -44,7 +47,7 @@ ENTITY_TAIL = re.compile(r"&[a-z]{0,4}$")
 PLAIN_UNSAFE = re.compile(r"[^A-Za-z0-9 ():_.-]")
 
 
-def escape(value: Any) -> str:
+def escape(value: object) -> str:
     """Slack's three control characters as entities (https://api.slack.com/reference/surfaces/formatting#escaping)."""
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -93,74 +96,75 @@ def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.2f}"
 
 
-def _verb(p: dict[str, Any]) -> tuple[str, str]:
+def _verb(p: ResourceLine) -> tuple[str, str]:
     """(headline verb phrase, kind) in our own words; the caller escapes what it embeds."""
-    dry = p.get("mode") == "dry-run"
-    verdict, action = p.get("verdict"), str(p.get("action") or "act on")
+    dry = p.mode == "dry-run"
+    verdict, action = p.verdict, p.action or "act on"
     if verdict == "act":
-        past = str(p.get("past") or f"{action}ed")
-        if p.get("unconfirmed") and not dry:  # written just before the change; the sweep died before its result
-            return f"Began to {action} (unconfirmed: check it)", str(p.get("kind"))
-        return (f"Would {action}" if dry or not p.get("executed") else past.capitalize()), str(p.get("kind"))
+        past = p.past or f"{action}ed"
+        if p.unconfirmed and not dry:  # written just before the change; the sweep died before its result
+            return f"Began to {action} (unconfirmed: check it)", p.kind
+        return (f"Would {action}" if dry or not p.executed else past.capitalize()), p.kind
     if verdict == "warn":
-        return f"Will {action}", str(p.get("kind"))
+        return f"Will {action}", p.kind
     if verdict == "error":
-        return f"Could not {action}", str(p.get("kind"))
+        return f"Could not {action}", p.kind
     if verdict == "exempt":
-        return "Left alone (notify only):", str(p.get("kind"))
-    return "Heads-up on", str(p.get("kind"))
+        return "Left alone (notify only):", p.kind
+    return "Heads-up on", p.kind
 
 
-def headline(p: dict[str, Any]) -> str:
-    """One line of mrkdwn, every payload value escaped."""
+def headline(p: ResourceLine) -> str:
+    """One line of mrkdwn, every message value escaped."""
     verb, kind = _verb(p)
-    what = f"{escape(kind)} `{escape(p.get('id'))}`"
-    if p.get("verdict") == "warn":
+    what = f"{escape(kind)} `{escape(p.id)}`"
+    if p.verdict == "warn":
         return f"{escape(verb)} {what} when the grace period ends, unless that changes"
-    if p.get("verdict") in ("act", "warn", "error", "exempt"):
+    if p.verdict in ("act", "warn", "error", "exempt"):
         return f"{escape(verb)} {what}"
     return f"Heads-up on {what} (nothing was changed)"
 
 
-def cost_line(p: dict[str, Any]) -> str:
+def cost_line(p: ResourceLine) -> str:
     """What it costs; what acting saves. A job's saving is its spend so far, not a month of it."""
-    evidence = p.get("evidence") or {}
-    hourly = f"*Cost:* {money(_number(p.get('hourly_usd')))}/h"
-    if isinstance(evidence, dict) and evidence.get("estimated_usd") is not None:
+    evidence = p.evidence
+    hourly = f"*Cost:* {money(p.hourly_usd)}/h"
+    if evidence.get("estimated_usd") is not None:
         bound = " (an upper bound: managed spot)" if evidence.get("estimate_is_upper_bound") else ""
         return f"{hourly} · about {money(_number(evidence['estimated_usd']))} spent so far{bound}"
-    if p.get("verdict") in ("act", "warn", "error"):
-        return f"{hourly} · saves up to {money(_number(p.get('monthly_usd')))}/month"
-    return f"{hourly} · {money(_number(p.get('monthly_usd')))}/month while it runs"
+    if p.verdict in ("act", "warn", "error"):
+        return f"{hourly} · saves up to {money(p.monthly_usd)}/month"
+    return f"{hourly} · {money(p.monthly_usd)}/month while it runs"
 
 
-def _number(value: Any) -> float | None:
+def _number(value: JsonValue) -> float | None:
+    """A free-form evidence value as dollars: a JSON number, anything else unknown."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
 
 
-def render_message(p: dict[str, Any]) -> Message:
-    """The whole message for one payload, within Slack's limits."""
-    if p.get("type") == "notice":
+def render_message(p: VerdictMessage | NoticeMessage) -> Message:
+    """The whole message for one resource's verdict or a notice, within Slack's limits."""
+    if isinstance(p, NoticeMessage):
         return _render_notice(p)
     cuts = Cuts()
     verb, kind = _verb(p)
     title = headline(p)
-    dry_note = " _(dry-run: nothing was changed)_" if p.get("mode") == "dry-run" else ""
-    where = f"{escape(kind)} `{escape(p.get('id'))}` · {escape(p.get('region'))} · account {escape(p.get('account'))}"
-    if p.get("instance_type"):
-        count = p.get("instance_count") or 1
-        where += f" · {escape(p.get('instance_type'))}" + (f" × {escape(count)}" if count != 1 else "")
-    reason = escape(p.get("reason") or "")
-    if p.get("error"):
-        reason += f"\n*Error:* {escape(p['error'])}"
-    if p.get("detail"):
-        reason += f"\n*Done:* {escape(p['detail'])}"
-    icon = VERDICT_ICON.get(str(p.get("verdict")), "")
+    dry_note = " _(dry-run: nothing was changed)_" if p.mode == "dry-run" else ""
+    where = f"{escape(kind)} `{escape(p.id)}` · {escape(p.region)} · account {escape(p.account)}"
+    if p.instance_type:
+        count = p.instance_count or 1
+        where += f" · {escape(p.instance_type)}" + (f" × {escape(count)}" if count != 1 else "")
+    reason = escape(p.reason)
+    if p.error:
+        reason += f"\n*Error:* {escape(p.error)}"
+    if p.detail:
+        reason += f"\n*Done:* {escape(p.detail)}"
+    icon = VERDICT_ICON.get(str(p.verdict), "")
     fields = [
-        f"*Owner:* {mention(p.get('owner'))}",
-        f"*Project:* {escape(p.get('project') or '—')} · *Stage:* {escape(p.get('stage') or '—')}",
+        f"*Owner:* {mention(p.owner)}",
+        f"*Project:* {escape(p.project or '—')} · *Stage:* {escape(p.stage or '—')}",
     ]
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=cuts.cut(_plain(f"{verb} {kind}"), HEADER_TEXT_MAX, "header", note=" …"), emoji=True)),
@@ -169,27 +173,29 @@ def render_message(p: dict[str, Any]) -> Message:
         _section(cost_line(p)),
         SectionBlock(fields=[MarkdownTextObject(text=cuts.cut(f, FIELD_TEXT_MAX, "fields")) for f in fields[:FIELDS_MAX]]),
     ]
-    if p.get("undo"):
-        blocks.append(_section("*Undo:*\n" + cuts.code(escape(p["undo"]), SECTION_TEXT_MAX - 9, "undo")))
-    if p.get("opt_out"):
-        opt = cuts.cut(f"*Opt out:* `{escape(p['opt_out'])}`", CONTEXT_TEXT_MAX, "opt_out")
+    if p.undo:
+        blocks.append(_section("*Undo:*\n" + cuts.code(escape(p.undo), SECTION_TEXT_MAX - 9, "undo")))
+    if p.opt_out:
+        opt = cuts.cut(f"*Opt out:* `{escape(p.opt_out)}`", CONTEXT_TEXT_MAX, "opt_out")
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=opt)]))
     plain_title = title.replace("*", "")
     text = cuts.cut(f"{plain_title}: {reason}".replace("*", ""), FALLBACK_TEXT_MAX, "text", note=" …")
     return Message(text=text, blocks=_serialise(blocks), cut=tuple(dict.fromkeys(cuts.parts)))
 
 
-def render(p: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """(fallback text, blocks) for one payload."""
+def render(p: VerdictMessage | NoticeMessage) -> tuple[str, list[dict[str, Any]]]:
+    """(fallback text, blocks) for one message."""
     message = render_message(p)
     return message.text, message.blocks
 
 
-def _render_notice(p: dict[str, Any]) -> Message:
+def _render_notice(p: NoticeMessage) -> Message:
     cuts = Cuts()
-    title = escape(p.get("title") or "mlreaper notice")
-    body = escape(p.get("text") or "")
-    context = f"Owner: {mention(p.get('owner'))} · {escape(p.get('region'))} · account {escape(p.get('account'))}"
+    title = escape(p.title or "mlreaper notice")
+    body = escape(p.text)
+    if p.details:  # the free-form part, one escaped line each
+        body += "".join(f"\n• {escape(k)}: {escape(v)}" for k, v in p.details.items())
+    context = f"Owner: {mention(p.owner)} · {escape(p.region)} · account {escape(p.account)}"
     blocks: list[Block] = [
         _section(cuts.cut(f":information_source: *{title}*\n{body}", SECTION_TEXT_MAX, "text")),
         ContextBlock(elements=[MarkdownTextObject(text=cuts.cut(context, CONTEXT_TEXT_MAX, "context"))]),

@@ -4,8 +4,14 @@ dead-letter queue). Powertools' BatchProcessor does the per-record bookkeeping; 
 has `FunctionResponseTypes: [ReportBatchItemFailures]`
 (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
 
+Each body is read as a typed message (reaper.record.message.parse_body): a body that is not one
+(not JSON, too big, an unknown type, a missing or mistyped field) is a poison message, logged
+with the reason and counted (NotifierPoisonMessage), never posted, and reported as that record's
+failure, so SQS retries it and, after maxReceiveCount, keeps it in the dead-letter queue; its
+batch-mates are posted.
+
 Once per message: a post is claimed in the action log before Slack is called (see
-`ActionLog.claim_post`), keyed by the payload's `message_key` (stamped by the outbox before
+`ActionLog.claim_post`), keyed by the message's `message_key` (stamped by the outbox before
 queueing, so a producer's retried SendMessage is the same message) or else the SQS message id
 (the same on every redelivery). A claimed, sent or unconfirmed post is never sent again.
 
@@ -19,7 +25,6 @@ batch goes back to the queue without being tried.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,12 +37,15 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from reaper.core.errors import BadEventError
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
+from reaper.record.message import BadMessage, Message, parse_body
 from reaper.report import savings_metric
-from reaper.slack import budget_notice, owner_summary
 from reaper.slack import digest as daily_digest
 from reaper.slack import post as slack
 from reaper.slack.bot import SlackBot
+from reaper.slack.render import render_for
 from reaper.slack.webhook import WebhookConfigError, redact
+
+__all__ = ["HeldBack", "Notifier", "PoisonMessage", "handle_queue_batch", "parse_body", "render_for"]
 
 # the daily digest and the savings metric read the action log (Query); the metric is published
 # into its own namespace only (template.yaml conditions PutMetricData on it)
@@ -50,7 +58,7 @@ BotSource = Callable[[], SlackBot | None]
 
 
 class PoisonMessage(Exception):
-    """A body that can never be posted (not JSON, not an object, cannot be rendered)."""
+    """A body that can never be posted (not a message: reaper.record.message.BadMessage; or it cannot be rendered)."""
 
 
 class HeldBack(Exception):
@@ -157,7 +165,7 @@ class Notifier:
             return {"posted": False}
         now = self.clock()
         payload = daily_digest.build(self.log.entries(daily_digest.window_start(now), now), now)
-        key = f"post|{payload['id']}"
+        key = f"post|{payload.id}"
         claim = self.log.claim_post(key, now, self.lease)
         if claim is not PostClaim.CLAIMED:
             return {"posted": False, "claim": claim.value}
@@ -172,7 +180,7 @@ class Notifier:
             raise
         self.log.finish_post(key, self.clock(), PostClaim.SENT)
         metrics.add_metric(name="SlackDigestPosted", unit=MetricUnit.Count, value=1)
-        return {"posted": True, "digest": payload}
+        return {"posted": True, "digest": payload.model_dump(mode="json")}
 
 
 @dataclass
@@ -191,7 +199,7 @@ class _Batch:
         try:
             payload = _payload(record.body)
             message = render_for(payload)
-        except PoisonMessage as exc:
+        except PoisonMessage as exc:  # never posted: SQS retries it, then keeps it in the dead-letter queue
             metrics.add_metric(name="NotifierPoisonMessage", unit=MetricUnit.Count, value=1)
             logger.error(
                 "message cannot be posted; it goes to the dead-letter queue", extra={"message_id": record.message_id, "problem": str(exc)}
@@ -202,7 +210,7 @@ class _Batch:
             logger.error("message cannot be rendered", extra={"message_id": record.message_id, "problem": f"{type(exc).__name__}: {exc}"})
             raise PoisonMessage(type(exc).__name__) from None
         self._check_time(record)
-        key = f"post|{payload.get('message_key') or record.message_id}"
+        key = f"post|{payload.message_key or record.message_id}"
         claim = n.log.claim_post(key, n.clock(), n.lease) if n.log is not None else PostClaim.CLAIMED
         if claim in (PostClaim.SENT, PostClaim.UNCONFIRMED):
             metrics.add_metric(name="SlackDuplicateSkipped", unit=MetricUnit.Count, value=1)
@@ -255,34 +263,21 @@ class _Batch:
                 n.sleep(wait)
         self.last_post = n.monotonic()
 
-    def _finish(self, key: str, status: PostClaim, message: slack.Message, payload: dict[str, Any]) -> None:
+    def _finish(self, key: str, status: PostClaim, message: slack.Message, payload: Message) -> None:
         if self.notifier.log is not None:
-            self.notifier.log.finish_post(key, self.notifier.clock(), status, message.cut, payload if message.cut else None)
+            full = payload.model_dump(mode="json") if message.cut else None
+            self.notifier.log.finish_post(key, self.notifier.clock(), status, message.cut, full)
 
     def _release(self, key: str) -> None:
         if self.notifier.log is not None:
             self.notifier.log.release_post(key)
 
 
-def render_for(payload: dict[str, Any]) -> slack.Message:
-    """The message for a payload: an owner's summary, the daily digest, or one resource's message."""
-    if payload.get("type") == "owner-summary":
-        return owner_summary.render(payload)
-    if payload.get("type") == "daily-digest":
-        return daily_digest.render(payload)
-    if payload.get("type") == "budget-change":
-        return budget_notice.render(payload)
-    return slack.render_message(payload)
-
-
-def _payload(body: str | None) -> dict[str, Any]:
+def _payload(body: str | None) -> Message:
     try:
-        payload = json.loads(body or "")
-    except (json.JSONDecodeError, TypeError):
-        raise PoisonMessage("the body is not JSON") from None
-    if not isinstance(payload, dict):
-        raise PoisonMessage(f"the body is JSON {type(payload).__name__}, not an object")
-    return payload
+        return parse_body(body)
+    except BadMessage as exc:
+        raise PoisonMessage(str(exc)) from None
 
 
 def handle_queue_batch(

@@ -1,6 +1,6 @@
-"""One message per owner per sweep (bot mode): the payload the courier queues, and its rendering.
+"""One message per owner per sweep (bot mode): the summary the courier queues, rendered.
 
-`group` folds a sweep's per-resource payloads into one `owner-summary` payload per owner. Each
+`reaper.record.owner_summary.group` folds a sweep's verdicts into one `owner-summary` message per owner. Each
 resource still has its own record in the action log; the summary carries the first MAX_ITEMS of
 them (an SQS message holds 256 KiB) and the counts and costs of all. `render` lists the first
 MAX_LISTED with buttons (Slack allows 50 blocks, 5 elements per actions block), the rest as lines.
@@ -9,11 +9,11 @@ MAX_LISTED with buttons (Slack allows 50 blocks, 5 elements per actions block), 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
+from reaper.record.message import OwnerSummaryMessage, ResourceLine
 from reaper.slack.message import (
     CONTEXT_TEXT_MAX,
     SECTION_TEXT_MAX,
@@ -34,32 +34,32 @@ RESTORABLE = frozenset({"endpoint", "fsx"})
 BUTTON_VALUE_MAX = 2000
 
 
-def buttons_for(item: dict[str, Any]) -> list[tuple[str, str]]:
+def buttons_for(item: ResourceLine) -> list[tuple[str, str]]:
     """(action_id, label) for what can be asked of this resource from Slack."""
     out = [("reaper:snooze", "Snooze 24 h"), ("reaper:exempt", "Exempt")]
-    if item.get("executed") and item.get("kind") in RESTORABLE:
+    if item.executed and item.kind in RESTORABLE:
         out.append(("reaper:restore", "Restore"))
-    elif item.get("verdict") in ("act", "warn") and not item.get("executed") and item.get("action"):
+    elif item.verdict in ("act", "warn") and not item.executed and item.action:
         out.append(("reaper:stop", "Stop now"))
     return out
 
 
-def render(p: dict[str, Any]) -> Message:
+def render(p: OwnerSummaryMessage) -> Message:
     cuts = Cuts()
-    items: list[dict[str, Any]] = list(p.get("items") or [])
-    total = int(p.get("total") or len(items))
-    counts = ", ".join(f"{n} {escape(v)}" for v, n in sorted((p.get("counts") or {}).items()))
-    summary = f"{mention(p.get('owner'))}: {total} of your resources this sweep ({counts}) · {money(p.get('hourly_usd'))}/h in all"
+    items = p.items
+    total = p.total or len(items)
+    counts = ", ".join(f"{n} {escape(v)}" for v, n in sorted(p.counts.items()))
+    summary = f"{mention(p.owner)}: {total} of your resources this sweep ({counts}) · {money(p.hourly_usd)}/h in all"
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text="mlreaper: your resources")),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(summary, SECTION_TEXT_MAX, "summary"))),
     ]
     for item in items[:MAX_LISTED]:
-        icon = VERDICT_ICON.get(str(item.get("verdict")), "")
-        text = f"{icon} *{headline(item)}* · {escape(item.get('region'))}\n{escape(item.get('reason') or '')}\n{cost_line(item)}"
+        icon = VERDICT_ICON.get(str(item.verdict), "")
+        text = f"{icon} *{headline(item)}* · {escape(item.region)}\n{escape(item.reason)}\n{cost_line(item)}"
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "item"))))
-        value = json.dumps({"arn": item.get("arn"), "kind": item.get("kind")})  # all else is read again on a click
-        if len(value) <= BUTTON_VALUE_MAX and item.get("arn"):
+        value = json.dumps({"arn": item.arn, "kind": item.kind})  # all else is read again on a click
+        if len(value) <= BUTTON_VALUE_MAX and item.arn:
             blocks.append(
                 ActionsBlock(
                     elements=[ButtonElement(text=label, action_id=action_id, value=value) for action_id, label in buttons_for(item)]
@@ -67,7 +67,7 @@ def render(p: dict[str, Any]) -> Message:
             )
     rest = items[MAX_LISTED:]
     if rest:
-        lines = "\n".join(f"• {escape(i.get('kind'))} `{escape(i.get('id'))}`: {escape(i.get('verdict'))}" for i in rest)
+        lines = "\n".join(f"• {escape(i.kind)} `{escape(i.id)}`: {escape(i.verdict)}" for i in rest)
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(lines, SECTION_TEXT_MAX, "rest"))))
     if total > len(items):
         blocks.append(

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
 
 from reaper.aws import budgets
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, short
 from reaper.core.model import ProjectSpend
 from reaper.core.settings import Settings
+from reaper.record.message import BudgetChangeMessage
 from reaper.record.runtime import Runtime
 
 log = logging.getLogger("reaper")
@@ -43,20 +43,19 @@ def read_budgets(
 
 def post_change(rt: Runtime, change: budgets.BudgetChange, topic: str, account: str, now: datetime, event_id: str) -> None:
     partition = topic.split(":")[1] if topic.count(":") >= 5 else "aws"
-    body: dict[str, Any] = {
-        "type": "budget-change",
-        "kind": "budget",
-        "id": change.budget_name,
-        "arn": f"arn:{partition}:budgets::{account}:budget/{change.budget_name}",
-        "account": account,
-        "project": change.project,
-        "what": change.what,
-        "usd": change.usd,
-        "previous_usd": change.previous_usd,
-        "origin": change.origin,
-        "confirmable": change.confirmable,
-        "reason": change.text,
-    }
+    body = BudgetChangeMessage(
+        kind="budget",
+        id=change.budget_name,
+        arn=f"arn:{partition}:budgets::{account}:budget/{change.budget_name}",
+        account=account,
+        project=change.project,
+        what=change.what,
+        usd=change.usd,
+        previous_usd=change.previous_usd,
+        origin=change.origin,
+        confirmable=change.confirmable,
+        reason=change.text,
+    )
     # once per change; a failure once a day while it lasts
     key = f"budget-change|{change.budget_name}|{change.what}|{change.usd:.2f}|{change.previous_usd}"
     if change.what == "failed":
@@ -65,7 +64,7 @@ def post_change(rt: Runtime, change: budgets.BudgetChange, topic: str, account: 
         if rt.log is not None:
             if not rt.log.claim(key, now):
                 return
-            rt.log.record(body, now, event_id)
+            rt.log.record(body.as_record(), now, event_id)
         problems = rt.outbox.send([body])
     except AwsError as exc:
         log.warning("budget change not posted (%s): %s", short(exc), change.text)

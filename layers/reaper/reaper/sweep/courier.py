@@ -14,11 +14,11 @@ A sweep that dies first leaves them all unposted, and the next sweep posts them,
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from reaper import kinds as kind_registry
 from reaper.aws.faults import AwsError, short
@@ -26,6 +26,7 @@ from reaper.core.model import Mode, Outcome, Result, ResultCode, Verdict
 from reaper.core.timeutil import as_utc
 from reaper.record import owner_summary
 from reaper.record.actionlog import Settlement
+from reaper.record.message import BadMessage, Message, NoticeMessage, VerdictMessage, from_record
 from reaper.record.runtime import Runtime
 
 log = logging.getLogger("reaper")
@@ -33,20 +34,27 @@ log = logging.getLogger("reaper")
 BATCH = 10  # SQS SendMessageBatch takes ten
 
 
-def payload(outcome: Outcome) -> dict[str, Any]:
+def payload(outcome: Outcome) -> VerdictMessage:
+    """The outcome's message, read from its JSON as the queue would carry it (what json.dumps could only
+    write as a string, a string it is): a field the model refuses fails here, in the producer's tests."""
     data = outcome.to_json()
     data["type"] = "verdict"
     action = outcome.decision.action
     kind = kind_registry.REGISTRY.get(outcome.resource.kind) if outcome.resource.kind in kind_registry.KIND_PACKAGES else None
     if kind is not None and action is not None and action in kind.actions:
         data["past"] = kind.actions[action].past
-    return data
+    return VerdictMessage.model_validate_json(json.dumps(data, default=str))
+
+
+def keyed(message: VerdictMessage, key: str | None = None) -> VerdictMessage:
+    """The message under `key` (a new one when None): kept with its unposted copy, so a replay is posted once."""
+    return message.model_copy(update={"message_key": key or uuid.uuid4().hex})
 
 
 @dataclass
 class _Pending:
     outcome: Outcome | None
-    body: dict[str, Any]
+    body: Message
     unposted_key: str | None
     quiet: bool = False  # a begun change not worth telling: its write-ahead copies are removed, nothing posted
     settlement: Settlement | None = None  # a begun change's: its message waits until this is written
@@ -72,8 +80,7 @@ class Courier:
             return
         if not outcome.should_notify():
             return
-        body = payload(outcome)
-        body["message_key"] = uuid.uuid4().hex  # kept with the unposted copy: a replay is posted once
+        body = keyed(payload(outcome))
         key: str | None = None
         log_ = self.rt.log
         if log_ is not None:
@@ -81,12 +88,13 @@ class Courier:
                 claim = self._claim_key(outcome)
                 if claim is not None and (claim in self._told_today() or not log_.claim(claim, self.now)):
                     return  # told already: neither logged nor posted again
-                log_.record(body if claim is None else {**body, "message_claim": claim}, self.now, self.event_id)
-                key = log_.put_unposted(body, self.now, self.event_id)
+                record = body.as_record()
+                log_.record(record if claim is None else {**record, "message_claim": claim}, self.now, self.event_id)
+                key = log_.put_unposted(record, self.now, self.event_id)
             except AwsError as exc:
                 log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
                 self._fail(outcome, f"the action log could not be written ({short(exc)})")
-                body = {**payload(outcome), "message_key": body["message_key"]}
+                body = keyed(payload(outcome), body.message_key)
         self.pending.append(_Pending(outcome, body, key))
         if len(self.pending) >= BATCH and not self.grouped:
             self._send_pending()
@@ -117,16 +125,24 @@ class Courier:
         except AwsError as exc:
             log.error("could not read unposted messages: %s", short(exc))
             return 0
-        for key, body in left:
-            late = (
-                "the sweep that started this stopped before recording whether it was done"
-                if body.get("unconfirmed")
-                else "the sweep that did this stopped first"
-            )
-            body = {**body, "reason": f"{body.get('reason', '')} (posted late: {late})"}
+        taken = 0
+        for key, data in left:
+            try:
+                body = from_record(data)
+            except BadMessage as exc:  # kept in the log (it is a record), never posted: say so at every sweep
+                log.error("unposted message %s is not a message and is not posted: %s", key, exc)
+                continue
+            if isinstance(body, VerdictMessage):
+                late = (
+                    "the sweep that started this stopped before recording whether it was done"
+                    if body.unconfirmed
+                    else "the sweep that did this stopped first"
+                )
+                body = body.model_copy(update={"reason": f"{body.reason} (posted late: {late})"})
             self.pending.append(_Pending(None, body, key))
+            taken += 1
         self.flush()
-        return len(left)
+        return taken
 
     def report_not_reached(
         self, outcomes: list[Outcome], unreached: int = 0, kind: str = "", region: str = "", later: list[str] | None = None, why: str = ""
@@ -148,20 +164,19 @@ class Courier:
         text += ". Nothing was changed on them; the next sweep decides again."
         if why:
             text += f" The rest of the sweep could not be arranged: {why}."
-        body = {
-            "type": "notice",
-            "kind": first.kind if first else kind,
-            "id": "*",
-            "arn": "",
-            "region": first.region if first else region,
-            "title": f"Sweep ran out of time: {total} resource(s) not reached",
-            "text": text,
-        }
+        body = NoticeMessage(
+            kind=first.kind if first else kind,
+            id="*",
+            arn="",
+            region=first.region if first else region,
+            title=f"Sweep ran out of time: {total} resource(s) not reached",
+            text=text,
+        )
         key: str | None = None
         if self.rt.log is not None:
             try:
-                self.rt.log.record(body, self.now, self.event_id)
-                key = self.rt.log.put_unposted(body, self.now, self.event_id)
+                self.rt.log.record(body.as_record(), self.now, self.event_id)
+                key = self.rt.log.put_unposted(body.as_record(), self.now, self.event_id)
             except AwsError as exc:
                 log.error("action log write failed for the not-reached notice: %s", short(exc))
         self.pending.append(_Pending(None, body, key))
@@ -174,26 +189,28 @@ class Courier:
         for that. Until then the write-ahead copies stand for it, as they would if the sweep died here."""
         log_ = self.rt.log
         assert log_ is not None
-        body: dict[str, Any] | None = None
+        body: VerdictMessage | None = None
+        entry: dict[str, object] | None = None
         if outcome.should_notify():
             # the write-ahead copy's key: if that copy outlives this sweep (its replacement failed), the
             # next sweep's replay and this message are one message to the notifier, posted once
-            key = outcome.message_key or uuid.uuid4().hex
-            body = {**payload(outcome), "message_key": key}
+            body = keyed(payload(outcome), outcome.message_key)
+            entry = dict(body.as_record())
             claim = self._claim_key(outcome)  # None for an act or a warning: claimed with the change
             try:
                 if claim is not None and (claim in self._told_today() or not log_.claim(claim, self.now)):
-                    body = None  # told already: neither logged nor posted again
+                    body = entry = None  # told already: neither logged nor posted again
                 elif claim is not None:
-                    body["message_claim"] = claim
+                    entry["message_claim"] = claim
             except AwsError as exc:
                 log.error("action log write failed for %s: %s", outcome.resource.arn, short(exc))
                 self._fail(outcome, f"the action log could not be written ({short(exc)})")
-                body = {**payload(outcome), "message_key": key}
+                body = keyed(payload(outcome), body.message_key if body else None)
+                entry = dict(body.as_record())
         r = outcome.resource
-        settlement = Settlement(arn=r.arn, holder=self.event_id, kind=r.kind, id=r.id, entry=body, now=self.now, event_id=self.event_id)
+        settlement = Settlement(arn=r.arn, holder=self.event_id, kind=r.kind, id=r.id, entry=entry, now=self.now, event_id=self.event_id)
         self.unsettled.append(settlement)
-        self.begun.append(_Pending(outcome, body or {}, None, quiet=body is None, settlement=settlement))
+        self.begun.append(_Pending(outcome, body or payload(outcome), None, quiet=body is None, settlement=settlement))
         self._settled()
 
     def _settled(self) -> None:
@@ -206,7 +223,7 @@ class Courier:
         for p in done:
             if not p.quiet and p.unposted_key is None and not p.failed:
                 assert self.rt.log is not None
-                p.unposted_key = self.rt.log.unposted_sort_key(p.body, self.now, self.event_id)
+                p.unposted_key = self.rt.log.unposted_sort_key(p.body.as_record(), self.now, self.event_id)
         self.pending.extend(p for p in done if not p.quiet)
         if len(self.pending) >= BATCH and not self.grouped:
             self._send_pending()  # the settled ones; a change still unsettled waits for the next write
@@ -237,27 +254,27 @@ class Courier:
             if p.quiet:
                 return
             self._fail(p.outcome, f"the action log could not be written ({short(exc)})")
-            p.body = {**payload(p.outcome), "message_key": p.body.get("message_key") or uuid.uuid4().hex}
+            p.body = keyed(payload(p.outcome), p.body.message_key)
             p.failed = True
 
     def _flush_grouped(self) -> None:
         """One summary per owner for this sweep's verdicts; notices still go one by one."""
-        verdicts = [p for p in self.pending if p.body.get("type") == "verdict"]
-        others = [p for p in self.pending if p.body.get("type") != "verdict"]
+        verdicts = [(p, p.body) for p in self.pending if isinstance(p.body, VerdictMessage)]
+        others = [p for p in self.pending if not isinstance(p.body, VerdictMessage)]
         self.pending = []
         members: dict[str, list[_Pending]] = {}
-        for p in verdicts:
-            members.setdefault(str(p.body.get("owner") or "").strip(), []).append(p)
-        summaries = owner_summary.group([p.body for p in verdicts], self.event_id)
-        groups = [_Pending(None, {**s, "message_key": uuid.uuid4().hex}, None) for s in summaries]
+        for p, v in verdicts:
+            members.setdefault((v.owner or "").strip(), []).append(p)
+        summaries = owner_summary.group([v for _, v in verdicts], self.event_id)
+        groups = [s.model_copy(update={"message_key": uuid.uuid4().hex}) for s in summaries]
         for i in range(0, len(groups), BATCH):
             batch = groups[i : i + BATCH]
             try:
-                problems = self.rt.outbox.send([g.body for g in batch])
+                problems = self.rt.outbox.send(batch)
             except Exception as exc:  # the queue itself failed: every summary in the batch
                 problems = {n: f"queueing failed: {short(exc)}" for n in range(len(batch))}
             for n, g in enumerate(batch):
-                owned = members.get(str(g.body.get("owner") or "").strip(), [])
+                owned = members.get((g.owner or "").strip(), [])
                 if n in problems:
                     log.error(problems[n])
                     for p in owned:

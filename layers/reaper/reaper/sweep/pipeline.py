@@ -465,7 +465,7 @@ def _begin(ctx: ActContext, outcome: Outcome, started: Result) -> Result | None:
     # "unconfirmed": the change may or may not have been made (the courier's record, which replaces
     # this one, says which); `reaper log --json` and the message keep the flag
     key = uuid.uuid4().hex
-    body = {**payload(replace(outcome, result=started)), "message_key": key, "unconfirmed": True}
+    body = payload(replace(outcome, result=started)).model_copy(update={"message_key": key, "unconfirmed": True}).as_record()
     # the courier's earlier changes ride along: settled in this same write (ctx.unsettled is emptied)
     begun = ctx.log.begin(outcome.resource.arn, ctx.event_id, claim, body, ctx.now, ctx.event_id, settle=ctx.unsettled)
     if begun is Begun.LEASED:

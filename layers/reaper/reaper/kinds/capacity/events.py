@@ -27,6 +27,7 @@ from reaper.core.policy import OWNER
 from reaper.core.settings import Settings
 from reaper.kinds.base import Kind, resolve
 from reaper.kinds.capacity import DECLARATION
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 from reaper.sweep import pipeline
@@ -99,16 +100,16 @@ def block_ending(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, 
         return {**result, "skipped": "nothing runs in it"}
     arn = next((r for r in ev.resources if cr_id in r), f"arn:aws:ec2:{region}:{ev.account}:capacity-reservation/{cr_id}")
     for owner, instances in sorted(by_owner.items(), key=lambda kv: kv[0] or ""):
-        notice = {
-            "kind": "capacity",
-            "id": cr_id,
-            "arn": f"{arn}#owner={owner or '-'}",  # one notice per owner, each claimed once per event
-            "region": region,
-            "account": ev.account,
-            "owner": owner,
-            "title": f"Capacity Block {cr_id} ends {detail.end_date or 'in 40 minutes'}: checkpoint now",
-            "text": f"EC2 begins terminating the instances running in it in 10 minutes: {', '.join(sorted(instances))}",
-        }
+        notice = NoticeMessage(
+            kind="capacity",
+            id=cr_id,
+            arn=f"{arn}#owner={owner or '-'}",  # one notice per owner, each claimed once per event
+            region=region,
+            account=ev.account,
+            owner=owner,
+            title=f"Capacity Block {cr_id} ends {detail.end_date or 'in 40 minutes'}: checkpoint now",
+            text=f"EC2 begins terminating the instances running in it in 10 minutes: {', '.join(sorted(instances))}",
+        )
         if post_notice(rt, notice, now, ev.id):
             result["told"].append(owner or "admin channel")
     return result

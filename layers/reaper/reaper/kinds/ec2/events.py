@@ -21,6 +21,7 @@ from reaper.core.policy import OWNER, STAGE
 from reaper.kinds.ec2.catalog import accelerated_types
 from reaper.kinds.ec2.discover import partition
 from reaper.kinds.ec2.managed import manager
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 
@@ -68,15 +69,15 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
         return result
     if rt.log is not None and not rt.log.claim(f"ec2-untagged|{arn}", now):
         return {**result, "skipped": "already reported"}
-    notice = {
-        "kind": "ec2",
-        "id": detail.instance_id,
-        "arn": arn,
-        "region": region,
-        "account": ev.account or owner_account,
-        "owner": None,  # nobody to tell but the admin channel
-        "title": f"GPU instance {detail.instance_id} ({itype}, {kind.detail}) is running without an owner or stage",
-        "text": "\n".join(f"• {p}" for p in problems),
-    }
+    notice = NoticeMessage(
+        kind="ec2",
+        id=detail.instance_id,
+        arn=arn,
+        region=region,
+        account=ev.account or owner_account,
+        owner=None,  # nobody to tell but the admin channel
+        title=f"GPU instance {detail.instance_id} ({itype}, {kind.detail}) is running without an owner or stage",
+        text="\n".join(f"• {p}" for p in problems),
+    )
     result["posted"] = post_notice(rt, notice, now, ev.id)
     return result

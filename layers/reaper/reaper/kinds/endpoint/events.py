@@ -20,6 +20,7 @@ from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, is_dev, read_tags
 from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
 from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 
@@ -100,16 +101,16 @@ def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: Even
     result: dict[str, Any] = {"checked": name, "problems": problems, "posted": False}
     if problems:
         what = "created" if status_of(detail.EndpointStatus) == "CREATING" else "updated"
-        notice = {
-            "kind": KIND,
-            "id": name,
-            "arn": arn,
-            "region": region,
-            "account": ev.account or (arn.split(":")[4] if arn.count(":") > 4 else ""),
-            "owner": view.owner,
-            "title": f"Endpoint {name} was {what} without what the reaper needs",
-            "text": "\n".join(f"• {p}" for p in problems),
-        }
+        notice = NoticeMessage(
+            kind=KIND,
+            id=name,
+            arn=arn,
+            region=region,
+            account=ev.account or (arn.split(":")[4] if arn.count(":") > 4 else ""),
+            owner=view.owner,
+            title=f"Endpoint {name} was {what} without what the reaper needs",
+            text="\n".join(f"• {p}" for p in problems),
+        )
         result["posted"] = post_notice(rt, notice, now, ev.id)
     return result
 

@@ -40,6 +40,7 @@ from reaper.kinds.endpoint.model import (
     restore_command,
     variant_resource_id,
 )
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 
@@ -327,16 +328,16 @@ def _mark(rt: Runtime, record: RestoreRecord, now: datetime, status: str, **extr
 
 
 def _notice(rt: Runtime, record: RestoreRecord, now: datetime, phase: str, title: str, text: str) -> None:
-    notice = {
-        "kind": KIND,
-        "id": record["name"],
-        "arn": record.get("arn"),
-        "region": record.get("region"),
-        "account": record.get("account"),
-        "owner": record.get("owner"),
-        "title": title,
-        "text": text,
-    }
+    notice = NoticeMessage(
+        kind=KIND,
+        id=record["name"],
+        arn=record.get("arn"),
+        region=record.get("region"),
+        account=record.get("account"),
+        owner=record.get("owner"),
+        title=title,
+        text=text,
+    )
     post_notice(rt, notice, now, f"restore-{phase}-{record.get('reaped_at')}")
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_cloudtrail, parse_model
 from reaper.core.policy import experiment_gap, read_tags
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 
@@ -93,16 +94,16 @@ def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: st
     if gap is not None and (rt.log is None or rt.log.claim(f"notebook-created|{facts['arn']}", now)):
         problems.append(gap)
     if problems:
-        notice = {
-            "kind": "notebook",
-            "id": name,
-            "arn": facts["arn"],
-            "region": region,
-            "account": ev.account or facts["arn"].split(":")[4],
-            "owner": facts.get("owner"),
-            "title": f"Notebook {name} was {how} without what the reaper needs",
-            "text": "\n".join(f"• {p}" for p in problems),
-        }
+        notice = NoticeMessage(
+            kind="notebook",
+            id=name,
+            arn=facts["arn"],
+            region=region,
+            account=ev.account or facts["arn"].split(":")[4],
+            owner=facts.get("owner"),
+            title=f"Notebook {name} was {how} without what the reaper needs",
+            text="\n".join(f"• {p}" for p in problems),
+        )
         result["posted"] = post_notice(rt, notice, now, ev.id)
     return result
 

@@ -26,6 +26,7 @@ from reaper.core.policy import experiment_gap, read_tags
 from reaper.core.timeutil import human_duration
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
+from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 
@@ -87,16 +88,16 @@ def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, 
     if rt.log is not None and not rt.log.claim(f"training-submitted|{arn}", now):
         result["skipped"] = "the owner was told already"
         return result
-    notice = {
-        "kind": KIND,
-        "id": name,
-        "arn": arn,
-        "region": region,
-        "account": ev.account or arn.split(":")[4],
-        "owner": view.owner,
-        "title": f"Training job {name} started without what the reaper needs",
-        "text": "\n".join(f"• {p}" for p in problems),
-    }
+    notice = NoticeMessage(
+        kind=KIND,
+        id=name,
+        arn=arn,
+        region=region,
+        account=ev.account or arn.split(":")[4],
+        owner=view.owner,
+        title=f"Training job {name} started without what the reaper needs",
+        text="\n".join(f"• {p}" for p in problems),
+    )
     result["posted"] = post_notice(rt, notice, now, ev.id)
     # With the admin's opt-in, a spot job without checkpoints is stopped at once: the kind's sweep runs now
     # (the handler does it), so the stop passes the same gate as any other (protection, state, lease, claim).

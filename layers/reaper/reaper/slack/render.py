@@ -1,0 +1,30 @@
+"""Which renderer a message takes: one per type of reaper.record.message.Message."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from reaper.record.message import (
+    BudgetChangeMessage,
+    DailyDigestMessage,
+    Message,
+    NoticeMessage,
+    OwnerSummaryMessage,
+    VerdictMessage,
+)
+from reaper.slack import budget_notice, owner_summary
+from reaper.slack import digest as daily_digest
+from reaper.slack import message as slack_message
+
+
+def render_for(m: Message) -> slack_message.Message:
+    """The Slack message for a queued message: an owner's summary, the daily digest, a budget change, or one resource's."""
+    if isinstance(m, OwnerSummaryMessage):
+        return owner_summary.render(m)
+    if isinstance(m, DailyDigestMessage):
+        return daily_digest.render(m)
+    if isinstance(m, BudgetChangeMessage):
+        return budget_notice.render(m)
+    if isinstance(m, VerdictMessage | NoticeMessage):
+        return slack_message.render_message(m)
+    assert_never(m)
