@@ -6,6 +6,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.aws.metrics import Series
 from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, is_production, off_hours_stop
 from reaper.core.settings import Settings
@@ -51,6 +52,15 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
         return silent_agent(resource, facts, settings, now)
+    old_metric = signal is not None and signal.source == "metric" and settings.agent_channel == "logs"
+    return from_agent(points, window_end, window, old_metric, view, settings, now)
+
+
+def from_agent(
+    points: Series, window_end: datetime, window: int, old_metric: bool, view: TagView, settings: Settings, now: datetime
+) -> Decision:
+    """The agent's samples judged: idle when every period of the window is there and none active; a gap
+    is unknown; activity after a standing warning clears it; strong evidence warns early (warn_early)."""
     needed = math.ceil(window / 5)
     slots = [window_end - PERIOD * (k + 1) for k in range(needed)]
     by_slot = {align(ts): v for ts, v in points}
@@ -58,7 +68,7 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     active = [ts for ts, v in points if v > 0]
     last_active = max(active) + PERIOD if active else None
     evidence: dict[str, Any] = {"idle_window_minutes": window, "periods": needed, "missing_periods": len(missing)}
-    if signal is not None and signal.source == "metric" and settings.agent_channel == "logs":
+    if old_metric:
         evidence["source"] = f"{NAMESPACE}/{METRIC} (an agent installed before the stack used Logs; until the notebook restarts)"
     if view.warned_at is not None and last_active is not None and last_active > view.warned_at:
         # the contract: activity between the warning and the action clears the warning, even when no sweep saw it live
