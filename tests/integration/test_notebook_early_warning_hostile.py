@@ -120,3 +120,13 @@ def test_the_warning_given_early_stands_quietly_until_the_threshold_and_the_grac
     # Then one warning at 30 quiet minutes, quiet warnings after it, and the stop at the threshold
     assert warned == [T0 + timedelta(minutes=30)] and stop == [T0 + WINDOW]
     assert all(d.quiet for t, d, _ in trace if warned[0] < t < stop[0])
+
+
+def test_past_its_kill_date_a_notebook_warned_early_is_stopped_when_the_grace_ends_not_held_to_the_threshold():
+    # Given a notebook warned 60 min ago, quiet for 10 min now, past its reaper:kill-after date
+    t = T0 + timedelta(minutes=10)
+    r = notebook(t - GRACE)
+    r.tags["reaper:kill-after"] = iso(T0 - timedelta(days=1))
+    d, _ = decide(KIND, r, signal(t, session_before(T0)), ENFORCE, t)
+    # Then the kill date decides (whatever the activity), the grace being over: stopped
+    assert d.verdict is Verdict.ACT and d.evidence["policy"] == "kill-date"

@@ -113,7 +113,8 @@ def warn_early(
     stop stands on the full window whatever the sweeps' cadence."""
     grace = settings.grace_for(KIND)
     enforcing = settings.mode_for(KIND) is Mode.ENFORCE and not is_production(view, settings)
-    if not (settings.notebook_early_warning and complete and grace > 0 and enforcing):
+    killed = view.kill_after is not None and now >= view.kill_after  # past its kill date that rule decides, not idleness
+    if not (settings.notebook_early_warning and complete and grace > 0 and enforcing) or killed:
         return None
     span = early_span(window, grace)
     if span >= window or last_active > window_end - timedelta(minutes=span):
