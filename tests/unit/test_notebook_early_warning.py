@@ -7,20 +7,21 @@ from reaper.core.settings import Settings
 from reaper.sweep.pipeline import decide as pipeline_decide
 from tests.unit.test_notebook_rules import KIND, NOW, decide, nb, signal
 
-ENFORCE = Settings(mode="enforce")  # threshold 60 min, grace 60 min: warned after 30 quiet minutes
+ENFORCE = Settings(mode="enforce")  # threshold 60 min, grace 60 min: warned after one quiet sample (5 minutes)
 
 
-def test_complete_quiet_samples_for_half_the_threshold_warn_early_in_enforce():
+def test_complete_quiet_samples_warn_early_in_enforce_so_the_grace_ends_at_the_threshold():
     # Given every sample of the last hour, the last 30 minutes without activity
     d = decide(nb(), signal([0] * 6 + [1] * 6), ENFORCE)
     # Then the rule finds it reapable early, and the pipeline makes that the warning
-    assert d.verdict is Verdict.ACT and d.evidence["early_warning"] and d.evidence["early_span_minutes"] == 30
+    assert d.verdict is Verdict.ACT and d.evidence["early_warning"] and d.evidence["early_span_minutes"] == 5
     warned, _view = pipeline_decide(KIND, nb(), signal([0] * 6 + [1] * 6), ENFORCE, NOW)
     assert warned.verdict is Verdict.WARN and warned.newly_warned
 
 
 def test_less_quiet_than_the_early_span_keeps():
-    assert decide(nb(), signal([0] * 5 + [1] * 7), ENFORCE).verdict is Verdict.KEEP
+    # the latest sample still shows activity: no warning while the owner may be at work
+    assert decide(nb(), signal([1] + [0] * 11), ENFORCE).verdict is Verdict.KEEP
 
 
 def test_a_missing_sample_anywhere_in_the_window_is_not_strong_evidence():

@@ -6,11 +6,12 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.aws.metrics import Series
 from reaper.core.jupyter import JupyterReading, judge
 from reaper.core.model import Decision, Mode, Resource, Verdict
-from reaper.core.policy import TagView, off_hours_stop
+from reaper.core.policy import TagView, is_production, off_hours_stop
 from reaper.core.settings import Settings
-from reaper.core.timeutil import human_duration
+from reaper.core.timeutil import human_duration, iso
 from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
 from reaper.kinds.notebook.silent import is_silent, silent_agent
 
@@ -52,6 +53,15 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
         return silent_agent(resource, facts, settings, now)
+    old_metric = signal is not None and signal.source == "metric" and settings.agent_channel == "logs"
+    return from_agent(points, window_end, window, old_metric, view, settings, now)
+
+
+def from_agent(
+    points: Series, window_end: datetime, window: int, old_metric: bool, view: TagView, settings: Settings, now: datetime
+) -> Decision:
+    """The agent's samples judged: idle when every period of the window is there and none active; a gap
+    is unknown; activity after a standing warning clears it; strong evidence warns early (warn_early)."""
     needed = math.ceil(window / 5)
     slots = [window_end - PERIOD * (k + 1) for k in range(needed)]
     by_slot = {align(ts): v for ts, v in points}
@@ -59,10 +69,18 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     active = [ts for ts, v in points if v > 0]
     last_active = max(active) + PERIOD if active else None
     evidence: dict[str, Any] = {"idle_window_minutes": window, "periods": needed, "missing_periods": len(missing)}
-    if signal is not None and signal.source == "metric" and settings.agent_channel == "logs":
+    if old_metric:
         evidence["source"] = f"{NAMESPACE}/{METRIC} (an agent installed before the stack used Logs; until the notebook restarts)"
+    if view.warned_at is not None and last_active is not None and last_active > view.warned_at:
+        # the contract: activity between the warning and the action clears the warning, even when no sweep saw it live
+        ago = human_duration(now - last_active) if now > last_active else "0 m"
+        return Decision(
+            Verdict.KEEP,
+            f"active {ago} ago, after the warning at {iso(view.warned_at)}",
+            evidence={**evidence, "last_active": last_active, "active_since_warning": True},
+        )
     if last_active is not None and last_active > window_end - timedelta(minutes=window):
-        early = warn_early(last_active, not missing, window, window_end, settings, now)
+        early = warn_early(last_active, not missing, window, window_end, view, settings, now)
         if early is not None:
             return early.with_(evidence={**evidence, **early.evidence})
         ago = human_duration(now - last_active) if now > last_active else "0 m"
@@ -79,30 +97,47 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
 
 
 def early_span(window: int, grace: int) -> int:
-    """How long a strongly evidenced quiet must last before the warning: the threshold less the grace,
-    so the stop falls at the threshold; never less than half the threshold (the least evidence taken)."""
-    return max(window - grace, math.ceil(window / 2))
+    """How long a strongly evidenced quiet must last before the warning: the threshold less the grace, so
+    the grace ends at the threshold; at least one whole quiet sample of the agent (5 minutes): a warning
+    never comes while the latest sample still shows activity."""
+    return max(window - grace, int(PERIOD.total_seconds()) // 60)
 
 
 def warn_early(
-    last_active: datetime, complete: bool, window: int, window_end: datetime, settings: Settings, now: datetime
+    last_active: datetime, complete: bool, window: int, window_end: datetime, view: TagView, settings: Settings, now: datetime
 ) -> Decision | None:
     """Strong evidence (every agent sample of the idle window present, none active for the early span):
     in enforce, the warning comes early so its grace ends at the threshold. Never on a gap, never in
-    dry-run (it has no grace: a "would stop" before the threshold would be wrong), never with grace 0."""
+    dry-run (it has no grace: a "would stop" before the threshold would be wrong), never with grace 0,
+    never for a production stage (notify-only: the same). Only the warning comes early: once warned,
+    the notebook stays warned (quiet) until the normal rule finds it idle for the whole threshold, so the
+    stop stands on the full window whatever the sweeps' cadence."""
     grace = settings.grace_for(KIND)
-    if not (settings.notebook_early_warning and complete and grace > 0 and settings.mode_for(KIND) is Mode.ENFORCE):
+    enforcing = settings.mode_for(KIND) is Mode.ENFORCE and not is_production(view, settings)
+    killed = view.kill_after is not None and now >= view.kill_after  # past its kill date that rule decides, not idleness
+    if not (settings.notebook_early_warning and complete and grace > 0 and enforcing) or killed:
         return None
     span = early_span(window, grace)
     if span >= window or last_active > window_end - timedelta(minutes=span):
         return None
     quiet = human_duration(now - last_active)
+    evidence = {"last_active": last_active, "early_warning": True, "early_span_minutes": span}
+    if view.warned_at is not None:
+        due = max(view.warned_at + timedelta(minutes=grace), last_active + timedelta(minutes=window))
+        return Decision(
+            Verdict.WARN,
+            f"no activity for {quiet}; warned at {iso(view.warned_at)}, will stop after {iso(due)} "
+            f"(idle for the {window} min threshold and the grace over) unless that changes",
+            action="stop",
+            evidence=evidence,
+            quiet=True,
+        )
     return Decision(
         Verdict.ACT,
         f"no activity for {quiet}, every activity sample of the last {window} min present: warned early, "
         f"so the stop falls at the {window} min idle threshold or soon after",
         action="stop",
-        evidence={"last_active": last_active, "early_warning": True, "early_span_minutes": span},
+        evidence=evidence,
     )
 
 
