@@ -165,7 +165,9 @@ def measure_acting(kind: str, module: Any, n: int, agent_channel: str = "metric"
     the enforce sweep makes beyond the dry run's, apart from the changes themselves, per action."""
     with local_account():
         now = datetime.now(UTC)
-        module.seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
+        # a seeder whose floor account has nothing to act on (Studio: only Canvas apps are judged idle) seeds one that has
+        seed = getattr(module, "seed_acting", module.seed)
+        seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
         sweeps = getattr(module, "SWEEPS", kind)
         dry_rt = build_runtime(Settings(agent_channel=agent_channel), region="us-east-1")
         with recording() as dry:

@@ -28,7 +28,8 @@ def gate(kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason
 
     AWS errors of the reads propagate: the caller reports them as a failure, nothing changed.
     """
-    state = kind.current_state(ctx.clients, resource)
+    ctx.read_now.clear()
+    state, described = kind.state_now(ctx.clients, resource)
     if state is None:
         return Result.gone(f"gone before the action could run ({reason})" if reason else "gone before the action could run")
     if state not in action.valid_origin_states:
@@ -40,6 +41,8 @@ def gate(kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason
     why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings)
     if why is not None:
         return Result.refused(f"refused to {action.name}: {why} ({AGAIN}): nothing done")
+    # the action takes what was read here rather than reading it again (ActContext.gated)
+    ctx.read_now.update(arn=resource.arn, tags=fresh, described=described)
     return None
 
 
