@@ -8,6 +8,10 @@ protection tags read again from its own service (exempt, snoozed, bad tag, produ
 the kind's own reasons to keep (`KindDeclaration.guard`) judged on those fresh tags. A button asks
 the same guard against the rule's fresh decision before it asks for anything (`refusal`), so it can
 do what a sweep would do now, or less: skip the idle wait and the grace period, never a guard.
+
+What the gate read for a change it lets through (the tags, and the description a kind's `current_read`
+returns with the state) goes to that change's action in `ActContext.read_now`: the action does not read
+the same again a moment later, and never gets what was read for another change.
 """
 
 from __future__ import annotations
