@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from reaper import kinds
+from reaper.core.model import Decision, Mode, Outcome, Verdict
+from reaper.core.settings import Settings
 from reaper.handlers import handle_kind_event
+from reaper.kinds.base import ActContext
 from reaper.record.actionlog import ActionLog
+from reaper.sweep import gate, pipeline
+from reaper.wiring import build_runtime
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from tests.conftest import TABLE, drain, event, load_function
@@ -65,3 +71,28 @@ def test_zeroing_idle_dev_endpoints_costs_the_gate_once_and_what_the_restore_rec
     assert all(log.latest_restore("endpoint", name) is not None for name in queued)
     executed = [m["id"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("executed")]
     assert sorted(executed) == sorted(classic + queued)
+
+
+def test_the_gate_hands_its_reads_to_that_change_only(aws, sm, table):
+    # Given two idle dev endpoints, one tagged exempt since discovery
+    now = datetime.now(UTC)
+    for name in ("open", "shut"):
+        se.classic(sm, name, DEV)
+        se.age(name, now, 300)
+    kind = kinds.get("endpoint")
+    rt = build_runtime(Settings(mode=Mode.ENFORCE, grace_minutes=0, table=table), session=aws, region="us-east-1")
+    found = {r.id: r for r in kind.discover(rt.clients(), rt.settings, now)}
+    sm.add_tags(ResourceArn=found["shut"].arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+    ctx = ActContext(clients=rt.clients(), settings=rt.settings, now=now, log=rt.log, event_id="hand")
+    action = kind.actions["delete"]
+    # When the gate lets the first through, then refuses the second
+    assert gate.gate(kind, action, found["open"], ctx) is None
+    handed = dict(ctx.read_now)
+    refused = gate.gate(kind, action, found["shut"], ctx)
+    # Then the first change got its own description and tags, and a refused change leaves nothing to take
+    assert handed["arn"] == found["open"].arn and handed["described"]["EndpointName"] == "open" and handed["tags"] == DEV
+    assert refused is not None and ctx.read_now == {} and ctx.gated(found["open"].arn, "tags") is None
+    # And after a change the pipeline makes, nothing of its reads is left for the next
+    outcome = Outcome(found["open"], Decision(Verdict.ACT, "idle", action="delete"), Mode.ENFORCE)
+    outcome.result = pipeline.enforce(kind, outcome, ctx)
+    assert outcome.executed and ctx.read_now == {}
