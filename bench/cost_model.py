@@ -112,11 +112,11 @@ SWEEP_INTERVAL_MIN = {"notebook": 15, "endpoint": 15, "studio-app": 15, "ec2": 1
 CONTINUATION_DELAY_S = 60  # reaper.sweep.continuation.DELAY: the next part is invoked a minute after one ends
 
 
-def parts(projected_s: float, n: int, target_n: int = 10_000) -> dict[str, Any]:
-    """A sweep of `target_n` (scaled linearly from `n`) in parts of at most half the timeout: how many
-    invocations, and when the last one starts (each part then a minute's wait)."""
+def parts(projected_s: float, n: int, target_n: int = 10_000, per_part: float = TIMEOUT_S / 2) -> dict[str, Any]:
+    """A sweep of `target_n` (scaled linearly from `n`) in parts of at most `per_part` seconds (half the
+    timeout: a margin for the stated latencies): how many invocations, and when the last one starts (each
+    part then a minute's wait)."""
     at_target = projected_s * target_n / max(n, 1)
-    per_part = TIMEOUT_S / 2
     count = max(1, math.ceil(at_target / per_part))
     last_starts_s = (count - 1) * (per_part + CONTINUATION_DELAY_S)
     return {

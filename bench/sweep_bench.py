@@ -165,7 +165,9 @@ def measure_acting(kind: str, module: Any, n: int, agent_channel: str = "metric"
     the enforce sweep makes beyond the dry run's, apart from the changes themselves, per action."""
     with local_account():
         now = datetime.now(UTC)
-        module.seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
+        # a seeder whose floor account has nothing to act on (Studio: only Canvas apps are judged idle) seeds one that has
+        seed = getattr(module, "seed_acting", module.seed)
+        seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
         sweeps = getattr(module, "SWEEPS", kind)
         dry_rt = build_runtime(Settings(agent_channel=agent_channel), region="us-east-1")
         with recording() as dry:
@@ -216,7 +218,15 @@ def backlog(r: dict[str, Any], target_n: int = 10_000) -> dict[str, Any]:
     price = r.get("calls_per_action_net_of_notices", r["calls_per_action"])  # all to act on: no notices
     per_action_s = (price + r["changes_per_action"]) * cost_model.DEFAULT_LATENCY_S
     plan = cost_model.parts(reads_s + per_action_s * target_n, target_n, target_n)
-    return {**plan, "max_parts": MAX_PARTS, "within_max_parts": plan["parts"] <= MAX_PARTS}
+    # the function's own part: it works until RESERVE_SECONDS before its timeout (reaper.core.deadline), not half of it
+    full = cost_model.parts(reads_s + per_action_s * target_n, target_n, target_n, per_part=cost_model.TIMEOUT_S - RESERVE_SECONDS)
+    return {
+        **plan,
+        "max_parts": MAX_PARTS,
+        "within_max_parts": plan["parts"] <= MAX_PARTS,
+        "parts_of_full_length": full["parts"],
+        "full_part_s": cost_model.TIMEOUT_S - RESERVE_SECONDS,
+    }
 
 
 def report_acting(r: dict[str, Any]) -> str:
@@ -232,7 +242,7 @@ def report_acting(r: dict[str, Any]) -> str:
         f"enforce projected on AWS {r['enforce_projected_aws_seconds']:.0f} s\n"
         f"    a first enforce sweep over 10,000 to act on (linear projection): {b['projected_s']:.0f} s = {b['parts']} part(s) "
         f"of <= {cost_model.TIMEOUT_S // 2} s, done in {b['chain_min']} min ({'within' if b['within_max_parts'] else 'PAST'} "
-        f"the {MAX_PARTS}-part limit)\n{per}"
+        f"the {MAX_PARTS}-part limit; {b['parts_of_full_length']} part(s) of the function's full {b['full_part_s']} s)\n{per}"
     )
 
 

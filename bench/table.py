@@ -1,6 +1,7 @@
-"""The performance table (docs/performance.md) from bench result files.
+"""The performance tables (docs/performance.md) from bench result files.
 
 .venv/bin/python bench/table.py bench/results/floor-1000.json bench/results/floor-10000.json
+.venv/bin/python bench/table.py --act bench/results/acting-1000-every-kind.json   # the price of acting, per kind
 """
 
 from __future__ import annotations
@@ -37,5 +38,33 @@ def table(sweeps: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def acting_rows(paths: list[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for p in paths:
+        out.extend(json.loads(Path(p).read_text()).get("acting", []))
+    return sorted(out, key=lambda r: (r["kind"], r["n"]))
+
+
+def acting_table(entries: list[dict[str, Any]]) -> str:
+    """Calls per resource of the dry run beside calls per action of the enforce sweep, and the 10,000 backlog."""
+    lines = [
+        "| kind | N | dry run, calls/resource | acted | changes/action | calls/action beyond the dry run and the changes "
+        "| net of notices | 10,000 to act on: projected | parts of ≤ 150 s | within 50 | parts of 270 s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for r in entries:
+        b = r["backlog_10000"]
+        net = r.get("calls_per_action_net_of_notices", r["calls_per_action"])
+        lines.append(
+            f"| {r['kind']} | {r['n']:,} | {r['dry_run_calls_per_resource']:.3f} | {r['acted']:,} | {r['changes_per_action']:.3f} "
+            f"| {r['calls_per_action']:.3f} | **{net:.3f}** | {b['projected_s']:,.0f} s | {b['parts']} "
+            f"| {'yes' if b['within_max_parts'] else '**no**'} | {b.get('parts_of_full_length', '')} |"
+        )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(table(rows(sys.argv[1:])))
+    if sys.argv[1:2] == ["--act"]:
+        print(acting_table(acting_rows(sys.argv[2:])))
+    else:
+        print(table(rows(sys.argv[1:])))

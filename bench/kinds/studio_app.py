@@ -35,3 +35,18 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         app_type = "CodeEditor" if i % 3 == 0 else "JupyterLab"
         studio.space(sm, d, space, owner=user, app_type=app_type)
         studio.app(sm, d, space_name=space, app_type=app_type, instance_type="ml.t3.medium", tags=tags, created=created)
+
+
+def seed_acting(session: boto3.session.Session, n: int, now: datetime) -> None:
+    """For `--act`: n Canvas apps (the Studio apps the reaper judges by activity), one user profile each,
+    250 to a domain — two in three idle for 3 h (deleted), one in three active 10 min ago (kept), one in
+    five of them exempt."""
+    sm, cw = session.client("sagemaker"), session.client("cloudwatch")
+    domains = [studio.domain(sm, f"bench-canvas-{k}") for k in range(max(1, -(-n // APPS_PER_DOMAIN)))]
+    for i in range(n):
+        d, user = domains[i // APPS_PER_DOMAIN], f"c{i:05d}"
+        studio.user(sm, d, user, {"ml:owner": f"{user}@example.com"})
+        tags = {"ml:stage": "dev"} if i % 5 else {"ml:stage": "dev", "reaper:exempt": "true"}
+        studio.app(sm, d, user_name=user, app_type="Canvas", tags=tags, created=now - timedelta(days=2))
+        last = now - (timedelta(minutes=10) if i % 3 == 0 else timedelta(hours=3))
+        studio.canvas_activity(cw, d, user, last_active=last, now=now)

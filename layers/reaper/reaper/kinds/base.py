@@ -70,6 +70,15 @@ class ActContext:
     # the courier's changes not yet settled in the action log: the next change's write-ahead write takes
     # them along and empties this list (reaper.sweep.pipeline._begin); what is left, the courier settles
     unsettled: list[Settlement] = field(default_factory=list)
+    # what the gate read just before the change it let through (reaper.sweep.gate): the resource's tags
+    # now and, for a kind that declares `current_read`, the description its state came from. The action
+    # takes them (`gated`) instead of reading the same again; each gate empties it first, so one
+    # change's reads never reach another's action.
+    read_now: dict[str, Any] = field(default_factory=dict)
+
+    def gated(self, arn: str, key: str) -> Any:
+        """What the gate read just now for `arn` under `key` ("tags", "described"); None when it read nothing for it."""
+        return self.read_now.get(key) if self.read_now.get("arn") == arn else None
 
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"
@@ -161,6 +170,9 @@ class KindDeclaration:
     signals: Ref  # (clients, resources, settings, now) -> {id: signal}: evidence read in batches
     decide: Ref  # (resource, signal, view, settings, now) -> Decision: pure
     current_state: Ref  # (clients, resource) -> state now, None when gone; read just before acting
+    # (clients, resource) -> (state now or None, the description it was read from): when declared, the
+    # gate reads the state through it and hands the description to the action (ActContext.gated)
+    current_read: Ref | None = None
     undo_hint: Ref | None = None  # (resource, action) -> a command that undoes it
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
@@ -242,6 +254,13 @@ class Kind:
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
         state: str | None = self._part(self.declaration.current_state)(clients, resource)
         return state
+
+    def state_now(self, clients: Clients, resource: Resource) -> tuple[str | None, Any]:
+        """The state now, and the description it was read from where the kind hands it on (else None)."""
+        if self.declaration.current_read is None:
+            return self.current_state(clients, resource), None
+        state, described = self._part(self.declaration.current_read)(clients, resource)
+        return state, described
 
     def kill_decision(
         self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str

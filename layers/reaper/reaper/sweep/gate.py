@@ -8,6 +8,10 @@ protection tags read again from its own service (exempt, snoozed, bad tag, produ
 the kind's own reasons to keep (`KindDeclaration.guard`) judged on those fresh tags. A button asks
 the same guard against the rule's fresh decision before it asks for anything (`refusal`), so it can
 do what a sweep would do now, or less: skip the idle wait and the grace period, never a guard.
+
+What the gate read for a change it lets through (the tags, and the description a kind's `current_read`
+returns with the state) goes to that change's action in `ActContext.read_now`: the action does not read
+the same again a moment later, and never gets what was read for another change.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ def gate(kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason
 
     AWS errors of the reads propagate: the caller reports them as a failure, nothing changed.
     """
-    state = kind.current_state(ctx.clients, resource)
+    ctx.read_now.clear()
+    state, described = kind.state_now(ctx.clients, resource)
     if state is None:
         return Result.gone(f"gone before the action could run ({reason})" if reason else "gone before the action could run")
     if state not in action.valid_origin_states:
@@ -40,6 +45,8 @@ def gate(kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason
     why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings)
     if why is not None:
         return Result.refused(f"refused to {action.name}: {why} ({AGAIN}): nothing done")
+    # the action takes what was read here rather than reading it again (ActContext.gated)
+    ctx.read_now.update(arn=resource.arn, tags=fresh, described=described)
     return None
 
 

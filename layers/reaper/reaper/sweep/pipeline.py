@@ -436,6 +436,8 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
         return _refused(d, exc.reason)
     except AwsError as exc:
         return Result.failed(f"{d.action} failed: {short(exc)}")
+    finally:
+        ctx.read_now.clear()  # the gate's reads were for this change only
     if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])

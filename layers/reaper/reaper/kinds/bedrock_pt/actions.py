@@ -38,13 +38,17 @@ def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         raise ActionRefused(
             "DeleteProvisionedModelThroughput", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted"
         )
-    now = read(ctx.clients, r.arn)
+    gated: dict[str, Any] | None = ctx.gated(r.arn, "described")  # the gate's read, just now
+    now = gated if gated is not None else read(ctx.clients, r.arn)
     if now is None:
         raise ActionRefused("DeleteProvisionedModelThroughput", "it is gone already; nothing was deleted")
     if now.get("commitmentDuration"):
         raise ActionRefused("DeleteProvisionedModelThroughput", f"it has a {now['commitmentDuration']} commitment now; nothing was deleted")
     warned = ctx.settings.tag("warned-at").lower()
-    tags = {k: v for k, v in tags_of(ctx.clients("bedrock"), r.arn).items() if k.strip().lower() != warned}
+    fresh: dict[str, str] | None = ctx.gated(r.arn, "tags")  # the gate's protection read, just now
+    tags = {
+        k: v for k, v in (fresh if fresh is not None else tags_of(ctx.clients("bedrock"), r.arn)).items() if k.strip().lower() != warned
+    }
     record: RestoreRecord = {
         "kind": KIND,
         "name": r.id,
@@ -69,13 +73,18 @@ def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     return f"deleted; restore record written (model {record['model_arn']}, {units} model unit{'s' if units != 1 else ''}, {len(tags)} tags)"
 
 
-def current_state(clients: Clients, resource: Resource) -> str | None:
+def current_read(clients: Clients, resource: Resource) -> tuple[str | None, dict[str, Any] | None]:
+    """Its state now and the GetProvisionedModelThroughput it came from (the gate hands it to the delete)."""
     now = read(clients, resource.arn)
     if now is None:
-        return None
+        return None, None
     if now.get("commitmentDuration"):
-        return f"committed ({now['commitmentDuration']}) since discovery"
-    return str(now.get("status", "unknown"))
+        return f"committed ({now['commitmentDuration']}) since discovery", now
+    return str(now.get("status", "unknown")), now
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    return current_read(clients, resource)[0]
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:

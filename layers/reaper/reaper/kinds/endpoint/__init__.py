@@ -131,6 +131,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
+    current_read=f"{_P}.actions:current_read",  # the gate's DescribeEndpoint, handed to the action
     budgeted=True,
     signals_read_log=True,  # production configurations are read only when their daily message is due
     default_action=ActionName.SCALE_TO_ZERO,  # classic endpoints cannot scale to zero: kill_decision picks delete for them

@@ -84,7 +84,7 @@ def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     if ctx.log is None:
         raise ActionRefused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
     sm = ctx.clients("sagemaker")
-    desc = sm.describe_endpoint(EndpointName=r.id)
+    desc = _described(ctx, r)
     config_name = desc["EndpointConfigName"]
     reader = DetailReader(ctx.clients)
     config = reader.config(config_name)
@@ -106,12 +106,7 @@ def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     resource_ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
     scaling = autoscaling.capture(ctx.clients("application-autoscaling"), ctx.clients("cloudwatch"), resource_ids, VARIANT_DIMENSION)
     warned = ctx.settings.tag("warned-at").lower()
-    tags = [
-        t
-        for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn)
-        for t in page.get("Tags", [])
-        if t["Key"].strip().lower() != warned
-    ]
+    tags = [t for t in _tags_now(ctx, r) if t["Key"].strip().lower() != warned]
     record = _base_record(ctx, r, CLASSIC, d)
     record["config_name"] = config_name
     record["models"] = models
@@ -179,7 +174,7 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html
     """
     sm, aas, cw = ctx.clients("sagemaker"), ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
-    desc = sm.describe_endpoint(EndpointName=r.id)
+    desc = _described(ctx, r)
     variants = desc.get("ProductionVariants", [])
     found = autoscaling.targets(aas, [variant_resource_id(r.id, v["VariantName"]) for v in variants], VARIANT_DIMENSION)
     wake_there = autoscaling.has_wake_policy(cw, r.id)
@@ -253,15 +248,34 @@ def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
 # -- just before acting, and after ----------------------------------------------------------------
 
 
-def current_state(clients: Clients, resource: Resource) -> str | None:
+def current_read(clients: Clients, resource: Resource) -> tuple[str | None, dict[str, Any] | None]:
+    """The endpoint's status now and the DescribeEndpoint it came from (the gate hands it to the action)."""
     try:
-        desc = clients("sagemaker").describe_endpoint(EndpointName=resource.id)
+        desc: dict[str, Any] = clients("sagemaker").describe_endpoint(EndpointName=resource.id)
     except ClientError as exc:
         if is_not_found(exc):
-            return None
+            return None, None
         raise
-    state: str = desc.get("EndpointStatus", "Unknown")
-    return state
+    return str(desc.get("EndpointStatus", "Unknown")), desc
+
+
+def current_state(clients: Clients, resource: Resource) -> str | None:
+    return current_read(clients, resource)[0]
+
+
+def _described(ctx: ActContext, r: Resource) -> dict[str, Any]:
+    """The endpoint as the gate described it just now (its state check), else described here."""
+    desc: dict[str, Any] | None = ctx.gated(r.arn, "described")
+    return desc if desc is not None else ctx.clients("sagemaker").describe_endpoint(EndpointName=r.id)
+
+
+def _tags_now(ctx: ActContext, r: Resource) -> list[dict[str, str]]:
+    """The endpoint's tags as the gate read them just now (its protection check), else read here."""
+    fresh: dict[str, str] | None = ctx.gated(r.arn, "tags")
+    if fresh is not None:
+        return [{"Key": k, "Value": v} for k, v in fresh.items()]
+    sm = ctx.clients("sagemaker")
+    return [t for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn) for t in page.get("Tags", [])]
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:
