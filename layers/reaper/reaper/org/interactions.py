@@ -66,7 +66,9 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
     }
     name = f"`{base['id']}`"
     if c.action != STOP:
-        return Answer.of(base, "refused", "The organisation's digest acts only through Stop now; snooze or exempt from the owner's own message.")
+        return Answer.of(
+            base, "refused", "The organisation's digest acts only through Stop now; snooze or exempt from the owner's own message."
+        )
     if c.user not in bot.config.admins:
         return Answer.of(base, "refused", f"<@{c.user}> is not an mlreaper admin of the organisation: nothing was done.")
     try:
@@ -77,7 +79,8 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
         return Answer.of(
             base,
             "refused",
-            f"{name} in account {account or '(none)'} is in no record a member of the organisation sent this week: nothing was asked of any account.",
+            f"{name} in account {account or '(none)'} is in no record a member of the organisation sent this week: "
+            "nothing was asked of any account.",
         )
     try:
         click.forward_stop(sts, lambda_for, str(entry["function"]), stop_event(c, now))
@@ -89,7 +92,9 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
                 f"Account {account} does not let this central account act ({short(exc)}): its stack has no CentralActionRole "
                 "trusting this account. Nothing was done.",
             )
-        return Answer.of(base, "failed", f"Could not hand the stop of {name} to account {account}: {short(exc)}. Nothing was done; click again.")
+        return Answer.of(
+            base, "failed", f"Could not hand the stop of {name} to account {account}: {short(exc)}. Nothing was done; click again."
+        )
     return Answer.of(
         base,
         "delegated",

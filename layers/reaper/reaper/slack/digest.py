@@ -170,7 +170,9 @@ def _stop_blocks(p: dict[str, Any], cuts: Cuts) -> list[Block]:
         )
         button = ButtonElement(text="Stop now", action_id="reaper:stop", value=value, style="danger", confirm=confirm)
         section_text = MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "stoppable"))
-        blocks.append(SectionBlock(text=section_text, accessory=button) if len(value) <= BUTTON_VALUE_MAX else SectionBlock(text=section_text))
+        blocks.append(
+            SectionBlock(text=section_text, accessory=button) if len(value) <= BUTTON_VALUE_MAX else SectionBlock(text=section_text)
+        )
     more = int(p.get("stoppable_total") or len(rows)) - len(rows[:STOP_LISTED])
     if more > 0:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f"… and {more} more: `reaper log --org --since 1d`")]))
