@@ -18,12 +18,14 @@ from slack_sdk.signature import SignatureVerifier
 from reaper.core.settings import Settings
 from reaper.handlers import handle_kind_event
 from reaper.org import click
+from reaper.org import interactions as central_interactions
 from reaper.org.interactions import handle_central_request
 from reaper.record.actionlog import ActionLog
 from reaper.slack.bot import BotConfig, SlackBot
 from reaper.slack.notifier import Notifier
 from reaper.wiring import build_runtime
 from reaper_devkit import seed
+from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sts_trust import trust_enforced
 from reaper_devkit.slack_api import SlackApi
 from tests.integration.test_organisation import IDLE, MEMBER_LOG, REGION, _central_takes, _session, _sweep_member
@@ -234,7 +236,11 @@ def test_a_member_whose_role_does_not_trust_the_central_account_is_refused(hub):
         ),
     )
     # When an admin clicks its resource's Stop now
-    result = hub["call"](signed(pressed(hub["api"], hub["buttons"][f"idle-{second[-4:]}"]["value"], "untrusted"), hub["now"]))
+    with recording() as calls:
+        result = hub["call"](signed(pressed(hub["api"], hub["buttons"][f"idle-{second[-4:]}"]["value"], "untrusted"), hub["now"]))
+    # (the central endpoint's calls: the claim, the record the button names, the AssumeRole, the click's record; all granted)
+    assert calls.operations == ["PutItem", "GetItem", "AssumeRole", "PutItem"]
+    assert calls.actions <= central_interactions.PERMISSIONS
     # Then the AssumeRole is refused, and so is the click, with that reason; nothing was invoked or changed
     assert result["statusCode"] == 200
     [reply] = said(hub, "untrusted")
