@@ -97,8 +97,10 @@ unit: $(VENV)/.ready
 integration: $(VENV)/.ready
 	$(VENV)/bin/pytest tests/integration
 
+# both stacks: the member's (template.yaml, also the StackSet's) and the central account's (org/central.yaml)
 sam-validate: $(SAMVENV)/.ready
 	$(SAM) validate --lint --region us-east-1
+	$(SAM) validate --lint --region us-east-1 -t org/central.yaml
 
 # cloudformation, not serverless: checkov's serverless framework reads serverless.yml (the
 # Serverless Framework); SAM resources are checked by the cloudformation one. Every finding is

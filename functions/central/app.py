@@ -3,14 +3,12 @@
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools.utilities import parameters
-
 from reaper.aws.clients import Clients, default_region
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
 from reaper.org import central, click
 from reaper.record.actionlog import ActionLog
-from reaper.slack.bot import SlackBot, cached_bot
+from reaper.slack.bot import SlackBot, secret_bot
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.slack.notifier import Notifier
 
@@ -21,10 +19,7 @@ SECRET_ARN = SETTINGS.slack_secret_arn or ""
 
 
 def bot() -> SlackBot | None:
-    if not SECRET_ARN:
-        return None
-    value = parameters.get_secret(SECRET_ARN, max_age=300)
-    return cached_bot(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value))
+    return secret_bot(SECRET_ARN)
 
 
 # the digest is the member notifier's, read from the organisation's table (each entry names its account)

@@ -6,13 +6,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import boto3
-from aws_lambda_powertools.utilities import parameters
 
 from reaper.aws.clients import RETRY_CONFIG
 from reaper.core.errors import ConfigError
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
-from reaper.slack.bot import SlackBot, cached_bot
+from reaper.slack.bot import SlackBot, secret_bot
 from reaper.slack.interactions import handle_request
 from reaper.wiring import build_runtime
 
@@ -37,11 +36,7 @@ TARGETS = _targets(os.environ.get("REAPER_CLICK_TARGETS", ""))
 
 
 def bot() -> SlackBot | None:
-    if not SECRET_ARN:
-        return None
-    value = parameters.get_secret(SECRET_ARN, max_age=300)
-    text = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
-    return cached_bot(text)
+    return secret_bot(SECRET_ARN)
 
 
 def invoke(target: str, event: dict[str, Any]) -> None:

@@ -30,19 +30,39 @@ def take(dynamodb: Any, table: str, event: Any) -> dict[str, Any]:
     if not (account.isdigit() and len(account) == 12):
         raise BadEventError(f"a forwarded record without its sender's account ({account!r})")
     entry = {**ev.detail, "account": account}
-    try:
-        at = as_utc(datetime.fromisoformat(str(entry.get("logged_at")).replace("Z", "+00:00")))
-    except ValueError:
-        raise BadEventError(f"a forwarded record without a readable logged_at ({entry.get('logged_at')!r})") from None
-    event_id = str(entry.get("event_id") or ev.id)
-    sk = f"{at:%Y-%m-%dT%H:%M:%S.%f}Z#{account}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
+    entry["event_id"] = str(entry.get("event_id") or ev.id)
+    at = logged_at(entry)
     dynamodb.put_item(
         TableName=table,
-        Item={
-            "pk": {"S": f"LOG#{at:%Y-%m-%d}"},
-            "sk": {"S": sk},
-            "entry": {"S": json.dumps(entry, default=str)},
-            "expires_at": {"N": str(int((at + LOG_TTL).timestamp()))},
-        },
+        Item={**log_key(entry), "entry": {"S": json.dumps(entry, default=str)}, "expires_at": {"N": str(int((at + LOG_TTL).timestamp()))}},
     )
     return {"account": account, "kind": entry.get("kind"), "id": entry.get("id"), "type": entry.get("type")}
+
+
+def logged_at(entry: dict[str, Any]) -> datetime:
+    try:
+        return as_utc(datetime.fromisoformat(str(entry.get("logged_at")).replace("Z", "+00:00")))
+    except ValueError:
+        raise BadEventError(f"a forwarded record without a readable logged_at ({entry.get('logged_at')!r})") from None
+
+
+def log_key(entry: dict[str, Any]) -> dict[str, Any]:
+    """Where `take` files a member's record (as written, or as read back: the entry keeps its account and
+    event_id), so the central digest's button can name the record it showed and the click read it back."""
+    at, account, event_id = logged_at(entry), str(entry.get("account")), str(entry.get("event_id"))
+    sk = f"{at:%Y-%m-%dT%H:%M:%S.%f}Z#{account}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
+    return {"pk": {"S": f"LOG#{at:%Y-%m-%d}"}, "sk": {"S": sk}}
+
+
+def pk_of(sort_key: str) -> str:
+    """The log's partition for a sort key `log_key` made (its day)."""
+    return f"LOG#{sort_key[:10]}"
+
+
+def read(dynamodb: Any, table: str, sort_key: str) -> dict[str, Any] | None:
+    """The record filed under `sort_key` (GetItem), or None."""
+    item = dynamodb.get_item(TableName=table, Key={"pk": {"S": pk_of(sort_key)}, "sk": {"S": sort_key}}).get("Item")
+    if item is None:
+        return None
+    entry: dict[str, Any] = json.loads(item["entry"]["S"])
+    return entry

@@ -55,9 +55,12 @@ def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str
 
 def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: dict[str, Any], now: datetime) -> dict[str, Any]:
     """A Stop now event for a member's resource: the function that logged it (in the organisation's log,
-    the last LOOKBACK) gets it. A resource no member logged is refused: there is no function to ask."""
+    the last LOOKBACK, sent by the resource's own account) gets it. A resource its account never logged
+    is refused: there is no function to ask."""
     arn = str((event.get("detail") or {}).get("arn") or "")
-    function = function_for(list(log.entries(now - LOOKBACK, now)), arn)
+    account = arn.split(":")[4] if arn.count(":") >= 5 else ""
+    # only the account in the ARN may have logged it: the log's `account` is EventBridge's, the sender's
+    function = function_for([e for e in log.entries(now - LOOKBACK, now) if e.get("account") == account], arn)
     if function is None:
         return {"refused": f"{arn or '(no arn)'} is in no member's record of the last {LOOKBACK.days} days: nothing was forwarded"}
     return forward_stop(sts, lambda_for, function, event)

@@ -180,6 +180,23 @@ class CoverageHeadline(BaseModel):
     fix: str
 
 
+class StoppableRow(BaseModel):
+    """The organisation's digest: a resource still waiting, with the key of its record in the central log
+    (its Stop now button names it; reaper.org.interactions reads it back)."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
+    arn: str
+    kind: str
+    id: str
+    account: str
+    region: str | None = None
+    owner: str | None = None
+    verdict: str
+    reason: str | None = None
+    hourly_usd: float | None = None
+    logged: str
+
+
 class DailyDigestMessage(_Body):
     type: Literal["daily-digest"] = "daily-digest"
     id: str
@@ -193,6 +210,8 @@ class DailyDigestMessage(_Body):
     reclaimed_today_usd: float | None = None
     reclaimed_week_usd: float | None = None
     coverage: CoverageHeadline | None = None
+    stoppable: list[StoppableRow] = Field(default_factory=list)  # the organisation's digest only
+    stoppable_total: int = 0
 
     @property
     def subject(self) -> str:

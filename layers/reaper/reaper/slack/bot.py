@@ -153,3 +153,14 @@ def cached_bot(secret_text: str) -> SlackBot | None:
         _BOTS.clear()
         _BOTS[secret_text] = SlackBot.build(config)
     return _BOTS[secret_text]
+
+
+def secret_bot(secret_arn: str | None) -> SlackBot | None:
+    """The bot for the Slack secret a function is given (Secrets Manager through powertools Parameters,
+    cached 5 minutes); None without a secret or without a bot token in it."""
+    if not secret_arn:
+        return None
+    from aws_lambda_powertools.utilities import parameters
+
+    value = parameters.get_secret(secret_arn, max_age=300)
+    return cached_bot(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value))

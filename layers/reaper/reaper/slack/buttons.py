@@ -49,6 +49,11 @@ class Answer:
     status: str  # done | refused | failed | delegated | dry-run
     record: dict[str, Any]
 
+    @classmethod
+    def of(cls, base: dict[str, Any], status: str, text: str) -> Answer:
+        """`text` said in the thread; the record is `base` with its result and reason."""
+        return cls(text=text, status=status, record={**base, "result": status, "reason": text})
+
 
 def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke: Invoke) -> Answer:
     """Authorize, then act; every answer is also the action log's record of the click."""
@@ -94,7 +99,18 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
         except AwsError as exc:
             return _answer(base, "failed", f"Could not start restoring `{base['id']}`: {short(exc)}. Nothing was done; click again.")
         return _answer(base, "delegated", f"Restoring `{base['id']}` for <@{click.user}>; the result is posted when it is done.")
-    event = {  # EventBridge's shape, every field it documents (the kind function parses it as one)
+    event = stop_event(click, now)
+    try:
+        invoke(kind.name, event)
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not hand the stop of `{base['id']}` over: {short(exc)}. Nothing was done; click again.")
+    return _answer(base, "delegated", f"<@{click.user}> asked to stop `{base['id']}` now: checking it again, then acting.")
+
+
+def stop_event(click: Click, now: datetime) -> dict[str, Any]:
+    """The Stop now event a kind's function takes (reaper.slack.stop), in EventBridge's shape, every field
+    it documents (the kind function parses it as one); the central account forwards the same event."""
+    return {
         "version": "0",
         "id": f"slack-{click.signature[-32:]}",
         "source": STOP_SOURCE,
@@ -105,11 +121,6 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
         "resources": [],
         "detail": {"arn": click.arn, "user": click.user, "response_url": click.response_url, "thread_ts": click.thread_ts},
     }
-    try:
-        invoke(kind.name, event)
-    except AwsError as exc:
-        return _answer(base, "failed", f"Could not hand the stop of `{base['id']}` over: {short(exc)}. Nothing was done; click again.")
-    return _answer(base, "delegated", f"<@{click.user}> asked to stop `{base['id']}` now: checking it again, then acting.")
 
 
 def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bool) -> Answer:
@@ -164,7 +175,7 @@ def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, bas
 
 
 def _answer(base: dict[str, Any], status: str, text: str) -> Answer:
-    return Answer(text=text, status=status, record={**base, "result": status, "reason": text})
+    return Answer.of(base, status, text)
 
 
 def _region(arn: str) -> str:

@@ -15,17 +15,20 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
-from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
+from slack_sdk.models.blocks import Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
+from slack_sdk.models.blocks.basic_components import ConfirmObject, MarkdownTextObject, PlainTextObject
 
 from reaper.core.coverage import headline
 from reaper.core.timeutil import as_utc
-from reaper.record.message import CoverageHeadline, DailyDigestMessage
+from reaper.org.central import log_key
+from reaper.record.message import CoverageHeadline, DailyDigestMessage, StoppableRow
 from reaper.report.savings_metric import saved_between
 from reaper.slack.message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
 
 TOP_OWNERS = 5
 ERRORS_LISTED = 10
+STOP_LISTED = 30  # one block each; with the digest's own blocks, within Slack's 50
+BUTTON_VALUE_MAX = 2000  # a button's value (https://api.slack.com/reference/block-kit/block-elements#button)
 
 
 def window_start(now: datetime) -> datetime:
@@ -61,6 +64,7 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> DailyDigestMessag
     reclaimed_today = sum(f.saved_usd for f in saved_between(entries, today, now).values())
     reclaimed_week = sum(f.saved_usd for f in saved_between(entries, week, now).values())
     blind = headline(_latest_coverage(entries, today))
+    stoppable, stoppable_total = _stoppable(entries, today)
     return DailyDigestMessage(
         id=f"digest-{today:%Y-%m-%d}",
         date=f"{today:%Y-%m-%d}",
@@ -73,7 +77,38 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> DailyDigestMessag
         reclaimed_today_usd=round(reclaimed_today, 2),
         reclaimed_week_usd=round(reclaimed_week, 2),
         coverage=None if blind is None else CoverageHeadline.model_validate_json(json.dumps(blind)),
+        stoppable=stoppable,
+        stoppable_total=stoppable_total,
     )
+
+
+def _stoppable(entries: list[dict[str, Any]], today: datetime) -> tuple[list[StoppableRow], int]:
+    """The organisation's digest only (entries that name their account): today's resources whose latest
+    verdict is act or warn and that were not changed, each with the key of that record in the central log,
+    for its Stop now button (reaper.org.interactions reads the record back). Costliest first."""
+    latest: dict[str, dict[str, Any]] = {}
+    for e in entries:  # oldest first: the last one per resource wins
+        at = _time(e.get("logged_at"))
+        if at is not None and at >= today and e.get("type") in (None, "verdict") and e.get("account") and e.get("arn"):
+            latest[str(e["arn"])] = e
+    rows = [
+        StoppableRow(
+            arn=str(e["arn"]),
+            kind=str(e.get("kind")),
+            id=str(e.get("id")),
+            account=str(e["account"]),
+            verdict=str(e["verdict"]),
+            region=_text(e.get("region")),
+            owner=_text(e.get("owner")),
+            reason=_text(e.get("reason")),
+            hourly_usd=None if e.get("hourly_usd") is None else float(e["hourly_usd"]),
+            logged=log_key(e)["sk"]["S"],
+        )
+        for e in latest.values()
+        if e.get("verdict") in ("act", "warn") and not e.get("executed") and e.get("action") and e.get("function")
+    ]
+    rows.sort(key=lambda r: -(r.hourly_usd or 0.0))
+    return rows[:STOP_LISTED], len(rows)
 
 
 def _latest_coverage(entries: list[dict[str, Any]], today: datetime) -> list[dict[str, Any]]:
@@ -117,9 +152,44 @@ def render(p: DailyDigestMessage) -> Message:
     ]
     if errors:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Errors:*\n{errors}", SECTION_TEXT_MAX, "errors"))))
+    blocks += _stop_blocks(p, cuts)
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text="Every record: `reaper log --since 1d`")]))
     text = f"mlreaper daily digest {escape(p.date)}: {verdicts}"
     return Message(text=cuts.cut(text, 3000, "text", note=" …"), blocks=[b.to_dict() for b in blocks], cut=tuple(dict.fromkeys(cuts.parts)))
+
+
+def _stop_blocks(p: DailyDigestMessage, cuts: Cuts) -> list[Block]:
+    """Stop now for each resource the organisation's digest lists (admins only; the member account checks it
+    again through its own gate and answers in the thread)."""
+    rows = p.stoppable
+    if not rows:
+        return []
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text="*Waiting (admins may stop now; each account checks again):*"))]
+    for r in rows[:STOP_LISTED]:
+        text = (
+            f"*{escape(r.kind)}* `{escape(r.id)}` · {escape(r.account)} {escape(r.region or '')} · "
+            f"{_owner(r.owner or '(no owner)')} · {money(r.hourly_usd)}/h\n{escape(r.reason or '')}"
+        )
+        value = json.dumps({"arn": r.arn, "kind": r.kind, "logged": r.logged})
+        confirm = ConfirmObject(
+            title="Stop now?",
+            text=escape(f"{r.kind} {r.id} in account {r.account}")[:300],
+            confirm="Stop",
+            deny="Cancel",
+        )
+        button = ButtonElement(text="Stop now", action_id="reaper:stop", value=value, style="danger", confirm=confirm)
+        section_text = MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "stoppable"))
+        blocks.append(
+            SectionBlock(text=section_text, accessory=button) if len(value) <= BUTTON_VALUE_MAX else SectionBlock(text=section_text)
+        )
+    more = (p.stoppable_total or len(rows)) - len(rows[:STOP_LISTED])
+    if more > 0:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f"… and {more} more: `reaper log --org --since 1d`")]))
+    return blocks
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _owner(owner: str) -> str:

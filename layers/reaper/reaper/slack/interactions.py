@@ -9,18 +9,22 @@ record in the action log and an answer in the clicked message's thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from reaper.aws.faults import AwsError, short
 from reaper.core.observability import MetricUnit, logger, metrics
+from reaper.record.actionlog import ActionLog
 from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot
-from reaper.slack.buttons import Invoke, handle_click
+from reaper.slack.buttons import Answer, Invoke, handle_click
 from reaper.slack.reply import answer
 from reaper.slack.request import Click, RequestRefused, parse_click, verify
 
 RECORD_ATTEMPTS = 3  # each already retried by the client (standard mode)
+# (a signed, fresh, first click; the bot that verified it) -> what was done, said and recorded
+Act = Callable[[Click, SlackBot], Answer]
 
 # The interactions function's role, exactly (tests/unit/test_iam.py): the secret, the click's claim,
 # record and lease, the two protection tags, and invoking the functions that stop and restore.
@@ -45,11 +49,19 @@ def http(status: int, text: str = "") -> dict[str, Any]:
 
 
 def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime, invoke: Invoke) -> dict[str, Any]:
+    """The member's endpoint: every button of the member's messages, acted on in this account."""
+    return serve(event, rt.log, bot, now, lambda click, slack: handle_click(rt, slack, click, now, invoke))
+
+
+def serve(event: Any, log: ActionLog | None, bot: SlackBot | None, now: datetime, act: Act) -> dict[str, Any]:
+    """The front door every Slack endpoint shares (the member's, the central account's): configured,
+    signed, fresh, a button we render, claimed once in `log`; then `act`, its record in `log` and its
+    answer in the clicked message's thread."""
     if bot is None or not bot.config.signing_secret:
         logger.error("Slack buttons need bot mode: a bot_token and a signing_secret in the Slack secret")
         return http(503, "mlreaper: Slack buttons are not configured")
-    if rt.log is None:
-        logger.error("Slack buttons need the action log (REAPER_TABLE)")
+    if log is None:
+        logger.error("Slack buttons need the action log (REAPER_TABLE; REAPER_ORG_TABLE in the central account)")
         return http(503, "mlreaper: no action log")
     if not isinstance(event, dict):
         return http(400)
@@ -62,7 +74,7 @@ def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime,
         return http(exc.status, str(exc))
     event_id = f"slack:{signature[-32:]}"
     try:
-        first = rt.log.claim(f"slack-request|{signature}", now)
+        first = log.claim(f"slack-request|{signature}", now)
     except AwsError as exc:
         metrics.add_metric(name="SlackRequestUnclaimed", unit=MetricUnit.Count, value=1)
         logger.warning("Slack click not claimed: nothing done", extra={"error": short(exc), "button": click.action})
@@ -71,10 +83,10 @@ def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime,
     if not first:
         metrics.add_metric(name="SlackRequestReplayed", unit=MetricUnit.Count, value=1)
         logger.warning("Slack request replayed: not acted on again", extra={"user": click.user, "button": click.action})
-        _record(rt, _replayed(click), now, event_id)
+        record_click(log, _replayed(click), now, event_id)
         return http(200)
-    result = handle_click(rt, bot, click, now, invoke)
-    _record(rt, result.record, now, event_id)
+    result = act(click, bot)
+    record_click(log, result.record, now, event_id)
     logger.info("Slack click", extra={"button": click.action, "user": click.user, "result": result.status})
     answer(click.response_url, result.text, click.thread_ts)
     return http(200)
@@ -94,13 +106,12 @@ def _replayed(click: Click) -> dict[str, Any]:
     }
 
 
-def _record(rt: Runtime, entry: dict[str, Any], now: datetime, event_id: str) -> None:
+def record_click(log: ActionLog, entry: dict[str, Any], now: datetime, event_id: str) -> None:
     """The click's record; a failure is logged and counted, and never keeps the answer from being posted
     (a change the click made was recorded ahead of it)."""
-    assert rt.log is not None
     for attempt in range(RECORD_ATTEMPTS):
         try:
-            rt.log.record(entry, now, event_id)
+            log.record(entry, now, event_id)
             return
         except AwsError as exc:
             if attempt == RECORD_ATTEMPTS - 1:

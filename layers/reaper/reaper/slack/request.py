@@ -36,6 +36,7 @@ from reaper.slack.message import SLACK_ID
 REPLAY_WINDOW_SECONDS = 300
 MAX_BODY_BYTES = 64 * 1024  # a block_actions payload is a few KiB; Slack's own messages are far smaller than this
 MAX_JSON_DEPTH = 32  # a button click's payload nests 5 deep
+MAX_LOGGED_KEY = 1024  # a DynamoDB sort key is at most 1,024 bytes
 ACTIONS = frozenset({"reaper:snooze", "reaper:exempt", "reaper:restore", "reaper:stop", "reaper:confirm-budget"})
 
 
@@ -58,6 +59,7 @@ class Click:
     signature: str
     project: str | None = None  # confirm-budget: the budget's ml:project
     usd: float | None = None  # confirm-budget: the amount the message showed
+    logged: str | None = None  # the central digest's Stop now: the organisation log's key of the record it showed
 
 
 def raw_body(event: dict[str, Any]) -> bytes:
@@ -160,6 +162,7 @@ def parse_click(body: str, signature: str) -> Click:
             signature=signature,
             project=str(value["project"]) if "project" in value else None,
             usd=float(value["usd"]) if "usd" in value else None,
+            logged=str(value["logged"])[:MAX_LOGGED_KEY] if "logged" in value else None,
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         raise RequestRefused(400, "not a button click from an mlreaper message") from None
