@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -77,6 +77,19 @@ ActionRun = Callable[[ActContext, Resource, Decision], str | None]
 
 
 @dataclass(frozen=True)
+class BatchAnswer:
+    """What one batched action did, per resource id (reaper.sweep.batch): `done` holds the detail of each
+    resource the call(s) changed; `failed` the error of the call each was in (a call fails as a whole)."""
+
+    done: Mapping[str, str | None] = field(default_factory=dict)
+    failed: Mapping[str, BaseException] = field(default_factory=dict)
+
+
+# (context, the resources the gate let through, each with its decision) -> what the call(s) did to each
+BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]
+
+
+@dataclass(frozen=True)
 class Action:
     name: str  # the verb in messages: "stop", "delete"
     past: str  # "stopped"
@@ -85,9 +98,19 @@ class Action:
     run: Ref  # -> ActionRun
     needs_log: bool = False  # cannot be undone without a restore record in the action log
     removes_resource: bool = False  # the resource is gone afterwards: its tags went with it
+    # The same change for many resources in one call, where the API takes many (EC2 StopInstances):
+    # a sweep holds up to `batch_size` changes, each begun and gated alone, then makes them in one call
+    # (reaper.sweep.batch). `run` stays the one-resource path (an event, a button, the fallback).
+    batch: Ref | None = None  # -> BatchRun
+    batch_size: int = 1
 
     def runner(self) -> ActionRun:
         fn: ActionRun = resolve(self.run)
+        return fn
+
+    def batch_runner(self) -> BatchRun:
+        assert self.batch is not None
+        fn: BatchRun = resolve(self.batch)
         return fn
 
 
@@ -308,6 +331,8 @@ __all__ = [
     "ActContext",
     "Action",
     "ActionRun",
+    "BatchAnswer",
+    "BatchRun",
     "EventHandler",
     "EventRoute",
     "Guard",
