@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from botocore.exceptions import ClientError
 
@@ -79,12 +80,12 @@ class Batch:
     def _make(self, action: Action, group: list[Outcome]) -> None:
         if len(group) < BATCH_FROM:
             for o in group:
-                o.result = self.single(o, action, True)
+                _safely(o, partial(self.single, o, action, True))
             return
         passed = [o for o in group if self._gated(action, o)]
         if len(passed) < BATCH_FROM:
             for o in passed:
-                o.result = self.single(o, action, False)
+                _safely(o, partial(self.single, o, action, False))
             return
         try:
             answer = action.batch_runner()(self.ctx, [(o.resource, o.decision) for o in passed])
@@ -92,13 +93,16 @@ class Batch:
             log.exception("batched %s failed", action.name)
             answer = BatchAnswer(failed={o.resource.id: exc for o in passed})
         for o in passed:
-            o.result = self._settled(action, o, answer, len(passed))
+            _safely(o, partial(self._settled, action, o, answer, len(passed)))
 
     def _gated(self, action: Action, o: Outcome) -> bool:
         """The gate, alone, just before the batch's call: True when this change may be made."""
         try:
             o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason)
         except AwsError as exc:
+            o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
+        except Exception as exc:  # a bug in a kind's check: this resource's error, as process() makes it
+            log.exception("the gate failed for %s", o.resource.arn)
             o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
         return o.result is None
 
@@ -115,6 +119,15 @@ class Batch:
         return Result.failed(
             f"{o.decision.action} failed: {short(exc)} (one call for {n} resources; nothing was confirmed, the next sweep decides again)"
         )
+
+
+def _safely(o: Outcome, make: Callable[[], Result]) -> None:
+    """One held change made (or settled); a bug on it is its own error, never the end of the sweep."""
+    try:
+        o.result = make()
+    except Exception as exc:
+        log.exception("enforcing failed for %s", o.resource.arn)
+        o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
 
 
 def refused_whole(exc: BaseException) -> bool:
