@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
-from reaper.core.model import Decision, ProjectSpend, Resource, Verdict
+from reaper.core.model import Decision, Outcome, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 
@@ -70,6 +70,9 @@ class ActContext:
     # the courier's changes not yet settled in the action log: the next change's write-ahead write takes
     # them along and empties this list (reaper.sweep.pipeline._begin); what is left, the courier settles
     unsettled: list[Settlement] = field(default_factory=list)
+    # a sweep's batch (reaper.sweep.batch): takes a begun change whose action is batched (True), to be
+    # gated and made with the others held; None (an event, a button): every change is made alone
+    hold: Callable[[Outcome, Action], bool] | None = None
 
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"

@@ -319,11 +319,12 @@ def _process_chunk(
     when the batch is full and before this returns; it is recorded and queued then.
     """
     batch = Batch(kind, ctx, _single(kind, ctx))
+    held = replace(ctx, hold=batch.hold)  # the same courier list (`unsettled`) rides along
     for n, r in enumerate(rest[:size]):
         if ctx.deadline.nearly_over():
             run.left = rest[n:]
             break
-        outcome = process(kind, r, signals.get(r.id), ctx, batch)
+        outcome = process(kind, r, signals.get(r.id), held)
         run.outcomes.append(outcome)
         run.last, run.handled = r.id, run.handled + 1
         if not batch.holds(outcome):
@@ -367,9 +368,9 @@ def decide(
     return decision, view
 
 
-def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext, batch: Batch | None = None) -> Outcome:
-    """One resource decided, and in enforce carried out; with a `batch`, a batched change is begun and
-    held there (its result is set when the batch is made)."""
+def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Outcome:
+    """One resource decided, and in enforce carried out; a batched change is begun and held by the
+    sweep's batch (`ctx.hold`), which sets its result when the batch is made."""
     settings = ctx.settings
     try:
         decision, view = decide(kind, resource, signal, settings, ctx.now, ctx.spend)
@@ -388,14 +389,14 @@ def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext, batch:
     )
     if outcome.mode is Mode.ENFORCE:
         try:
-            outcome.result = enforce(kind, outcome, ctx, batch)
+            outcome.result = enforce(kind, outcome, ctx)
         except Exception as exc:  # a bug or an unexpected failure on one resource must not end the sweep
             log.exception("enforcing failed for %s", resource.arn)
             outcome.result = Result.failed(f"{decision.action or 'warning'} failed: {short(exc)}")
     return outcome
 
 
-def enforce(kind: Kind, outcome: Outcome, ctx: ActContext, batch: Batch | None = None) -> Result | None:
+def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
     """Carry out the decision; what happened is a Result, the decision stays as the rule made it.
 
     Before any change (an action, or the warning tag): time left; then the lease, the claim and the
@@ -421,7 +422,7 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext, batch: Batch | None =
             return Result.failed(f"nothing done: the action log could not be written, so {what} was not made ({short(exc)})")
         if refused is not None:
             return refused
-        if action is not None and batch is not None and batch.hold(outcome, action):
+        if action is not None and ctx.hold is not None and ctx.hold(outcome, action):
             return None  # begun; gated and made with the batch (reaper.sweep.batch)
         return _act(kind, action, outcome, ctx) if action is not None else _warn(outcome, ctx, warned_key)
     if d.clear_warning:
