@@ -15,6 +15,11 @@
 3. `shape()` sets what RunInstances cannot in moto: an earlier LaunchTime (moto stamps "now", so a
    seeded instance would always be "just started") and an instance-store root device (moto makes
    every root EBS). It edits the in-process backend, which a ThreadedMotoServer shares.
+4. StopInstances judges every id before it stops any, as EC2 does: one id EC2 refuses fails the
+   whole call with that id's error, and nothing is stopped (docs/aws-assumptions.md E-1 to E-3).
+   moto stopped the ids before a stop-protected one and then raised (with "may not be terminated"),
+   and "stopped" a terminated instance; EC2 answers IncorrectInstanceState ("This instance '…' is
+   not in a state from which it can be stopped.") for a terminated, shutting-down or pending one.
 """
 
 from __future__ import annotations
@@ -33,6 +38,23 @@ from moto.ec2.utils import random_spot_request_id
 class UnsupportedOperation(EC2ClientError):
     def __init__(self, message: str) -> None:
         super().__init__("UnsupportedOperation", message)
+
+
+class StopNotPermitted(EC2ClientError):
+    def __init__(self, instance_id: str) -> None:
+        super().__init__(
+            "OperationNotPermitted",
+            f"The instance '{instance_id}' may not be stopped. Modify its 'disableApiStop' instance attribute and try again.",
+        )
+
+
+class IncorrectInstanceState(EC2ClientError):
+    def __init__(self, instance_id: str) -> None:
+        super().__init__("IncorrectInstanceState", f"This instance '{instance_id}' is not in a state from which it can be stopped.")
+
+
+# a stop is refused from these (stopping and stopped are answered with the state they are in)
+UNSTOPPABLE_STATES = frozenset({"pending", "shutting-down", "terminated"})
 
 
 class _LaunchedRequest(SpotInstanceRequest):
@@ -63,7 +85,7 @@ def apply() -> None:
     from moto.ec2.models.spot_requests import LaunchSpecification
 
     LaunchSpecification.monitoring = property(lambda self: {"Enabled": bool(self.monitored)})  # type: ignore[method-assign,assignment]
-    _refuse_spot_stops()
+    _refuse_stops()
     _link_run_instances_spot()
 
 
@@ -84,14 +106,19 @@ def spot_stop_refusal(backend: Any, instance: Any) -> str | None:
     return None
 
 
-def _refuse_spot_stops() -> None:
+def _refuse_stops() -> None:
     original = InstanceBackend.stop_instances
 
     def stop_instances(self: Any, instance_ids: list[str]) -> Any:
+        # every id is judged before any is stopped: one refused id fails the whole call (4.)
         for instance in self.get_multi_instances_by_id(instance_ids):
             problem = spot_stop_refusal(self, instance)
             if problem:
                 raise UnsupportedOperation(problem)
+            if instance.disable_api_stop is True:
+                raise StopNotPermitted(instance.id)
+            if instance.state in UNSTOPPABLE_STATES:
+                raise IncorrectInstanceState(instance.id)
         return original(self, instance_ids)
 
     InstanceBackend.stop_instances = stop_instances  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
-from reaper.core.model import Decision, ProjectSpend, Resource, Verdict
+from reaper.core.model import Decision, Outcome, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 
@@ -80,9 +80,26 @@ class ActContext:
         """What the gate read just now for `arn` under `key` ("tags", "described"); None when it read nothing for it."""
         return self.read_now.get(key) if self.read_now.get("arn") == arn else None
 
+    # a sweep's batch (reaper.sweep.batch): takes a begun change whose action is batched (True), to be
+    # gated and made with the others held; None (an event, a button): every change is made alone
+    hold: Callable[[Outcome, Action], bool] | None = None
+
 
 # an action returns a one-line detail of what it did, e.g. "backup backup-0abc started"
 ActionRun = Callable[[ActContext, Resource, Decision], str | None]
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """What one batched action did, per resource id (reaper.sweep.batch): `done` holds the detail of each
+    resource the call(s) changed; `failed` the error of the call each was in (a call fails as a whole)."""
+
+    done: Mapping[str, str | None] = field(default_factory=dict)
+    failed: Mapping[str, BaseException] = field(default_factory=dict)
+
+
+# (context, the resources the gate let through, each with its decision) -> what the call(s) did to each
+BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]
 
 
 @dataclass(frozen=True)
@@ -94,9 +111,19 @@ class Action:
     run: Ref  # -> ActionRun
     needs_log: bool = False  # cannot be undone without a restore record in the action log
     removes_resource: bool = False  # the resource is gone afterwards: its tags went with it
+    # The same change for many resources in one call, where the API takes many (EC2 StopInstances):
+    # a sweep holds up to `batch_size` changes, each begun and gated alone, then makes them in one call
+    # (reaper.sweep.batch). `run` stays the one-resource path (an event, a button, the fallback).
+    batch: Ref | None = None  # -> BatchRun
+    batch_size: int = 1
 
     def runner(self) -> ActionRun:
         fn: ActionRun = resolve(self.run)
+        return fn
+
+    def batch_runner(self) -> BatchRun:
+        assert self.batch is not None
+        fn: BatchRun = resolve(self.batch)
         return fn
 
 
@@ -327,6 +354,8 @@ __all__ = [
     "ActContext",
     "Action",
     "ActionRun",
+    "BatchAnswer",
+    "BatchRun",
     "EventHandler",
     "EventRoute",
     "Guard",

@@ -27,6 +27,7 @@ from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Action, Kind
 from reaper.record.actionlog import Begun
 from reaper.record.runtime import Runtime
+from reaper.sweep.batch import Batch, Single, finished
 from reaper.sweep.budget_changes import read_budgets
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
 from reaper.sweep.courier import Courier, payload
@@ -312,15 +313,32 @@ def _spend(rt: Runtime, kind: Kind, clients: Clients, now: datetime, event_id: s
 def _process_chunk(
     kind: Kind, rest: list[Resource], size: int, signals: Mapping[str, Any], ctx: ActContext, courier: Courier, run: KindRun
 ) -> None:
-    """Decide, act, record and queue each of the first `size` resources of `rest` while time lasts; the rest are left."""
+    """Decide, act, record and queue each of the first `size` resources of `rest` while time lasts; the rest are left.
+
+    A change whose action is batched (reaper.sweep.batch) is begun here and made with the others held,
+    when the batch is full and before this returns; it is recorded and queued then.
+    """
+    batch = Batch(kind, ctx, _single(kind, ctx))
+    held = replace(ctx, hold=batch.hold)  # the same courier list (`unsettled`) rides along
     for n, r in enumerate(rest[:size]):
         if ctx.deadline.nearly_over():
             run.left = rest[n:]
-            return
-        outcome = process(kind, r, signals.get(r.id), ctx)
-        courier.take(outcome)
+            break
+        outcome = process(kind, r, signals.get(r.id), held)
         run.outcomes.append(outcome)
         run.last, run.handled = r.id, run.handled + 1
+        if not batch.holds(outcome):
+            courier.take(outcome)
+        elif batch.full:
+            for made in batch.flush():
+                courier.take(made)
+    for made in batch.flush():
+        courier.take(made)
+
+
+def _single(kind: Kind, ctx: ActContext) -> Single:
+    """The one-resource path for a held change (reaper.sweep.batch): gated again or not, made alone."""
+    return lambda outcome, action, gate_again: _act(kind, action, outcome, ctx, gated=not gate_again)
 
 
 def _tally(kind: Kind, region: str, run: KindRun) -> str:
@@ -351,6 +369,8 @@ def decide(
 
 
 def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Outcome:
+    """One resource decided, and in enforce carried out; a batched change is begun and held by the
+    sweep's batch (`ctx.hold`), which sets its result when the batch is made."""
     settings = ctx.settings
     try:
         decision, view = decide(kind, resource, signal, settings, ctx.now, ctx.spend)
@@ -402,7 +422,9 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
             return Result.failed(f"nothing done: the action log could not be written, so {what} was not made ({short(exc)})")
         if refused is not None:
             return refused
-        return _act(kind, action, outcome, ctx, warned_key) if action is not None else _warn(outcome, ctx, warned_key)
+        if action is not None and ctx.hold is not None and ctx.hold(outcome, action):
+            return None  # begun; gated and made with the batch (reaper.sweep.batch)
+        return _act(kind, action, outcome, ctx) if action is not None else _warn(outcome, ctx, warned_key)
     if d.clear_warning:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
@@ -425,10 +447,11 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     return Result.warned()
 
 
-def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
+def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, gated: bool = False) -> Result:
+    """The gate (unless `gated`: a batch's, just passed), then the change alone."""
     d, r = outcome.decision, outcome.resource
     try:
-        stopped = gate(kind, action, r, ctx, d.reason)  # state, protection and the kind's guards, read again now
+        stopped = None if gated else gate(kind, action, r, ctx, d.reason)  # state, protection and the kind's guards, read again now
         if stopped is not None:
             return stopped
         detail = action.runner()(ctx, r, d)
@@ -438,12 +461,7 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, warned_k
         return Result.failed(f"{d.action} failed: {short(exc)}")
     finally:
         ctx.read_now.clear()  # the gate's reads were for this change only
-    if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
-        try:
-            remove_tags(ctx.clients, r.arn, [warned_key])
-        except AwsError as exc:
-            detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
-    return Result.done(detail)
+    return finished(action, outcome, ctx, detail)
 
 
 STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"

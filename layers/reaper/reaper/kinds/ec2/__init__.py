@@ -25,6 +25,12 @@ class ActionName(StrEnum):
     STOP = "stop"
 
 
+# Instances per StopInstances in a sweep (the API reference sets no limit on InstanceIds). Each waits
+# after its own gate for the others' gates (3 reads each), so 20 keeps the oldest re-read of
+# protection at most 57 reads (about 2-6 s) before the call, and its settlement (3 items each) rides
+# in the next change's TransactWriteItems (100 items) with room to spare: 0.05 StopInstances per stop.
+STOP_BATCH = 20
+
 DECLARATION = KindDeclaration(
     name="ec2",
     doc="GPU/accelerator EC2 dev instances: stopped when idle, never terminated",
@@ -43,7 +49,15 @@ DECLARATION = KindDeclaration(
         "GpuSsmReadsOn": ("ssm:DescribeInstanceInformation", "ssm:SendCommand", "ssm:ListCommandInvocations"),
     },
     actions={
-        ActionName.STOP: Action(ActionName.STOP, "stopped", ("ec2:StopInstances",), frozenset({"running"}), f"{_P}.actions:stop"),
+        ActionName.STOP: Action(
+            ActionName.STOP,
+            "stopped",
+            ("ec2:StopInstances",),
+            frozenset({"running"}),
+            f"{_P}.actions:stop",
+            batch=f"{_P}.actions:stop_many",
+            batch_size=STOP_BATCH,
+        ),
     },
     **standard_parts(_P),
     budgeted=True,

@@ -1,4 +1,4 @@
-"""Stop (never terminate), the state check just before it, and undo.
+"""Stop (never terminate), one instance or many in one call, the state check just before it, and undo.
 
 The state check reads the instance again: its state, the tags of whatever manages it (a node that
 joined a group since discovery is left alone) and stop protection. Stop protection
@@ -9,14 +9,15 @@ https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_StopProtection.html
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never
 
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.aws.faults import error_code
+from reaper.aws.faults import AwsError, error_code
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, action_named
 from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import Ec2Facts
@@ -28,12 +29,48 @@ CAPACITY_NOTE = (
 
 
 def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
-    facts = resource.facts_as(Ec2Facts)
+    hibernate = _hibernates(resource)
+    ctx.clients("ec2").stop_instances(InstanceIds=[resource.id], Hibernate=hibernate)
+    return _stopping(hibernate)
+
+
+def stop_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """Many instances the gate let through, in one StopInstances per Hibernate value (the flag is the
+    call's, not an instance's): its StoppingInstances list says which changed.
+
+    The API reference sets no limit on InstanceIds; one id EC2 refuses (InvalidInstanceID.NotFound,
+    IncorrectInstanceState, OperationNotPermitted for stop protection, UnsupportedOperation for a one-time
+    Spot instance, UnauthorizedOperation where IAM denies one) fails the whole call with its code, naming
+    that instance, and stops none (docs/aws-assumptions.md, rows E-1 to E-3): the sweep then takes
+    each of them alone again (reaper.sweep.batch).
+    https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html
+    """
+    ec2 = ctx.clients("ec2")
+    groups: dict[bool, list[str]] = {}
+    for resource, _decision in items:
+        groups.setdefault(_hibernates(resource), []).append(resource.id)
+    done: dict[str, str | None] = {}
+    failed: dict[str, BaseException] = {}
+    for hibernate, ids in groups.items():
+        try:
+            answer = ec2.stop_instances(InstanceIds=ids, Hibernate=hibernate)
+        except AwsError as exc:
+            failed.update(dict.fromkeys(ids, exc))
+            continue
+        listed = {str(s.get("InstanceId")) for s in answer.get("StoppingInstances", [])}
+        done.update({i: _stopping(hibernate) for i in ids if i in listed})
+    return BatchAnswer(done=done, failed=failed)
+
+
+def _hibernates(resource: Resource) -> bool:
     # Hibernate only where the instance was launched configured for it; StopInstances then keeps RAM
     # on the root volume, and falls back to a normal stop if hibernation fails:
     # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html
-    hibernate = facts.hibernation_configured and facts.lifecycle == "on-demand"
-    ctx.clients("ec2").stop_instances(InstanceIds=[resource.id], Hibernate=hibernate)
+    facts = resource.facts_as(Ec2Facts)
+    return facts.hibernation_configured and facts.lifecycle == "on-demand"
+
+
+def _stopping(hibernate: bool) -> str:
     how = "hibernating (memory saved to the root volume)" if hibernate else "stopping"
     return f"{how}; EBS volumes are kept, nothing is terminated. Note: {CAPACITY_NOTE}"
 

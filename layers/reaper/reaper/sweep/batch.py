@@ -1,0 +1,150 @@
+"""Changes made many at a time where the API takes many (a kind's action declares `batch`: EC2
+StopInstances takes many instance ids).
+
+Nothing about one change is shared with another but the call that makes them: each change is begun
+alone (lease, claim and write-ahead record: reaper.sweep.pipeline._begin) and held; when the batch is
+full, or the chunk or the time is at its end, each held change passes the gate alone (state,
+protection and the kind's guards read again, reaper.sweep.gate), then one call makes those the gate
+let through, then each settles from the call's answer. Fewer than BATCH_FROM after the gate: each is
+made alone, the one-resource path.
+
+A call fails as a whole (EC2 refuses every id for one it will not stop). Then:
+- refused (a client error, throttling aside): the service changed nothing, so each change is taken
+  alone again, gate included, so one bad resource never holds or mis-records the others;
+- throttled, a server error or no answer: each change of the call is an error saying so (nothing was
+  confirmed), and the next sweep decides again; the throttled API is not called once per resource.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from botocore.exceptions import ClientError
+
+from reaper.aws.faults import AwsError, error_code, short
+from reaper.aws.tagging import remove_tags
+from reaper.core.model import Outcome, Result
+from reaper.kinds.base import ActContext, Action, BatchAnswer, Kind
+from reaper.sweep.gate import gate
+
+log = logging.getLogger("reaper")
+
+# Below three, a batch saves at most one call; each change is made alone, with its own answer.
+BATCH_FROM = 3
+
+# Error codes that say the request was not processed for its rate (EC2: RequestLimitExceeded).
+# https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html
+THROTTLED = frozenset(
+    {"RequestLimitExceeded", "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException", "RequestThrottled"}
+)
+
+# (outcome, action, gate again) -> Result: the one-resource path (pipeline._act): the gate unless it
+# was just passed, the kind's `run`, the warning tag removed
+Single = Callable[[Outcome, Action, bool], Result]
+
+
+@dataclass
+class Batch:
+    """Changes of one kind begun (written ahead) and waiting for the call that makes them."""
+
+    kind: Kind
+    ctx: ActContext
+    single: Single
+    held: list[tuple[Outcome, Action]] = field(default_factory=list)
+
+    def hold(self, outcome: Outcome, action: Action) -> bool:
+        """Keep this begun change for a batched call (True), or leave it to the one-resource path (False)."""
+        if action.batch is None:
+            return False
+        self.held.append((outcome, action))
+        return True
+
+    def holds(self, outcome: Outcome) -> bool:
+        return any(o is outcome for o, _ in self.held)
+
+    @property
+    def full(self) -> bool:
+        return any(sum(1 for _, a in self.held if a.name == action.name) >= action.batch_size for _, action in self.held)
+
+    def flush(self) -> list[Outcome]:
+        """Gate, make and settle every held change; returns them in the order they were held."""
+        held, self.held = self.held, []
+        actions = {a.name: a for _, a in held}
+        for name, action in actions.items():
+            self._make(action, [o for o, a in held if a.name == name])
+        return [o for o, _ in held]
+
+    def _make(self, action: Action, group: list[Outcome]) -> None:
+        if len(group) < BATCH_FROM:
+            for o in group:
+                _safely(o, partial(self.single, o, action, True))
+            return
+        passed = [o for o in group if self._gated(action, o)]
+        if len(passed) < BATCH_FROM:
+            for o in passed:
+                _safely(o, partial(self.single, o, action, False))
+            return
+        try:
+            answer = action.batch_runner()(self.ctx, [(o.resource, o.decision) for o in passed])
+        except Exception as exc:  # a bug in the kind's batch: an error on each, as process() does for one
+            log.exception("batched %s failed", action.name)
+            answer = BatchAnswer(failed={o.resource.id: exc for o in passed})
+        for o in passed:
+            _safely(o, partial(self._settled, action, o, answer, len(passed)))
+
+    def _gated(self, action: Action, o: Outcome) -> bool:
+        """The gate, alone, just before the batch's call: True when this change may be made."""
+        try:
+            o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason)
+        except AwsError as exc:
+            o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
+        except Exception as exc:  # a bug in a kind's check: this resource's error, as process() makes it
+            log.exception("the gate failed for %s", o.resource.arn)
+            o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
+        return o.result is None
+
+    def _settled(self, action: Action, o: Outcome, answer: BatchAnswer, n: int) -> Result:
+        rid = o.resource.id
+        if rid in answer.done:
+            return finished(action, o, self.ctx, answer.done[rid])
+        exc = answer.failed.get(rid)
+        if exc is None:  # the call went through and did not list it: ask for it alone (it was gated just now)
+            return self.single(o, action, False)
+        if refused_whole(exc):
+            log.warning("batched %s of %d refused (%s): each alone", action.name, n, short(exc))
+            return self.single(o, action, True)
+        return Result.failed(
+            f"{o.decision.action} failed: {short(exc)} (one call for {n} resources; nothing was confirmed, the next sweep decides again)"
+        )
+
+
+def _safely(o: Outcome, make: Callable[[], Result]) -> None:
+    """One held change made (or settled); a bug on it is its own error, never the end of the sweep."""
+    try:
+        o.result = make()
+    except Exception as exc:
+        log.exception("enforcing failed for %s", o.resource.arn)
+        o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
+
+
+def refused_whole(exc: BaseException) -> bool:
+    """A client error other than throttling: the service refused the request and changed nothing."""
+    if not isinstance(exc, ClientError) or error_code(exc) in THROTTLED:
+        return False
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return not isinstance(status, int) or 400 <= status < 500
+
+
+def finished(action: Action, outcome: Outcome, ctx: ActContext, detail: str | None) -> Result:
+    """The change was made: a resource that stays loses its warning tag; the Result says what was done."""
+    d, r = outcome.decision, outcome.resource
+    warned_key = ctx.settings.tag("warned-at")
+    if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
+        try:
+            remove_tags(ctx.clients, r.arn, [warned_key])
+        except AwsError as exc:
+            detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
+    return Result.done(detail)
