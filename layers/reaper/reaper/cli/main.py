@@ -189,7 +189,23 @@ def _demo_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     dm.set_defaults(outputs=("table",))
 
 
-COMMANDS = (_sweep_parser, _plan_parser, _coverage_parser, _log_parser, _report_parser, _restore_parser, _init_parser, _demo_parser)
+def _org_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    from reaper.cli import org_set
+
+    org_set.add_parser(sub, common)
+
+
+COMMANDS = (
+    _sweep_parser,
+    _plan_parser,
+    _coverage_parser,
+    _log_parser,
+    _report_parser,
+    _restore_parser,
+    _init_parser,
+    _demo_parser,
+    _org_parser,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -360,6 +376,11 @@ def _run(args: argparse.Namespace) -> int:
         return _restore(args, now)
     if args.command == "coverage" and args.org:
         return _org_coverage(args, now)
+    if args.command == "org":
+        from reaper.cli import org_set
+
+        org_set.run(args, _runtime(args, _settings(args).replace(table=None)), now, output_of(args))
+        return 0
     output = output_of(args)
     kinds = _kinds(args)
     settings = _settings(args)
