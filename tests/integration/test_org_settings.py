@@ -31,7 +31,11 @@ NOTEBOOK_SCHEDULE = json.loads((ROOT / "events" / "notebook-schedule.json").read
 
 
 @pytest.fixture
-def hub(organisation: dict[str, Any], aws: boto3.session.Session, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def hub(
+    organisation: dict[str, Any],  # noqa: F811 - the imported fixture
+    aws: boto3.session.Session,
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, Any]:
     """The organisation, its OU id, and the settings table's resource policy put as org/central.yaml declares it
     (moto's CloudFormation stores no table policy)."""
     orgs = aws.client("organizations")
@@ -60,7 +64,9 @@ def _central_function(aws: boto3.session.Session, hub: dict[str, Any], now: date
     event = {"Records": [{**r, "eventSource": "aws:dynamodb"} for r in records]}
     org_log = ActionLog(aws.client("dynamodb"), hub["table"])
     accounts_under = organizations_accounts_under(aws.client("organizations"))
-    return settings_changes.handle(event, aws.client("dynamodb"), hub["settings_table"], org_log, accounts_under, hub["posted"].append, CENTRAL, now)
+    return settings_changes.handle(
+        event, aws.client("dynamodb"), hub["settings_table"], org_log, accounts_under, hub["posted"].append, CENTRAL, now
+    )
 
 
 def _member(account: str, hub: dict[str, Any], policy: str = "follow", table_arn: str | None = None) -> dict[str, Any]:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reaper.core.errors import ConfigError, UsageError
 from reaper.core.model import Mode

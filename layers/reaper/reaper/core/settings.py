@@ -117,7 +117,9 @@ class Settings(BaseModel):
     org_table: str | None = None
     # per-account settings from the central account (docs/deploy-organisation.md, "Per-account settings"):
     # its settings table, whether this stack takes them (follow | dry-run-only | ignore), and this account's id
-    central_settings_table_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table/[a-zA-Z0-9_.-]{3,255}$")
+    central_settings_table_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table/[a-zA-Z0-9_.-]{3,255}$"
+    )
     central_settings: str = Field(default="follow", pattern="^(follow|dry-run-only|ignore)$")
     account_id: str | None = Field(default=None, pattern=r"^\d{12}$")
     org_settings_table: str | None = None  # the CLI's `reaper org set` (central credentials)
@@ -239,7 +241,9 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _central_settings_wired(self) -> Settings:
         if self.central_settings_table_arn and not self.account_id:
-            raise ValueError("REAPER_CENTRAL_SETTINGS_TABLE_ARN needs REAPER_ACCOUNT_ID (the key of this account's item; the stack sets it)")
+            raise ValueError(
+                "REAPER_CENTRAL_SETTINGS_TABLE_ARN needs REAPER_ACCOUNT_ID (the key of this account's item; the stack sets it)"
+            )
         return self
 
     @model_validator(mode="after")

@@ -52,7 +52,14 @@ class Setting:
     problem: str | None = None
 
     def source(self) -> dict[str, Any]:
-        return {"target": self.target, "id": self.id, "version": self.version, "set_by": self.set_by, "set_at": self.set_at, "reason": self.reason}
+        return {
+            "target": self.target,
+            "id": self.id,
+            "version": self.version,
+            "set_by": self.set_by,
+            "set_at": self.set_at,
+            "reason": self.reason,
+        }
 
 
 def target_of(account: str | None, ou: str | None) -> tuple[str, str]:
@@ -79,7 +86,14 @@ def read_setting(item: Mapping[str, Any]) -> Setting:
         version = int(str((item.get("version") or {}).get("N") or "0"))
     except ValueError:
         version = 0
-    base = {"target": target, "id": ident, "version": version, "set_by": s("set_by"), "set_at": s("set_at"), "reason": s("reason")[:MAX_REASON]}
+    base = {
+        "target": target,
+        "id": ident,
+        "version": version,
+        "set_by": s("set_by"),
+        "set_at": s("set_at"),
+        "reason": s("reason")[:MAX_REASON],
+    }
     try:
         if target not in ("account", "ou") or not (ACCOUNT_ID if target == "account" else OU_ID).match(ident):
             raise ValueError(f"{s('sk')!r} names no account or OU")
@@ -227,4 +241,3 @@ def _modes(s: Setting | None) -> str:
     parts = [f"mode {s.modes.mode.value}"] if s.modes.mode else []
     parts += [f"{k} {m.value}" for k, m in sorted(s.modes.kind_modes.items())]
     return "; ".join(parts)
-

@@ -24,7 +24,9 @@ STREAM_PERMISSIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamod
 Post = Callable[[dict[str, Any]], None]
 
 
-def take_changes(records: list[dict[str, Any]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime) -> list[dict[str, Any]]:
+def take_changes(
+    records: list[dict[str, Any]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
+) -> list[dict[str, Any]]:
     """Record and post each SET change once; returns the notices told this time."""
     told = []
     for record in records:

@@ -83,7 +83,10 @@ def words(reading: Reading, policy: str, own: Settings, now_following: Settings)
     if reading.status == "invalid":
         return "Central settings refused as invalid", f"The central settings for this account cannot be used: {reading.detail}. {kept}"
     if reading.status == "none":
-        return "Central settings removed", f"No central setting applies to this account any more. Back to this stack's own modes: {describe(own)}."
+        return (
+            "Central settings removed",
+            f"No central setting applies to this account any more. Back to this stack's own modes: {describe(own)}.",
+        )
     asked = apply(own, reading.modes, "follow")
     if policy == "ignore":
         return "Central settings refused by this stack", (
@@ -93,4 +96,7 @@ def words(reading: Reading, policy: str, own: Settings, now_following: Settings)
     partial = ""
     if policy == "dry-run-only" and asked != now_following:
         partial = f" This stack takes only dry-run from central settings (CentralSettings=dry-run-only); they asked for {describe(asked)}."
-    return "Central settings apply", f"Modes now: {describe(now_following)} (this stack's own: {describe(own)}). From: {reading.detail}.{partial}"
+    return (
+        "Central settings apply",
+        f"Modes now: {describe(now_following)} (this stack's own: {describe(own)}). From: {reading.detail}.{partial}",
+    )
