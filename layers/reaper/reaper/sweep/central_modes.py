@@ -55,7 +55,10 @@ def tell(rt: Runtime, reader: CentralSettingsReader, reading: Reading, settings:
     if rt.log is None:
         return False
     state = state_of(reading, reader.policy)
+    if state == reader.told:
+        return False
     changed, before = rt.log.note_state(STATE_KEY, state, now)
+    reader.told = state
     if not changed or (before is None and state == "none"):
         return False
     title, text = words(reading, reader.policy, rt.settings, settings)
