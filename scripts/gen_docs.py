@@ -60,9 +60,15 @@ def _options_table(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argparse.ArgumentParser]]:
+    """{name: (help, parser)} for each command, and each verb of a command that has them (`org set`)."""
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {c.dest: c.help or "" for c in sub._choices_actions}
-    return {name: (helps.get(name, ""), p) for name, p in sub.choices.items()}
+    out = {}
+    for name, p in sub.choices.items():
+        out[name] = (helps.get(name, ""), p)
+        if any(isinstance(a, argparse._SubParsersAction) for a in p._actions):
+            out |= {f"{name} {verb}": found for verb, found in _commands(p).items()}
+    return out
 
 
 def cli_page() -> str:

@@ -65,6 +65,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import events_cross_account
 
     events_cross_account.apply()
+    from reaper_devkit.moto_ext import dynamodb_cross_account
+
+    dynamodb_cross_account.apply()
     from reaper_devkit.moto_ext import cloudformation_outputs
 
     cloudformation_outputs.apply()

@@ -21,7 +21,7 @@ from reaper.core.timeutil import human_duration, interval, iso
 from reaper.record import coverage
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
-from reaper.sweep import chain, continuation, pipeline
+from reaper.sweep import central_modes, chain, continuation, pipeline
 
 
 def build_runtime(*kind_names: str) -> Runtime:
@@ -53,6 +53,7 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
     With the Lambda context, the sweep knows its deadline and starts no change in its last seconds.
     """
     now = now or datetime.now(UTC)
+    rt = central_modes.follow(rt, now)  # the organisation's modes for this account, when it takes them
     if is_sns(event):
         return handle_budget_notification(event, kind_name, rt, now, context)
     ev = parse_eventbridge(event)

@@ -15,6 +15,7 @@ from reaper.aws.clients import default_region
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
+from reaper.record.central_settings import CentralSettingsReader
 from reaper.record.forward import Forwarder
 from reaper.record.outbox import QueueOutbox
 from reaper.record.runtime import Runtime
@@ -35,6 +36,11 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
         bus_region = settings.central_event_bus_arn.split(":")[3]  # PutEvents is sent to the bus's own region
         rt.forwarder = Forwarder(rt.clients(bus_region)("events"), settings.central_event_bus_arn, function)
         rt.log.copy_to = rt.forwarder.add
+    if settings.central_settings_table_arn and settings.account_id:
+        table_region = settings.central_settings_table_arn.split(":")[3]  # read in the table's own region
+        rt.central_settings = CentralSettingsReader(
+            rt.clients(table_region)("dynamodb"), settings.central_settings_table_arn, settings.account_id, settings.central_settings
+        )
     if settings.queue_url:
         rt.outbox = QueueOutbox(rt.clients()("sqs"), settings.queue_url)
     elif settings.slack_webhook_url:

@@ -189,7 +189,23 @@ def _demo_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     dm.set_defaults(outputs=("table",))
 
 
-COMMANDS = (_sweep_parser, _plan_parser, _coverage_parser, _log_parser, _report_parser, _restore_parser, _init_parser, _demo_parser)
+def _org_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    from reaper.cli import org_set
+
+    org_set.add_parser(sub, common)
+
+
+COMMANDS = (
+    _sweep_parser,
+    _plan_parser,
+    _coverage_parser,
+    _log_parser,
+    _report_parser,
+    _restore_parser,
+    _init_parser,
+    _demo_parser,
+    _org_parser,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -352,12 +368,9 @@ def _run(args: argparse.Namespace) -> int:
         created = create_table(rt.clients()("dynamodb"), args.table)
         print(f"table {args.table} {'created' if created else 'already exists'} in {rt.home_region}; export REAPER_TABLE={args.table}")
         return 0
-    if args.command == "log":
-        return _log(args, now)
-    if args.command == "report":
-        return _report(args, now)
-    if args.command == "restore":
-        return _restore(args, now)
+    reads = {"log": _log, "report": _report, "restore": _restore, "org": _org_set}
+    if args.command in reads:
+        return reads[args.command](args, now)
     if args.command == "coverage" and args.org:
         return _org_coverage(args, now)
     output = output_of(args)
@@ -426,6 +439,13 @@ def _org(args: argparse.Namespace, settings: Settings) -> Settings:
     if problem:
         raise UsageError(f"--org-table {table!r}: {problem}")
     return settings.replace(table=table)
+
+
+def _org_set(args: argparse.Namespace, now: datetime) -> int:
+    from reaper.cli import org_set
+
+    org_set.run(args, _runtime(args, _settings(args).replace(table=None)), now, output_of(args))
+    return 0
 
 
 def _org_coverage(args: argparse.Namespace, now: datetime) -> int:

@@ -115,6 +115,14 @@ class Settings(BaseModel):
     # the organisation (docs/deploy-organisation.md): where a member sends its records, where the central log is
     central_event_bus_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus/[\w.\-/]+$")
     org_table: str | None = None
+    # per-account settings from the central account (docs/deploy-organisation.md, "Per-account settings"):
+    # its settings table, whether this stack takes them (follow | dry-run-only | ignore), and this account's id
+    central_settings_table_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table/[a-zA-Z0-9_.-]{3,255}$"
+    )
+    central_settings: str = Field(default="follow", pattern="^(follow|dry-run-only|ignore)$")
+    account_id: str | None = Field(default=None, pattern=r"^\d{12}$")
+    org_settings_table: str | None = None  # the CLI's `reaper org set` (central credentials)
     agent_lifecycle_config: str = "mlreaper-activity-agent"
     # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
     # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
@@ -232,6 +240,14 @@ class Settings(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _central_settings_wired(self) -> Settings:
+        if self.central_settings_table_arn and not self.account_id:
+            raise ValueError(
+                "REAPER_CENTRAL_SETTINGS_TABLE_ARN needs REAPER_ACCOUNT_ID (the key of this account's item; the stack sets it)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _endpoint_wake_wired(self) -> Settings:
         if self.endpoint_learned_wake and not (self.restore_function_arn and self.scheduler_role_arn):
             raise ValueError(
@@ -346,6 +362,10 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SLACK_MODE": "slack_mode",
     "REAPER_CENTRAL_EVENT_BUS_ARN": "central_event_bus_arn",
     "REAPER_ORG_TABLE": "org_table",
+    "REAPER_CENTRAL_SETTINGS_TABLE_ARN": "central_settings_table_arn",
+    "REAPER_CENTRAL_SETTINGS": "central_settings",
+    "REAPER_ACCOUNT_ID": "account_id",
+    "REAPER_ORG_SETTINGS_TABLE": "org_settings_table",
     "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
     "REAPER_AGENT_CHANNEL": "agent_channel",
     "REAPER_ATTACH_AGENT": "attach_agent",

@@ -98,6 +98,25 @@ class ActionLog:
             raise
         return True
 
+    def note_state(self, key: str, state: str, now: datetime) -> tuple[bool, str | None]:
+        """Keep `state` under `key`: (True, the state before) for the first caller to see a change, else
+        (False, None). A conditional PutItem, so two functions seeing the same change tell it once."""
+        try:
+            old = self.client.put_item(
+                TableName=self.table,
+                Item={"pk": {"S": f"STATE#{key}"}, "sk": {"S": "-"}, "state": {"S": state[:1024]}, "at": {"S": iso(now)}},
+                ConditionExpression="attribute_not_exists(pk) OR #s <> :state",
+                ExpressionAttributeNames={"#s": "state"},
+                ExpressionAttributeValues={":state": {"S": state[:1024]}},
+                ReturnValues="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False, None
+            raise
+        before = old.get("Attributes", {}).get("state", {}).get("S")
+        return True, before
+
     def lease(self, arn: str, holder: str, now: datetime) -> bool:
         """Hold `arn` for LEASE_TTL: True when free (or held by `holder`), False when another sweep has it."""
         try:

@@ -12,6 +12,7 @@ import boto3
 from reaper.aws.clients import Clients
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
+from reaper.record.central_settings import CentralSettingsReader
 from reaper.record.forward import Forwarder
 from reaper.record.outbox import NoOutbox, Outbox
 
@@ -24,6 +25,8 @@ class Runtime:
     log: ActionLog | None = None
     outbox: Outbox = field(default_factory=NoOutbox)
     forwarder: Forwarder | None = None  # the organisation's central bus (REAPER_CENTRAL_EVENT_BUS_ARN)
+    # the modes the organisation's central account set for this account (REAPER_CENTRAL_SETTINGS_TABLE_ARN)
+    central_settings: CentralSettingsReader | None = None
     _clients: dict[str, Clients] = field(default_factory=dict)
 
     def clients(self, region: str | None = None) -> Clients:

@@ -11,12 +11,13 @@ from collections.abc import Collection, Iterable
 
 from reaper import kinds as kind_registry
 from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
-from reaper.record import actionlog, forward, outbox
+from reaper.record import actionlog, central_settings, forward, outbox
 from reaper.sweep import continuation
 
 # every sweep function: the action log, the queue, and arranging the next part of a long sweep
 COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS) | set(continuation.PERMISSIONS)
 CENTRAL_BUS = "HasCentralBus"  # template.yaml's condition: the stack forwards its records to the organisation
+CENTRAL_SETTINGS = "ReadsCentralSettings"  # ... and reads its account's modes from the central settings table
 RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)
 
 # Services whose resources the kinds sweep: a change there is a change to the user's resource.
@@ -64,6 +65,8 @@ def sweep_function_permissions(kind_name: str, conditions: Collection[str] | Non
     """What the kind's sweep function calls, in a deployment where the template's `conditions` hold
     (None: every conditional read too, i.e. whatever any deployment may call)."""
     central = set(forward.PERMISSIONS) if conditions is None or CENTRAL_BUS in conditions else set()
+    if conditions is None or CENTRAL_SETTINGS in conditions:
+        central |= set(central_settings.PERMISSIONS)
     return kind_registry.get(kind_name).permissions(conditions) | COMMON | central
 
 

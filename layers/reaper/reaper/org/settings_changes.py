@@ -1,0 +1,66 @@
+"""The central settings function: each change of a SET item (the settings table's stream, filtered to
+pk `SET`) is recorded in the organisation's log and posted to the central admin channel, once per
+stream record however often the batch is retried; then every account's effective item is brought in
+line (reaper.org.settings.reconcile). The hourly run only reconciles (accounts moved between OUs).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from reaper.core.errors import BadEventError
+from reaper.core.observability import MetricUnit, metrics
+from reaper.org.settings import SET, AccountsUnder, change_notice, reconcile
+from reaper.record.actionlog import ActionLog
+
+log = logging.getLogger("reaper")
+
+LOG_PERMISSIONS = ("dynamodb:PutItem",)  # the organisation's log: the claim and the record
+STREAM_PERMISSIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams")
+
+Post = Callable[[dict[str, Any]], None]
+
+
+def take_changes(
+    records: list[dict[str, Any]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
+) -> list[dict[str, Any]]:
+    """Record and post each SET change once; returns the notices told this time."""
+    told = []
+    for record in records:
+        if record.get("eventSource") != "aws:dynamodb" or not isinstance(record.get("dynamodb"), dict):
+            raise BadEventError("the central settings function takes the settings table's stream records")
+        change = record["dynamodb"]
+        if (change.get("Keys") or {}).get("pk", {}).get("S") != SET:
+            continue  # an effective item (the stream's filter keeps them out; a test may not)
+        event_id = str(record.get("eventID") or change.get("SequenceNumber"))
+        if not org_log.claim(f"settings-change|{event_id}", now):
+            continue
+        notice = change_notice(str(record.get("eventName")), change.get("OldImage"), change.get("NewImage"), central_account)
+        org_log.record(notice, now, f"settings-{event_id}")
+        told.append(notice)
+        if post is None:
+            continue
+        try:
+            post(notice)
+        except Exception as exc:  # noqa: BLE001 - the change is in the log; a Slack failure must not block the reconcile
+            log.error("central settings change not posted (it is in the organisation's log): %s", type(exc).__name__)
+            metrics.add_metric(name="CentralSettingsPostFailed", unit=MetricUnit.Count, value=1)
+    return told
+
+
+def handle(
+    event: dict[str, Any],
+    dynamodb: Any,
+    settings_table: str,
+    org_log: ActionLog,
+    accounts_under: AccountsUnder,
+    post: Post | None,
+    central_account: str,
+    now: datetime,
+) -> dict[str, Any]:
+    told = take_changes(list(event.get("Records") or []), org_log, post, central_account, now) if "Records" in event else []
+    result = reconcile(dynamodb, settings_table, accounts_under, now)
+    return {**result, "told": [n["title"] for n in told]}
