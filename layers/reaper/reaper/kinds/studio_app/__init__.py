@@ -40,6 +40,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListApps",
         "sagemaker:DescribeApp",
         "sagemaker:ListSpaces",
+        "sagemaker:DescribeUserProfile",  # a user profile can turn its domain's idle shutdown off (kinds/studio_app/profiles.py)
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
     ),
