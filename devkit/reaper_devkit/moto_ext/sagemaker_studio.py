@@ -228,7 +228,7 @@ def _app(backend: Any, p: Any) -> FakeApp:
     return app
 
 
-def _checked_idle(user_settings: dict[str, Any] | None) -> dict[str, Any]:
+def checked_idle(user_settings: dict[str, Any] | None) -> dict[str, Any]:
     """UserSettings, refused (ValidationException) when an IdleSettings holds a value the API reference does not allow."""
     for block in IDLE_BLOCKS:
         idle = (((user_settings or {}).get(block) or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
@@ -262,7 +262,7 @@ def create_user_profile(self: Any) -> ActionResult:
     s = store(b)
     if arn in s.profiles:
         raise ResourceInUseException(message=f"User profile {p('UserProfileName')} already exists.")
-    settings = _checked_idle(p("UserSettings"))
+    settings = checked_idle(p("UserSettings"))
     s.profiles[arn] = FakeUserProfile(arn, domain_id, p("UserProfileName"), settings, list(p("Tags") or []))
     return ActionResult({"UserProfileArn": arn})
 
@@ -270,7 +270,7 @@ def create_user_profile(self: Any) -> ActionResult:
 def update_user_profile(self: Any) -> ActionResult:
     b, p = self.sagemaker_backend, self._get_param
     profile = _profile(b, p("DomainId"), p("UserProfileName"))
-    profile.settings = _merge(profile.settings, _checked_idle(p("UserSettings")))
+    profile.settings = _merge(profile.settings, checked_idle(p("UserSettings")))
     return ActionResult({"UserProfileArn": profile.arn})
 
 
