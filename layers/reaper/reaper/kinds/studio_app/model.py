@@ -70,8 +70,8 @@ class AppFacts:
     @property
     def jupyter_readable(self) -> bool:
         """Whether JupyterReads reads this app's Jupyter server: a JupyterLab app nothing else judges (idle
-        shutdown off, or a custom image), or a classic JupyterServer app; in an IAM-mode domain, with a user
-        profile to sign in as."""
+        shutdown off in its domain or user profile, or its profile unread, or a custom image), or a classic
+        JupyterServer app; in an IAM-mode domain, with a user profile to sign in as."""
         uncovered_lab = self.app_type == "JupyterLab" and (self.custom_image is not None or self.idle_shutdown_minutes is None)
         classic = self.app_type == CLASSIC_SERVER and not self.space
         return (uncovered_lab or classic) and self.auth_mode == "IAM" and bool(self.sign_in_as)
