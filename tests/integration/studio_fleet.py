@@ -45,7 +45,7 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
         "custom-image-lab": (
             {"space_name": "ana-custom", "image_arn": CUSTOM_IMAGE, "created": old},
             "keep",
-            "idle-shutdown-unsupported-image",
+            "jupyterlab-unsupported-image",  # JupyterReads would read it: a code of its own (reaper coverage counts it)
         ),
         "exempt-lab": ({"space_name": "ana-exempt", "tags": {"reaper:exempt": "true"}, "created": old}, "exempt", None),
         "space-exempt-lab": ({"space_name": "ana-space-exempt", "space_tags": {"reaper:exempt": "true"}, "created": old}, "exempt", None),
@@ -63,7 +63,7 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
         "classic-paid-js": (
             {"user_name": "ana", "app_type": "JupyterServer", "instance_type": "ml.t3.medium", "created": old},
             "keep",
-            "classic-no-activity-signal",
+            "classic-jupyterserver-no-activity-signal",
         ),
     }
     apps: dict[str, str] = {}
@@ -88,7 +88,7 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
     sm.delete_app(DomainId=off, SpaceName="bo-gone", AppType="JupyterLab", AppName="default")
     assert gone
     expected = {c: v for c, (_, v, _) in cases.items()} | {"uncovered-lab": "keep"}
-    codes = {c: code for c, (_, _, code) in cases.items()} | {"uncovered-lab": "no-activity-signal"}
+    codes = {c: code for c, (_, _, code) in cases.items()} | {"uncovered-lab": "jupyterlab-no-activity-signal"}
     return {"domain": d, "off_domain": off, "apps": apps, "expected": expected, "codes": codes}
 
 

@@ -35,8 +35,9 @@ IDLE_SAMPLE, BUSY_SAMPLE = "0, 431\n", "93, 20112\n"
 EVIDENCE = {"act", "warn", "keep"}
 # kinds that cannot reach 90 % here, at their measured share: an FSx file system with 15 minutes missing in its window
 BELOW = {"fsx": 0.854}
-# what a Studio app read through its Jupyter server is, with JupyterReads off (docs/kinds/studio-app.md)
-STUDIO_BLIND = {"no-activity-signal", "idle-shutdown-unsupported-image", "classic-no-activity-signal"}
+# what a Studio app read through its Jupyter server is, with JupyterReads off: codes of their own, which `reaper coverage`
+# counts as what JupyterReads would reach (docs/kinds/studio-app.md)
+STUDIO_BLIND = {"jupyterlab-no-activity-signal", "jupyterlab-unsupported-image", "classic-jupyterserver-no-activity-signal"}
 
 
 @pytest.fixture(scope="module")
@@ -229,10 +230,14 @@ def test_deploy_day_first_dry_run_judges_the_idle_cost_on_evidence_and_names_the
             assert off[i]["verdict"] == "keep" and off[i]["unknown"] == "no-gpu-metric", i
         else:
             assert (off[i]["verdict"], off[i]["unknown"]) == (r["verdict"], r["unknown"]), i
-    # and `reaper coverage` says what turning each opt-in on would reach
+    # and `reaper coverage` says what turning each opt-in on would reach: the notebooks and the Studio apps it read when
+    # on (not the Code Editor app, the KernelGateway one, nor anything covered by idle shutdown)
     notebooks = [r for r in off.values() if r["kind"] == "notebook" and r["unknown"] == "no-agent"]
-    assert reach["JupyterReads"]["would_reach"] == len(notebooks) == 5
-    assert reach["JupyterReads"]["hourly_usd"] == pytest.approx(sum(r["hourly_usd"] for r in notebooks))
+    reached = notebooks + [off[i] for i in studio_read]
+    assert reach["JupyterReads"]["would_reach"] == len(reached) == 5 + 4
+    assert reach["JupyterReads"]["hourly_usd"] == pytest.approx(sum(r["hourly_usd"] for r in reached))
+    blind_studio = [r for r in off.values() if r["kind"] == "studio-app" and r["unknown"] and reason(r["unknown"]).opt_in is None]
+    assert blind_studio and not {r["id"] for r in blind_studio} & studio_read  # what it cannot read is not counted
     assert reach["GpuSsmReads"]["would_reach"] == len(ssm_read) == 3
     assert reach["GpuSsmReads"]["hourly_usd"] == pytest.approx(sum(off[i]["hourly_usd"] for i in ssm_read))
     print(said, f"| opt-ins off: {figures(shares(off, truth))}")  # shown with -s: the doc's figures

@@ -207,7 +207,7 @@ def test_covered_protected_code_editor_and_sso_apps_are_never_opened(aws, sm, ho
     monkeypatch.delenv("REAPER_JUPYTER_READS")
     off = run(load_function("studio_app"), later)
     assert store(hop._backend()).studio_calls == []
-    assert off[in_sso].decision.unknown == "no-activity-signal" and "or JupyterReads" in off[in_sso].reason
+    assert off[in_sso].decision.unknown == "no-activity-signal" and "JupyterReads" not in off[in_sso].reason
     monkeypatch.setenv("REAPER_JUPYTER_READS", "on")
     on = run(load_function("studio_app"), later)
     # Then no URL is asked for any of them, and each keeps its verdict and reason

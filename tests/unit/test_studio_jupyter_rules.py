@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from reaper.core.coverage import reason
 from reaper.core.jupyter import JupyterKernel, JupyterReading
 from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
@@ -52,6 +53,8 @@ def run(r: Resource, signal: Any, settings: Settings = ON):
         (replace(CLASSIC, app_type="KernelGateway"), False),  # kernels only; AWS documents no reading of it
         (replace(LAB, auth_mode="SSO"), False),  # CreatePresignedDomainUrl: IAM domains only
         (replace(LAB, space_owner=None), False),  # no user profile to sign in as
+        (replace(LAB, profile_idle_off=True), True),  # its domain has idle shutdown on, its user profile turned it off
+        (replace(LAB, app_type="CodeEditor", profile_idle_off=True), False),  # the same, not Jupyter
     ],
 )
 def test_which_apps_a_jupyter_reading_may_judge(facts, readable):
@@ -80,16 +83,24 @@ def test_a_failed_reading_is_unknown_with_its_code_never_idle(code):
 def test_a_readable_app_younger_than_its_window_is_kept_on_its_age_and_without_the_reading_unknown():
     assert run(app(created=NOW - timedelta(minutes=10)), None).unknown is None
     # with JupyterReads off, the same young app is what it was: unknown
-    assert run(app(created=NOW - timedelta(minutes=10)), None, OFF).unknown == "no-activity-signal"
+    assert run(app(created=NOW - timedelta(minutes=10)), None, OFF).unknown == "jupyterlab-no-activity-signal"
 
 
 def test_without_a_reading_the_reasons_say_what_would_reach_it():
     off = run(app(), None, OFF)
-    assert off.unknown == "no-activity-signal" and "or JupyterReads for JupyterLab" in off.reason
+    assert off.unknown == "jupyterlab-no-activity-signal" and "or JupyterReads" in off.reason
+    assert reason(off.unknown).opt_in == "JupyterReads"  # reaper coverage counts it as what JupyterReads would reach
+    classic_off = run(app(CLASSIC), None, OFF)
+    assert classic_off.unknown == "classic-jupyterserver-no-activity-signal" and "or JupyterReads" in classic_off.reason
+    assert reason(classic_off.unknown).opt_in == "JupyterReads"
+    # what JupyterReads cannot open keeps a code no opt-in reaches, and its reason does not offer it
     sso = run(app(replace(LAB, auth_mode="SSO")), None)
     assert sso.unknown == "no-activity-signal" and "IAM Identity Center" in sso.reason
+    sso_off = run(app(replace(LAB, auth_mode="SSO")), None, OFF)
+    assert sso_off.unknown == "no-activity-signal" and "JupyterReads" not in sso_off.reason
     classic_sso = run(app(replace(CLASSIC, auth_mode="SSO")), None)
     assert classic_sso.unknown == "classic-no-activity-signal" and "IAM Identity Center" in classic_sso.reason
+    assert reason("no-activity-signal").opt_in is None and reason("classic-no-activity-signal").opt_in is None
 
 
 class Sagemaker:

@@ -3,6 +3,17 @@
 What is added (moto's backend and response classes, so in-process and server mode alike):
 - User profiles and spaces: Create/Describe/List (UserProfile, Space), with their settings, owner and tags.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateSpace.html
+- A user profile's `UserSettings` as DescribeUserProfile returns them, idle settings included
+  (`JupyterLabAppSettings`/`CodeEditorAppSettings` → `AppLifecycleManagement.IdleSettings`); an
+  `IdleSettings` outside the reference is refused (ValidationException): `LifecycleManagement` "Valid Values:
+  ENABLED | DISABLED", `IdleTimeoutInMinutes`/`Min…`/`Max…` "Valid Range: Minimum value of 60. Maximum value
+  of 525600". https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_IdleSettings.html
+  UpdateUserProfile merges `UserSettings` key by key, as UpdateDomain does (what a user or an admin does
+  to turn a profile's idle shutdown off; the reaper never calls it).
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateUserProfile.html
+- DeleteUserProfile: `ResourceNotFound` when there is no such profile; `ResourceInUse` ("Resource being
+  accessed is in use") while one of its apps or its spaces' apps is not Deleted (that this is what
+  "in use" means is assumed). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteUserProfile.html
 - Apps: CreateApp starts an app `InService` (AWS passes through `Pending` in minutes), with its
   ResourceSpec; the ARN is `app/<domain>/<user profile or space>/<type>/<name>` as on AWS.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateApp.html
@@ -46,6 +57,8 @@ from moto.sagemaker import models, responses
 from moto.sagemaker.exceptions import ResourceInUseException, ResourceNotFound, ValidationError
 
 ACTIVITY_TRACKED = frozenset({"JupyterLab", "CodeEditor"})
+IDLE_BLOCKS = ("JupyterLabAppSettings", "CodeEditorAppSettings")
+IDLE_RANGE = (60, 525_600)
 
 
 def _naive(value: datetime) -> datetime:
@@ -215,6 +228,31 @@ def _app(backend: Any, p: Any) -> FakeApp:
     return app
 
 
+def checked_idle(user_settings: dict[str, Any] | None) -> dict[str, Any]:
+    """UserSettings, refused (ValidationException) when an IdleSettings holds a value the API reference does not allow."""
+    for block in IDLE_BLOCKS:
+        idle = (((user_settings or {}).get(block) or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
+        state = idle.get("LifecycleManagement")
+        if state is not None and state not in ("ENABLED", "DISABLED"):
+            raise ValidationError(
+                message=f"Value '{state}' at '{block}.AppLifecycleManagement.IdleSettings.LifecycleManagement' failed to satisfy constraint"
+            )
+        for key in ("IdleTimeoutInMinutes", "MinIdleTimeoutInMinutes", "MaxIdleTimeoutInMinutes"):
+            value = idle.get(key)
+            if value is not None and not IDLE_RANGE[0] <= int(value) <= IDLE_RANGE[1]:
+                raise ValidationError(
+                    message=f"Value '{value}' at '{block}.AppLifecycleManagement.IdleSettings.{key}' failed to satisfy constraint"
+                )
+    return dict(user_settings or {})
+
+
+def _profile(backend: Any, domain_id: str, name: str) -> FakeUserProfile:
+    profile = store(backend).profiles.get(_arn(backend, f"user-profile/{domain_id}/{name}"))
+    if profile is None:
+        raise ResourceNotFound(message=f"User profile '{name}' does not exist.")
+    return profile
+
+
 # -- responses ----------------------------------------------------------------------------------
 def create_user_profile(self: Any) -> ActionResult:
     b, p = self.sagemaker_backend, self._get_param
@@ -224,16 +262,35 @@ def create_user_profile(self: Any) -> ActionResult:
     s = store(b)
     if arn in s.profiles:
         raise ResourceInUseException(message=f"User profile {p('UserProfileName')} already exists.")
-    s.profiles[arn] = FakeUserProfile(arn, domain_id, p("UserProfileName"), p("UserSettings") or {}, list(p("Tags") or []))
+    settings = checked_idle(p("UserSettings"))
+    s.profiles[arn] = FakeUserProfile(arn, domain_id, p("UserProfileName"), settings, list(p("Tags") or []))
     return ActionResult({"UserProfileArn": arn})
+
+
+def update_user_profile(self: Any) -> ActionResult:
+    b, p = self.sagemaker_backend, self._get_param
+    profile = _profile(b, p("DomainId"), p("UserProfileName"))
+    profile.settings = _merge(profile.settings, checked_idle(p("UserSettings")))
+    return ActionResult({"UserProfileArn": profile.arn})
+
+
+def delete_user_profile(self: Any) -> EmptyResult:
+    b, p = self.sagemaker_backend, self._get_param
+    profile = _profile(b, p("DomainId"), p("UserProfileName"))
+    s = store(b)
+    owned = {sp.name for sp in s.spaces.values() if sp.domain_id == profile.domain_id and sp.owner == profile.name}
+    for app in s.apps.values():
+        app._read()
+        mine = app.user_profile == profile.name or app.space in owned
+        if app.domain_id == profile.domain_id and mine and app.status != "Deleted":
+            raise ResourceInUseException(message=f"User profile {profile.name} has an app that is {app.status}.")
+    del s.profiles[profile.arn]
+    return EmptyResult()
 
 
 def describe_user_profile(self: Any) -> ActionResult:
     b, p = self.sagemaker_backend, self._get_param
-    profile = store(b).profiles.get(_arn(b, f"user-profile/{p('DomainId')}/{p('UserProfileName')}"))
-    if profile is None:
-        raise ResourceNotFound(message=f"User profile '{p('UserProfileName')}' does not exist.")
-    return ActionResult(profile.describe())
+    return ActionResult(_profile(b, p("DomainId"), p("UserProfileName")).describe())
 
 
 def list_user_profiles(self: Any) -> ActionResult:
@@ -389,6 +446,8 @@ def apply() -> None:
     for fn in (
         create_user_profile,
         describe_user_profile,
+        update_user_profile,
+        delete_user_profile,
         list_user_profiles,
         create_space,
         describe_space,

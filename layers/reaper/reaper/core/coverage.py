@@ -54,9 +54,31 @@ REASONS: dict[str, Reason] = {
         ),
         Reason(
             "no-activity-signal",
-            "AWS records no user activity for it",
+            "Studio app AWS records no user activity for, idle shutdown off in its domain (Code Editor, or JupyterLab in an "
+            "IAM Identity Center domain)",
             "turn on Studio's built-in idle shutdown (AppLifecycleManagement.IdleSettings) for its domain "
-            "(StudioEnforceIdleShutdownMinutes), or, for a JupyterLab app in an IAM-mode domain, JupyterReads",
+            "(StudioEnforceIdleShutdownMinutes)",
+        ),
+        Reason(
+            "jupyterlab-no-activity-signal",
+            "JupyterLab app AWS records no user activity for, idle shutdown off in its domain; JupyterReads reads it",
+            "turn on JupyterReads, or Studio's built-in idle shutdown for its domain (StudioEnforceIdleShutdownMinutes)",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
+        ),
+        Reason(
+            "profile-idle-shutdown-off",
+            "Studio app whose user profile turned idle shutdown off (its domain has it on): SageMaker never stops it",
+            "the profile's owner or an admin turns its idle shutdown back on (UserSettings …AppSettings.AppLifecycleManagement."
+            "IdleSettings.LifecycleManagement ENABLED); the reaper never changes a user profile (docs/kinds/studio-app.md)",
+        ),
+        Reason(
+            "jupyterlab-profile-idle-shutdown-off",
+            "JupyterLab app whose user profile turned idle shutdown off (its domain has it on); JupyterReads reads it",
+            "turn on JupyterReads, or the profile's owner or an admin turns its idle shutdown back on; the reaper never "
+            "changes a user profile (docs/kinds/studio-app.md)",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
         ),
         Reason(
             "no-gpu-metric",
@@ -124,15 +146,28 @@ REASONS: dict[str, Reason] = {
         ),
         Reason(
             "classic-no-activity-signal",
-            "classic Studio app (KernelGateway, JupyterServer): AWS records no user activity",
-            "move the user to JupyterLab in the new Studio, where idle shutdown can stop it (a classic JupyterServer app: "
-            "or turn on JupyterReads)",
+            "classic Studio app (KernelGateway, or a JupyterServer app JupyterReads cannot open): AWS records no user activity",
+            "move the user to JupyterLab in the new Studio, where idle shutdown can stop it",
+        ),
+        Reason(
+            "classic-jupyterserver-no-activity-signal",
+            "classic JupyterServer app on a billed instance: AWS records no user activity; JupyterReads reads it",
+            "turn on JupyterReads, or move the user to JupyterLab in the new Studio, where idle shutdown can stop it",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
         ),
         Reason(
             "idle-shutdown-unsupported-image",
             "Studio app on a custom image: built-in idle shutdown needs SageMaker Distribution 2.0 or newer",
-            "use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration, or turn on JupyterReads "
+            "use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration (docs/kinds/studio-app.md)",
+        ),
+        Reason(
+            "jupyterlab-unsupported-image",
+            "JupyterLab app on a custom image (built-in idle shutdown needs SageMaker Distribution 2.0 or newer); JupyterReads reads it",
+            "turn on JupyterReads, or use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration "
             "(docs/kinds/studio-app.md)",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
         ),
         Reason(
             "no-canvas-metric",
@@ -145,7 +180,11 @@ REASONS: dict[str, Reason] = {
             "none needed",
             covered=True,
         ),
-        Reason("not-read", "a read failed this sweep", "see the sweep's errors (`reaper plan`), then the next sweep reads again"),
+        Reason(
+            "not-read",
+            "a read failed this sweep",
+            "see the sweep's errors or the resource's reason (`reaper plan`), then the next sweep reads again",
+        ),
     )
 }
 

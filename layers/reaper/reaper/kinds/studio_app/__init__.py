@@ -4,7 +4,8 @@ where billable): the idle app is deleted; its space, its storage volume and the 
 Evidence: for Canvas apps, the `TimeSinceLastActive` metric Canvas publishes per user. For
 JupyterLab and Code Editor apps AWS publishes no user activity the reaper can read (DescribeApp's
 `LastUserActivityTimestamp` follows the health checks), so they are kept as unknown, with a reason
-code; SageMaker's built-in idle shutdown is what reclaims them. With JupyterReads on, a JupyterLab app
+code; SageMaker's built-in idle shutdown is what reclaims them (on in the domain, unless the app's user
+profile turned it off: kinds/studio_app/profiles.py). With JupyterReads on, a JupyterLab app
 nothing else covers (idle shutdown off, a custom image) and a classic JupyterServer app are judged by
 their own Jupyter server, through CreatePresignedDomainUrl (kinds/studio_app/jupyter.py). Domains whose built-in idle shutdown
 is off are reported once a day; with REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES it is turned on
@@ -40,6 +41,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListApps",
         "sagemaker:DescribeApp",
         "sagemaker:ListSpaces",
+        "sagemaker:DescribeUserProfile",  # a user profile can turn its domain's idle shutdown off (kinds/studio_app/profiles.py)
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
     ),

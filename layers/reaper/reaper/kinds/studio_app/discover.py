@@ -1,8 +1,10 @@
 """Every running, billable Studio app in the region, and every domain (for its idle-shutdown settings).
 
 Reads: ListDomains and one DescribeDomain per domain (few); ListApps for the whole region, 100 a
-page (it gives type, status, instance type and creation time: nothing is described here);
-ListSpaces, 100 a page, for who owns each private space; tags of apps, spaces, user profiles and
+page (it gives type, status, instance type and creation time: no app is described here);
+ListSpaces, 100 a page, for who owns each private space; one DescribeUserProfile per distinct user
+profile owning a running JupyterLab or Code Editor app its domain's idle shutdown covers (a profile
+can turn it off: kinds/studio_app/profiles.py); tags of apps, spaces, user profiles and
 domains from the Resource Groups Tagging API, 100 a call.
 
 Owner: an app's own `ml:owner` tag, else its space's, else the user profile's (the space owner's,
@@ -30,7 +32,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.tagging import tags_by_arn
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
-from reaper.kinds.studio_app import DECLARATION
+from reaper.kinds.studio_app import DECLARATION, profiles
 from reaper.kinds.studio_app.model import BILLABLE_TYPES, FREE_INSTANCE, IDLE_SETTING_BLOCKS, KIND, AppFacts, DomainFacts, IdleSetting
 
 PAGE = 100
@@ -58,10 +60,9 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         if s.enabled
     }
     auth_mode = {d["DomainId"]: str(d.get("AuthMode") or "").upper() or None for d in domains}
-    for app in _pages(sm, "list_apps", "Apps"):
-        if not _billable_and_running(app):
-            continue
-        facts = AppFacts(
+    apps = [a for a in _pages(sm, "list_apps", "Apps") if _billable_and_running(a)]
+    found = [
+        AppFacts(
             domain_id=app["DomainId"],
             app_type=app["AppType"],
             app_name=app["AppName"],
@@ -72,26 +73,34 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
             custom_image=_custom_image(app),
             auth_mode=auth_mode.get(app["DomainId"]),
         )
-        arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
-        itype = (app.get("ResourceSpec") or {}).get("InstanceType")
-        space_arn = f"{prefix}space/{facts.domain_id}/{facts.space}" if facts.space else None
-        own = _with_space_protection(tags.get(arn, {}), tags.get(space_arn, {}) if space_arn else {}, settings)
-        out.append(
-            Resource(
-                kind=KIND,
-                id=arn.split(":app/", 1)[1],
-                arn=arn,
-                region=clients.region,
-                state=app["Status"],
-                tags=_with_owner(own, _owner_sources(prefix, facts, tags)),
-                instance_type=itype,
-                hourly_usd=pricing.hourly(pricing.STUDIO, clients.region, itype),
-                created_at=app.get("CreationTime"),
-                facts=facts,
-                guarded_by=(space_arn,) if space_arn else (),
-            )
-        )
+        for app in apps
+    ]
+    read = profiles.read(sm, found)  # a user profile's idle settings win over its domain's
+    for app, facts in zip(apps, found, strict=True):
+        out.append(_app(clients.region, prefix, app, profiles.apply(facts, read), tags, settings))
     return out
+
+
+def _app(
+    region: str, prefix: str, app: dict[str, Any], facts: AppFacts, tags: Mapping[str, dict[str, str]], settings: Settings
+) -> Resource:
+    arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
+    itype = (app.get("ResourceSpec") or {}).get("InstanceType")
+    space_arn = f"{prefix}space/{facts.domain_id}/{facts.space}" if facts.space else None
+    own = _with_space_protection(tags.get(arn, {}), tags.get(space_arn, {}) if space_arn else {}, settings)
+    return Resource(
+        kind=KIND,
+        id=arn.split(":app/", 1)[1],
+        arn=arn,
+        region=region,
+        state=app["Status"],
+        tags=_with_owner(own, _owner_sources(prefix, facts, tags)),
+        instance_type=itype,
+        hourly_usd=pricing.hourly(pricing.STUDIO, region, itype),
+        created_at=app.get("CreationTime"),
+        facts=facts,
+        guarded_by=(space_arn,) if space_arn else (),
+    )
 
 
 def _with_space_protection(own: dict[str, str], space: dict[str, str], settings: Settings) -> dict[str, str]:

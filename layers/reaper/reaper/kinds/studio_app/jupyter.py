@@ -1,5 +1,5 @@
 """A Studio app's own Jupyter server, for the JupyterLab and Studio Classic JupyterServer apps nothing else
-judges (JupyterReads=on): the domain's built-in idle shutdown is off, or the app runs a custom image, or
+judges (JupyterReads=on): the built-in idle shutdown is off (its domain's, or its user profile's), or the app runs a custom image, or
 it is a classic JupyterServer app on a billed instance.
 
 The door is CreatePresignedDomainUrl (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreatePresignedDomainUrl.html),

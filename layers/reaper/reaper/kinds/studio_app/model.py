@@ -24,10 +24,19 @@ IDLE_SHUTDOWN_TYPES = frozenset({"JupyterLab", "CodeEditor"})
 CANVAS_NAMESPACE = "/aws/sagemaker/Canvas/AppActivity"
 CANVAS_METRIC = "TimeSinceLastActive"
 # Reason codes of apps the reaper keeps because it cannot judge them (grouped by `reaper coverage`)
-NO_ACTIVITY_SIGNAL = "no-activity-signal"  # JupyterLab/Code Editor with idle shutdown off: fix StudioEnforceIdleShutdownMinutes
+# Each blind spot JupyterReads can read (a JupyterLab app, or a classic JupyterServer app, in an IAM-mode domain, with a user
+# profile to sign in as: AppFacts.jupyter_readable) has a code of its own, so that `reaper coverage` counts what turning
+# JupyterReads on would reach; the other code of the pair is what it cannot read (Code Editor, KernelGateway, SSO domains).
+NO_ACTIVITY_SIGNAL = "no-activity-signal"  # idle shutdown off in its domain: Code Editor, or JupyterLab JupyterReads cannot open
+JUPYTERLAB_NO_SIGNAL = "jupyterlab-no-activity-signal"  # idle shutdown off in its domain: JupyterLab JupyterReads can read
 IDLE_SHUTDOWN_ON = "idle-shutdown-on"  # SageMaker itself stops it when idle
 UNSUPPORTED_IMAGE = "idle-shutdown-unsupported-image"  # a custom image: idle shutdown needs SageMaker Distribution 2.0+
+JUPYTERLAB_UNSUPPORTED_IMAGE = "jupyterlab-unsupported-image"  # the same, a JupyterLab app JupyterReads can read
 CLASSIC_NO_SIGNAL = "classic-no-activity-signal"  # classic Studio apps: AWS records no activity
+CLASSIC_SERVER_NO_SIGNAL = "classic-jupyterserver-no-activity-signal"  # a billed classic JupyterServer app JupyterReads can read
+PROFILE_IDLE_OFF = "profile-idle-shutdown-off"  # its domain has idle shutdown on, its user profile turned it off
+JUPYTERLAB_PROFILE_IDLE_OFF = "jupyterlab-profile-idle-shutdown-off"  # the same, a JupyterLab app JupyterReads can read
+NOT_READ = "not-read"  # its user profile's idle settings were not read this sweep (DescribeUserProfile failed)
 NO_CANVAS_METRIC = "no-canvas-metric"  # Canvas app with no TimeSinceLastActive data
 CLASSIC_SERVER = "JupyterServer"  # Studio Classic's Jupyter server (billed when not on the "system" instance)
 # DefaultUserSettings blocks that carry AppLifecycleManagement.IdleSettings
@@ -42,9 +51,12 @@ class AppFacts:
     user_profile: str | None  # classic Studio: the app belongs to a user profile
     space: str | None  # JupyterLab and Code Editor: the app runs in a space
     space_owner: str | None = None  # the user profile owning a private space
-    idle_shutdown_minutes: int | None = None  # the domain's built-in idle shutdown for this app type (None: off)
+    idle_shutdown_minutes: int | None = None  # built-in idle shutdown for this app type, domain and user profile (None: off or unread)
     custom_image: str | None = None  # the app's image when it is not SageMaker Distribution
     auth_mode: str | None = None  # the domain's AuthMode: "IAM" or "SSO" (CreatePresignedDomainUrl needs IAM)
+    profile_idle_off: bool = False  # its user profile turned idle shutdown off, where its domain has it on
+    profile_timeout: bool = False  # idle_shutdown_minutes is its user profile's own timeout
+    profile_unread: str | None = None  # DescribeUserProfile failed (its error code): whether idle shutdown applies is unknown
 
     @property
     def owner_name(self) -> str:
@@ -58,8 +70,8 @@ class AppFacts:
     @property
     def jupyter_readable(self) -> bool:
         """Whether JupyterReads reads this app's Jupyter server: a JupyterLab app nothing else judges (idle
-        shutdown off, or a custom image), or a classic JupyterServer app; in an IAM-mode domain, with a user
-        profile to sign in as."""
+        shutdown off in its domain or user profile, or its profile unread, or a custom image), or a classic
+        JupyterServer app; in an IAM-mode domain, with a user profile to sign in as."""
         uncovered_lab = self.app_type == "JupyterLab" and (self.custom_image is not None or self.idle_shutdown_minutes is None)
         classic = self.app_type == CLASSIC_SERVER and not self.space
         return (uncovered_lab or classic) and self.auth_mode == "IAM" and bool(self.sign_in_as)

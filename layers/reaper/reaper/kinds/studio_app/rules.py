@@ -13,11 +13,17 @@ from reaper.kinds.studio_app.model import (
     CANVAS,
     CANVAS_METRIC,
     CLASSIC_NO_SIGNAL,
+    CLASSIC_SERVER_NO_SIGNAL,
     IDLE_SHUTDOWN_ON,
     IDLE_SHUTDOWN_TYPES,
+    JUPYTERLAB_NO_SIGNAL,
+    JUPYTERLAB_PROFILE_IDLE_OFF,
+    JUPYTERLAB_UNSUPPORTED_IMAGE,
     KIND,
     NO_ACTIVITY_SIGNAL,
     NO_CANVAS_METRIC,
+    NOT_READ,
+    PROFILE_IDLE_OFF,
     UNSUPPORTED_IMAGE,
     AppActivity,
     AppFacts,
@@ -54,19 +60,35 @@ def decide(resource: Resource, signal: AppActivity | JupyterReading | None, view
     if facts.app_type != CANVAS:
         return Decision(
             Verdict.KEEP,
-            f"AWS records no user activity for classic {facts.app_type} apps: unknown is not idle{_not_opened(facts, settings)}",
+            f"AWS records no user activity for classic {facts.app_type} apps: unknown is not idle (fix: move the user to "
+            f"JupyterLab{_readable(facts, settings)}){_not_opened(facts, settings)}",
             evidence={**evidence, "activity_recorded": False},
-            unknown=CLASSIC_NO_SIGNAL,
+            unknown=CLASSIC_SERVER_NO_SIGNAL if facts.jupyter_readable else CLASSIC_NO_SIGNAL,
         )
     return _canvas(facts, signal if isinstance(signal, AppActivity) else None, window, evidence)
 
 
 def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: datetime, evidence: dict[str, object]) -> Decision:
     """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter.judge)."""
-    why = "a custom image" if facts.custom_image else "idle shutdown off" if facts.app_type == "JupyterLab" else "Studio Classic"
+    why = _why_read(facts)
     blind = f"AWS records no user activity for {facts.app_type} apps ({why})"
     decision = judge(reading, window, now, action="delete", blind=blind, evidence=dict(evidence))
     return decision.with_(reason=f"{decision.reason}; {OPEN_WORK}") if decision.verdict is Verdict.ACT else decision
+
+
+def _why_read(facts: AppFacts) -> str:
+    if facts.custom_image:
+        return "a custom image"
+    if facts.app_type != "JupyterLab":
+        return "Studio Classic"
+    if facts.profile_idle_off:
+        return "its user profile turned idle shutdown off"
+    return "its user profile's idle settings not read" if facts.profile_unread else "idle shutdown off"
+
+
+def _readable(facts: AppFacts, settings: Settings) -> str:
+    """', or JupyterReads' in a fix, where JupyterReads (off) would read this app."""
+    return ", or JupyterReads" if facts.jupyter_readable and not settings.jupyter_reads else ""
 
 
 def _not_opened(facts: AppFacts, settings: Settings) -> str:
@@ -86,27 +108,50 @@ def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings)
             Verdict.KEEP,
             f"AWS records no user activity for this {facts.app_type} app, and it runs the custom image {facts.custom_image}: "
             "built-in idle shutdown needs the SageMaker Distribution image 2.0 or newer (use it, or an idle-shutdown "
-            f"lifecycle configuration): unknown is not idle{_not_opened(facts, settings)}",
+            f"lifecycle configuration{_readable(facts, settings)}): unknown is not idle{_not_opened(facts, settings)}",
             evidence={**evidence, "image": facts.custom_image},
-            unknown=UNSUPPORTED_IMAGE,
+            unknown=JUPYTERLAB_UNSUPPORTED_IMAGE if facts.jupyter_readable else UNSUPPORTED_IMAGE,
         )
-    if facts.idle_shutdown_minutes is not None:
+    if facts.profile_unread:
         return Decision(
             Verdict.KEEP,
-            f"SageMaker's built-in idle shutdown stops this {facts.app_type} app "
+            f"its domain's built-in idle shutdown is on, but whether its user profile {facts.sign_in_as} turned it off was "
+            f"not read (DescribeUserProfile: {facts.profile_unread}): unknown is not idle (the next sweep reads it again)",
+            evidence={**evidence, "user_profile_read": facts.profile_unread},
+            unknown=NOT_READ,
+        )
+    if facts.idle_shutdown_minutes is not None:
+        whose = "its user profile's" if facts.profile_timeout else "SageMaker's"
+        return Decision(
+            Verdict.KEEP,
+            f"{whose} built-in idle shutdown stops this {facts.app_type} app "
             f"{f'after {facts.idle_shutdown_minutes} min idle' if facts.idle_shutdown_minutes else 'when idle'} "
             "(AWS records no user activity the reaper can read)",
             evidence={**evidence, "idle_shutdown_minutes": facts.idle_shutdown_minutes},
             unknown=IDLE_SHUTDOWN_ON,
         )
+    if facts.profile_idle_off:
+        return _profile_off(facts, evidence, settings)
     return Decision(
         Verdict.KEEP,
         f"AWS records no user activity for {facts.app_type} apps (DescribeApp's last activity follows the health checks) "
         "and the domain's built-in idle shutdown is off: unknown is not idle (fix: StudioEnforceIdleShutdownMinutes"
-        f"{', or JupyterReads for JupyterLab' if facts.app_type == 'JupyterLab' and not settings.jupyter_reads else ''})"
-        f"{_not_opened(facts, settings)}",
+        f"{_readable(facts, settings)}){_not_opened(facts, settings)}",
         evidence=evidence,
-        unknown=NO_ACTIVITY_SIGNAL,
+        unknown=JUPYTERLAB_NO_SIGNAL if facts.jupyter_readable else NO_ACTIVITY_SIGNAL,
+    )
+
+
+def _profile_off(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision:
+    """Its domain has idle shutdown on, its user profile turned it off: SageMaker never stops the app."""
+    return Decision(
+        Verdict.KEEP,
+        f"its user profile {facts.sign_in_as} turned SageMaker's built-in idle shutdown off for {facts.app_type} apps "
+        "(its domain has it on, and a user profile's setting wins), and AWS records no user activity the reaper can read: "
+        f"unknown is not idle (fix: the profile's owner or an admin turns its idle shutdown back on; the reaper never changes "
+        f"a user profile{_readable(facts, settings)}){_not_opened(facts, settings)}",
+        evidence={**evidence, "user_profile": facts.sign_in_as, "profile_idle_shutdown": "DISABLED"},
+        unknown=JUPYTERLAB_PROFILE_IDLE_OFF if facts.jupyter_readable else PROFILE_IDLE_OFF,
     )
 
 

@@ -12,7 +12,8 @@ set to the same value as LastHealthCheckTimestamp" (DescribeApp reference): it i
 nor idleness, so no call is spent on it. SageMaker's own idle shutdown (see rules) is what reclaims
 those apps where the domain has it on. Classic KernelGateway apps: AWS records no activity for them.
 
-JupyterReads=on: a JupyterLab app whose domain has idle shutdown off or that runs a custom image, and a
+JupyterReads=on: a JupyterLab app whose domain or user profile has idle shutdown off (or whose profile was not
+read) or that runs a custom image, and a
 classic JupyterServer app on a billed instance, are judged by their own Jupyter server
 (kinds/studio_app/jupyter.py: CreatePresignedDomainUrl, then read-only GETs), like a notebook without
 the agent. Code Editor is not Jupyter: nothing is read for it.
