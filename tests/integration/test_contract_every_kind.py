@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from reaper.kinds.ec2 import catalog
+from reaper.record.message import from_record
 from reaper.slack import post as slack
 from reaper_devkit import seed, seed_ec2
 from reaper_devkit import seed_studio as studio
@@ -195,7 +196,7 @@ def test_a_kind_set_to_dry_run_changes_nothing_in_an_enforcing_stack(aws, enforc
     assert {m["id"] for m in posted} == {kit.id_of(a) for a in arns.values()}
     for m in posted:
         assert m["verdict"] == "act" and m["mode"] == "dry-run" and m["executed"] is False, m
-        assert slack.render(m)[0].startswith("Would "), slack.render(m)[0]
+        assert slack.render(from_record(m))[0].startswith("Would "), slack.render(from_record(m))[0]
 
 
 @pytest.mark.parametrize("kind", sorted(KITS))
@@ -242,7 +243,7 @@ def test_every_warning_and_action_is_posted_with_how_to_opt_out_and_each_action_
         assert m["verdict"] == ("act" if grace == 0 else "warn") and m["executed"] is (grace == 0), m
         arn = next(a for a in arns.values() if kit.id_of(a) == m["id"])
         assert arn in m["opt_out"] and "reaper:exempt=true" in m["opt_out"] and "reaper:snooze-until" in m["opt_out"], m
-        shown = "\n".join(texts(slack.render(m)[1]))
+        shown = "\n".join(texts(slack.render(from_record(m))[1]))
         assert "reaper:exempt=true" in shown and arn in shown
         if grace == 0:
             assert m["undo"], f"{kind}: an action posted without its undo: {m}"
