@@ -57,15 +57,7 @@ class Answer:
 
 def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke: Invoke) -> Answer:
     """Authorize, then act; every answer is also the action log's record of the click."""
-    base: dict[str, Any] = {
-        "type": "slack-click",
-        "button": click.action,
-        "arn": click.arn,
-        "kind": click.kind,
-        "user": click.user,
-        "id": click.arn.rsplit("/", 1)[-1],
-        "region": _region(click.arn),
-    }
+    base = click.record()
     if click.action == "reaper:confirm-budget":
         return _confirm_budget(rt, bot, click, now, base)
     try:
@@ -176,8 +168,3 @@ def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, bas
 
 def _answer(base: dict[str, Any], status: str, text: str) -> Answer:
     return Answer.of(base, status, text)
-
-
-def _region(arn: str) -> str:
-    parts = arn.split(":")
-    return parts[3] if len(parts) > 3 else ""

@@ -94,13 +94,7 @@ def serve(event: Any, log: ActionLog | None, bot: SlackBot | None, now: datetime
 
 def _replayed(click: Click) -> dict[str, Any]:
     return {
-        "type": "slack-click",
-        "button": click.action,
-        "arn": click.arn,
-        "kind": click.kind,
-        "user": click.user,
-        "id": click.arn.rsplit("/", 1)[-1],
-        "region": click.arn.split(":")[3] if click.arn.count(":") >= 5 else "",
+        **click.record(),
         "result": "replayed",
         "reason": "the same signed request again: ignored",
     }

@@ -61,6 +61,19 @@ class Click:
     usd: float | None = None  # confirm-budget: the amount the message showed
     logged: str | None = None  # the central digest's Stop now: the organisation log's key of the record it showed
 
+    def record(self) -> dict[str, Any]:
+        """The start of the click's action-log record: which button, on what, by whom."""
+        parts = self.arn.split(":")
+        return {
+            "type": "slack-click",
+            "button": self.action,
+            "arn": self.arn,
+            "kind": self.kind,
+            "user": self.user,
+            "id": self.arn.rsplit("/", 1)[-1],
+            "region": parts[3] if len(parts) > 3 else "",
+        }
+
 
 def raw_body(event: dict[str, Any]) -> bytes:
     """The body's bytes exactly as Slack sent them (a function URL may hand them over base64-encoded)."""
