@@ -54,13 +54,8 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
     parts = c.arn.split(":")
     account = parts[4] if len(parts) > 5 else ""
     base: dict[str, Any] = {
-        "type": "slack-click",
-        "button": c.action,
-        "arn": c.arn,
-        "kind": c.kind,
-        "user": c.user,
-        "id": c.arn.rsplit("/", 1)[-1],
-        "region": parts[3] if len(parts) > 5 else "",
+        **c.record(),
+        "region": parts[3] if len(parts) > 5 else "",  # only from a whole ARN: the account must come with it
         "account": account,
         "via": "central",
     }
