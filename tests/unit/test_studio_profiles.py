@@ -20,8 +20,10 @@ from reaper.kinds.studio_app.rules import decide
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 OFF = Settings()
-# a JupyterLab app in a private space of ana's, in an IAM domain whose idle shutdown is on (120 min)
-LAB = AppFacts("d-lab", "JupyterLab", "default", None, "ana-lab", "ana", idle_shutdown_minutes=120, auth_mode="IAM")
+# a JupyterLab app in a private space of ana's, on SageMaker Distribution 2.0, in an IAM domain whose idle shutdown is on (120 min)
+LAB = AppFacts(
+    "d-lab", "JupyterLab", "default", None, "ana-lab", "ana", idle_shutdown_minutes=120, auth_mode="IAM", smd_version="2.0.0"
+)
 CODE = replace(LAB, app_type="CodeEditor", space="ana-code")
 
 

@@ -25,11 +25,24 @@ def app(
     tags: dict[str, str] | None = None,
     idle_shutdown: int | None = None,
     image: str | None = None,
+    smd_version: str | None = "2.0.0",
+    shared: bool = False,
 ) -> Resource:
     if app_type == "Canvas":
         facts = AppFacts("d-lab", app_type, "default", "ana", None)
     else:
-        facts = AppFacts("d-lab", app_type, "default", None, "ana-lab", "ana", idle_shutdown_minutes=idle_shutdown, custom_image=image)
+        facts = AppFacts(
+            "d-lab",
+            app_type,
+            "default",
+            None,
+            "ana-lab",
+            "ana",
+            idle_shutdown_minutes=idle_shutdown,
+            custom_image=image,
+            smd_version=None if image else smd_version,
+            shared=shared,
+        )
     return Resource(
         "studio-app",
         f"d-lab/{facts.owner_name}/{app_type}/default",
