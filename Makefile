@@ -62,8 +62,19 @@ docs-check: $(VENV)/.ready
 # delegated administrator, after org/central.yaml is deployed in the central account. ORG_BUCKET is a prefix:
 # one bucket ORG_BUCKET-<region> per region (Lambda reads code only from its own region), readable by the
 # organisation. StackSets with service-managed permissions take no macros, so the template is expanded first.
+# ORG_CALL_AS: SELF from the management account (CloudFormation's default), DELEGATED_ADMIN from a delegated
+# administrator of StackSets; passed as --call-as to every StackSet call (docs/aws-assumptions.md SS1-SS3).
+# Anything else is refused before anything runs (exit 2), also under `make -n`.
 STACKSET ?= mlreaper
+ORG_CALL_AS ?= SELF
 ORG_FIRST = $(firstword $(ORG_REGIONS))
+ifneq ($(filter deploy-org,$(MAKECMDGOALS)),)
+ifneq ($(ORG_CALL_AS),SELF)
+ifneq ($(ORG_CALL_AS),DELEGATED_ADMIN)
+$(error ORG_CALL_AS must be SELF (the management account) or DELEGATED_ADMIN (a delegated administrator), not "$(ORG_CALL_AS)" (docs/deploy-organisation.md))
+endif
+endif
+endif
 deploy-org: $(SAMVENV)/.ready
 	@test -n "$(ORG_BUCKET)" -a -n "$(ORG_REGIONS)" -a -n "$(ORG_OUS)" -a -n "$(CENTRAL_BUS_ARN)" -a -n "$(CENTRAL_ACCOUNT)" \
 	  || { echo "set ORG_BUCKET, ORG_REGIONS, ORG_OUS, CENTRAL_BUS_ARN and CENTRAL_ACCOUNT (docs/deploy-organisation.md)"; exit 2; }
@@ -73,12 +84,12 @@ deploy-org: $(SAMVENV)/.ready
 	for r in $(wordlist 2,99,$(ORG_REGIONS)); do \
 	  aws s3 sync s3://$(ORG_BUCKET)-$(ORG_FIRST) s3://$(ORG_BUCKET)-$$r --source-region $(ORG_FIRST) --region $$r --exclude "$(STACKSET)/*"; done
 	aws s3 cp .aws-sam/stackset.json s3://$(ORG_BUCKET)-$(ORG_FIRST)/$(STACKSET)/stackset.json --region $(ORG_FIRST)
-	aws cloudformation create-stack-set --stack-set-name $(STACKSET) --region $(ORG_FIRST) \
+	aws cloudformation create-stack-set --stack-set-name $(STACKSET) --region $(ORG_FIRST) --call-as $(ORG_CALL_AS) \
 	  --permission-model SERVICE_MANAGED --auto-deployment Enabled=true,RetainStacksOnAccountRemoval=false \
 	  --capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM \
 	  --template-url https://$(ORG_BUCKET)-$(ORG_FIRST).s3.$(ORG_FIRST).amazonaws.com/$(STACKSET)/stackset.json \
 	  --parameters ParameterKey=CentralEventBusArn,ParameterValue=$(CENTRAL_BUS_ARN) ParameterKey=CentralAccountId,ParameterValue=$(CENTRAL_ACCOUNT)
-	aws cloudformation create-stack-instances --stack-set-name $(STACKSET) --region $(ORG_FIRST) \
+	aws cloudformation create-stack-instances --stack-set-name $(STACKSET) --region $(ORG_FIRST) --call-as $(ORG_CALL_AS) \
 	  --deployment-targets OrganizationalUnitIds=$(ORG_OUS) --regions $(ORG_REGIONS)
 
 demo: $(VENV)/.ready

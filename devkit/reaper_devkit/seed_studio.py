@@ -14,6 +14,14 @@ from typing import Any
 from reaper_devkit.moto_ext import sagemaker_studio
 from reaper_devkit.seed import ROLE
 
+SMD_VERSION = "2.6.0"  # a SageMaker Distribution release idle shutdown runs on (2.0 or newer)
+SMD_ACCOUNT = "885854791233"  # the account that publishes SageMaker Distribution images (us-east-1)
+
+
+def smd_image(sm: Any, flavour: str = "cpu") -> str:
+    """The SageMaker Distribution image's ARN in the client's region."""
+    return f"arn:aws:sagemaker:{sm.meta.region_name}:{SMD_ACCOUNT}:image/sagemaker-distribution-{flavour}"
+
 
 def _tags(tags: dict[str, str] | None) -> list[dict[str, str]]:
     return [{"Key": k, "Value": v} for k, v in (tags or {}).items()]
@@ -24,14 +32,31 @@ def idle_block(enabled: bool, minutes: int = 120) -> dict[str, Any]:
     return {"AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": state, "IdleTimeoutInMinutes": minutes}}}
 
 
-def domain(sm: Any, name: str, *, idle_shutdown: bool = True, tags: dict[str, str] | None = None, auth_mode: str = "IAM") -> str:
-    """A domain; its built-in idle shutdown on (JupyterLab and Code Editor) or off; users sign in through IAM
-    (presigned URLs) or IAM Identity Center ("SSO"). Returns its id."""
+def domain(
+    sm: Any,
+    name: str,
+    *,
+    idle_shutdown: bool = True,
+    tags: dict[str, str] | None = None,
+    auth_mode: str = "IAM",
+    shared_idle_shutdown: bool | None = None,
+) -> str:
+    """A domain; its built-in idle shutdown on (JupyterLab and Code Editor) or off in DefaultUserSettings (private
+    spaces), and for JupyterLab in DefaultSpaceSettings (shared spaces: `shared_idle_shutdown`, as `idle_shutdown` unless
+    given); users sign in through IAM (presigned URLs) or IAM Identity Center ("SSO"). Returns its id."""
     settings: dict[str, Any] = {"ExecutionRole": ROLE}
     settings["JupyterLabAppSettings"] = idle_block(idle_shutdown)
     settings["CodeEditorAppSettings"] = idle_block(idle_shutdown)
+    shared = idle_shutdown if shared_idle_shutdown is None else shared_idle_shutdown
+    space_settings = {"ExecutionRole": ROLE, "JupyterLabAppSettings": idle_block(shared)}
     arn = sm.create_domain(
-        DomainName=name, AuthMode=auth_mode, DefaultUserSettings=settings, SubnetIds=["subnet-0abc"], VpcId="vpc-0abc", Tags=_tags(tags)
+        DomainName=name,
+        AuthMode=auth_mode,
+        DefaultUserSettings=settings,
+        DefaultSpaceSettings=space_settings,
+        SubnetIds=["subnet-0abc"],
+        VpcId="vpc-0abc",
+        Tags=_tags(tags),
     )["DomainArn"]
     return str(arn).rsplit("/", 1)[-1]
 
@@ -41,12 +66,19 @@ def user(sm: Any, domain_id: str, name: str, tags: dict[str, str] | None = None)
 
 
 def space(
-    sm: Any, domain_id: str, name: str, owner: str | None = None, tags: dict[str, str] | None = None, app_type: str = "JupyterLab"
+    sm: Any,
+    domain_id: str,
+    name: str,
+    owner: str | None = None,
+    tags: dict[str, str] | None = None,
+    app_type: str = "JupyterLab",
+    shared: bool = False,
 ) -> str:
+    """A space: private to its owner, or shared (its owner is then who created it; every user of the domain may open it)."""
     kwargs: dict[str, Any] = {"DomainId": domain_id, "SpaceName": name, "Tags": _tags(tags), "SpaceSettings": {"AppType": app_type}}
     if owner:
         kwargs["OwnershipSettings"] = {"OwnerUserProfileName": owner}
-        kwargs["SpaceSharingSettings"] = {"SharingType": "Private"}
+        kwargs["SpaceSharingSettings"] = {"SharingType": "Shared" if shared else "Private"}
     return str(sm.create_space(**kwargs)["SpaceArn"])
 
 
@@ -62,16 +94,24 @@ def app(
     tags: dict[str, str] | None = None,
     created: datetime | None = None,
     image_arn: str | None = None,
+    image_version: str | None = None,
 ) -> str:
-    """A running app in a space (JupyterLab, Code Editor) or of a user profile (Canvas, classic). Returns its ARN."""
+    """A running app in a space (JupyterLab, Code Editor) or of a user profile (Canvas, classic). Returns its ARN.
+
+    A JupyterLab or Code Editor app runs SageMaker Distribution (`SMD_VERSION` unless `image_version` says) as Studio
+    launches it, unless `image_arn` names another image (its version alias: `image_version`, None for none)."""
     kwargs: dict[str, Any] = {"DomainId": domain_id, "AppType": app_type, "AppName": name, "Tags": _tags(tags)}
     if space_name:
         kwargs["SpaceName"] = space_name
     if user_name:
         kwargs["UserProfileName"] = user_name
     spec: dict[str, str] = {"InstanceType": instance_type} if instance_type else {}
+    if image_arn is None and app_type in ("JupyterLab", "CodeEditor"):
+        image_arn, image_version = smd_image(sm), image_version or SMD_VERSION
     if image_arn:
         spec["SageMakerImageArn"] = image_arn
+    if image_version:
+        spec["SageMakerImageVersionAlias"] = image_version
     if spec:
         kwargs["ResourceSpec"] = spec
     arn = str(sm.create_app(**kwargs)["AppArn"])

@@ -182,13 +182,27 @@ def test_admin_timeout_turns_idle_shutdown_on_and_the_undo_turns_it_back(sm, see
         idle = settings[block]["AppLifecycleManagement"]["IdleSettings"]
         assert idle == {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 90}
     assert settings["ExecutionRole"]  # the rest of the domain's settings are untouched
+    # and for shared spaces too: DefaultSpaceSettings (JupyterLab: the one block it has), the rest kept
+    shared = sm.describe_domain(DomainId=seeded["off_domain"])["DefaultSpaceSettings"]
+    assert shared["JupyterLabAppSettings"]["AppLifecycleManagement"]["IdleSettings"] == {
+        "LifecycleManagement": "ENABLED",
+        "IdleTimeoutInMinutes": 90,
+    }
+    assert shared["ExecutionRole"] and "CodeEditorAppSettings" not in shared
     assert out[seeded["domain"]]["executed"] is False  # already on: not touched
-    # the undo command's settings put it back
+    # the undo command's settings put both back
     undo = off["undo"]
     blocks = json.loads(undo.split("--default-user-settings '", 1)[1].split("'", 1)[0])
-    sm.update_domain(DomainId=seeded["off_domain"], DefaultUserSettings=blocks)
-    again = sm.describe_domain(DomainId=seeded["off_domain"])["DefaultUserSettings"]
-    assert again["JupyterLabAppSettings"]["AppLifecycleManagement"]["IdleSettings"]["LifecycleManagement"] == "DISABLED"
+    space_blocks = json.loads(undo.split("--default-space-settings '", 1)[1].split("'", 1)[0])
+    sm.update_domain(DomainId=seeded["off_domain"], DefaultUserSettings=blocks, DefaultSpaceSettings=space_blocks)
+    again = sm.describe_domain(DomainId=seeded["off_domain"])
+    assert (
+        again["DefaultUserSettings"]["JupyterLabAppSettings"]["AppLifecycleManagement"]["IdleSettings"]["LifecycleManagement"] == "DISABLED"
+    )
+    assert (
+        again["DefaultSpaceSettings"]["JupyterLabAppSettings"]["AppLifecycleManagement"]["IdleSettings"]["LifecycleManagement"]
+        == "DISABLED"
+    )
 
 
 def test_bad_admin_timeout_is_a_usage_error(seeded, capsys, monkeypatch):
@@ -214,8 +228,9 @@ def test_a_healthy_app_reports_its_health_check_as_user_activity_and_is_never_id
     # When the reaper sweeps in enforce
     assert main(["sweep", "--kind", "studio-app", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
     row = rows(capsys.readouterr().out)[fleet.app_id(arn)]
-    # Then it is neither idle nor busy: unknown, kept, with the code coverage groups by and its fix
-    assert row["verdict"] == "keep" and row["unknown"] == "no-activity-signal"
+    # Then it is neither idle nor busy: unknown, kept, with the code coverage groups by and its fix (a space without an
+    # owner is shared: its domain's DefaultSpaceSettings, off here, are what apply)
+    assert row["verdict"] == "keep" and row["unknown"] == "shared-space-idle-shutdown-off"
     assert "StudioEnforceIdleShutdownMinutes" in row["reason"] and "last user activity" not in row["reason"]
 
 

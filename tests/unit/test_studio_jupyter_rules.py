@@ -19,7 +19,7 @@ from reaper.kinds.studio_app.rules import decide
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 ON, OFF = Settings(jupyter_reads=True), Settings()
-LAB = AppFacts("d-lab", "JupyterLab", "default", None, "ana-lab", "ana", auth_mode="IAM")
+LAB = AppFacts("d-lab", "JupyterLab", "default", None, "ana-lab", "ana", auth_mode="IAM", smd_version="2.0.0")
 CLASSIC = AppFacts("d-lab", "JupyterServer", "default", "ana", None, auth_mode="IAM")
 STARTED = NOW - timedelta(days=1)
 

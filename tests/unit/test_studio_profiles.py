@@ -20,8 +20,8 @@ from reaper.kinds.studio_app.rules import decide
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 OFF = Settings()
-# a JupyterLab app in a private space of ana's, in an IAM domain whose idle shutdown is on (120 min)
-LAB = AppFacts("d-lab", "JupyterLab", "default", None, "ana-lab", "ana", idle_shutdown_minutes=120, auth_mode="IAM")
+# a JupyterLab app in a private space of ana's, on SageMaker Distribution 2.0, in an IAM domain whose idle shutdown is on (120 min)
+LAB = AppFacts("d-lab", "JupyterLab", "default", None, "ana-lab", "ana", idle_shutdown_minutes=120, auth_mode="IAM", smd_version="2.0.0")
 CODE = replace(LAB, app_type="CodeEditor", space="ana-code")
 
 
@@ -124,3 +124,16 @@ def test_overrides_read_the_reference_shape_and_nothing_else():
     assert profiles.overrides(None) == {"JupyterLab": (None, None), "CodeEditor": (None, None)}
     got = profiles.overrides({"JupyterLabAppSettings": idle("disabled"), "CodeEditorAppSettings": idle(minutes=90)})
     assert got == {"JupyterLab": ("DISABLED", None), "CodeEditor": (None, 90)}
+
+
+def test_a_shared_space_is_never_judged_by_its_owners_profile():
+    # Given ana's profile turns JupyterLab's idle shutdown off, and a shared space she created, covered by its domain's
+    # DefaultSpaceSettings
+    shared = replace(LAB, space="team", shared=True)
+    sm = Sagemaker({"ana": {"JupyterLabAppSettings": idle("DISABLED")}})
+    # When the profiles are read for it, then hers is not asked and the app keeps its space settings' coverage
+    read = profiles.read(sm, [shared])
+    assert sm.asked == [] and profiles.apply(shared, read) == shared
+    assert judged(shared).unknown == "idle-shutdown-on"
+    # an image idle shutdown does not run on is not worth a read either
+    assert not profiles.needs_profile(replace(LAB, smd_version="1.9.0"))

@@ -11,8 +11,17 @@ from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
 from reaper.kinds.studio_app.actions import disabled_blocks, enabled_blocks, undo_hint
-from reaper.kinds.studio_app.discover import _billable_and_running, _custom_image, _with_owner, _with_space_protection, idle_settings
-from reaper.kinds.studio_app.model import AppActivity, AppFacts, DomainFacts
+from reaper.kinds.studio_app.discover import (
+    _billable_and_running,
+    _custom_image,
+    _smd_version,
+    _space,
+    _with_owner,
+    _with_space_protection,
+    idle_settings,
+    shared_idle_settings,
+)
+from reaper.kinds.studio_app.model import AppActivity, AppFacts, DomainFacts, IdleSetting
 from reaper.kinds.studio_app.rules import decide
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -25,11 +34,24 @@ def app(
     tags: dict[str, str] | None = None,
     idle_shutdown: int | None = None,
     image: str | None = None,
+    smd_version: str | None = "2.0.0",
+    shared: bool = False,
 ) -> Resource:
     if app_type == "Canvas":
         facts = AppFacts("d-lab", app_type, "default", "ana", None)
     else:
-        facts = AppFacts("d-lab", app_type, "default", None, "ana-lab", "ana", idle_shutdown_minutes=idle_shutdown, custom_image=image)
+        facts = AppFacts(
+            "d-lab",
+            app_type,
+            "default",
+            None,
+            "ana-lab",
+            "ana",
+            idle_shutdown_minutes=idle_shutdown,
+            custom_image=image,
+            smd_version=None if image else smd_version,
+            shared=shared,
+        )
     return Resource(
         "studio-app",
         f"d-lab/{facts.owner_name}/{app_type}/default",
@@ -169,3 +191,71 @@ def test_the_admin_timeout_is_held_to_what_aws_accepts():
     with pytest.raises(ConfigError):
         Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "59"})
     assert Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "60"}).studio_enforce_idle_shutdown_minutes == 60
+
+
+@pytest.mark.parametrize(
+    ("version", "old"),
+    [("2.0.0", False), ("2", False), ("2.6", False), ("10.1.0", False), ("1.9.0", True), ("1", True), (None, True), ("x", True)],
+)
+def test_idle_shutdown_counts_only_on_sagemaker_distribution_2_or_newer(version, old):
+    # Given a JupyterLab app its domain's idle shutdown covers, on SageMaker Distribution `version` (None: not said)
+    d = run(app("JupyterLab", idle_shutdown=120, smd_version=version), None)
+    # Then it is covered only from 2.0 on; before, or unsaid, it is unknown with the image's own code and fix
+    if old:
+        assert d.verdict is Verdict.KEEP and d.unknown == "idle-shutdown-old-image" and "2.0 or newer" in d.reason
+        assert (version or "does not say") in d.reason
+    else:
+        assert d.unknown == "idle-shutdown-on"
+
+
+def test_a_custom_image_is_unknown_whatever_its_domain_says_and_says_why():
+    d = run(app("CodeEditor", idle_shutdown=120, image="team-image"), None)
+    assert d.unknown == "idle-shutdown-unsupported-image" and "jupyter-activity-monitor-extension 0.3.1" in d.reason
+
+
+@pytest.mark.parametrize("app_type", ["JupyterLab", "CodeEditor"])
+def test_a_shared_space_follows_its_space_settings_and_says_so(app_type):
+    # covered when its domain's DefaultSpaceSettings turn idle shutdown on
+    covered = run(app(app_type, idle_shutdown=60, shared=True), None)
+    assert covered.unknown == "idle-shutdown-on" and "shared space's (DefaultSpaceSettings)" in covered.reason
+    # unknown when they do not (Code Editor: there is no such setting), with the shared-space code and its fix
+    off = run(app(app_type, shared=True), None)
+    assert off.verdict is Verdict.KEEP and off.unknown == "shared-space-idle-shutdown-off" and "shared space ana-lab" in off.reason
+    fix = "StudioEnforceIdleShutdownMinutes" if app_type == "JupyterLab" else "lifecycle configuration"
+    assert fix in off.reason
+
+
+def test_list_spaces_says_which_spaces_are_shared():
+    assert _space(
+        {"SpaceSharingSettingsSummary": {"SharingType": "Shared"}, "OwnershipSettingsSummary": {"OwnerUserProfileName": "a"}}
+    ) == (
+        "a",
+        True,
+    )
+    assert _space(
+        {"SpaceSharingSettingsSummary": {"SharingType": "Private"}, "OwnershipSettingsSummary": {"OwnerUserProfileName": "a"}}
+    ) == (
+        "a",
+        False,
+    )
+    assert _space({}) == (None, True)  # no owner: only a shared space can have none
+    assert _smd_version({"ResourceSpec": {"SageMakerImageVersionAlias": " 2.1.0 "}}) == "2.1.0"
+    assert _smd_version({"ResourceSpec": {"SageMakerImageVersionArn": "arn:aws:sagemaker:us-east-1:1:image-version/x/24"}}) is None
+
+
+def test_a_domain_whose_shared_spaces_lack_idle_shutdown_is_reported_and_the_opt_in_sets_both():
+    user = {"JupyterLabAppSettings": ON, "CodeEditorAppSettings": ON}
+    shared_previous = {"JupyterLabAppSettings": {"DefaultResourceSpec": {"InstanceType": "ml.t3.large"}}}
+    facts = DomainFacts("d-x", "x", idle_settings(user), user, shared_idle_settings({"DefaultSpaceSettings": {}}), shared_previous)
+    r = Resource("studio-app", "d-x", "arn:aws:sagemaker:us-east-1:1:domain/d-x", "us-east-1", "InService", facts=facts)
+    report = run(r, None)
+    assert report.verdict is Verdict.KEEP and report.notify and "JupyterLab in shared spaces" in report.reason
+    enforce = run(r, None, Settings(studio_enforce_idle_shutdown_minutes=90))
+    assert enforce.verdict is Verdict.ACT and enforce.evidence["shared_idle_shutdown_off"] == ["JupyterLab"]
+    # the undo puts back the shared spaces' block as it was (idle shutdown off), and leaves the user settings alone
+    undo = undo_hint(r, "enable-idle-shutdown") or ""
+    assert "--default-space-settings" in undo and "--default-user-settings" not in undo and "ml.t3.large" in undo
+    # DefaultSpaceSettings has no Code Editor block: only JupyterLab is read from it
+    assert shared_idle_settings({"DefaultSpaceSettings": {"JupyterLabAppSettings": ON, "CodeEditorAppSettings": ON}}) == (
+        IdleSetting("JupyterLab", True, 120),
+    )

@@ -37,6 +37,17 @@ What is added (moto's backend and response classes, so in-process and server mod
 - UpdateDomain: DefaultUserSettings and DefaultSpaceSettings merged key by key (a key given
   replaces that key's block whole), as AWS does for the blocks it is sent.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateDomain.html
+- CreateDomain and UpdateDomain refuse (ValidationException) an `IdleSettings` outside the reference in
+  DefaultUserSettings or DefaultSpaceSettings, and a DefaultSpaceSettings member the reference does not list:
+  DefaultSpaceSettings ("The default settings for shared spaces that users create in the domain. SageMaker
+  applies these settings only to shared spaces.") has `JupyterLabAppSettings` but no `CodeEditorAppSettings`.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html
+- Spaces: `SpaceSharingSettings.SharingType` `Private` or `Shared` (anything else refused); DescribeSpace returns it as
+  `SpaceSharingSettings`, ListSpaces as `SpaceSharingSettingsSummary`. A space created without sharing settings is
+  private when it has an owner, shared when not (what AWS does then is not documented: assumed).
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_SpaceSharingSettings.html
+- CreateApp refuses a `ResourceSpec.SageMakerImageVersionAlias` that is not SemVer as the reference's pattern says.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceSpec.html
 - AddTags/ListTags/DeleteTags take app, user-profile and space ARNs (their names hold slashes),
   and the Resource Groups Tagging API returns them as `sagemaker:app`, `sagemaker:user-profile`,
   `sagemaker:space` (GetResources "supports all resource types":
@@ -45,7 +56,8 @@ What is added (moto's backend and response classes, so in-process and server mod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -59,6 +71,25 @@ from moto.sagemaker.exceptions import ResourceInUseException, ResourceNotFound, 
 ACTIVITY_TRACKED = frozenset({"JupyterLab", "CodeEditor"})
 IDLE_BLOCKS = ("JupyterLabAppSettings", "CodeEditorAppSettings")
 IDLE_RANGE = (60, 525_600)
+# API_DefaultSpaceSettings.html, "Contents" (botocore's `DefaultSpaceSettings` shape has the same members)
+DEFAULT_SPACE_MEMBERS = frozenset(
+    {
+        "ExecutionRole",
+        "SecurityGroups",
+        "JupyterServerAppSettings",
+        "KernelGatewayAppSettings",
+        "JupyterLabAppSettings",
+        "SpaceStorageSettings",
+        "CustomPosixUserConfig",
+        "CustomFileSystemConfigs",
+    }
+)
+SHARING_TYPES = ("Private", "Shared")
+# API_ResourceSpec.html, SageMakerImageVersionAlias "Pattern"
+VERSION_ALIAS = re.compile(
+    r"(^\d+$)|(^\d+.\d+$)|(^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+    r"(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$)"
+)
 
 
 def _naive(value: datetime) -> datetime:
@@ -246,6 +277,30 @@ def checked_idle(user_settings: dict[str, Any] | None) -> dict[str, Any]:
     return dict(user_settings or {})
 
 
+def checked_space_defaults(space_settings: dict[str, Any] | None) -> dict[str, Any]:
+    """DefaultSpaceSettings, refused when it holds a member the reference does not list (CodeEditorAppSettings among them)
+    or an IdleSettings outside the reference."""
+    unknown = sorted(set(space_settings or {}) - DEFAULT_SPACE_MEMBERS)
+    if unknown:
+        raise ValidationError(message=f"Unknown parameter in DefaultSpaceSettings: {', '.join(unknown)}")
+    return checked_idle(space_settings)
+
+
+def checked_sharing(sharing: str) -> str:
+    """A space's SharingType, refused unless the reference's `Private | Shared`."""
+    if sharing not in SHARING_TYPES:
+        raise ValidationError(message=f"Value '{sharing}' at 'spaceSharingSettings.sharingType' failed to satisfy constraint")
+    return sharing
+
+
+def checked_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """An app's ResourceSpec, refused when its SageMakerImageVersionAlias does not match the reference's pattern."""
+    alias = spec.get("SageMakerImageVersionAlias")
+    if alias is not None and not VERSION_ALIAS.match(str(alias)):
+        raise ValidationError(message=f"Value '{alias}' at 'resourceSpec.sageMakerImageVersionAlias' failed to satisfy constraint")
+    return spec
+
+
 def _profile(backend: Any, domain_id: str, name: str) -> FakeUserProfile:
     profile = store(backend).profiles.get(_arn(backend, f"user-profile/{domain_id}/{name}"))
     if profile is None:
@@ -312,7 +367,7 @@ def create_space(self: Any) -> ActionResult:
     if arn in s.spaces:
         raise ResourceInUseException(message=f"Space {p('SpaceName')} already exists.")
     owner = (p("OwnershipSettings") or {}).get("OwnerUserProfileName")
-    sharing = (p("SpaceSharingSettings") or {}).get("SharingType", "Private" if owner else "Shared")
+    sharing = checked_sharing((p("SpaceSharingSettings") or {}).get("SharingType", "Private" if owner else "Shared"))
     s.spaces[arn] = FakeSpace(arn, domain_id, p("SpaceName"), p("SpaceSettings") or {}, owner, sharing, list(p("Tags") or []))
     return ActionResult({"SpaceArn": arn})
 
@@ -347,7 +402,7 @@ def create_app(self: Any) -> ActionResult:
     old = s.apps.get(arn)
     if old is not None and old.status in ("InService", "Pending", "Deleting"):
         raise ResourceInUseException(message=f"App {arn} already exists ({old.status}).")
-    spec = p("ResourceSpec") or {"InstanceType": "system" if p("AppType") == "JupyterServer" else "ml.t3.medium"}
+    spec = checked_spec(p("ResourceSpec") or {"InstanceType": "system" if p("AppType") == "JupyterServer" else "ml.t3.medium"})
     s.apps[arn] = FakeApp(arn, domain_id, user if not space else None, space, p("AppType"), p("AppName"), spec, list(p("Tags") or []))
     return ActionResult({"AppArn": arn})
 
@@ -383,9 +438,9 @@ def update_domain(self: Any) -> ActionResult:
     b, p = self.sagemaker_backend, self._get_param
     domain = _domain(b, p("DomainId"))
     if p("DefaultUserSettings"):
-        domain.default_user_settings = _merge(domain.default_user_settings, p("DefaultUserSettings"))
+        domain.default_user_settings = _merge(domain.default_user_settings, checked_idle(p("DefaultUserSettings")))
     if p("DefaultSpaceSettings"):
-        domain.default_space_settings = _merge(domain.default_space_settings, p("DefaultSpaceSettings"))
+        domain.default_space_settings = _merge(domain.default_space_settings, checked_space_defaults(p("DefaultSpaceSettings")))
     domain.last_modified_time = utcnow()
     return ActionResult({"DomainArn": domain.arn})
 
@@ -442,7 +497,22 @@ def set_app_times(arn: str, *, created: datetime | None = None, last_health_chec
         app.last_health_check = _naive(last_health_check)
 
 
+def _checked_create_domain(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """moto's CreateDomain, after the refusals the reference's settings shapes make."""
+
+    def create_domain(self: Any) -> Any:
+        checked_idle(self._get_param("DefaultUserSettings"))
+        checked_space_defaults(self._get_param("DefaultSpaceSettings"))
+        return original(self)
+
+    create_domain.__name__ = "create_domain"
+    create_domain._reaper_checked = True  # type: ignore[attr-defined]
+    return create_domain
+
+
 def apply() -> None:
+    if not getattr(responses.SageMakerResponse.create_domain, "_reaper_checked", False):
+        responses.SageMakerResponse.create_domain = _checked_create_domain(responses.SageMakerResponse.create_domain)  # type: ignore[method-assign,assignment]
     for fn in (
         create_user_profile,
         describe_user_profile,

@@ -158,14 +158,42 @@ REASONS: dict[str, Reason] = {
         ),
         Reason(
             "idle-shutdown-unsupported-image",
-            "Studio app on a custom image: built-in idle shutdown needs SageMaker Distribution 2.0 or newer",
-            "use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration (docs/kinds/studio-app.md)",
+            "Studio app on a custom image: idle shutdown runs on it only if it is built on SageMaker Distribution 2.0+ or carries "
+            "jupyter-activity-monitor-extension 0.3.1+, which no API says",
+            "use the SageMaker Distribution image 2.0 or newer, or an idle-shutdown lifecycle configuration (docs/kinds/studio-app.md)",
         ),
         Reason(
             "jupyterlab-unsupported-image",
-            "JupyterLab app on a custom image (built-in idle shutdown needs SageMaker Distribution 2.0 or newer); JupyterReads reads it",
-            "turn on JupyterReads, or use the SageMaker Distribution image, or an idle-shutdown lifecycle configuration "
+            "JupyterLab app on a custom image (idle shutdown runs on it only if built on SageMaker Distribution 2.0+ or carrying "
+            "jupyter-activity-monitor-extension 0.3.1+, which no API says); JupyterReads reads it",
+            "turn on JupyterReads, or use the SageMaker Distribution image 2.0 or newer, or an idle-shutdown lifecycle configuration "
             "(docs/kinds/studio-app.md)",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
+        ),
+        Reason(
+            "idle-shutdown-old-image",
+            "Studio app on SageMaker Distribution older than 2.0 (or a version the app does not say): idle shutdown needs 2.0+",
+            "choose SageMaker Distribution 2.0 or newer for the space's image, then restart its app (docs/kinds/studio-app.md)",
+        ),
+        Reason(
+            "jupyterlab-old-image",
+            "JupyterLab app on SageMaker Distribution older than 2.0 (or a version the app does not say); JupyterReads reads it",
+            "turn on JupyterReads, or choose SageMaker Distribution 2.0 or newer for the space's image (docs/kinds/studio-app.md)",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
+        ),
+        Reason(
+            "shared-space-idle-shutdown-off",
+            "Studio app in a shared space: idle shutdown off in its domain's DefaultSpaceSettings (Code Editor: AWS documents no "
+            "shared-space setting); its owner's profile does not apply",
+            "JupyterLab: StudioEnforceIdleShutdownMinutes (turns it on in DefaultSpaceSettings too); Code Editor: an idle-shutdown "
+            "lifecycle configuration, or a private space (docs/kinds/studio-app.md)",
+        ),
+        Reason(
+            "jupyterlab-shared-space-idle-shutdown-off",
+            "JupyterLab app in a shared space, idle shutdown off in its domain's DefaultSpaceSettings; JupyterReads reads it",
+            "turn on JupyterReads, or StudioEnforceIdleShutdownMinutes (turns it on in DefaultSpaceSettings too)",
             opt_in="JupyterReads",
             setting="jupyter_reads",
         ),

@@ -6,8 +6,10 @@ Opening the space again starts a new app on the same volume.
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteApp.html
 
 enable-idle-shutdown: UpdateDomain turns the domain's built-in idle shutdown on for the app types
-where it is off, keeping every other setting of those blocks; the previous blocks go into the
-action log with the action, and the undo command puts them back.
+where it is off, in DefaultUserSettings (private spaces) and DefaultSpaceSettings (shared spaces:
+JupyterLab only, the one block it has), keeping every other setting of those blocks; the previous
+blocks go into the action log with the action, and the undo command puts them back.
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateDomain.html
 """
 
@@ -24,7 +26,7 @@ from reaper.aws.faults import is_not_found
 from reaper.core.model import Decision, Resource
 from reaper.kinds.base import ActContext, action_named
 from reaper.kinds.studio_app import ActionName
-from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
+from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, SPACE_IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
 
 GONE_STATES = frozenset({"Deleted"})
 
@@ -55,11 +57,13 @@ def delete(ctx: ActContext, resource: Resource, decision: Decision) -> str | Non
     return f"{f.app_type} app deleted; {f.where} and its storage volume are kept: open it again to start a new app on the same files"
 
 
-def enabled_blocks(user_settings: dict[str, Any], app_types: tuple[str, ...], minutes: int) -> dict[str, Any]:
-    """The DefaultUserSettings blocks to send: each as it is, with idle shutdown on at `minutes`."""
+def enabled_blocks(
+    user_settings: dict[str, Any], app_types: tuple[str, ...], minutes: int, blocks: dict[str, str] = IDLE_SETTING_BLOCKS
+) -> dict[str, Any]:
+    """The DefaultUserSettings (or DefaultSpaceSettings) blocks to send: each as it is, with idle shutdown on at `minutes`."""
     out: dict[str, Any] = {}
     for app_type in app_types:
-        block_name = IDLE_SETTING_BLOCKS[app_type]
+        block_name = blocks[app_type]
         block = copy.deepcopy(user_settings.get(block_name) or {})
         idle = block.setdefault("AppLifecycleManagement", {}).setdefault("IdleSettings", {})
         idle.update({"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": minutes})
@@ -71,21 +75,30 @@ def enable_idle_shutdown(ctx: ActContext, resource: Resource, decision: Decision
     f = resource.facts_as(DomainFacts)
     minutes = int(decision.evidence["timeout_minutes"])
     sm = ctx.clients("sagemaker")
-    settings_now = sm.describe_domain(DomainId=f.domain_id).get("DefaultUserSettings") or {}  # read again: send only what changes
-    update = enabled_blocks(settings_now, f.off, minutes)
-    previous = {name: settings_now.get(name) or {} for name in update}
-    sm.update_domain(DomainId=f.domain_id, DefaultUserSettings=update)
+    domain = sm.describe_domain(DomainId=f.domain_id)  # read again: send only what changes
+    user_now, space_now = domain.get("DefaultUserSettings") or {}, domain.get("DefaultSpaceSettings") or {}
+    update = enabled_blocks(user_now, f.off, minutes)
+    shared = enabled_blocks(space_now, f.shared_off, minutes, SPACE_IDLE_SETTING_BLOCKS)
+    changes: dict[str, Any] = {}
+    if update:
+        changes["DefaultUserSettings"] = update
+    if shared:
+        changes["DefaultSpaceSettings"] = shared
+    sm.update_domain(DomainId=f.domain_id, **changes)
+    previous = {name: user_now.get(name) or {} for name in update}
+    previous_shared = {name: space_now.get(name) or {} for name in shared}
+    what = ", ".join([*f.off, *(f"{t} in shared spaces" for t in f.shared_off)])
     return (
-        f"idle shutdown on at {minutes} min for {', '.join(f.off)} apps; previous DefaultUserSettings: "
-        f"{json.dumps(previous, sort_keys=True)}"
+        f"idle shutdown on at {minutes} min for {what} apps; previous DefaultUserSettings: {json.dumps(previous, sort_keys=True)}; "
+        f"previous DefaultSpaceSettings: {json.dumps(previous_shared, sort_keys=True)}"
     )
 
 
-def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...]) -> dict[str, Any]:
+def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...], blocks: dict[str, str] = IDLE_SETTING_BLOCKS) -> dict[str, Any]:
     """What turns the change back: the previous blocks, with idle shutdown off as it was."""
     out: dict[str, Any] = {}
     for app_type in app_types:
-        name = IDLE_SETTING_BLOCKS[app_type]
+        name = blocks[app_type]
         block = copy.deepcopy(previous.get(name) or {})
         idle = block.setdefault("AppLifecycleManagement", {}).setdefault("IdleSettings", {})
         idle["LifecycleManagement"] = "DISABLED"
@@ -109,7 +122,9 @@ def undo_hint(resource: Resource, action: str | None) -> str | None:
             )
         case ActionName.ENABLE_IDLE_SHUTDOWN:
             d = resource.facts_as(DomainFacts)
-            blocks = json.dumps(disabled_blocks(d.previous, d.off), sort_keys=True)
-            return f"aws sagemaker update-domain --domain-id {d.domain_id} --default-user-settings '{blocks}' --region {resource.region}"
+            user = f" --default-user-settings '{json.dumps(disabled_blocks(d.previous, d.off), sort_keys=True)}'" if d.off else ""
+            shared = disabled_blocks(d.previous_shared, d.shared_off, SPACE_IDLE_SETTING_BLOCKS)
+            space = f" --default-space-settings '{json.dumps(shared, sort_keys=True)}'" if d.shared_off else ""
+            return f"aws sagemaker update-domain --domain-id {d.domain_id}{user}{space} --region {resource.region}"
         case _:
             assert_never(name)

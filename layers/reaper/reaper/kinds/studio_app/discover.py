@@ -2,9 +2,11 @@
 
 Reads: ListDomains and one DescribeDomain per domain (few); ListApps for the whole region, 100 a
 page (it gives type, status, instance type and creation time: no app is described here);
-ListSpaces, 100 a page, for who owns each private space; one DescribeUserProfile per distinct user
-profile owning a running JupyterLab or Code Editor app its domain's idle shutdown covers (a profile
-can turn it off: kinds/studio_app/profiles.py); tags of apps, spaces, user profiles and
+ListSpaces, 100 a page, for who owns each space and whether it is shared (a shared space's idle
+shutdown is its domain's DefaultSpaceSettings, a private space's its owner's UserSettings over the
+domain's DefaultUserSettings); one DescribeUserProfile per distinct user profile owning a running
+JupyterLab or Code Editor app in a private space its domain's idle shutdown covers (a profile can turn
+it off: kinds/studio_app/profiles.py); tags of apps, spaces, user profiles and
 domains from the Resource Groups Tagging API, 100 a call.
 
 Owner: an app's own `ml:owner` tag, else its space's, else the user profile's (the space owner's,
@@ -33,7 +35,16 @@ from reaper.aws.tagging import tags_by_arn
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.studio_app import DECLARATION, profiles
-from reaper.kinds.studio_app.model import BILLABLE_TYPES, FREE_INSTANCE, IDLE_SETTING_BLOCKS, KIND, AppFacts, DomainFacts, IdleSetting
+from reaper.kinds.studio_app.model import (
+    BILLABLE_TYPES,
+    FREE_INSTANCE,
+    IDLE_SETTING_BLOCKS,
+    KIND,
+    SPACE_IDLE_SETTING_BLOCKS,
+    AppFacts,
+    DomainFacts,
+    IdleSetting,
+)
 
 PAGE = 100
 OWNER_KEY = "ml:owner"
@@ -48,37 +59,56 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         return []
     tags = tags_by_arn(clients, list(DECLARATION.tag_resource_types))
     prefix = _arn_prefix(domains[0]["DomainArn"])
-    space_owner = {
-        (s["DomainId"], s["SpaceName"]): (s.get("OwnershipSettingsSummary") or {}).get("OwnerUserProfileName")
-        for s in _pages(sm, "list_spaces", "Spaces")
-    }
+    spaces = {(s["DomainId"], s["SpaceName"]): _space(s) for s in _pages(sm, "list_spaces", "Spaces")}
     out = [_domain(d, tags.get(d["DomainArn"], {}), clients.region) for d in domains]
     idle_minutes = {
-        (d["DomainId"], s.app_type): s.timeout_minutes or 0  # 0: on, at SageMaker's default timeout
+        # (domain, shared space?, app type): minutes; 0: on, at SageMaker's default timeout
+        (d["DomainId"], shared, s.app_type): s.timeout_minutes or 0
         for d in domains
-        for s in idle_settings(d.get("DefaultUserSettings"))
+        for shared, found in ((False, idle_settings(d.get("DefaultUserSettings"))), (True, shared_idle_settings(d)))
+        for s in found
         if s.enabled
     }
     auth_mode = {d["DomainId"]: str(d.get("AuthMode") or "").upper() or None for d in domains}
     apps = [a for a in _pages(sm, "list_apps", "Apps") if _billable_and_running(a)]
-    found = [
-        AppFacts(
-            domain_id=app["DomainId"],
-            app_type=app["AppType"],
-            app_name=app["AppName"],
-            user_profile=app.get("UserProfileName"),
-            space=app.get("SpaceName"),
-            space_owner=space_owner.get((app["DomainId"], app.get("SpaceName", ""))),
-            idle_shutdown_minutes=idle_minutes.get((app["DomainId"], app["AppType"])),
-            custom_image=_custom_image(app),
-            auth_mode=auth_mode.get(app["DomainId"]),
-        )
-        for app in apps
-    ]
-    read = profiles.read(sm, found)  # a user profile's idle settings win over its domain's
+    found = [_facts(app, spaces, idle_minutes, auth_mode) for app in apps]
+    read = profiles.read(sm, found)  # a user profile's idle settings win over its domain's (private spaces only)
     for app, facts in zip(apps, found, strict=True):
         out.append(_app(clients.region, prefix, app, profiles.apply(facts, read), tags, settings))
     return out
+
+
+def _space(summary: dict[str, Any]) -> tuple[str | None, bool]:
+    """(its owner, whether it is shared), as ListSpaces says: `SpaceSharingSettingsSummary.SharingType` Shared or
+    Private; a space that says neither is shared when it has no owner (a private space always has one)."""
+    owner = (summary.get("OwnershipSettingsSummary") or {}).get("OwnerUserProfileName")
+    sharing = str((summary.get("SpaceSharingSettingsSummary") or {}).get("SharingType") or "")
+    return owner, sharing == "Shared" or (not sharing and not owner)
+
+
+def _facts(
+    app: dict[str, Any],
+    spaces: Mapping[tuple[str, str], tuple[str | None, bool]],
+    idle_minutes: Mapping[tuple[str, bool, str], int],
+    auth_mode: Mapping[str, str | None],
+) -> AppFacts:
+    """What discovery knows of one app. A shared space's idle shutdown is its domain's DefaultSpaceSettings, a private
+    space's its owner's UserSettings over the domain's DefaultUserSettings (API_UserSettings, API_DefaultSpaceSettings)."""
+    domain_id, space = app["DomainId"], app.get("SpaceName")
+    owner, shared = spaces.get((domain_id, space or ""), (None, False)) if space else (None, False)
+    return AppFacts(
+        domain_id=domain_id,
+        app_type=app["AppType"],
+        app_name=app["AppName"],
+        user_profile=app.get("UserProfileName"),
+        space=space,
+        space_owner=owner,
+        idle_shutdown_minutes=idle_minutes.get((domain_id, shared, app["AppType"])),
+        custom_image=_custom_image(app),
+        smd_version=_smd_version(app),
+        auth_mode=auth_mode.get(domain_id),
+        shared=shared,
+    )
 
 
 def _app(
@@ -123,6 +153,16 @@ def _custom_image(app: dict[str, Any]) -> str | None:
     image_arn = (app.get("ResourceSpec") or {}).get("SageMakerImageArn") or ""
     name = image_arn.split(":image/", 1)[1] if ":image/" in image_arn else ""
     return name if name and not name.startswith(SMD_IMAGE_PREFIX) else None
+
+
+def _smd_version(app: dict[str, Any]) -> str | None:
+    """The SageMaker Distribution version an app says it runs (`ResourceSpec.SageMakerImageVersionAlias`, SemVer), if any.
+
+    The image-version ARN's number is the image's version count, not the distribution's release: it says nothing here.
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceSpec.html
+    """
+    alias = str((app.get("ResourceSpec") or {}).get("SageMakerImageVersionAlias") or "").strip()
+    return alias or None
 
 
 def _pages(sm: Any, operation: str, key: str) -> list[dict[str, Any]]:
@@ -178,9 +218,18 @@ def idle_settings(default_user_settings: dict[str, Any] | None) -> tuple[IdleSet
     return tuple(out)
 
 
+def shared_idle_settings(domain: dict[str, Any]) -> tuple[IdleSetting, ...]:
+    """The built-in idle shutdown of shared spaces, as DefaultSpaceSettings say (JupyterLab only: it has no Code Editor
+    block). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html"""
+    space_settings = domain.get("DefaultSpaceSettings") or {}
+    return tuple(s for s in idle_settings(space_settings) if s.app_type in SPACE_IDLE_SETTING_BLOCKS)
+
+
 def _domain(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
     user_settings = d.get("DefaultUserSettings") or {}
     previous = {block: user_settings.get(block) or {} for block in IDLE_SETTING_BLOCKS.values()}
+    space_settings = d.get("DefaultSpaceSettings") or {}
+    previous_shared = {block: space_settings.get(block) or {} for block in SPACE_IDLE_SETTING_BLOCKS.values()}
     return Resource(
         kind=KIND,
         id=d["DomainId"],
@@ -190,5 +239,7 @@ def _domain(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
         tags=tags,
         created_at=d.get("CreationTime"),
         changed_at=d.get("LastModifiedTime"),
-        facts=DomainFacts(d["DomainId"], d.get("DomainName", ""), idle_settings(user_settings), previous),
+        facts=DomainFacts(
+            d["DomainId"], d.get("DomainName", ""), idle_settings(user_settings), previous, shared_idle_settings(d), previous_shared
+        ),
     )

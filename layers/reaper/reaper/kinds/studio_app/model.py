@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -30,8 +30,12 @@ CANVAS_METRIC = "TimeSinceLastActive"
 NO_ACTIVITY_SIGNAL = "no-activity-signal"  # idle shutdown off in its domain: Code Editor, or JupyterLab JupyterReads cannot open
 JUPYTERLAB_NO_SIGNAL = "jupyterlab-no-activity-signal"  # idle shutdown off in its domain: JupyterLab JupyterReads can read
 IDLE_SHUTDOWN_ON = "idle-shutdown-on"  # SageMaker itself stops it when idle
-UNSUPPORTED_IMAGE = "idle-shutdown-unsupported-image"  # a custom image: idle shutdown needs SageMaker Distribution 2.0+
+UNSUPPORTED_IMAGE = "idle-shutdown-unsupported-image"  # a custom image: whether it supports idle shutdown cannot be read
 JUPYTERLAB_UNSUPPORTED_IMAGE = "jupyterlab-unsupported-image"  # the same, a JupyterLab app JupyterReads can read
+OLD_IMAGE = "idle-shutdown-old-image"  # SageMaker Distribution older than 2.0, or a version the app does not say
+JUPYTERLAB_OLD_IMAGE = "jupyterlab-old-image"  # the same, a JupyterLab app JupyterReads can read
+SHARED_IDLE_OFF = "shared-space-idle-shutdown-off"  # a shared space: its domain's DefaultSpaceSettings do not turn idle shutdown on
+JUPYTERLAB_SHARED_IDLE_OFF = "jupyterlab-shared-space-idle-shutdown-off"  # the same, a JupyterLab app JupyterReads can read
 CLASSIC_NO_SIGNAL = "classic-no-activity-signal"  # classic Studio apps: AWS records no activity
 CLASSIC_SERVER_NO_SIGNAL = "classic-jupyterserver-no-activity-signal"  # a billed classic JupyterServer app JupyterReads can read
 PROFILE_IDLE_OFF = "profile-idle-shutdown-off"  # its domain has idle shutdown on, its user profile turned it off
@@ -39,8 +43,12 @@ JUPYTERLAB_PROFILE_IDLE_OFF = "jupyterlab-profile-idle-shutdown-off"  # the same
 NOT_READ = "not-read"  # its user profile's idle settings were not read this sweep (DescribeUserProfile failed)
 NO_CANVAS_METRIC = "no-canvas-metric"  # Canvas app with no TimeSinceLastActive data
 CLASSIC_SERVER = "JupyterServer"  # Studio Classic's Jupyter server (billed when not on the "system" instance)
-# DefaultUserSettings blocks that carry AppLifecycleManagement.IdleSettings
+# DefaultUserSettings blocks that carry AppLifecycleManagement.IdleSettings (they apply to private spaces only)
 IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "CodeEditorAppSettings"}
+# DefaultSpaceSettings blocks that do (shared spaces only): DefaultSpaceSettings has no CodeEditorAppSettings
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html
+SPACE_IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings"}
+SMD_FIRST_WITH_IDLE_SHUTDOWN = 2  # idle shutdown needs SageMaker Distribution 2.0 or newer (studio-updated-idle-shutdown.html)
 
 
 @dataclass(frozen=True)
@@ -53,10 +61,21 @@ class AppFacts:
     space_owner: str | None = None  # the user profile owning a private space
     idle_shutdown_minutes: int | None = None  # built-in idle shutdown for this app type, domain and user profile (None: off or unread)
     custom_image: str | None = None  # the app's image when it is not SageMaker Distribution
+    smd_version: str | None = None  # its SageMaker Distribution version (ResourceSpec.SageMakerImageVersionAlias), when it says
+    shared: bool = False  # it runs in a shared space (SpaceSharingSettings.SharingType Shared): DefaultSpaceSettings apply
     auth_mode: str | None = None  # the domain's AuthMode: "IAM" or "SSO" (CreatePresignedDomainUrl needs IAM)
     profile_idle_off: bool = False  # its user profile turned idle shutdown off, where its domain has it on
     profile_timeout: bool = False  # idle_shutdown_minutes is its user profile's own timeout
     profile_unread: str | None = None  # DescribeUserProfile failed (its error code): whether idle shutdown applies is unknown
+
+    @property
+    def old_image(self) -> bool:
+        """A JupyterLab or Code Editor app on SageMaker Distribution older than 2.0, or whose version the app does not say:
+        built-in idle shutdown is not known to run on it."""
+        if self.app_type not in IDLE_SHUTDOWN_TYPES or self.custom_image is not None:
+            return False
+        major = (self.smd_version or "").split(".", 1)[0]
+        return not (major.isdigit() and int(major) >= SMD_FIRST_WITH_IDLE_SHUTDOWN)
 
     @property
     def owner_name(self) -> str:
@@ -70,9 +89,12 @@ class AppFacts:
     @property
     def jupyter_readable(self) -> bool:
         """Whether JupyterReads reads this app's Jupyter server: a JupyterLab app nothing else judges (idle
-        shutdown off in its domain or user profile, or its profile unread, or a custom image), or a classic
+        shutdown off in its domain, user profile or shared space's settings, or its profile unread, or a custom or
+        older image), or a classic
         JupyterServer app; in an IAM-mode domain, with a user profile to sign in as."""
-        uncovered_lab = self.app_type == "JupyterLab" and (self.custom_image is not None or self.idle_shutdown_minutes is None)
+        uncovered_lab = self.app_type == "JupyterLab" and (
+            self.custom_image is not None or self.old_image or self.idle_shutdown_minutes is None
+        )
         classic = self.app_type == CLASSIC_SERVER and not self.space
         return (uncovered_lab or classic) and self.auth_mode == "IAM" and bool(self.sign_in_as)
 
@@ -98,10 +120,18 @@ class DomainFacts:
     domain_name: str
     idle: tuple[IdleSetting, ...]
     previous: dict[str, Any]  # the DefaultUserSettings blocks as they were (to turn a change back)
+    shared_idle: tuple[IdleSetting, ...] = ()  # DefaultSpaceSettings (shared spaces): JupyterLab only
+    previous_shared: dict[str, Any] = field(default_factory=dict)  # the DefaultSpaceSettings blocks as they were
 
     @property
     def off(self) -> tuple[str, ...]:
+        """App types whose idle shutdown is off in DefaultUserSettings (private spaces)."""
         return tuple(s.app_type for s in self.idle if not s.enabled)
+
+    @property
+    def shared_off(self) -> tuple[str, ...]:
+        """App types whose idle shutdown is off in DefaultSpaceSettings (shared spaces)."""
+        return tuple(s.app_type for s in self.shared_idle if not s.enabled)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ is DISABLED therefore runs its apps with no idle shutdown at all: they are not c
 `IdleTimeoutInMinutes` is the timeout its apps get.
 
 Reads: one DescribeUserProfile per distinct user profile that owns a candidate app (a running JupyterLab or Code
-Editor app on SageMaker Distribution, in a domain whose idle shutdown is on for its type): at most one call per such
-app, none for the others. A space's app belongs to the space's owner (`OwnershipSettingsSummary`); a space without an
-owner keeps its domain's setting. A failed describe (throttled, denied, the profile deleted since ListApps) leaves the
-app's idle shutdown unknown: never covered by assumption. The reaper never changes a user profile.
+Editor app in a private space, on SageMaker Distribution 2.0+, in a domain whose idle shutdown is on for its type): at most one call per
+such app, none for the others. A private space's app belongs to the space's owner (`OwnershipSettingsSummary`). A shared
+space's app is never judged by its owner's profile: "SageMaker applies these settings only to private spaces that the
+user creates in the domain. SageMaker doesn't apply these settings to shared spaces" (UserSettings.JupyterLabAppSettings);
+its domain's DefaultSpaceSettings decide (kinds/studio_app/discover.py). A failed describe (throttled, denied, the
+profile deleted since ListApps) leaves the app's idle shutdown unknown: never covered by assumption. The reaper never
+changes a user profile.
 """
 
 from __future__ import annotations
@@ -37,8 +40,11 @@ class ProfileIdle:
 
 
 def needs_profile(f: AppFacts) -> bool:
-    """An app counted as covered by its domain's idle shutdown, with a user profile whose settings may override it."""
-    return f.app_type in IDLE_SHUTDOWN_TYPES and f.idle_shutdown_minutes is not None and f.custom_image is None and bool(f.sign_in_as)
+    """An app counted as covered by its domain's idle shutdown, with a user profile whose settings may override it: in a
+    private space (a shared space takes its domain's DefaultSpaceSettings, never its owner's UserSettings), on an image
+    idle shutdown runs on."""
+    covered = f.app_type in IDLE_SHUTDOWN_TYPES and f.idle_shutdown_minutes is not None
+    return covered and not f.shared and f.custom_image is None and not f.old_image and bool(f.sign_in_as)
 
 
 def overrides(user_settings: Mapping[str, Any] | None) -> dict[str, tuple[str | None, int | None]]:

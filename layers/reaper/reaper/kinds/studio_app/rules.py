@@ -17,13 +17,17 @@ from reaper.kinds.studio_app.model import (
     IDLE_SHUTDOWN_ON,
     IDLE_SHUTDOWN_TYPES,
     JUPYTERLAB_NO_SIGNAL,
+    JUPYTERLAB_OLD_IMAGE,
     JUPYTERLAB_PROFILE_IDLE_OFF,
+    JUPYTERLAB_SHARED_IDLE_OFF,
     JUPYTERLAB_UNSUPPORTED_IMAGE,
     KIND,
     NO_ACTIVITY_SIGNAL,
     NO_CANVAS_METRIC,
     NOT_READ,
+    OLD_IMAGE,
     PROFILE_IDLE_OFF,
+    SHARED_IDLE_OFF,
     UNSUPPORTED_IMAGE,
     AppActivity,
     AppFacts,
@@ -79,10 +83,14 @@ def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: da
 def _why_read(facts: AppFacts) -> str:
     if facts.custom_image:
         return "a custom image"
+    if facts.old_image:
+        return "SageMaker Distribution older than 2.0, or a version it does not say"
     if facts.app_type != "JupyterLab":
         return "Studio Classic"
     if facts.profile_idle_off:
         return "its user profile turned idle shutdown off"
+    if facts.shared:
+        return "a shared space, and its domain's DefaultSpaceSettings leave idle shutdown off"
     return "its user profile's idle settings not read" if facts.profile_unread else "idle shutdown off"
 
 
@@ -101,17 +109,39 @@ def _not_opened(facts: AppFacts, settings: Settings) -> str:
     return ""
 
 
-def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision:
-    """JupyterLab and Code Editor: AWS publishes no user activity the reaper can read; its idle shutdown can stop them."""
+def _image(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision | None:
+    """An image built-in idle shutdown is not known to run on: "Idle shutdown requires the usage of the
+    SageMaker-distribution (SMD) image with v2.0 or newer"; a custom image only if built on SMD 2.0+ or carrying
+    jupyter-activity-monitor-extension >= 0.3.1, which no API says (docs/aws-assumptions.md, issue 33)."""
     if facts.custom_image:
         return Decision(
             Verdict.KEEP,
             f"AWS records no user activity for this {facts.app_type} app, and it runs the custom image {facts.custom_image}: "
-            "built-in idle shutdown needs the SageMaker Distribution image 2.0 or newer (use it, or an idle-shutdown "
-            f"lifecycle configuration{_readable(facts, settings)}): unknown is not idle{_not_opened(facts, settings)}",
+            "built-in idle shutdown runs on it only if it is built on SageMaker Distribution 2.0 or newer or carries "
+            "jupyter-activity-monitor-extension 0.3.1 or newer, which the API does not say (use the SageMaker Distribution "
+            f"image 2.0+, or an idle-shutdown lifecycle configuration{_readable(facts, settings)}): unknown is not idle"
+            f"{_not_opened(facts, settings)}",
             evidence={**evidence, "image": facts.custom_image},
             unknown=JUPYTERLAB_UNSUPPORTED_IMAGE if facts.jupyter_readable else UNSUPPORTED_IMAGE,
         )
+    if facts.old_image:
+        version = f"SageMaker Distribution {facts.smd_version}" if facts.smd_version else "an image whose version the app does not say"
+        return Decision(
+            Verdict.KEEP,
+            f"AWS records no user activity for this {facts.app_type} app, and it runs {version}: built-in idle shutdown "
+            "needs SageMaker Distribution 2.0 or newer, so nothing stops it when idle (fix: choose SageMaker Distribution "
+            f"2.0 or newer for the space's image{_readable(facts, settings)}): unknown is not idle{_not_opened(facts, settings)}",
+            evidence={**evidence, "image_version": facts.smd_version},
+            unknown=JUPYTERLAB_OLD_IMAGE if facts.jupyter_readable else OLD_IMAGE,
+        )
+    return None
+
+
+def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision:
+    """JupyterLab and Code Editor: AWS publishes no user activity the reaper can read; its idle shutdown can stop them."""
+    on_image = _image(facts, evidence, settings)
+    if on_image is not None:
+        return on_image
     if facts.profile_unread:
         return Decision(
             Verdict.KEEP,
@@ -121,7 +151,13 @@ def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings)
             unknown=NOT_READ,
         )
     if facts.idle_shutdown_minutes is not None:
-        whose = "its user profile's" if facts.profile_timeout else "SageMaker's"
+        whose = (
+            "its user profile's"
+            if facts.profile_timeout
+            else "its shared space's (DefaultSpaceSettings)"
+            if facts.shared
+            else "SageMaker's"
+        )
         return Decision(
             Verdict.KEEP,
             f"{whose} built-in idle shutdown stops this {facts.app_type} app "
@@ -132,6 +168,8 @@ def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings)
         )
     if facts.profile_idle_off:
         return _profile_off(facts, evidence, settings)
+    if facts.shared:
+        return _shared_off(facts, evidence, settings)
     return Decision(
         Verdict.KEEP,
         f"AWS records no user activity for {facts.app_type} apps (DescribeApp's last activity follows the health checks) "
@@ -152,6 +190,24 @@ def _profile_off(facts: AppFacts, evidence: dict[str, object], settings: Setting
         f"a user profile{_readable(facts, settings)}){_not_opened(facts, settings)}",
         evidence={**evidence, "user_profile": facts.sign_in_as, "profile_idle_shutdown": "DISABLED"},
         unknown=JUPYTERLAB_PROFILE_IDLE_OFF if facts.jupyter_readable else PROFILE_IDLE_OFF,
+    )
+
+
+def _shared_off(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision:
+    """A shared space: its owner's and the domain's user settings do not apply; DefaultSpaceSettings leave it off."""
+    if facts.app_type == "JupyterLab":
+        why = "its domain's DefaultSpaceSettings (what shared spaces take) leave built-in idle shutdown off"
+        fix = "StudioEnforceIdleShutdownMinutes turns it on there"
+    else:
+        why = "AWS documents no idle-shutdown setting for Code Editor in shared spaces (DefaultSpaceSettings has none)"
+        fix = "an idle-shutdown lifecycle configuration, or move the work to a private space"
+    return Decision(
+        Verdict.KEEP,
+        f"this {facts.app_type} app runs in the shared space {facts.space}, where user profile settings do not apply, and "
+        f"{why}; AWS records no user activity the reaper can read: unknown is not idle (fix: {fix}"
+        f"{_readable(facts, settings)}){_not_opened(facts, settings)}",
+        evidence={**evidence, "space_sharing": "Shared"},
+        unknown=JUPYTERLAB_SHARED_IDLE_OFF if facts.jupyter_readable else SHARED_IDLE_OFF,
     )
 
 
@@ -177,12 +233,14 @@ def _canvas(facts: AppFacts, signal: AppActivity | None, window: int, evidence: 
 
 
 def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
-    """Report a domain whose built-in idle shutdown is off; turn it on when the admin chose a timeout."""
+    """Report a domain whose built-in idle shutdown is off, for private spaces (DefaultUserSettings) or shared ones
+    (DefaultSpaceSettings); turn it on in both when the admin chose a timeout."""
     on = [f"{s.app_type} {s.timeout_minutes} min" for s in facts.idle if s.enabled]
-    evidence = {"idle_shutdown_off": list(facts.off), "idle_shutdown_on": on}
-    if not facts.off:
+    on += [f"{s.app_type} in shared spaces {s.timeout_minutes} min" for s in facts.shared_idle if s.enabled]
+    evidence = {"idle_shutdown_off": list(facts.off), "shared_idle_shutdown_off": list(facts.shared_off), "idle_shutdown_on": on}
+    if not facts.off and not facts.shared_off:
         return Decision(Verdict.KEEP, f"domain {facts.domain_name}: built-in idle shutdown on ({', '.join(on)})", evidence=evidence)
-    off = " and ".join(facts.off)
+    off = " and ".join([*facts.off, *(f"{t} in shared spaces" for t in facts.shared_off)])
     minutes = settings.studio_enforce_idle_shutdown_minutes
     if minutes is None:
         return Decision(
@@ -197,7 +255,7 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
         f"domain {facts.domain_name}: built-in idle shutdown is off for {off} apps; turning it on at {minutes} min "
         "(REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES)",
         action="enable-idle-shutdown",
-        evidence={**evidence, "timeout_minutes": minutes, "previous": facts.previous},
+        evidence={**evidence, "timeout_minutes": minutes, "previous": facts.previous, "previous_shared": facts.previous_shared},
         skip_grace=True,  # the admin asked for it; it stops nothing by itself
     )
 
