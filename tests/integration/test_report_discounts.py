@@ -1,0 +1,87 @@
+"""`reaper report --discounts`: list-price savings beside what they come to after Savings Plans / RI coverage."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from reaper.aws import discounts
+from reaper.cli.main import main
+from reaper.record.actionlog import ActionLog
+from reaper_devkit.moto_ext import cost_explorer_coverage as kit
+
+ACCOUNT = "123456789012"  # moto's
+
+
+@pytest.fixture
+def logged(aws: Any, table: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """Two stopped notebooks (SageMaker), a stopped GPU box (EC2) and a deleted file system (FSx)."""
+    monkeypatch.setenv("REAPER_TABLE", table)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("REAPER_DISCOUNTS", raising=False)
+    kit.reset()
+    log, now = ActionLog(aws.client("dynamodb"), table), datetime.now(UTC)
+    for rid, kind, owner, hourly in (
+        ("nb-1", "notebook", "ana", 2.0),
+        ("nb-2", "notebook", "bo", 1.0),
+        ("gpu-1", "ec2", "ana", 4.0),
+        ("fs-1", "fsx", "bo", 0.5),
+    ):
+        entry = {"kind": kind, "id": rid, "region": "us-east-1", "verdict": "act", "executed": True, "action": "stop"}
+        log.record({**entry, "reason": "idle", "hourly_usd": hourly, "owner": owner, "project": "llm"}, now - timedelta(hours=10), f"ev-{rid}")
+    yield
+    kit.reset()
+
+
+def report_csv(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, dict[str, str]]:
+    assert main(["report", "--output", "csv", "--by", "kind", *extra]) == 0
+    return {r["kind"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+
+
+def test_without_the_opt_in_the_report_reads_no_cost_explorer(logged, capsys):
+    rows = report_csv(capsys)
+    assert kit.calls == [] and "saved_after_commitments_usd" not in rows["notebook"]
+
+
+def test_savings_after_commitments_stand_beside_the_list_price_savings(logged, capsys):
+    # Given 70% of SageMaker spend and half of EC2 spend covered by Savings Plans, and a quarter of EC2 hours by RIs
+    kit.set_coverage(ACCOUNT, {discounts.SAGEMAKER: (300.0, 1000.0), discounts.EC2: (400.0, 800.0)}, ec2_hours=(300.0, 400.0))
+    # When the report is asked for with --discounts
+    rows = report_csv(capsys, "--discounts")
+    # Then each kind's saving after commitments is its list saving times the share paid at On-Demand rates
+    share = {"notebook": 0.3, "ec2": 0.5 * 0.75, "fsx": 1.0}  # FSx: no commitment covers it
+    for kind, row in rows.items():
+        assert float(row["saved_after_commitments_usd"]) == pytest.approx(float(row["saved_usd"]) * share[kind], abs=0.02), kind
+    assert float(rows["notebook"]["saved_usd"]) > 25  # 3 $/h for ~10 h: the list figure is still there
+    # And the table says both totals and where the second comes from
+    assert main(["report", "--by", "owner", "--discounts"]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # wrapped lines read as one
+    assert "AFTER COMMIT." in text and "total after commitments: about $" in text
+    assert "Cost Explorer Savings Plans and Reserved Instance coverage" in text and "Amazon SageMaker: 30% at On-Demand rates" in text
+
+
+def test_one_read_a_day_however_often_the_report_runs(logged, capsys, monkeypatch):
+    kit.set_coverage(ACCOUNT, {discounts.SAGEMAKER: (500.0, 1000.0)})
+    report_csv(capsys, "--discounts")
+    first = list(kit.calls)
+    assert set(first) == {"GetSavingsPlansCoverage", "GetReservationCoverage"} and first.count("GetSavingsPlansCoverage") >= 2  # paginated
+    monkeypatch.setenv("REAPER_DISCOUNTS", "on")  # the setting opts in as the flag does
+    rows = report_csv(capsys)
+    assert kit.calls == first and float(rows["notebook"]["saved_after_commitments_usd"]) > 0  # the day's read, from the cache
+
+
+@pytest.mark.parametrize("refusal", ["no data yet", "not allowed"])
+def test_a_refused_read_is_said_and_no_figure_is_made_up(logged, capsys, refusal):
+    if refusal == "not allowed":
+        kit.deny(ACCOUNT)
+    assert main(["report", "--by", "kind", "--discounts"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    code = "AccessDeniedException" if refusal == "not allowed" else "DataUnavailableException"
+    assert f"after commitments: not known ({code}" in text and "AFTER COMMIT." not in text
+    assert "total: about $" in text  # the list-price report stands
+    rows = report_csv(capsys, "--discounts")
+    assert "saved_after_commitments_usd" not in rows["notebook"]
