@@ -13,6 +13,7 @@ from reaper.aws import discounts
 from reaper.cli.main import main
 from reaper.record.actionlog import ActionLog
 from reaper_devkit.moto_ext import cost_explorer_coverage as kit
+from reaper_devkit.moto_ext import cost_optimization_hub as hub
 
 ACCOUNT = "123456789012"  # moto's
 
@@ -24,6 +25,7 @@ def logged(aws: Any, table: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("REAPER_DISCOUNTS", raising=False)
     kit.reset()
+    hub.reset()
     log, now = ActionLog(aws.client("dynamodb"), table), datetime.now(UTC)
     for rid, kind, owner, hourly in (
         ("nb-1", "notebook", "ana", 2.0),
@@ -32,9 +34,11 @@ def logged(aws: Any, table: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any)
         ("fs-1", "fsx", "bo", 0.5),
     ):
         entry = {"kind": kind, "id": rid, "region": "us-east-1", "verdict": "act", "executed": True, "action": "stop"}
-        log.record({**entry, "reason": "idle", "hourly_usd": hourly, "owner": owner, "project": "llm"}, now - timedelta(hours=10), f"ev-{rid}")
+        entry |= {"reason": "idle", "hourly_usd": hourly, "owner": owner, "project": "llm"}
+        log.record(entry, now - timedelta(hours=10), f"ev-{rid}")
     yield
     kit.reset()
+    hub.reset()
 
 
 def report_csv(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, dict[str, str]]:
@@ -62,6 +66,38 @@ def test_savings_after_commitments_stand_beside_the_list_price_savings(logged, c
     text = " ".join(capsys.readouterr().out.split())  # wrapped lines read as one
     assert "AFTER COMMIT." in text and "total after commitments: about $" in text
     assert "Cost Explorer Savings Plans and Reserved Instance coverage" in text and "Amazon SageMaker: 30% at On-Demand rates" in text
+
+
+def test_cost_optimization_hub_figure_wins_where_it_names_the_resource(logged, capsys):
+    # Given coverage as above, and an enrolled Hub estimating after discounts that stopping gpu-1 saves $73 a month
+    kit.set_coverage(ACCOUNT, {discounts.SAGEMAKER: (300.0, 1000.0), discounts.EC2: (400.0, 800.0)}, ec2_hours=(300.0, 400.0))
+    hub.enroll(ACCOUNT, "AfterDiscounts")
+    hub.recommend(ACCOUNT, "gpu-1", 73.0)
+    hub.recommend(ACCOUNT, "i-elsewhere", 500.0)
+    # When the report is asked for with --discounts
+    rows = report_csv(capsys, "--discounts")
+    # Then gpu-1's saving after discounts is the Hub's $0.10 an hour for its ~10 hours off, not the coverage estimate
+    hours = float(rows["ec2"]["hours_off"])
+    assert float(rows["ec2"]["saved_after_commitments_usd"]) == pytest.approx(0.1 * hours, abs=0.02)
+    assert float(rows["notebook"]["saved_after_commitments_usd"]) == pytest.approx(0.3 * float(rows["notebook"]["saved_usd"]), abs=0.02)
+    assert hub.calls.count("ListRecommendations") == 2  # paginated: one recommendation a page in the kit
+
+
+@pytest.mark.parametrize("state", ["not enrolled", "before discounts", "not allowed"])
+def test_the_hub_is_used_only_when_it_speaks_after_discounts(logged, capsys, state):
+    kit.set_coverage(ACCOUNT, {discounts.EC2: (800.0, 800.0)})
+    if state != "not enrolled":
+        hub.enroll(ACCOUNT, "BeforeDiscounts" if state == "before discounts" else "AfterDiscounts")
+    if state == "not allowed":
+        hub.deny(ACCOUNT)
+    hub.recommend(ACCOUNT, "gpu-1", 7300.0)
+    rows = report_csv(capsys, "--discounts")
+    assert float(rows["ec2"]["saved_after_commitments_usd"]) == pytest.approx(float(rows["ec2"]["saved_usd"]), abs=0.02)
+    assert main(["report", "--by", "kind", "--discounts"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    said = {"not enrolled": "not enrolled, not read", "before discounts": "estimates savings BeforeDiscounts, not used"}
+    assert f"Cost Optimization Hub: {said.get(state, 'not read (AccessDeniedException')}" in text
+    assert "ListRecommendations" not in hub.calls
 
 
 def test_one_read_a_day_however_often_the_report_runs(logged, capsys, monkeypatch):

@@ -172,3 +172,20 @@ def test_regions_and_locations_come_from_botocore():
     assert len(regions) >= 34 and {"us-east-1", "ap-south-2", "mx-central-1"} <= set(regions)
     names = refresh.region_by_location()
     assert names["EU (Ireland)"] == "eu-west-1" and names["US East (N. Virginia)"] == "us-east-1"
+
+
+def test_a_coverage_read_that_never_ends_is_said_not_guessed():
+    from datetime import date
+
+    from reaper.aws import discounts
+
+    class Endless:  # Cost Explorer answering a next token forever
+        def get_savings_plans_coverage(self, **_):
+            return {"SavingsPlansCoverages": [], "NextToken": "again"}
+
+    class Idle:
+        def list_enrollment_statuses(self):
+            return {"items": [{"status": "Inactive"}]}
+
+    found = discounts.read(Endless(), Idle(), date(2026, 12, 5))
+    assert found.unavailable and "TooManyPages" in found.unavailable and found.after("notebook", 10.0) is None

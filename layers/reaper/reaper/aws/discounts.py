@@ -12,8 +12,11 @@ says what share of each service's spend ran at On-Demand rates over the last 30 
   https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetReservationCoverage.html
 
 A reclaimed resource's saving after commitments is its list saving times that On-Demand share
-(EC2: both shares), an estimate that says its source and period. Kinds no commitment covers (FSx,
-Bedrock Provisioned Throughput) keep their list saving. Opt-in: Cost Explorer charges $0.01 per
+(EC2: both shares), an estimate that says its source and period. Where AWS itself knows the figure,
+it wins: Cost Optimization Hub's Stop/Delete recommendation for that resource, when the account is
+enrolled and its savings are estimated after discounts (estimatedMonthlySavings / 730 an hour:
+https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_CostOptimizationHub_ListRecommendations.html).
+Kinds no commitment covers (FSx, Bedrock Provisioned Throughput) keep their list saving. Opt-in: Cost Explorer charges $0.01 per
 API request (https://aws.amazon.com/aws-cost-management/aws-cost-explorer/pricing/), so a report
 makes one read (each API paginated) and keeps it for the UTC day (docs/configuration.md).
 """
@@ -29,7 +32,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-PERMISSIONS = frozenset({"ce:GetSavingsPlansCoverage", "ce:GetReservationCoverage"})
+HUB_PERMISSIONS = frozenset(
+    {"cost-optimization-hub:ListEnrollmentStatuses", "cost-optimization-hub:GetPreferences", "cost-optimization-hub:ListRecommendations"}
+)
+PERMISSIONS = frozenset({"ce:GetSavingsPlansCoverage", "ce:GetReservationCoverage"}) | HUB_PERMISSIONS
+HOURS_A_MONTH = 730
 SAGEMAKER = "Amazon SageMaker"
 EC2 = "Amazon Elastic Compute Cloud - Compute"
 KIND_SERVICE = {
@@ -49,9 +56,14 @@ class Discounts:
     source: str = ""
     as_of: str = ""
     unavailable: str | None = None
+    hub_hourly: dict[str, float] = field(default_factory=dict)  # resource id or ARN -> USD an hour after discounts
+    hub_note: str = ""
 
-    def after(self, kind: str, list_usd: float | None) -> float | None:
+    def after(self, kind: str, list_usd: float | None, ids: tuple[str, ...] = (), hours: float | None = None) -> float | None:
         """The list saving after commitments, or None when it cannot be said."""
+        known = next((self.hub_hourly[i] for i in ids if i in self.hub_hourly), None)
+        if known is not None and hours is not None:
+            return known * hours
         if list_usd is None or self.unavailable is not None:
             return None
         service = KIND_SERVICE.get(kind)
@@ -59,9 +71,9 @@ class Discounts:
 
     def line(self) -> str:
         if self.unavailable is not None:
-            return f"after commitments: not known ({self.unavailable})"
+            return f"after commitments: not known ({self.unavailable}); {self.hub_note}"
         shares = ", ".join(f"{s}: {v:.0%} at On-Demand rates" for s, v in sorted(self.on_demand_share.items()))
-        return f"after commitments: {self.source} ({shares or 'no SageMaker or EC2 spend'})"
+        return f"after commitments: {self.source} ({shares or 'no SageMaker or EC2 spend'}); {self.hub_note}"
 
 
 def _pages(call: Any, token_in: str, token_out: str, **request: Any) -> Iterator[dict[str, Any]]:
@@ -110,29 +122,52 @@ def reservations_share(ce: Any, start: date, end: date) -> float | None:
     return hours[0] / hours[1] if hours[1] > 0 else None
 
 
-def read(ce: Any, today: date) -> Discounts:
-    """The last 30 days' coverage (Cost Explorer's End is exclusive: up to yesterday)."""
+def hub_savings(hub: Any) -> tuple[dict[str, float], str]:
+    """Cost Optimization Hub's Stop/Delete savings after discounts, an hour, by resource id and ARN; and what was read."""
+    try:
+        statuses = hub.list_enrollment_statuses().get("items", [])
+        if not any(s.get("status") == "Active" for s in statuses):
+            return {}, "Cost Optimization Hub: not enrolled, not read"
+        mode = hub.get_preferences().get("savingsEstimationMode")
+        if mode != "AfterDiscounts":
+            return {}, f"Cost Optimization Hub: estimates savings {mode}, not used"
+        hourly: dict[str, float] = {}
+        request = {"filter": {"actionTypes": ["Stop", "Delete"]}}
+        for page in _pages(hub.list_recommendations, "nextToken", "nextToken", **request):
+            for rec in page.get("items", []):
+                usd = float(rec.get("estimatedMonthlySavings") or 0) / HOURS_A_MONTH
+                hourly.update({str(rec[k]): usd for k in ("resourceId", "resourceArn") if rec.get(k)})
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        return {}, f"Cost Optimization Hub: not read ({error.get('Code')}: {error.get('Message', '')})"
+    return hourly, "Cost Optimization Hub: Stop/Delete recommendations after discounts, for the resources it names"
+
+
+def read(ce: Any, hub: Any, today: date) -> Discounts:
+    """The last 30 days' coverage (Cost Explorer's End is exclusive: up to yesterday), and the Hub's figures."""
     start = today - PERIOD
     source = f"Cost Explorer Savings Plans and Reserved Instance coverage, {start} to {today - timedelta(days=1)}"
+    hourly, note = hub_savings(hub)
     try:
         shares = savings_plans_share(ce, start, today)
         ri = reservations_share(ce, start, today)
     except ClientError as exc:
         error = exc.response.get("Error", {})
-        return Discounts(source=source, as_of=today.isoformat(), unavailable=f"{error.get('Code')}: {error.get('Message', '')}".strip())
+        said = f"{error.get('Code')}: {error.get('Message', '')}".strip()
+        return Discounts(source=source, as_of=today.isoformat(), unavailable=said, hub_hourly=hourly, hub_note=note)
     if ri is not None:
         shares[EC2] = shares.get(EC2, 1.0) * ri
-    return Discounts({k: round(v, 4) for k, v in shares.items()}, source, today.isoformat())
+    return Discounts({k: round(v, 4) for k, v in shares.items()}, source, today.isoformat(), hub_hourly=hourly, hub_note=note)
 
 
-def cached(ce: Any, now: datetime, directory: Path, account: str) -> Discounts:
+def cached(ce: Any, hub: Any, now: datetime, directory: Path, account: str) -> Discounts:
     """One read per account and UTC day: a report run twice the same day pays Cost Explorer once."""
     path = directory / f"discounts-{account}-{now.date().isoformat()}.json"
     try:
         return Discounts(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
         pass
-    found = read(ce, now.date())
+    found = read(ce, hub, now.date())
     try:
         directory.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(asdict(found)))

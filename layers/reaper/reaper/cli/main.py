@@ -440,13 +440,13 @@ def _read_log(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[d
 
 
 def _discounts(rt: Runtime, now: datetime) -> Discounts:
-    """Savings Plans / RI coverage for `reaper report`: one Cost Explorer read a day, kept under the user's cache."""
+    """Savings Plans / RI coverage and Cost Optimization Hub's figures for `reaper report`: one read a day, cached."""
     from reaper.aws import discounts
 
     clients = rt.clients(discounts.CE_REGION)
     account = str(clients("sts").get_caller_identity()["Account"])
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlreaper"
-    return discounts.cached(clients("ce"), now, cache, account)
+    return discounts.cached(clients("ce"), clients("cost-optimization-hub"), now, cache, account)
 
 
 def _org(args: argparse.Namespace, settings: Settings) -> Settings:

@@ -174,7 +174,8 @@ def apply_discounts(groups: list[Group], items: list[Reclaimed], by: str, discou
         g.saved_after_usd = 0.0
     found = {g.key: g for g in groups}
     for r in items:
-        after = discounts.after(str(r.entry.get("kind")), r.saved_usd)
+        ids = tuple(str(r.entry[k]) for k in ("id", "arn") if r.entry.get(k))
+        after = discounts.after(str(r.entry.get("kind")), r.saved_usd, ids, r.hours_off)
         owner = found.get(str(r.entry.get(by) or f"(no {by})"))
         if owner is not None and after is not None and owner.saved_after_usd is not None:
             owner.saved_after_usd += after
