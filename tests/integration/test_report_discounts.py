@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -121,3 +122,52 @@ def test_a_refused_read_is_said_and_no_figure_is_made_up(logged, capsys, refusal
     assert "total: about $" in text  # the list-price report stands
     rows = report_csv(capsys, "--discounts")
     assert "saved_after_commitments_usd" not in rows["notebook"]
+
+
+# -- the digest (DiscountAwareSavings=on) -------------------------------------------------------
+
+
+class CapturedBot:
+    """The bot's post seam: what the admin channel would have received."""
+
+    def __init__(self) -> None:
+        self.posted: list[Any] = []
+
+    def post(self, payload: Any, message: Any) -> None:
+        self.posted.append((payload, message))
+
+
+def test_the_deployed_notifier_reads_commitments_only_when_the_stack_says_so(aws, table, monkeypatch):
+    from tests.conftest import load_function
+
+    monkeypatch.setenv("REAPER_TABLE", table)
+    monkeypatch.delenv("REAPER_DISCOUNTS", raising=False)
+    assert load_function("notifier").NOTIFIER.discounts is None  # DiscountAwareSavings defaults to off
+    monkeypatch.setenv("REAPER_DISCOUNTS", "on")
+    assert load_function("notifier").NOTIFIER.discounts is not None
+
+
+def test_the_digest_says_this_weeks_saving_after_commitments_once_a_day(logged, aws, table):
+    from reaper.slack.notifier import Notifier
+
+    # Given 70% of SageMaker spend covered, and the notifier as DiscountAwareSavings=on wires it
+    kit.set_coverage(ACCOUNT, {discounts.SAGEMAKER: (300.0, 1000.0)})
+    bot = CapturedBot()
+    notifier = Notifier(
+        webhook=lambda: None,
+        log=ActionLog(aws.client("dynamodb"), table),
+        bot=lambda: bot,  # type: ignore[arg-type,return-value]
+        discounts=lambda now: discounts.read(aws.client("ce", region_name="us-east-1"), None, now.date()),
+    )
+    # When the digest goes out, and the schedule fires again the same day
+    assert notifier.post_daily_digest()["posted"] is True
+    read = list(kit.calls)
+    assert notifier.post_daily_digest()["posted"] is False
+    # Then Cost Explorer was read by the posting invocation only, and the digest says both figures and the source
+    assert kit.calls == read and "GetSavingsPlansCoverage" in read
+    ((payload, message),) = bot.posted
+    notebooks = 3.0 * 10  # $3/h for the ~10 hours since the stops
+    assert payload.reclaimed_week_after_usd == pytest.approx(0.3 * notebooks + (payload.reclaimed_week_usd - notebooks), abs=0.2)
+    body = json.dumps(message.blocks)
+    assert "After commitments:" in body and "Cost Explorer Savings Plans and Reserved Instance coverage" in body
+    assert not hub.calls  # the digest does not ask Cost Optimization Hub (the stack grants it no such read)

@@ -35,7 +35,8 @@ from botocore.exceptions import ClientError
 HUB_PERMISSIONS = frozenset(
     {"cost-optimization-hub:ListEnrollmentStatuses", "cost-optimization-hub:GetPreferences", "cost-optimization-hub:ListRecommendations"}
 )
-PERMISSIONS = frozenset({"ce:GetSavingsPlansCoverage", "ce:GetReservationCoverage"}) | HUB_PERMISSIONS
+CE_PERMISSIONS = frozenset({"ce:GetSavingsPlansCoverage", "ce:GetReservationCoverage"})
+PERMISSIONS = CE_PERMISSIONS | HUB_PERMISSIONS  # `reaper report --discounts`; the digest reads Cost Explorer only
 HOURS_A_MONTH = 730
 SAGEMAKER = "Amazon SageMaker"
 EC2 = "Amazon Elastic Compute Cloud - Compute"
@@ -70,10 +71,11 @@ class Discounts:
         return list_usd if service is None else list_usd * self.on_demand_share.get(service, 1.0)
 
     def line(self) -> str:
+        hub = f"; {self.hub_note}" if self.hub_note else ""
         if self.unavailable is not None:
-            return f"after commitments: not known ({self.unavailable}); {self.hub_note}"
+            return f"after commitments: not known ({self.unavailable}){hub}"
         shares = ", ".join(f"{s}: {v:.0%} at On-Demand rates" for s, v in sorted(self.on_demand_share.items()))
-        return f"after commitments: {self.source} ({shares or 'no SageMaker or EC2 spend'}); {self.hub_note}"
+        return f"after commitments: {self.source} ({shares or 'no SageMaker or EC2 spend'}){hub}"
 
 
 def _pages(call: Any, token_in: str, token_out: str, **request: Any) -> Iterator[dict[str, Any]]:
@@ -143,11 +145,12 @@ def hub_savings(hub: Any) -> tuple[dict[str, float], str]:
     return hourly, "Cost Optimization Hub: Stop/Delete recommendations after discounts, for the resources it names"
 
 
-def read(ce: Any, hub: Any, today: date) -> Discounts:
-    """The last 30 days' coverage (Cost Explorer's End is exclusive: up to yesterday), and the Hub's figures."""
+def read(ce: Any, hub: Any | None, today: date) -> Discounts:
+    """The last 30 days' coverage (Cost Explorer's End is exclusive: up to yesterday), and the Hub's figures
+    (hub None: not asked, as in the digest)."""
     start = today - PERIOD
     source = f"Cost Explorer Savings Plans and Reserved Instance coverage, {start} to {today - timedelta(days=1)}"
-    hourly, note = hub_savings(hub)
+    hourly, note = hub_savings(hub) if hub is not None else ({}, "")
     try:
         shares = savings_plans_share(ce, start, today)
         ri = reservations_share(ce, start, today)
