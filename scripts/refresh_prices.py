@@ -35,8 +35,8 @@ NOTEBOOK, HOSTING, TRAINING, STUDIO = "sagemaker-notebook", "sagemaker-hosting",
 USAGE_SECTIONS = {"Notebk": NOTEBOOK, "Host": HOSTING, "Train": TRAINING, "Studio": STUDIO}
 COMPONENT_SECTIONS = {"Notebook": NOTEBOOK, "Hosting": HOSTING, "Training": TRAINING, "Studio-Notebook": STUDIO}
 # one Studio row per instance type: JupyterLab's SKU first, then Code Editor's, then the Studio
-# (KernelGateway) SKU, whichever the price list has (docs/prices-shipped-copy.md)
-STUDIO_RANK = ("JupyterLab-", "CodeEditor-", "")
+# Classic (KernelGateway) SKU, whichever the price list has (docs/prices-shipped-copy.md)
+STUDIO_RANK = ("JupyterLab-", "CodeEditor-", "KernelGateway-", "")
 ACCELERATED = re.compile(r"^(g\d|gr\d|p\d|inf\d|trn\d|dl\d)[a-z0-9-]*\.")
 EC2_FILTERS = {"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used"}
 TRANSCRIBED = "typed in by hand from the AWS price page; not in the shipped copy of AWS's price list (docs/prices-shipped-copy.md)"
@@ -149,7 +149,7 @@ def sagemaker_cell(attrs: dict[str, str]) -> tuple[str, str, int] | None:
     if section is None or not itype:
         return None
     rank = next((i for i, prefix in enumerate(STUDIO_RANK) if detail.startswith(prefix)), len(STUDIO_RANK))
-    itype = itype.removeprefix("JupyterLab-").removeprefix("CodeEditor-")
+    itype = re.sub(r"^[A-Za-z]+-(?=ml\.)", "", itype)  # "JupyterLab-ml.t3.medium" -> "ml.t3.medium"
     return (section, itype, rank) if itype.startswith("ml.") else None
 
 

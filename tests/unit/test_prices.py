@@ -149,6 +149,7 @@ def test_live_usage_types_land_in_their_sections():
         _entry(sm, "B", {"regionCode": "us-east-1", "usagetype": "USE1-Notebk:ml.t3.medium", "instanceName": "ml.t3.medium"}, "0.05"),
         _entry(sm, "C", {"regionCode": "us-east-1", "usagetype": "USE1-Studio:ml.g4dn.xlarge", "instanceName": "ml.g4dn.xlarge"}, "0.736"),
         _entry(sm, "D", {"regionCode": "us-east-1", "usagetype": "USE1-Studio:JupyterLab-ml.g4dn.xlarge"}, "0.7364"),
+        _entry(sm, "K", {"regionCode": "eu-west-1", "usagetype": "EU-Studio:KernelGateway-ml.t3.medium"}, "0.05"),
         _entry(sm, "E", {"regionCode": "us-east-1", "usagetype": "USE1-Host:ml.m5.large", "instanceName": "ml.m5.large"}, "0.0000000000"),
         _entry(sm, "F", {"regionCode": "us-east-1", "usagetype": "USE1-TrainingPlanUpfrontFee:ml.p4d.24xlarge"}, "13.57", unit="Quantity"),
         _entry("AmazonEC2", "G", {"regionCode": "us-east-1", "instanceType": "g6e.xlarge", **refresh.EC2_FILTERS}, "1.861"),
@@ -161,6 +162,7 @@ def test_live_usage_types_land_in_their_sections():
     assert table["sagemaker-training"]["ap-south-2"]["ml.r5.4xlarge"]["usd"] == 1.2
     assert table["sagemaker-notebook"]["us-east-1"]["ml.t3.medium"]["as_of"] == "2026-11-30"
     assert "SKU D " in table["sagemaker-studio"]["us-east-1"]["ml.g4dn.xlarge"]["source"]  # JupyterLab's SKU wins
+    assert "SKU K " in table["sagemaker-studio"]["eu-west-1"]["ml.t3.medium"]["source"]
     assert "sagemaker-hosting" not in table  # a $0 row is never a price
     assert table["ec2"] == {"us-east-1": {"g6e.xlarge": table["ec2"]["us-east-1"]["g6e.xlarge"]}}
     assert set(table) == {"sagemaker-training", "sagemaker-notebook", "sagemaker-studio", "ec2"}
