@@ -203,17 +203,20 @@ def from_price_list(row: dict[str, Any]) -> bool:
     return str(row.get("source", "")).lower().startswith("aws price list")
 
 
-def merge(previous: dict[str, Any], built: dict[str, dict[str, dict[str, Any]]], keep_typed: bool) -> dict[str, Any]:
+def merge(
+    previous: dict[str, Any], built: dict[str, dict[str, dict[str, Any]]], keep_typed: bool, keep_unbuilt: bool = True
+) -> dict[str, Any]:
     """The new table: every price-list row, plus hand-typed rows the price list lacks, marked.
 
     Hand-typed rows are kept offline (keep_typed), and in sections the build does not price at
-    all (FSx for Lustre: not parsed from the API yet); a price-list row always replaces them.
+    all (keep_unbuilt; FSx for Lustre: not parsed from the API yet); a price-list row always
+    replaces them.
     """
     table = {k: v for k, v in previous.items() if k.startswith("_")}
     sections = {k for k in previous if not k.startswith("_")} | set(built)
     for section in sorted(sections):
         merged: dict[str, dict[str, Any]] = {}
-        for region, rows in previous.get(section, {}).items() if keep_typed or section not in built else ():
+        for region, rows in previous.get(section, {}).items() if keep_typed or (keep_unbuilt and section not in built) else ():
             for key, row in rows.items():
                 if not from_price_list(row):
                     merged.setdefault(region, {})[key] = transcribed(row)
@@ -248,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--region", action="append", help="with --from-api: only these regions (default: every SageMaker region)")
     p.add_argument("--catalogue-out", type=Path, metavar="DIR", help="also write the entries mlreaper prices as <ServiceCode>.jsonl.gz")
     p.add_argument("--check", action="store_true", help="compare with the committed prices.json instead of writing it")
+    p.add_argument("--drop-typed", action="store_true", help="offline too: drop the rows typed in by hand that the copy lacks")
     args = p.parse_args(argv)
     if args.from_api:
         entries = list(entries_from_api(args.region or sagemaker_regions()))
@@ -256,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         entries, origin = list(entries_from_files(args.from_files)), "AWS price list, shipped copy"
     if args.catalogue_out:
         print(f"catalogue: {write_catalogue(entries, args.catalogue_out)}", file=sys.stderr)
-    table = merge(json.loads(PRICES.read_text()), build(entries, origin), keep_typed=not args.from_api)
+    keep_typed = not (args.from_api or args.drop_typed)
+    table = merge(json.loads(PRICES.read_text()), build(entries, origin), keep_typed, keep_unbuilt=not args.drop_typed)
     if args.check:
         same = render(table) == PRICES.read_text()
         print("prices.json is what the copy builds" if same else "prices.json differs from what the copy builds", file=sys.stderr)

@@ -85,6 +85,8 @@ def test_rows_typed_by_hand_say_so_and_give_way_to_the_price_list():
     kept = refresh.merge(previous, {}, keep_typed=True)["sagemaker-studio"]["us-east-1"]["ml.x.large"]
     assert kept["usd"] == 9.0 and refresh.TRANSCRIBED in kept["note"]
     assert refresh.merge(previous, {"sagemaker-studio": {}}, keep_typed=False)["sagemaker-studio"] == {}
+    assert refresh.merge(previous, {}, keep_typed=False)["sagemaker-studio"]["us-east-1"]  # a section the build lacks: kept
+    assert refresh.merge(previous, {}, keep_typed=False, keep_unbuilt=False)["sagemaker-studio"] == {}  # --drop-typed
 
 
 def test_aws_price_page_data_becomes_get_products_entries_with_sku_and_date():
