@@ -1,9 +1,11 @@
 """Slack notifier: SQS messages in, Block Kit messages out; failures go back to the queue."""
 
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.utilities import parameters
 
+from reaper.aws import discounts
 from reaper.aws.clients import Clients, default_region
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
@@ -42,8 +44,19 @@ def bot() -> SlackBot | None:
     return cached_bot(text)
 
 
+def savings_after_commitments(now: datetime) -> discounts.Discounts:
+    """DiscountAwareSavings=on: the digest's Cost Explorer coverage read (its endpoint is in us-east-1)."""
+    return discounts.read(Clients(discounts.CE_REGION)("ce"), None, now.date())
+
+
 # the CloudWatch client is made when the daily schedule first fires, not at every cold start
-NOTIFIER = Notifier(webhook=webhook_url, log=LOG, bot=bot, cloudwatch=lambda: CLIENTS("cloudwatch"))
+NOTIFIER = Notifier(
+    webhook=webhook_url,
+    log=LOG,
+    bot=bot,
+    cloudwatch=lambda: CLIENTS("cloudwatch"),
+    discounts=savings_after_commitments if SETTINGS.discounts else None,
+)
 
 
 @metrics.log_metrics

@@ -80,6 +80,10 @@ def test_notifier_reads_its_secret_and_writes_only_its_post_claims():
     from reaper.slack import notifier
 
     assert function_actions("NotifierFunction") == set(notifier.PERMISSIONS)
+    # DiscountAwareSavings=on: the digest's Cost Explorer read, and nothing else
+    for condition, extra in notifier.CONDITIONAL_PERMISSIONS.items():
+        held = default_conditions() | {condition}
+        assert function_actions("NotifierFunction", held) == set(notifier.PERMISSIONS) | set(extra)
 
 
 def test_interactions_function_role_is_exactly_what_a_click_needs():

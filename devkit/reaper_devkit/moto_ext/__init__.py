@@ -56,6 +56,12 @@ def apply() -> None:
     from reaper_devkit.moto_ext import budgets
 
     budgets.apply()
+    from reaper_devkit.moto_ext import cost_explorer_coverage
+
+    cost_explorer_coverage.apply()
+    from reaper_devkit.moto_ext import cost_optimization_hub
+
+    cost_optimization_hub.apply()
     from reaper_devkit.moto_ext import sagemaker_presigned
 
     sagemaker_presigned.apply()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from reaper.core.model import Mode, Verdict
 from reaper.report.summary import GROUPS
 
 if TYPE_CHECKING:
+    from reaper.aws.discounts import Discounts
     from reaper.core.settings import Settings
     from reaper.record.runtime import Runtime
 
@@ -161,6 +163,12 @@ def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
     rp.add_argument("--by", choices=GROUPS, default="owner")
     rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
+    rp.add_argument(
+        "--discounts",
+        action="store_true",
+        help="also what the savings come to after Savings Plans / RI coverage (Cost Explorer: $0.01 a request, one read a day; "
+        "REAPER_DISCOUNTS=on does the same)",
+    )
     rp.add_argument("--table")
     _outputs(rp, ALL_OUTPUTS)
     rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
@@ -420,10 +428,25 @@ def parse_since(text: str, now: datetime) -> datetime:
 
 
 def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]]]:
+    since, entries, _ = _read_log(args, now)
+    return since, entries
+
+
+def _read_log(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]], Runtime]:
     since = parse_since(args.since, now)
     rt = _runtime(args, _org(args, _settings(args)), needs_table=True)
     assert rt.log is not None
-    return since, list(rt.log.entries(since, now))
+    return since, list(rt.log.entries(since, now)), rt
+
+
+def _discounts(rt: Runtime, now: datetime) -> Discounts:
+    """Savings Plans / RI coverage and Cost Optimization Hub's figures for `reaper report`: one read a day, cached."""
+    from reaper.aws import discounts
+
+    clients = rt.clients(discounts.CE_REGION)
+    account = str(clients("sts").get_caller_identity()["Account"])
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlreaper"
+    return discounts.cached(clients("ce"), clients("cost-optimization-hub"), now, cache, account)
 
 
 def _org(args: argparse.Namespace, settings: Settings) -> Settings:
@@ -496,17 +519,21 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         from reaper.report.chart import require_matplotlib
 
         require_matplotlib()  # before reading the log: a missing extra is said at once
-    since, entries = _entries(args, now)
+    since, entries, rt = _read_log(args, now)
     entries = [e for e in entries if matches(e, kinds=args.kind)]
     items = report.reclaimed(entries, now)
     groups = report.group(items, args.by)
     would = report.would_act(entries)
+    discounts = _discounts(rt, now) if args.discounts or rt.settings.discounts else None
+    if discounts is not None:
+        report.apply_discounts(groups, items, args.by, discounts)
     out = Printer()
     if output == "json":
         for line in to_json_lines(g.to_json(args.by) for g in groups):
             out(line)
     elif output == "csv":
-        columns = (args.by, "resources", "actions", "hours_off", "saved_usd", "unpriced", "jobs_stopped")
+        after = ("saved_after_commitments_usd",) if discounts is not None and discounts.unavailable is None else ()
+        columns = (args.by, "resources", "actions", "hours_off", "saved_usd", "unpriced", "jobs_stopped", *after)
         out(to_csv(columns, (g.to_json(args.by) for g in groups)))
     elif output == "html":
         from reaper.report.html import render
@@ -520,7 +547,7 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         total = sum(g.saved_usd for g in groups)
         out(f"wrote {path} ({len(groups)} group(s) by {args.by}, about ${total:,.2f} saved since {since:%Y-%m-%d %H:%M} UTC)")
     else:
-        out(report.format_report(groups, args.by, since, would, terminal_width(), items))
+        out(report.format_report(groups, args.by, since, would, terminal_width(), items, discounts))
         begun = report.unconfirmed(entries)
         if begun:
             out(report.unconfirmed_line(begun))

@@ -89,6 +89,9 @@ class Settings(BaseModel):
     mode: Mode = Mode.DRY_RUN
     kind_modes: dict[str, Mode] = Field(default_factory=dict)
     grace_minutes: int = Field(default=60, ge=0, le=MAX_GRACE_MINUTES)
+    # reaper report: beside list-price savings, what they come to after Savings Plans / RI coverage
+    # (Cost Explorer, $0.01 a request: opt-in; reaper/aws/discounts.py)
+    discounts: bool = False
     kind_grace_minutes: dict[str, int] = Field(default_factory=lambda: {"training-job": 0})
     idle_minutes: dict[str, int] = Field(
         default_factory=lambda: {
@@ -350,6 +353,7 @@ def table_name_problem(name: str) -> str | None:
 # environment variable -> setting (the template sets these; the CLI reads them too)
 ENV_VARS: dict[str, str] = {
     "REAPER_MODE": "mode",
+    "REAPER_DISCOUNTS": "discounts",
     "REAPER_GRACE_MINUTES": "grace_minutes",
     "REAPER_TAG_PREFIX": "tag_prefix",
     "REAPER_PRODUCTION_STAGES": "production_stages",

@@ -209,6 +209,9 @@ class DailyDigestMessage(_Body):
     top_owners: list[tuple[str, int]] = Field(default_factory=list)
     reclaimed_today_usd: float | None = None
     reclaimed_week_usd: float | None = None
+    # DiscountAwareSavings=on: this week's saving after Savings Plans / RI coverage, and where it comes from
+    reclaimed_week_after_usd: float | None = None
+    after_commitments: str | None = None
     coverage: CoverageHeadline | None = None
     stoppable: list[StoppableRow] = Field(default_factory=list)  # the organisation's digest only
     stoppable_total: int = 0

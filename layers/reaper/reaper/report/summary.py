@@ -15,14 +15,18 @@ import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reaper.core.text import cut
 from reaper.core.timeutil import as_utc, parse_instant
 
+if TYPE_CHECKING:
+    from reaper.aws.discounts import Discounts
+
 GROUPS = ("owner", "kind", "project", "account")  # account: the organisation's central log (--org)
 KEY_CAP = 40  # a longer owner or project is cut with an ellipsis in the table; json, csv and html keep it whole
 NUMBERS = "  RESOURCES  ACTIONS  HOURS OFF  SAVED (est.)  "
+AFTER = "AFTER COMMIT.  "  # the column `reaper report --discounts` adds (reaper/aws/discounts.py)
 TOTAL_NOTE = "list prices; time off ends when the log next shows it running, else now: an upper bound"
 
 
@@ -45,8 +49,10 @@ class Group:
     saved_usd: float = 0.0
     unpriced: int = 0
     jobs: int = 0
+    saved_after_usd: float | None = None  # after the account's commitments (--discounts), when known
 
     def to_json(self, by: str) -> dict[str, Any]:
+        after = {} if self.saved_after_usd is None else {"saved_after_commitments_usd": round(self.saved_after_usd, 2)}
         return {
             by: self.key,
             "resources": len(self.resources),
@@ -55,6 +61,7 @@ class Group:
             "saved_usd": round(self.saved_usd, 2),
             "unpriced": self.unpriced,
             "jobs_stopped": self.jobs,
+            **after,
         }
 
 
@@ -159,6 +166,30 @@ def group(items: list[Reclaimed], by: str) -> list[Group]:
     return sorted(groups.values(), key=lambda g: (-g.saved_usd, g.key))
 
 
+def apply_discounts(groups: list[Group], items: list[Reclaimed], by: str, discounts: Discounts) -> None:
+    """Each group's saving after the account's commitments, beside its list-price saving."""
+    if discounts.unavailable is not None:
+        return
+    for g in groups:
+        g.saved_after_usd = 0.0
+    found = {g.key: g for g in groups}
+    for r in items:
+        ids = tuple(str(r.entry[k]) for k in ("id", "arn") if r.entry.get(k))
+        after = discounts.after(str(r.entry.get("kind")), r.saved_usd, ids, r.hours_off)
+        owner = found.get(str(r.entry.get(by) or f"(no {by})"))
+        if owner is not None and after is not None and owner.saved_after_usd is not None:
+            owner.saved_after_usd += after
+
+
+def after_line(groups: list[Group], discounts: Discounts) -> str:
+    """The total after commitments beside the list-price total, and where the figure comes from."""
+    if discounts.unavailable is not None:
+        return discounts.line()
+    after = sum(g.saved_after_usd or 0.0 for g in groups)
+    listed = sum(g.saved_usd for g in groups)
+    return f"total after commitments: about ${after:,.2f} of the ${listed:,.2f} at list prices; {discounts.line()}"
+
+
 def would_act(entries: Iterable[dict[str, Any]]) -> int:
     """Dry-run findings: what enforce would have reclaimed (nothing was)."""
     return len({_key(e) for e in entries if e.get("verdict") == "act" and not e.get("executed")})
@@ -182,7 +213,13 @@ def dry_run_line(dry_run_findings: int) -> str:
 
 
 def format_report(
-    groups: list[Group], by: str, since: datetime, dry_run_findings: int, width: int = 120, items: list[Reclaimed] | None = None
+    groups: list[Group],
+    by: str,
+    since: datetime,
+    dry_run_findings: int,
+    width: int = 120,
+    items: list[Reclaimed] | None = None,
+    discounts: Discounts | None = None,
 ) -> str:
     """The report as a table that fits `width` columns: a long key or note is cut with an ellipsis."""
 
@@ -190,17 +227,23 @@ def format_report(
     if not groups:
         lines.append("nothing was reclaimed")
     else:
+        after = discounts is not None and discounts.unavailable is None
+        numbers = NUMBERS + (AFTER if after else "")
         key_width = min(max(len(by), *(len(" ".join(g.key.split())) for g in groups)), KEY_CAP)
-        key_width = max(min(key_width, width - len(NUMBERS) - 8), len(by))
-        note_width = max(width - key_width - len(NUMBERS), 0)
-        lines.append(f"{by.upper():{key_width}}{NUMBERS}NOTES"[:width].rstrip())
+        key_width = max(min(key_width, width - len(numbers) - 8), len(by))
+        note_width = max(width - key_width - len(numbers), 0)
+        lines.append(f"{by.upper():{key_width}}{numbers}NOTES"[:width].rstrip())
         for g in groups:
             row = (
                 f"{cut(g.key, key_width):{key_width}}  {len(g.resources):9}  {g.actions:7}  {g.hours_off:9,.1f}  "
                 f"{'$' + format(g.saved_usd, ',.2f'):>12}"
             )
+            if after:
+                row += f"  {'$' + format(g.saved_after_usd or 0.0, ',.2f'):>13}"
             lines.append(f"{row}  {cut(notes(g), note_width)}".rstrip() if note_width else row)
         lines.extend(textwrap.wrap(total_line(groups), width, subsequent_indent="  "))
+        if discounts is not None:
+            lines.extend(textwrap.wrap(after_line(groups, discounts), width, subsequent_indent="  "))
         off = off_now_line(items or [])
         if off:
             lines.extend(textwrap.wrap(off, width, subsequent_indent="  "))

@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.models.blocks import Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import ConfirmObject, MarkdownTextObject, PlainTextObject
@@ -24,6 +24,9 @@ from reaper.org.central import log_key
 from reaper.record.message import CoverageHeadline, DailyDigestMessage, StoppableRow
 from reaper.report.savings_metric import saved_between
 from reaper.slack.message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
+
+if TYPE_CHECKING:
+    from reaper.aws.discounts import Discounts
 
 TOP_OWNERS = 5
 ERRORS_LISTED = 10
@@ -37,7 +40,7 @@ def window_start(now: datetime) -> datetime:
     return day - timedelta(days=day.weekday())
 
 
-def build(entries: Iterable[dict[str, Any]], now: datetime) -> DailyDigestMessage:
+def build(entries: Iterable[dict[str, Any]], now: datetime, discounts: Discounts | None = None) -> DailyDigestMessage:
     now = as_utc(now)
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     week = window_start(now)
@@ -62,7 +65,9 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> DailyDigestMessag
         if e.get("verdict") == "error":
             errors.append(f"{e.get('kind')} {e.get('id')}: {e.get('error') or e.get('reason')}")
     reclaimed_today = sum(f.saved_usd for f in saved_between(entries, today, now).values())
-    reclaimed_week = sum(f.saved_usd for f in saved_between(entries, week, now).values())
+    by_kind = saved_between(entries, week, now)
+    reclaimed_week = sum(f.saved_usd for f in by_kind.values())
+    after = None if discounts is None else sum(discounts.after(k, f.saved_usd) or 0.0 for k, f in by_kind.items())
     blind = headline(_latest_coverage(entries, today))
     stoppable, stoppable_total = _stoppable(entries, today)
     return DailyDigestMessage(
@@ -76,6 +81,8 @@ def build(entries: Iterable[dict[str, Any]], now: datetime) -> DailyDigestMessag
         top_owners=owners.most_common(TOP_OWNERS),
         reclaimed_today_usd=round(reclaimed_today, 2),
         reclaimed_week_usd=round(reclaimed_week, 2),
+        reclaimed_week_after_usd=None if after is None or discounts is None or discounts.unavailable else round(after, 2),
+        after_commitments=None if discounts is None else discounts.line(),
         coverage=None if blind is None else CoverageHeadline.model_validate_json(json.dumps(blind)),
         stoppable=stoppable,
         stoppable_total=stoppable_total,
@@ -139,6 +146,9 @@ def render(p: DailyDigestMessage) -> Message:
         f"*Reclaimed:* {money(p.reclaimed_today_usd)} today · {money(p.reclaimed_week_usd)} this week\n"
         f"*Errors:* {p.errors}"
     )
+    if p.after_commitments:
+        figure = "not known" if p.reclaimed_week_after_usd is None else f"{money(p.reclaimed_week_after_usd)} this week"
+        body += f"\n*After commitments:* {figure} ({escape(p.after_commitments)})"
     blind = p.coverage
     if blind:
         body += (

@@ -34,6 +34,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from reaper.aws import discounts as commitments
 from reaper.core.errors import BadEventError
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
@@ -50,6 +51,8 @@ __all__ = ["HeldBack", "Notifier", "PoisonMessage", "handle_queue_batch", "parse
 # the daily digest and the savings metric read the action log (Query); the metric is published
 # into its own namespace only (template.yaml conditions PutMetricData on it)
 PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS})
+# DiscountAwareSavings=on (template condition DiscountsOn): the digest's Cost Explorer coverage read
+CONDITIONAL_PERMISSIONS = {"DiscountsOn": commitments.CE_PERMISSIONS}
 
 # () -> the webhook URL, None when Slack is off; raises WebhookConfigError when it cannot be used
 WebhookSource = Callable[[], str | None]
@@ -77,6 +80,8 @@ class Notifier:
     monotonic: Callable[[], float] = time.monotonic
     # () -> a CloudWatch client for the savings metric (made only when the daily schedule fires)
     cloudwatch: Callable[[], Any] | None = None
+    # now -> savings after commitments for the digest (DiscountAwareSavings=on; reaper/aws/discounts.py)
+    discounts: Callable[[datetime], commitments.Discounts] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -164,11 +169,14 @@ class Notifier:
             logger.info("no daily digest: it needs a bot token in the Slack secret and the action log")
             return {"posted": False}
         now = self.clock()
-        payload = daily_digest.build(self.log.entries(daily_digest.window_start(now), now), now)
+        entries = list(self.log.entries(daily_digest.window_start(now), now))
+        payload = daily_digest.build(entries, now)
         key = f"post|{payload.id}"
         claim = self.log.claim_post(key, now, self.lease)
         if claim is not PostClaim.CLAIMED:
             return {"posted": False, "claim": claim.value}
+        if self.discounts is not None:  # read only by the invocation that posts: Cost Explorer bills each request
+            payload = daily_digest.build(entries, now, self.discounts(now))
         message = daily_digest.render(payload)
         try:
             bot.post(payload, message)
