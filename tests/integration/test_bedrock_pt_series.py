@@ -72,7 +72,7 @@ def test_coverage_counts_the_never_seen_with_their_cost_and_fix(aws, capsys):
 
 
 def test_the_kit_lists_a_series_only_with_data_in_the_past_two_weeks(aws, cw):
-    # API_ListMetrics: "Metrics that have not had any new data points in the past two weeks do not appear"
+    # API_ListMetrics: "ListMetrics doesn't return information about metrics if those metrics haven't reported data in the past two weeks"
     now = datetime.now(UTC)
     arns = {
         "fresh": "arn:aws:bedrock:us-east-1:123456789012:provisioned-model/fresh",

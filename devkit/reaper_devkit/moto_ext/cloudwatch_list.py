@@ -7,10 +7,10 @@ datapoint and duplicates are found in a set. One difference, towards CloudWatch:
 several dimensions is listed once, where moto lists it once per datapoint. Pagination (500 a
 page, NextToken) stays moto's own.
 
-And one rule moto lacks: "Metrics that have not had any new data points in the past two weeks do not
-appear" (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html): a
-series whose newest datapoint is older than two weeks (by the clock, as CloudWatch's is) is not
-listed. The Bedrock Provisioned Throughput kind reads it to know whether a series was ever seen.
+And one rule moto lacks: "ListMetrics doesn't return information about metrics if those metrics
+haven't reported data in the past two weeks"
+(https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html): a series
+whose newest datapoint is older than two weeks (by the clock, as CloudWatch's is) is not listed. The Bedrock Provisioned Throughput kind reads it to know whether a series was ever seen.
 """
 
 from __future__ import annotations

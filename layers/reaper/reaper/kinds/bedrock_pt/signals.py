@@ -7,8 +7,8 @@ One query per Provisioned Throughput: `AWS/Bedrock` `Invocations`, dimension `Mo
 AWS does not document which `ModelId` value a Provisioned Throughput's traffic carries
 (docs/aws-assumptions.md, "Bedrock Provisioned Throughput: the series it is judged by"), so no data
 is idleness only for one whose own series exists: one ListMetrics per region (namespace and metric
-name, paginated, 500 a page), not one per Provisioned Throughput. "Metrics that have not had any new
-data points in the past two weeks do not appear" in it
+name, paginated, 500 a page), not one per Provisioned Throughput. "ListMetrics doesn't return
+information about metrics if those metrics haven't reported data in the past two weeks"
 (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html): a series
 listed had data within two weeks.
 """
