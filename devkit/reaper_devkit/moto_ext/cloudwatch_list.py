@@ -1,4 +1,4 @@
-"""Speed (and one fix) for moto's ListMetrics.
+"""Speed (and two fixes) for moto's ListMetrics.
 
 moto de-duplicates ListMetrics results by comparing each datapoint with every metric found so
 far, which takes minutes for the datapoints of a thousand training jobs. Here the same filter
@@ -10,7 +10,8 @@ page, NextToken) stays moto's own.
 And one rule moto lacks: "ListMetrics doesn't return information about metrics if those metrics
 haven't reported data in the past two weeks"
 (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html): a series
-whose newest datapoint is older than two weeks (by the clock, as CloudWatch's is) is not listed. The Bedrock Provisioned Throughput kind reads it to know whether a series was ever seen.
+whose newest datapoint is older than two weeks (by the clock, as CloudWatch's is) is not listed.
+The Bedrock Provisioned Throughput kind reads it to know whether a series was ever seen.
 """
 
 from __future__ import annotations
