@@ -14,6 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reaper.record.actionlog import ActionLog
+from reaper_devkit import seed_fsx as sf
 from reaper_devkit.moto_ext import fsx as fsx_ext
 from tests.conftest import drain, load_function
 from tests.integration.fsx_fleet import by_name
@@ -161,3 +162,27 @@ def test_an_unmarked_backup_that_failed_is_said_and_a_new_one_is_taken(aws, enfo
     assert marked != failed and len(fsx.describe_backups()["Backups"]) == 2
     acted = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m["id"] == fs_id and m["executed"] and not m["unconfirmed"]]
     assert len(acted) == 1 and f"earlier backup {failed} is FAILED: internal error, so not used" in said(acted[0]), acted
+
+
+def test_past_its_kill_date_and_in_use_a_killed_backup_is_carried_on_too(aws, enforce, monkeypatch):
+    # Given a file system in use (I/O 30 minutes ago) but past its kill date: no idle proof, so the
+    # backup carried on is one begun within FsxStuckHours
+    now = datetime.now(UTC)
+    subnet, group = sf.network(aws.client("ec2"))
+    fsx = aws.client("fsx")
+    tags = {**sf.DEV, "reaper:kill-after": (now - timedelta(days=1)).strftime("%Y-%m-%d")}
+    fs_id = sf.file_system(fsx, subnet, group, tags=tags, created_at=now - timedelta(days=2))
+    sf.io(aws.client("cloudwatch"), fs_id, now + timedelta(hours=3), minutes=16 * 60, busy_minutes_ago=(210,))
+    app = load_function("fsx")
+    armed = [True]
+    install(monkeypatch, app.RUNTIME.clients()("fsx"), "kill-after-create", armed)
+    # When the sweep that backs it up dies right after CreateBackup, and the next one runs
+    with pytest.raises(Killed):
+        sweep(app, now, "s1")
+    armed[0] = False
+    second = sweep(app, now + timedelta(minutes=20), "s2")
+    # Then there is one backup, carried on and marked
+    backups = fsx.describe_backups()["Backups"]
+    assert len(backups) == 1 and by_name(fsx)[fs_id]["tags"][MARKER] == backups[0]["BackupId"], (second, backups)
+    acted = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m["id"] == fs_id and m["executed"] and not m["unconfirmed"]]
+    assert len(acted) == 1 and "past its kill date" in acted[0]["reason"] and "carried on" in acted[0]["detail"], acted

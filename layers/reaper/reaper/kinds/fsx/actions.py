@@ -192,7 +192,9 @@ def earlier_backup(ctx: ActContext, resource: Resource, decision: Decision) -> t
     since = parse_instant(str(proof)) if proof else stuck
     ours = [a for a in made_for(ctx.clients("fsx"), resource.id, ctx.settings.tag(SOURCE_TAG)) if a.started_at and a.started_at >= since]
     usable = [a for a in ours if a.lifecycle in ADOPTABLE and (a.done or (a.started_at is not None and a.started_at >= stuck))]
-    return (usable[0] if usable else None), [a for a in ours if a not in usable]
+    # what is said: a failed one, or one stuck running; a DELETED one (someone removed it) is no news
+    unusable = [a for a in ours if a not in usable and (a.lifecycle == "FAILED" or a.running)]
+    return (usable[0] if usable else None), unusable
 
 
 def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
