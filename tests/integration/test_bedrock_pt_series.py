@@ -50,7 +50,7 @@ def test_only_the_pt_whose_series_was_seen_is_deleted_the_never_seen_are_told_an
     for name in ("pt-never", "pt-gone-quiet"):
         told = messages[name]
         assert told["verdict"] == "keep" and told["unknown"] == "bedrock-series-never-seen", told
-        assert "never listed" in told["reason"] and "$6,720.00 idle over 168 h" in told["reason"]
+        assert "lists no AWS/Bedrock Invocations series" in told["reason"] and "$6,720.00 idle over 168 h" in told["reason"]
     # and ListMetrics was read once for the region, not once per Provisioned Throughput
     assert calls.calls["cloudwatch:ListMetrics"] == 1 and calls.calls["cloudwatch:GetMetricData"] == 1
     # When the next sweep runs, the unknown ones are not told again

@@ -56,7 +56,7 @@ def test_no_data_for_a_pt_whose_series_was_never_listed_is_unknown_told_and_neve
     # Then it is kept as unknown with its reason code, and its owner is told once, with what it costs
     assert d.verdict is Verdict.KEEP and d.action is None and d.unknown == "bedrock-series-never-seen"
     assert d.notify and d.notify_key == f"bedrock-series-never-seen:{pt().arn}"
-    assert "never listed" in d.reason and "$6,720.00 idle over 168 h" in d.reason and "not deleted" in d.reason
+    assert "lists no AWS/Bedrock Invocations series" in d.reason and "$6,720.00 idle over 168 h" in d.reason and "not deleted" in d.reason
 
 
 def test_no_data_for_a_pt_whose_series_was_listed_is_judged_as_before():

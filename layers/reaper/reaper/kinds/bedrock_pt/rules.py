@@ -60,7 +60,7 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
     idle_hours = window / 60
     evidence.update(idle_hours=idle_hours, idle_usd=_usd(resource.hourly_usd, idle_hours))
     if not signal.seen:
-        return _never_seen(resource, window, evidence)
+        return _never_seen(resource, window, evidence, settings.tag("kill-after"))
     return Decision(
         Verdict.ACT,
         f"0 invocations in {human_duration(timedelta(minutes=window))} while in service, no commitment; "
@@ -70,16 +70,17 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
     )
 
 
-def _never_seen(resource: Resource, window: int, evidence: dict[str, Any]) -> Decision:
-    """No data, and AWS/Bedrock never listed a series for it: AWS does not document which ModelId its
-    traffic carries, so no data is unknown, never idle. Its owner is told (once), it is never deleted
-    on this evidence (docs/kinds/bedrock-pt.md)."""
+def _never_seen(resource: Resource, window: int, evidence: dict[str, Any], kill_tag: str) -> Decision:
+    """No data, and CloudWatch lists no series of its own (none ever, or none with data in two weeks):
+    AWS does not document which ModelId its traffic carries, so no data is unknown, never idle. Its
+    owner is told (once), it is never deleted on this evidence (docs/kinds/bedrock-pt.md)."""
     return Decision(
         Verdict.KEEP,
-        f"no {METRIC} data in {human_duration(timedelta(minutes=window))}, and {NAMESPACE} has never listed a {METRIC} series with "
-        f"{DIMENSION} = its ARN: AWS does not document which {DIMENSION} a Provisioned Throughput's traffic carries, so no data "
-        f"is unknown, not idle, and it is not deleted{_cost(resource.hourly_usd, evidence['idle_hours'])}. If it is not used, "
-        "delete it, or tag its kill date (reaper:kill-after); one request with its ARN as modelId makes its series appear",
+        f"no {METRIC} data in {human_duration(timedelta(minutes=window))}, and CloudWatch lists no {NAMESPACE} {METRIC} series "
+        f"with {DIMENSION} = its ARN (never seen, or none with data in the past two weeks): AWS does not document which "
+        f"{DIMENSION} a Provisioned Throughput's traffic carries, so no data is unknown, not idle, and it is not deleted"
+        f"{_cost(resource.hourly_usd, evidence['idle_hours'])}. If it is not used, delete it, or tag its kill date ({kill_tag}); "
+        "one request with its ARN as modelId makes its series appear",
         evidence={**evidence, "series_seen": False},
         unknown=NEVER_SEEN,
         notify=True,
