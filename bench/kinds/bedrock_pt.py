@@ -1,9 +1,10 @@
 """Bench seeder: n Bedrock Provisioned Throughputs, all InService for 8 days — a third idle without
-commitment, a third committed (SixMonths), a third busy (one hour of invocations 30 h ago).
+commitment (an hour of invocations 7.5 days ago, so ListMetrics lists their series), a third committed
+(SixMonths), a third busy (one hour of invocations 30 h ago).
 
 The sweep's calls: one ListProvisionedModelThroughputs page per 1,000, one ListTagsForResource per
 Provisioned Throughput (Bedrock's own tag call: the Tagging API does not list it), one GetMetricData
-per 500.
+per 500, one ListMetrics page per 500 series (which ARNs AWS/Bedrock has a series for).
 """
 
 from __future__ import annotations
@@ -34,3 +35,5 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         )
         if case == 2:
             seed_bedrock.invocations(cw, arn, now - timedelta(hours=30))
+        elif case == 0:
+            seed_bedrock.seen_before(cw, arn, now)  # its series seen 7.5 days ago: idle, not unknown

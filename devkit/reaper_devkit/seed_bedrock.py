@@ -41,13 +41,19 @@ def invocations(cw: Any, arn: str, at: datetime, count: float = 12.0) -> None:
     )
 
 
+def seen_before(cw: Any, arn: str, now: datetime, days: float = 7.5) -> None:
+    """An hour of requests `days` ago: its series is listed by ListMetrics (data within two weeks), and
+    the default 7-day window holds none, so it is idle and judged as such (docs/kinds/bedrock-pt.md)."""
+    invocations(cw, arn, now - timedelta(days=days), count=3.0)
+
+
 def exists(bedrock: Any, name: str) -> bool:
     return any(s["provisionedModelName"] == name for s in bedrock.list_provisioned_model_throughputs()["provisionedModelSummaries"])
 
 
 def fleet(bedrock: Any, cw: Any, now: datetime) -> dict[str, str]:
-    """The issue's account: an idle PT without commitment, an idle committed one, one renewing in 5 days,
-    a busy one, a new one, an exempt and a production one. {name: arn}."""
+    """The issue's account: an idle PT without commitment (its series seen 7.5 days ago), an idle committed
+    one, one renewing in 5 days, a busy one, a new one, an exempt and a production one. {name: arn}."""
     old = now - timedelta(days=8)
     owner = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
     arns = {
@@ -62,4 +68,5 @@ def fleet(bedrock: Any, cw: Any, now: datetime) -> dict[str, str]:
         "pt-prod": provisioned(bedrock, "pt-prod", old, tags={"ml:owner": "ana@example.com", "ml:stage": "prod"}),
     }
     invocations(cw, arns["pt-busy"], now - timedelta(hours=30))
+    seen_before(cw, arns["pt-idle"], now)
     return arns

@@ -108,3 +108,23 @@ def test_the_extension_works_against_a_moto_server_too():
         restored = fsx.create_file_system_from_backup(BackupId=backup_id, SubnetIds=[subnet], SecurityGroupIds=[group])["FileSystem"]
         assert restored["Lifecycle"] == "CREATING" and restored["StorageCapacity"] == 1200
         assert fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["CreationTime"] < datetime.now(UTC) - timedelta(hours=23)
+
+
+def test_create_backup_is_idempotent_by_token_and_refuses_the_same_token_with_other_parameters(aws):
+    # API_CreateBackup: same token + same parameters = the same backup; other parameters = IncompatibleParameterError
+    fsx = aws.client("fsx")
+    subnet, group = sf.network(aws.client("ec2"))
+    fs_id = sf.file_system(fsx, subnet, group)
+    other = sf.file_system(fsx, subnet, group)
+    tags = [{"Key": "reaper:source-fs", "Value": fs_id}]
+    first = fsx.create_backup(FileSystemId=fs_id, ClientRequestToken="t-2", Tags=tags)["Backup"]
+    assert fsx.create_backup(FileSystemId=fs_id, ClientRequestToken="t-2", Tags=tags)["Backup"]["BackupId"] == first["BackupId"]
+    for changed in ({"FileSystemId": other, "Tags": tags}, {"FileSystemId": fs_id, "Tags": [*tags, {"Key": "Name", "Value": "x"}]}):
+        with pytest.raises(ClientError) as refused:
+            fsx.create_backup(ClientRequestToken="t-2", **changed)
+        assert code(refused) == "IncompatibleParameterError"
+    # and the tags given at creation come back with the backup, found by the filters the reaper reads with
+    filters = [{"Name": "file-system-id", "Values": [fs_id]}, {"Name": "backup-type", "Values": ["USER_INITIATED"]}]
+    found = fsx.describe_backups(Filters=filters)["Backups"]
+    assert [b["BackupId"] for b in found] == [first["BackupId"]] and {"Key": "reaper:source-fs", "Value": fs_id} in found[0]["Tags"]
+    assert fsx.describe_backups(Filters=[{"Name": "file-system-id", "Values": [other]}])["Backups"] == []

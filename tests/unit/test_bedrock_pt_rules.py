@@ -48,3 +48,23 @@ def test_a_shorter_window_from_the_tag_decides_on_its_own_hours():
     old_calls = PtSignal([(NOW - timedelta(days=3), 5.0)])
     d = decide(pt(), old_calls, view, SETTINGS, NOW)
     assert d.verdict is Verdict.ACT and "$960.00 idle over 24 h" in d.reason
+
+
+def test_no_data_for_a_pt_whose_series_was_never_listed_is_unknown_told_and_never_deleted():
+    # Given an old PT without commitment, no invocations in the window, and no series of its own ever listed
+    d = decide(pt(), PtSignal([], series_seen=False), read_tags({}, SETTINGS), SETTINGS, NOW)
+    # Then it is kept as unknown with its reason code, and its owner is told once, with what it costs
+    assert d.verdict is Verdict.KEEP and d.action is None and d.unknown == "bedrock-series-never-seen"
+    assert d.notify and d.notify_key == f"bedrock-series-never-seen:{pt().arn}"
+    assert "lists no AWS/Bedrock Invocations series" in d.reason and "$6,720.00 idle over 168 h" in d.reason and "not deleted" in d.reason
+
+
+def test_no_data_for_a_pt_whose_series_was_listed_is_judged_as_before():
+    d = decide(pt(), PtSignal([], series_seen=True), read_tags({}, SETTINGS), SETTINGS, NOW)
+    assert d.verdict is Verdict.ACT and d.action == "delete" and d.unknown is None
+
+
+def test_the_never_seen_code_is_registered_with_a_fix():
+    from reaper.core.coverage import REASONS
+
+    assert "bedrock-series-never-seen" in REASONS and "kill-after" in REASONS["bedrock-series-never-seen"].fix

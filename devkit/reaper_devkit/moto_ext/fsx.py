@@ -20,7 +20,13 @@ What moto lacks, and what this module adds to its FSx backend (in-process and se
   * data repository tasks: Create/DescribeDataRepositoryTasks. A task needs a linked repository
     and no other task running on the file system; it stays PENDING until `settle_tasks` ends it
     SUCCEEDED (optionally with failed files) or FAILED, or leaves it EXECUTING (stuck).
-  * ClientRequestToken: a repeated token returns the first result (backups, tasks, restores).
+  * ClientRequestToken: a repeated token returns the first result (backups, tasks, restores); on
+    CreateBackup, a repeated token with other parameters (file system, volume, tags) is refused with
+    IncompatibleParameterError: "If a backup with the specified client request token exists and the
+    parameters match, this operation returns the description of the existing backup. If a backup
+    with the specified client request token exists and the parameters don't match, this operation
+    returns IncompatibleParameterError" (API_CreateBackup). Tags given to CreateBackup are on the
+    backup from its creation, and DescribeBackups returns them with it (moto's own, kept).
 
 Where each rule comes from (AWS documentation):
   * CreateBackup, Lustre: "you can create a backup only for file systems that have ... a Persistent
@@ -205,8 +211,12 @@ def _backup_to_dict(original: Any) -> Any:
 def _create_backup(original: Any) -> Any:
     def create_backup(self: Any, file_system_id: str, client_request_token: str | None, volume_id: str | None, tags: Any) -> Any:
         tokens = _state(self, "backup_tokens")
-        if client_request_token and client_request_token in tokens and tokens[client_request_token] in self.backups:
-            return self.backups[tokens[client_request_token]]
+        asked = _backup_request(file_system_id, volume_id, tags)
+        if client_request_token and client_request_token in tokens and tokens[client_request_token][0] in self.backups:
+            made, first = tokens[client_request_token]
+            if first != asked:  # API_CreateBackup: same token, parameters that don't match
+                raise _Error("IncompatibleParameterError", "A request with this client request token had different parameters.")
+            return self.backups[made]
         fs = self.file_systems.get(file_system_id)
         if fs is not None and fs.file_system_type == "LUSTRE":
             # API_CreateBackup: Lustre backups only for a persistent file system not linked to a data repository
@@ -217,10 +227,15 @@ def _create_backup(original: Any) -> Any:
                 raise _Error("BadRequest", "Backups are not supported on file systems linked to a data repository.")
         backup = original(self, file_system_id, client_request_token, volume_id, tags)
         if client_request_token:
-            tokens[client_request_token] = backup.backup_id
+            tokens[client_request_token] = (backup.backup_id, asked)
         return backup
 
     return create_backup
+
+
+def _backup_request(file_system_id: str, volume_id: str | None, tags: Any) -> tuple[Any, ...]:
+    """What a CreateBackup asked for, to compare a repeated client request token's parameters."""
+    return (file_system_id, volume_id, tuple(sorted((t["Key"], t.get("Value", "")) for t in tags or [])))
 
 
 def _describe_backups(original: Any) -> Any:

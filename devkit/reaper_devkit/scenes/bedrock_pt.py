@@ -16,7 +16,8 @@ OWNER = {"ml:owner": "ana@example.com", "ml:project": "chat", "ml:stage": "dev"}
 def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
     bedrock, cw = session.client("bedrock"), session.client("cloudwatch")
     old = now - timedelta(days=8)
-    seed_bedrock.provisioned(bedrock, "pt-demo-idle", old, units=1, tags=OWNER)
+    idle = seed_bedrock.provisioned(bedrock, "pt-demo-idle", old, units=1, tags=OWNER)
+    seed_bedrock.seen_before(cw, idle, now)  # its series was seen, 7.5 days ago: quiet since, so idle
     seed_bedrock.provisioned(bedrock, "pt-demo-committed", old, commitment="OneMonth", expires=now + timedelta(days=5), tags=OWNER)
     busy = seed_bedrock.provisioned(bedrock, "pt-demo-busy", old, tags=OWNER)
     seed_bedrock.invocations(cw, busy, now - timedelta(hours=3))

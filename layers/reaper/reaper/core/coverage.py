@@ -115,6 +115,14 @@ REASONS: dict[str, Reason] = {
             "reaper:idle-minutes tag; the reason says when). Data missing for longer: look at the file system in the FSx console",
         ),
         Reason(
+            "bedrock-series-never-seen",
+            "Bedrock Provisioned Throughput with no invocations whose own AWS/Bedrock Invocations series (ModelId = its ARN) "
+            "CloudWatch has never listed: AWS does not document which ModelId its traffic carries, so no data is not idleness",
+            "none if it is used: one request with its ARN as modelId makes its series appear, and it is judged from then on; "
+            "if it is not used, delete it, or tag its kill date (reaper:kill-after) and the reaper deletes it then "
+            "(docs/kinds/bedrock-pt.md)",
+        ),
+        Reason(
             "jupyter-unreachable",
             "its Jupyter server did not answer (stopped, network, timeout)",
             "none if it passes; the next sweep reads again (docs/jupyter-reads.md)",

@@ -4,7 +4,10 @@ Evidence: `AWS/Bedrock` `Invocations` with dimension `ModelId` = the Provisioned
 (callers pass that ARN as `modelId` to invoke it), summed over the window (default 7 days;
 `reaper:idle-minutes` or REAPER_IDLE_MINUTES_BEDROCK_PT), in one batched GetMetricData. AWS
 publishes the metric only when there are requests, so no data counts as no traffic only when the
-Provisioned Throughput was InService, unchanged, for the whole window.
+Provisioned Throughput was InService, unchanged, for the whole window, and only once its own series
+has been seen: AWS does not document which `ModelId` its traffic carries, so one ListMetrics per
+region says which ARNs AWS/Bedrock lists a series for; a Provisioned Throughput never listed is
+unknown (`bedrock-series-never-seen`): its owner is told, it is never deleted on that evidence.
 
 No commitment: warn, then after the grace DeleteProvisionedModelThroughput, with a restore record
 (model, units, name, tags) in the action log so `reaper restore NAME` recreates it in one step;
@@ -44,6 +47,7 @@ DECLARATION = KindDeclaration(
         "bedrock:ListProvisionedModelThroughputs",
         "bedrock:GetProvisionedModelThroughput",  # the state check just before a delete
         "cloudwatch:GetMetricData",
+        "cloudwatch:ListMetrics",  # signals.listed: which Provisioned Throughputs AWS/Bedrock has a series for
     ),
     actions={
         ActionName.DELETE: Action(

@@ -15,6 +15,7 @@ DIMENSION = "ModelId"
 PERIOD_SECONDS = 3600  # 168 hourly points for 7 days: 500 queries stay under GetMetricData's 100,800 datapoints
 RENEWAL_NOTICE = timedelta(days=7)  # warned at least this long before a commitment term ends
 NOT_IN_SERVICE_NOTE = "no data is not idleness"
+NEVER_SEEN = "bedrock-series-never-seen"  # reaper.core.coverage: the unknown code of a PT whose series was never listed
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,15 @@ class PtFacts:
 @dataclass(frozen=True)
 class PtSignal:
     invocations: Series  # Sum per hour, oldest first; hours without requests are absent
+    # ListMetrics listed an AWS/Bedrock Invocations series with ModelId = its ARN. AWS does not document
+    # which ModelId a Provisioned Throughput's traffic carries: until its own series is seen, no data
+    # is unknown, never idle (docs/kinds/bedrock-pt.md, docs/aws-assumptions.md)
+    series_seen: bool = False
+
+    @property
+    def seen(self) -> bool:
+        """Its series exists: listed, or a datapoint read."""
+        return self.series_seen or bool(self.invocations)
 
 
 class RestoreRecord(TypedDict, total=False):

@@ -2,7 +2,8 @@
 
 In order: not InService; committed (never deleted: reported with its idle cost, and once per term
 before it renews); InService and unchanged for less than the window (unknown, kept); invocations
-in the window (kept); else delete.
+in the window (kept); no invocations, but its own series never listed (unknown: its owner is told,
+never deleted); else delete.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
-from reaper.kinds.bedrock_pt.model import KIND, RENEWAL_NOTICE, PtFacts, PtSignal
+from reaper.kinds.bedrock_pt.model import DIMENSION, KIND, METRIC, NAMESPACE, NEVER_SEEN, RENEWAL_NOTICE, PtFacts, PtSignal
 
 # https://docs.aws.amazon.com/bedrock/latest/userguide/prov-thru-delete.html
 RENEWAL_DOC = "https://docs.aws.amazon.com/bedrock/latest/userguide/prov-thru-delete.html"
@@ -58,12 +59,32 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
         )
     idle_hours = window / 60
     evidence.update(idle_hours=idle_hours, idle_usd=_usd(resource.hourly_usd, idle_hours))
+    if not signal.seen:
+        return _never_seen(resource, window, evidence, settings.tag("kill-after"))
     return Decision(
         Verdict.ACT,
         f"0 invocations in {human_duration(timedelta(minutes=window))} while in service, no commitment; "
         f"{facts.model_units} model unit{'s' if facts.model_units != 1 else ''}{_cost(resource.hourly_usd, idle_hours)}",
         action="delete",
         evidence=evidence,
+    )
+
+
+def _never_seen(resource: Resource, window: int, evidence: dict[str, Any], kill_tag: str) -> Decision:
+    """No data, and CloudWatch lists no series of its own (none ever, or none with data in two weeks):
+    AWS does not document which ModelId its traffic carries, so no data is unknown, never idle. Its
+    owner is told (once), it is never deleted on this evidence (docs/kinds/bedrock-pt.md)."""
+    return Decision(
+        Verdict.KEEP,
+        f"no {METRIC} data in {human_duration(timedelta(minutes=window))}, and CloudWatch lists no {NAMESPACE} {METRIC} series "
+        f"with {DIMENSION} = its ARN (never seen, or none with data in the past two weeks): AWS does not document which "
+        f"{DIMENSION} a Provisioned Throughput's traffic carries, so no data is unknown, not idle, and it is not deleted"
+        f"{_cost(resource.hourly_usd, evidence['idle_hours'])}. If it is not used, delete it, or tag its kill date ({kill_tag}); "
+        "one request with its ARN as modelId makes its series appear",
+        evidence={**evidence, "series_seen": False},
+        unknown=NEVER_SEEN,
+        notify=True,
+        notify_key=f"{NEVER_SEEN}:{resource.arn}",
     )
 
 

@@ -10,7 +10,8 @@ Reads per sweep: DescribeFileSystems (tags come with it, so no Resource Groups T
 DescribeDataRepositoryAssociations only when a scratch or linked file system is present,
 Search over training jobs, 100 a page with their inputs (jobs.py), GetMetricData (3 queries per
 candidate, 500 per call), and DescribeBackups / DescribeDataRepositoryTasks for the file systems
-between phases (50 ids per call).
+between phases (50 ids per call). A backup (phase 1) first reads the file system's own backups
+(one DescribeBackups, filtered) to carry on with one an earlier sweep began and could not mark.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -55,7 +56,8 @@ DECLARATION = KindDeclaration(
         ActionName.BACKUP: Action(
             ActionName.BACKUP,
             "began backing up",
-            ("fsx:CreateBackup", "fsx:TagResource", _ENI),
+            # DescribeBackups: the backup an earlier sweep began and could not mark is carried on (actions.earlier_backup)
+            ("fsx:DescribeBackups", "fsx:CreateBackup", "fsx:TagResource", _ENI),
             AVAILABLE,
             f"{_P}.actions:start_backup",
             needs_log=True,

@@ -17,19 +17,34 @@ The IAM permissions of each action are declared with it, in the package's declar
 from __future__ import annotations
 
 import hashlib
+import logging
+from datetime import timedelta
 from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.aws.faults import is_not_found
+from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import HOURS_PER_MONTH, Decision, Resource
-from reaper.core.timeutil import iso
+from reaper.core.timeutil import iso, parse_instant
 from reaper.kinds.base import ActContext, action_named
 from reaper.kinds.fsx import ActionName
-from reaper.kinds.fsx.artifacts import backups, tasks
-from reaper.kinds.fsx.model import BACKUP_TAG, EXPORT_TAG, ID_SEPARATOR, KIND, PHASE_TAGS, SOURCE_TAG, FsxFacts, Method, RestoreRecord
+from reaper.kinds.fsx.artifacts import backups, made_for, tasks
+from reaper.kinds.fsx.model import (
+    BACKUP_TAG,
+    EXPORT_TAG,
+    ID_SEPARATOR,
+    KIND,
+    PHASE_TAGS,
+    SOURCE_TAG,
+    Artifact,
+    FsxFacts,
+    Method,
+    RestoreRecord,
+)
+
+log = logging.getLogger("reaper")
 
 MAX_TAGS = 50
 RESTORABLE_LUSTRE = (
@@ -157,21 +172,76 @@ def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> 
 # -- phase 1 -------------------------------------------------------------------------------
 
 
+# What a backup of our own may be in to be carried on with (API_Backup's Lifecycle values); FAILED,
+# DELETED and the others are not a copy. COPYING is a copy to another region: never ours.
+ADOPTABLE = frozenset({"CREATING", "PENDING", "TRANSFERRING", "AVAILABLE"})
+
+
+def earlier_backup(ctx: ActContext, resource: Resource, decision: Decision) -> tuple[Artifact | None, list[Artifact]]:
+    """The backup an earlier sweep made for this decision and could not mark on the file system (it died,
+    or TagResource was throttled, between CreateBackup and the marker), and the reaper's own backups
+    that are no copy (FAILED, or running past REAPER_FSX_STUCK_HOURS), to say so.
+
+    Only one begun inside the idle proof this decision rests on (`idle_proof_from`, rules.decide) is
+    carried on: an older one is what phase 2 refuses as older than the proof, and carrying it on would
+    only bring it back there. A decision with no idle proof (a kill date, a budget) carries on one begun
+    in the last REAPER_FSX_STUCK_HOURS. docs/kinds/fsx.md, "A second backup".
+    """
+    proof = decision.evidence.get("idle_proof_from")
+    stuck = ctx.now - timedelta(hours=ctx.settings.fsx_stuck_hours)
+    since = parse_instant(str(proof)) if proof else stuck
+    ours = [a for a in made_for(ctx.clients("fsx"), resource.id, ctx.settings.tag(SOURCE_TAG)) if a.started_at and a.started_at >= since]
+    usable = [a for a in ours if a.lifecycle in ADOPTABLE and (a.done or (a.started_at is not None and a.started_at >= stuck))]
+    # what is said: a failed one, or one stuck running; a DELETED one (someone removed it) is no news
+    unusable = [a for a in ours if a not in usable and (a.lifecycle == "FAILED" or a.running)]
+    return (usable[0] if usable else None), unusable
+
+
 def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """Phase 1 for a backup: carry on with the one an earlier sweep began and could not mark, else make one.
+
+    Once CreateBackup answered, the backup exists: a failure after it (the marker tag, the restore
+    record) is said in the detail, never as a failed backup, and the next sweep finds the backup by the
+    tags it was created with (`earlier_backup`).
+    """
     record = restore_record(ctx, resource, "backup", "backing-up")
     fsx = ctx.clients("fsx")
-    backup = fsx.create_backup(
-        FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "backup"), Tags=_backup_tags(ctx, resource, record)
-    )["Backup"]
-    backup_id = backup["BackupId"]
-    fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(BACKUP_TAG), "Value": backup_id}])
-    if ctx.log is not None:
-        record["backup_id"] = backup_id
-        _keep(ctx, resource, record)
-    return (
-        f"backup {backup_id} started ({backup.get('Lifecycle', 'CREATING')}) in {resource.region}; {resource.id} is deleted at a later "
-        f"sweep once the backup is AVAILABLE and only if it stays unused — then `reaper restore {resource.id}` brings it back"
+    adopted, unusable = earlier_backup(ctx, resource, decision)
+    if adopted is not None:
+        backup_id, lifecycle = adopted.id, adopted.lifecycle
+    else:
+        backup = fsx.create_backup(
+            FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "backup"), Tags=_backup_tags(ctx, resource, record)
+        )["Backup"]
+        backup_id, lifecycle = backup["BackupId"], backup.get("Lifecycle", "CREATING")
+    unmarked = _mark(ctx, resource, record, backup_id)
+    began = (
+        f"backup {backup_id}, which an earlier sweep began and could not record, carried on ({lifecycle})"
+        if adopted is not None
+        else f"backup {backup_id} started ({lifecycle})"
     )
+    left = "".join(
+        f"; the reaper's earlier backup {a.id} is {a.lifecycle}{': ' + a.failure if a.failure else ''}, so not used" for a in unusable
+    )
+    return (
+        f"{began} in {resource.region}{left}{unmarked}; {resource.id} is deleted at a later sweep once the backup is AVAILABLE and "
+        f"only if it stays unused — then `reaper restore {resource.id}` brings it back"
+    )
+
+
+def _mark(ctx: ActContext, resource: Resource, record: RestoreRecord, backup_id: str) -> str:
+    """The phase tag on the file system and the restore record, once the backup exists: what fails here
+    is said (the next sweep finds the backup by its own tags), never raised as a failure of a change
+    that was made (docs/safety.md, "A second FSx backup")."""
+    try:
+        ctx.clients("fsx").tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(BACKUP_TAG), "Value": backup_id}])
+        if ctx.log is not None:
+            record["backup_id"] = backup_id
+            _keep(ctx, resource, record)
+    except AwsError as exc:
+        log.warning("backup %s of %s made, but not recorded: %s", backup_id, resource.id, short(exc))
+        return f" (not yet recorded on {resource.id}: {short(exc)}; the next sweep finds it by its {ctx.settings.tag(SOURCE_TAG)} tag)"
+    return ""
 
 
 def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:

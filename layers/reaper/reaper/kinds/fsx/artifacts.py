@@ -7,6 +7,7 @@ is read one id at a time, and the unknown one is reported as gone, not as an err
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -42,6 +43,23 @@ def backups(fsx: Any, ids: Iterable[str]) -> dict[str, Artifact]:
     wanted = sorted(set(ids))
     found = _batched(wanted, lambda batch: fsx.describe_backups(BackupIds=batch).get("Backups", []), "BackupId")
     return {i: backup_artifact(found[i]) if i in found else Artifact("backup", i, found=False, lifecycle="DELETED") for i in wanted}
+
+
+def made_for(fsx: Any, fs_id: str, marker_key: str) -> list[Artifact]:
+    """The backups the reaper made of this file system, newest first: those that carry its marker tag
+    (`reaper:source-fs` = the file system's id), which CreateBackup sets at creation, so a backup whose
+    sweep died before it could tag the file system is still found. One DescribeBackups filtered by the
+    file system and USER_INITIATED (the filter names API_DescribeBackups documents), paginated.
+    """
+    filters = [{"Name": "file-system-id", "Values": [fs_id]}, {"Name": "backup-type", "Values": ["USER_INITIATED"]}]
+    key = marker_key.strip().lower()
+    found: list[Artifact] = []
+    for page in fsx.get_paginator("describe_backups").paginate(Filters=filters):
+        for b in page.get("Backups", []):
+            marks = {str(t.get("Key", "")).strip().lower(): str(t.get("Value", "")).strip() for t in b.get("Tags") or []}
+            if marks.get(key) == fs_id:
+                found.append(backup_artifact(b))
+    return sorted(found, key=lambda a: a.started_at or datetime.min.replace(tzinfo=UTC), reverse=True)
 
 
 def tasks(fsx: Any, ids: Iterable[str]) -> dict[str, Artifact]:

@@ -118,6 +118,8 @@ def decide(resource: Resource, signal: FsxSignal | None, view: TagView, settings
     if last is not None and last.ended_at is not None:
         evidence.update({"last_job": last.name, "last_job_ended": iso(last.ended_at)})
     proof_start = sig.window_end - timedelta(minutes=window)
+    # phase 1 carries on with a backup of its own only if it began inside this proof (actions.earlier_backup)
+    evidence["idle_proof_from"] = iso(proof_start)
     return _phases(resource, view, settings, now, evidence, finished, phase, art, proof_start)
 
 
