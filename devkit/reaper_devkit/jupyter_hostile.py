@@ -112,10 +112,11 @@ class FakeJupyter(_Server):
 
 
 class Dripper(_Server):
-    """One byte every `every` seconds, for ever: in the headers (`where="headers"`) or in the body ("body").
-    `cut` counts the connections the client closed under it."""
+    """One byte every `every` seconds, for `limit` seconds (so that a reader that never cuts it ends, in a test,
+    instead of hanging): in the headers (`where="headers"`) or in the body ("body"). `cut` counts the
+    connections the client closed under it."""
 
-    def __init__(self, where: str = "headers", every: float = 0.2, tls: tuple[str, str] | None = None) -> None:
+    def __init__(self, where: str = "headers", every: float = 0.2, tls: tuple[str, str] | None = None, limit: float = 120.0) -> None:
         self.cut = 0
         self.lock = threading.Lock()
 
@@ -126,7 +127,8 @@ class Dripper(_Server):
                 head = b"HTTP/1.1 200 OK\r\n" + (b"Content-Length: 100000000\r\n\r\n" if where == "body" else b"X-Slow: ")
                 try:
                     self.wfile.write(head)
-                    while not owner.stopped.is_set():
+                    until = time.monotonic() + limit
+                    while not owner.stopped.is_set() and time.monotonic() < until:
                         self.wfile.write(b"a")
                         self.wfile.flush()
                         time.sleep(every)

@@ -131,3 +131,12 @@ def test_a_tls_server_dripping_is_cut_too(servers, running, monkeypatch, tmp_pat
     # Then the dripper is cut at its deadline, the good one read, and nothing left running
     assert readings["slow"].unknown == reader.UNREACHABLE and readings["good"].started is not None
     assert readers_alive() == [] and running == {"started": 2, "returned": 2}
+
+
+def test_one_reading_alone_is_cut_too_and_leaves_nothing_running(servers):
+    # Given a dripper read by read_one alone (its own watchdog, as the notebook kind's read_one does)
+    drip = servers(Dripper, where="body", limit=20)
+    reading = reader.read_one(DOOR, url(drip), timeout=1)
+    # Then it is cut at its deadline and neither a reader nor the watchdog is left
+    assert reading.unknown == reader.UNREACHABLE and "no whole answer within 1 s" in (reading.unreadable or "")
+    assert readers_alive() == []
