@@ -166,7 +166,8 @@ def reading_order(keys: list[str], turn: int) -> list[str]:
 
 
 def read_one(door: Door, presign: Callable[[], str], timeout: float = REQUEST_TIMEOUT, cutter: Cutter | None = None) -> JupyterReading:
-    """One server's reading; never raises. Without `cutter` (one reading alone), its own, for `timeout`."""
+    """One server's reading; never raises. Without `cutter` (one reading alone), its own, for five requests'
+    time (the hop and the three GETs, each within `timeout`)."""
     own = cutter is None
     cutter = cutter or Cutter(time.monotonic() + timeout * 5).start()
     try:
