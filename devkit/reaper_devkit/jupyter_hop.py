@@ -7,27 +7,32 @@
 moto's CreatePresignedNotebookInstanceUrl answers (moto_ext/sagemaker_presigned.py) points here. A GET
 checks the token as SageMaker does (issued for that notebook, used once, within its 5 minutes: "If you
 try to use the URL after the 5-minute limit expires, you are directed to the AWS console sign-in page"),
-then redirects to the notebook's Jupyter server with the server's own token in the URL, so that Jupyter
-sets its login cookie and the client holds a session, as a browser does after the console's "Open
-JupyterLab". A notebook in `refused` gets HTTP 403 instead ("IAM authorization policies for this API are
-also enforced for every HTTP request and WebSocket frame that attempts to connect to the notebook
-instance": e.g. a Deny on aws:SourceIp). API_CreatePresignedNotebookInstanceUrl.html, both quotes.
+then sets the hop's session cookie and redirects, on its own origin, to the notebook's Jupyter API with the
+server's own token in the URL, so that Jupyter sets its login cookie and the client holds a session, as a
+browser does after the console's "Open JupyterLab". The Jupyter server is reached through the hop's origin
+only (requests with the session cookie are passed to it): on AWS the notebook's Jupyter is served on the
+presigned URL's own host (DescribeNotebookInstance `Url`), and the reader refuses any redirect off it.
+A notebook in `refused` gets HTTP 403 instead ("IAM authorization policies for this API are also enforced
+for every HTTP request and WebSocket frame that attempts to connect to the notebook instance": e.g. a Deny on aws:SourceIp).
+API_CreatePresignedNotebookInstanceUrl.html, both quotes.
 
 It plays a Studio domain's hop too: `https://DOMAIN.studio.REGION.sagemaker.aws/auth?token=TOKEN`, the URL
 moto's CreatePresignedDomainUrl answers. A GET checks the token the same way (its domain, used once, within
 its ExpiresInSeconds, else the sign-in page), then follows the LandingUri ("app:JupyterLab:relative/path:
 Directs users to the relative path in the JupyterLab application"; app:JupyterServer for Studio Classic):
-to the relative path under the Jupyter server serving that space (or user profile), with the server's
-token, when that app is InService. Without a LandingUri it lands on a Studio page (HTML). AWS does not
-document what opening the URL of an app that is not running does; a browser's Studio may start it, so the
-stand-in records such an opening in `started` (a test asserts the reaper never causes one) and answers a
-Studio page. An app in `refused_apps` gets HTTP 403 ("IAM authorization policies for this API are also
-enforced for every HTTP request and WebSocket frame that attempts to connect to the app").
+to the relative path under the Jupyter server serving that space (or user profile), on the hop's own origin
+(a session cookie routes it, as above), with the server's token, when that app is InService. Without a
+LandingUri it lands on a Studio page (HTML). AWS does not document what opening the URL of an app that is
+not running does; a browser's Studio may start it, so the stand-in records such an opening in `started`
+(a test asserts the reaper never causes one) and answers a Studio page. An app in `refused_apps` gets HTTP
+403 ("IAM authorization policies for this API are also enforced for every HTTP request and WebSocket frame
+that attempts to connect to the app").
 API_CreatePresignedDomainUrl.html.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import secrets
@@ -41,6 +46,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,7 @@ from reaper_devkit.moto_ext import sagemaker_studio
 from reaper_devkit.moto_ext.sagemaker_presigned import IssuedDomain, store
 
 ACCOUNT = "123456789012"
+SESSION_COOKIE = "hop-session"
 
 
 def free_port() -> int:
@@ -152,6 +159,9 @@ class PresignedHop:
         self.apps: dict[tuple[str, str], JupyterServer] = {}  # (domain, space or user profile) -> its app's server
         self.refused_apps: set[tuple[str, str]] = set()
         self.started: list[tuple[str, str]] = []  # URLs opened for an app that was not InService (could start it)
+        self.sessions: dict[str, JupyterServer] = {}  # the hop's session cookie -> the Jupyter server it reaches
+        self.proxied: list[str] = []  # the paths passed on to a Jupyter server
+        self.signins: list[str] = []  # requests the console's sign-in page received (on its own host, as on AWS)
         hop = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -161,9 +171,17 @@ class PresignedHop:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
                 return  # the hop's URLs hold tokens: nothing printed
 
+        class SignIn(Handler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                hop.signins.append(self.path)
+                hop._status(self, 200, "<html>Sign in to the AWS console</html>")
+
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.signin_httpd = ThreadingHTTPServer(("127.0.0.1", 0), SignIn)
+        self.signin = f"http://127.0.0.1:{self.signin_httpd.server_address[1]}/signin"  # another host's page
+        for httpd in (self.httpd, self.signin_httpd):
+            threading.Thread(target=httpd.serve_forever, daemon=True).start()
 
     def serve(self, name: str, server: JupyterServer) -> None:
         self.servers[name] = server
@@ -199,27 +217,28 @@ class PresignedHop:
 
     def _answer(self, req: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(req.path)
+        query = parse_qs(parts.query)
         name = parts.path.strip("/")
         if name.startswith("studio/"):
-            return self._studio(req, name.split("/"), (parse_qs(parts.query).get("token") or [""])[0])
-        if name == "signin":
-            return self._status(req, 200, "<html>Sign in to the AWS console</html>")
-        token = (parse_qs(parts.query).get("authToken") or [""])[0]
+            return self._studio(req, name.split("/"), (query.get("token") or [""])[0])
+        if "authToken" not in query:
+            return self._proxy(req)
+        token = query["authToken"][0]
         issued = store(self._backend()).tokens.pop(token, None)  # used once
         self.hits.append(name)
         if name in self.refused:
             return self._status(req, 403, "Forbidden")
         if issued is None or issued.notebook != name or issued.expires < datetime.now(UTC) or name not in self.servers:
-            return self._redirect(req, f"{self.origin}/signin")  # the console's sign-in page
+            return self._redirect(req, self.signin)  # the console's sign-in page
         server = self.servers[name]
-        return self._redirect(req, f"{server.url}/api/status?token={server.token}")
+        return self._redirect(req, f"{server.base}api/status?token={server.token}", self._session(server))
 
     def _studio(self, req: BaseHTTPRequestHandler, path: list[str], token: str) -> None:
         if len(path) != 3 or path[2] != "auth":
             return self._status(req, 200, "<html>SageMaker Studio</html>")  # a Studio page (its app is JavaScript)
         issued = store(self._backend()).studio_tokens.pop(token, None)  # used once
         if issued is None or issued.domain != path[1] or issued.expires < datetime.now(UTC):
-            return self._redirect(req, f"{self.origin}/signin")
+            return self._redirect(req, self.signin)
         key = (issued.domain, issued.owner)
         self.hits.append(issued.owner)
         if key in self.refused_apps:
@@ -231,7 +250,37 @@ class PresignedHop:
             self.started.append(key)
             return self._redirect(req, f"{self.origin}/studio/{issued.domain}/starting")
         server = self.apps[key]
-        return self._redirect(req, f"{server.url}/{relative.lstrip('/')}?token={server.token}")
+        return self._redirect(req, f"{self.origin}{server.base}{relative.lstrip('/')}?token={server.token}", self._session(server))
+
+    def _session(self, server: JupyterServer) -> str:
+        """The hop's session cookie: which Jupyter server this client's later requests on the hop's origin reach."""
+        session = secrets.token_hex(16)
+        self.sessions[session] = server
+        return f"{SESSION_COOKIE}={session}; Path=/; HttpOnly"
+
+    def _proxy(self, req: BaseHTTPRequestHandler) -> None:
+        """A request on the hop's origin with a session: passed to its Jupyter server, the answer passed back."""
+        cookies = SimpleCookie(req.headers.get("Cookie", ""))
+        session = cookies[SESSION_COOKIE].value if SESSION_COOKIE in cookies else ""
+        server = self.sessions.get(session)
+        if server is None:
+            return self._redirect(req, self.signin)  # no session: sign in first
+        self.proxied.append(urlsplit(req.path).path)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        try:
+            headers = {k: v for k, v in req.headers.items() if k.lower() in ("cookie", "accept", "host")}
+            conn.request("GET", req.path, headers=headers)
+            answer = conn.getresponse()
+            body = answer.read()
+        finally:
+            conn.close()
+        req.send_response(answer.status)
+        for key, value in answer.getheaders():
+            if key.lower() in ("content-type", "set-cookie", "location"):
+                req.send_header(key, value.replace(server.origin, self.origin))
+        req.send_header("Content-Length", str(len(body)))
+        req.end_headers()
+        req.wfile.write(body)
 
     def _in_service(self, issued: IssuedDomain, app_type: str) -> bool:
         apps = sagemaker_studio.store(self._backend()).apps
@@ -240,9 +289,11 @@ class PresignedHop:
         return app is not None and app.status == "InService"
 
     @staticmethod
-    def _redirect(req: BaseHTTPRequestHandler, location: str) -> None:
+    def _redirect(req: BaseHTTPRequestHandler, location: str, cookie: str | None = None) -> None:
         req.send_response(302)
         req.send_header("Location", location)
+        if cookie:
+            req.send_header("Set-Cookie", cookie)
         req.send_header("Content-Length", "0")
         req.end_headers()
 
@@ -256,8 +307,9 @@ class PresignedHop:
         req.wfile.write(body)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        for httpd in (self.httpd, self.signin_httpd):
+            httpd.shutdown()
+            httpd.server_close()
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
+from reaper_devkit.jupyter_hostile import FakeJupyter
 from reaper_devkit.moto_ext.sagemaker_presigned import store
 from tests.conftest import drain, event, load_function
 
@@ -133,9 +134,29 @@ def test_an_expired_or_foreign_token_lands_on_the_sign_in_page_and_is_unknown(aw
     notebook(sm, hop, jupyter, "signin")
     hop.servers.pop("signin")
     out = run(app, datetime.now(UTC) + timedelta(days=1))["signin"]
-    # Then what it reads there is not the Jupyter API: unknown, never idle
-    assert out.verdict.value == "keep" and out.decision.unknown == "jupyter-unreadable"
-    assert "sign-in page" in out.reason
+    # Then the sign-in page, on another host (the console's, as on AWS), is not requested: unknown, never idle
+    assert out.verdict.value == "keep" and out.decision.unknown == "jupyter-off-host"
+    assert "sign-in page" in out.reason and hop.signins == []
+
+
+def test_a_notebook_whose_server_redirects_to_another_host_is_unknown_and_nothing_is_read_there(aws, sm, hop, app):
+    # Given a notebook whose own Jupyter server (the user's to change) answers the reaper's status read with a
+    # redirect to another server, one that reports an idle Jupyter (issue 33: a busy notebook judged idle)
+    user, elsewhere = FakeJupyter(), FakeJupyter()
+    try:
+        user.redirects["/api/status"] = f"{elsewhere.origin}/api/status"
+        seed.notebook(sm, "diverted", OWNER, agent=False)
+        hop.serve("diverted", user)  # type: ignore[arg-type]  # the hop serves any server with a base, a token and an origin
+        # When a sweep reads it a day later
+        out = run(app, datetime.now(UTC) + timedelta(days=1))["diverted"]
+    finally:
+        user.close()
+        elsewhere.close()
+    # Then the redirect was not followed: nothing was asked of the other server, and the notebook is unknown,
+    # with a reason that names neither the other host nor anything it answered
+    assert "/api/status" in [path for _, path in user.requests] and elsewhere.requests == []
+    assert out.verdict.value == "keep" and out.decision.unknown == "jupyter-off-host"
+    assert str(elsewhere.port) not in out.reason and "HTTP" not in out.reason
 
 
 def test_the_url_its_token_and_jupyters_token_are_never_logged_posted_or_recorded(aws, sm, hop, jupyter, app, deployed_env, caplog, capsys):

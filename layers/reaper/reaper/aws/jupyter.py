@@ -22,12 +22,18 @@ sign-in page) is unreadable and nothing more is requested.
 
 Safety: GETs only. The presigned URL, the URL the hop lands on and the cookies live in this module's
 locals for one reading and are never logged, stored, returned or put in an exception's text: a failure
-is described by its HTTP status or its exception type only. Every failure is a reading with a stable
+is described by its HTTP status (of the presigned URL's origin only) or its exception type only. Every failure is a reading with a stable
 `unknown` code, never an exception out of `read_all`, and never idleness.
 
+One host: the hop and the GETs stay on the presigned URL's origin (scheme, host, port). A redirect elsewhere,
+which the user's own Jupyter server can send, is never followed: the resource is unknown
+("jupyter-off-host"), and no status or answer of another host is read (aws/jupyter_http.py).
+
 Concurrency: WORKERS readings at a time (botocore's default pool is 10 connections per client), each
-request with a REQUEST_TIMEOUT, and a BUDGET for all of them: resources not read by then are unknown
-("jupyter-not-reached"), so 1,000 of them fit a sweep and a slow account cannot stall it.
+request (with its redirects) given REQUEST_TIMEOUT seconds in all, however slowly a server sends, and a
+BUDGET for all of them: resources not read by then are unknown ("jupyter-not-reached"), so 1,000 of them
+fit a sweep and a slow account cannot stall it. When `read_all` returns, every connection is closed and
+every reader thread has returned.
 
 Order: the keys sorted, then rotated by the golden ratio of the sweep's turn (its minute), so a budget
 that reaches only part of them does not leave the same ones unread every sweep: while a sweep reaches at
@@ -37,26 +43,28 @@ none waits more than a few sweeps.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
-import ssl
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
-from http.cookiejar import CookieJar
 from typing import Any
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
 
+from reaper.aws import jupyter_http
 from reaper.aws.faults import error_code
+from reaper.aws.jupyter_http import Cut, Cutter, OffOrigin, Session, origin
 from reaper.core.jupyter import JupyterKernel, JupyterReading
 
 WORKERS = 10
-REQUEST_TIMEOUT = 10.0  # seconds, each request
+REQUEST_TIMEOUT = 10.0  # seconds, each request with its redirects, in all (not per read)
 BUDGET = 90.0  # seconds for every reading of a sweep
 PHI = 0.6180339887498949  # the golden ratio's fraction: successive turns start far apart on the circle
 MAX_BODY = 2_000_000  # bytes of one API answer
@@ -66,6 +74,8 @@ REFUSED = "url-refused"
 UNREACHABLE = "jupyter-unreachable"
 UNREADABLE = "jupyter-unreadable"
 NOT_REACHED = "jupyter-not-reached"
+OFF_ORIGIN = "jupyter-off-host"
+OFF_ORIGIN_WHY = "an expired URL's sign-in page, or a redirect by what serves the notebook or app"
 DENIED_CODES = ("AccessDenied", "AccessDeniedException")
 
 
@@ -129,15 +139,20 @@ def read_all(
     turn: int = 0,
 ) -> dict[str, JupyterReading]:
     """{key: its reading}, for every key of `presigns` (a reading that failed or was not reached says why),
-    read in `reading_order(keys, turn)`."""
+    read in `reading_order(keys, turn)`. When it returns, no reading runs any more: at the budget's end every
+    connection still open is cut and every reader thread has returned (aws/jupyter_http.py)."""
     if not presigns:
         return {}
+    cutter = Cutter(time.monotonic() + budget).start()
     pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(presigns))), thread_name_prefix="jupyter-read")
-    futures: dict[Future[JupyterReading], str] = {
-        pool.submit(read_one, door, presigns[key], timeout): key for key in reading_order(list(presigns), turn)
-    }
-    done, _ = wait(futures, timeout=budget)
-    pool.shutdown(wait=False, cancel_futures=True)  # those still running end within their own timeouts
+    try:
+        futures: dict[Future[JupyterReading], str] = {
+            pool.submit(read_one, door, presigns[key], timeout, cutter): key for key in reading_order(list(presigns), turn)
+        }
+        done, _ = wait(futures, timeout=budget)
+    finally:
+        cutter.close()  # every connection still open is shut down, and no new one opens
+        pool.shutdown(wait=True, cancel_futures=True)  # so the readers still running return now
     late = JupyterReading(unreadable=f"its Jupyter server was not read within the sweep's {budget:.0f} s for them", unknown=NOT_REACHED)
     return {key: (future.result() if future in done else late) for future, key in futures.items()}
 
@@ -150,62 +165,76 @@ def reading_order(keys: list[str], turn: int) -> list[str]:
     return ordered[start:] + ordered[:start]
 
 
-def read_one(door: Door, presign: Callable[[], str], timeout: float = REQUEST_TIMEOUT) -> JupyterReading:
-    """One server's reading; never raises."""
+def read_one(door: Door, presign: Callable[[], str], timeout: float = REQUEST_TIMEOUT, cutter: Cutter | None = None) -> JupyterReading:
+    """One server's reading; never raises. Without `cutter` (one reading alone), its own, for five requests'
+    time (the hop and the three GETs, each within `timeout`)."""
+    own = cutter is None
+    cutter = cutter or Cutter(time.monotonic() + timeout * 5).start()
     try:
-        return _read(door, presign, timeout)
+        return _read(door, presign, Session(cutter, timeout))
     except Failed as exc:
         return JupyterReading(unreadable=exc.text, unknown=exc.code)
     except Exception as exc:  # noqa: BLE001 - any failure is unknown; the type only (an exception's text may hold the URL)
         return JupyterReading(unreadable=f"reading its Jupyter server failed ({type(exc).__name__})", unknown=UNREACHABLE)
+    finally:
+        if own:
+            cutter.close()
 
 
-def _read(door: Door, presign: Callable[[], str], timeout: float) -> JupyterReading:
-    opener = _opener()
-    base = _hop(opener, door, presign(), timeout)
-    status = _get(opener, base, "api/status", timeout, door)
-    kernels = _get(opener, base, "api/kernels?no_track_activity=1", timeout, door)
-    terminals = _get(opener, base, "api/terminals?no_track_activity=1", timeout, door, missing=[])
+def _read(door: Door, presign: Callable[[], str], session: Session) -> JupyterReading:
+    if session.cutter.closed:
+        raise Failed(NOT_REACHED, "the sweep's time for Jupyter reads ended before this one started")
+    url = presign()
+    start = origin(url)
+    if start is None:
+        raise Failed(UNREADABLE, f"{door.api} answered no plain http(s) URL")
+    opener = jupyter_http.opener(start, session)
+    base = _hop(opener, session, door, url)
+    status = _get(opener, session, base, "api/status", door)
+    kernels = _get(opener, session, base, "api/kernels?no_track_activity=1", door)
+    terminals = _get(opener, session, base, "api/terminals?no_track_activity=1", door, missing=[])
     return parse(status, kernels, terminals)
 
 
-def _opener() -> urllib.request.OpenerDirector:
-    """Only what a browser's hop needs: HTTP(S), redirects among http(s) URLs, this reading's own cookies;
-    no proxy from the environment, no file: or ftp: URLs."""
-    opener = urllib.request.OpenerDirector()
-    for handler in (
-        urllib.request.HTTPHandler(),
-        urllib.request.HTTPSHandler(context=ssl.create_default_context()),
-        urllib.request.HTTPCookieProcessor(CookieJar()),
-        urllib.request.HTTPRedirectHandler(),
-        urllib.request.HTTPErrorProcessor(),
-        urllib.request.HTTPDefaultErrorHandler(),  # a status >= 400 raises HTTPError
-    ):
-        opener.add_handler(handler)
-    return opener
-
-
-def _open(opener: urllib.request.OpenerDirector, url: str, timeout: float, what: str, door: Door) -> tuple[str, bytes]:
-    """(the final URL, the body) of a GET, or Failed with the HTTP status or the exception's type."""
+def _open(opener: urllib.request.OpenerDirector, session: Session, url: str, what: str, door: Door) -> tuple[str, bytes]:
+    """(the final URL, the body) of a GET and its redirects within the presigned URL's origin, all within the
+    request's deadline, or Failed with the HTTP status (of that origin only) or the exception's type."""
+    session.begin()
     try:
-        with opener.open(urllib.request.Request(url, method="GET", headers={"Accept": "application/json"}), timeout=timeout) as resp:
-            return str(resp.geturl()), resp.read(MAX_BODY + 1)
+        request = urllib.request.Request(url, method="GET", headers={"Accept": "application/json"})
+        with opener.open(request, timeout=session.timeout) as resp:
+            final, body = str(resp.geturl()), resp.read(MAX_BODY + 1)
+        if session.expired():  # cut at the deadline: what arrived may look whole (headers end at EOF) but is not
+            raise _late(session, what)
+        return final, body
+    except OffOrigin:
+        raise Failed(OFF_ORIGIN, f"{what} redirected away from its own host ({OFF_ORIGIN_WHY}): not followed") from None
     except urllib.error.HTTPError as exc:
         code = exc.code
         exc.close()
         if code in (401, 403):
             raise Failed(REFUSED, f"{what}: HTTP {code}: {door.refused_fix}") from None
         raise Failed(UNREACHABLE, f"{what}: HTTP {code}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException, Cut) as exc:
+        if session.expired():
+            raise _late(session, what) from None
         raise Failed(UNREACHABLE, f"{what}: {type(exc).__name__}") from None
+    finally:
+        session.end()
 
 
-def _hop(opener: urllib.request.OpenerDirector, door: Door, url: str, timeout: float) -> str:
-    """Follow the presigned URL; the Jupyter server's base URL (ending in "/") is where the hop lands."""
-    final, _ = _open(opener, url, timeout, door.what, door)
+def _late(session: Session, what: str) -> Failed:
+    """A request cut at its deadline: its own (unreachable), or the budget's end (not reached)."""
+    if session.cutter.closed or session.deadline >= session.cutter.end:
+        return Failed(NOT_REACHED, f"{what}: the sweep's time for Jupyter reads ended first")
+    return Failed(UNREACHABLE, f"{what}: no whole answer within {session.timeout:.0f} s")
+
+
+def _hop(opener: urllib.request.OpenerDirector, session: Session, door: Door, url: str) -> str:
+    """Follow the presigned URL; the Jupyter server's base URL (ending in "/") is where the hop lands, on the
+    presigned URL's own origin (redirects elsewhere were refused on the way)."""
+    final, _ = _open(opener, session, url, door.what, door)
     parts = urlsplit(final)
-    if parts.scheme not in ("https", "http") or not parts.netloc:
-        raise Failed(UNREADABLE, f"{door.what} did not land on an http(s) page")
     if door.landing is None:
         return f"{parts.scheme}://{parts.netloc}/"
     if not parts.path.endswith("/" + door.landing):
@@ -213,10 +242,10 @@ def _hop(opener: urllib.request.OpenerDirector, door: Door, url: str, timeout: f
     return f"{parts.scheme}://{parts.netloc}{parts.path[: -len(door.landing)]}"
 
 
-def _get(opener: urllib.request.OpenerDirector, base: str, path: str, timeout: float, door: Door, missing: Any = None) -> Any:
+def _get(opener: urllib.request.OpenerDirector, session: Session, base: str, path: str, door: Door, missing: Any = None) -> Any:
     what = f"GET {path.split('?')[0]}"
     try:
-        _, body = _open(opener, base + path, timeout, what, door)
+        _, body = _open(opener, session, base + path, what, door)
     except Failed as exc:
         if missing is not None and exc.text.startswith(f"{what}: HTTP 404"):
             return missing  # no terminals enabled on this server: there are none

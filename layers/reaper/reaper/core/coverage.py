@@ -133,6 +133,13 @@ REASONS: dict[str, Reason] = {
             "check the notebook's URL policy (docs/jupyter-reads.md)",
         ),
         Reason(
+            "jupyter-off-host",
+            "its URL redirected away from the notebook's or app's own host (an expired URL's sign-in page, "
+            "or a redirect by what serves it): not followed",
+            "none if it passes (an expired URL); otherwise look at what serves the notebook's (app's) Jupyter: "
+            "AWS's hop stays on its host (docs/jupyter-reads.md)",
+        ),
+        Reason(
             "jupyter-not-reached",
             "the Jupyter readings ran out of their time budget this sweep",
             "none if it passes; the next sweep reads again",
