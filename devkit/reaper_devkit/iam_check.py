@@ -104,6 +104,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "scheduler:CreateSchedule": lambda region, account, p: [
         f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
     ],
+    "scheduler:DeleteSchedule": lambda region, account, p: [
+        f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
+    ],
     "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
     "s3:ListBucket": lambda region, account, p: [f"arn:aws:s3:::{p['Bucket']}"],
     "logs:DescribeLogStreams": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],

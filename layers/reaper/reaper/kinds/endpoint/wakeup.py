@@ -1,0 +1,122 @@
+"""What a wake does when its schedule fires: bring the endpoint back only while it is still the reaper's.
+
+A wake (wake.py made the schedule, the restore function runs this) restores an endpoint only when
+  * its restore record is open: `reaped`, or `restoring` started by this same wake (a retried delivery);
+  * the record names this wake (a wake left from an earlier reap does nothing);
+  * the endpoint is as the reaper left it: a classic endpoint absent (the reaper deleted it), an
+    inference-component or async endpoint still there at zero;
+  * the endpoint is not tagged `reaper:exempt`.
+Someone else's deletion, recreation or exemption instead closes the record (`cancelled`), deletes
+the schedule and is said once ("restore cancelled: deleted by someone else"). The same happens when
+the endpoint's state-change event shows it first (events.py), and when the change lands between the
+check and the restore's own call (the call's refusal is read as that). docs/kinds/endpoint.md, "Wake".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from botocore.exceptions import ClientError
+
+from reaper.aws.clients import Clients
+from reaper.aws.faults import error_code, is_not_found
+from reaper.core.errors import RestoreError
+from reaper.core.observability import logger
+from reaper.core.policy import read_tags
+from reaper.kinds.base import Say
+from reaper.kinds.endpoint import restore
+from reaper.kinds.endpoint.model import CLASSIC, OPEN, RestoreRecord
+from reaper.record.runtime import Runtime
+
+DELETED = "deleted by someone else"
+RECREATED = "recreated by someone else"
+
+
+def exempted(settings_tag: str) -> str:
+    return f"tagged {settings_tag}=true while at zero"
+
+
+def wake_endpoint(rt: Runtime, name: str, schedule: str, now: datetime, say: Say) -> str:
+    """The wake named `schedule` fired for endpoint `name` (an empty `schedule`: a wake made before
+    wakes were named, recognised by its reason)."""
+    if rt.log is None:
+        raise RestoreError("a wake needs the action log, where restore records are kept: set REAPER_TABLE")
+    record = restore.latest_record(rt, name)
+    if record is None:
+        return f"wake for endpoint {name}: no restore record, nothing to do"
+    idle = _not_this_wakes(record, schedule)
+    if idle is not None:
+        logger.info("wake did nothing", extra={"endpoint": name, "schedule": schedule, "why": idle})
+        return f"wake for endpoint {name}: {idle}; nothing done"
+    clients = rt.clients(record.get("region") or rt.home_region)
+    why = someone_else(rt, clients, record)
+    if why is not None:
+        return cancel(rt, record, now, why)
+    try:
+        return restore.run_record(rt, clients, record, now, say, by=schedule or "wake")
+    except ClientError as exc:  # the endpoint changed hands between the check above and the restore's call
+        race = _taken_meanwhile(record, exc)
+        if race is None:
+            raise
+        return cancel(rt, restore.latest_record(rt, name) or record, now, race)
+
+
+def _not_this_wakes(record: RestoreRecord, schedule: str) -> str | None:
+    """Why this wake is not the one to act on the record, or None."""
+    status = record.get("status")
+    mine = bool(schedule) and record.get("restore_by") == schedule
+    if status != OPEN and not (status == "restoring" and mine):
+        said = f" ({record['cancelled']})" if record.get("cancelled") else ""
+        return f"its restore record is {status}{said}"
+    if schedule and record.get("schedule") and record.get("schedule") != schedule:
+        return f"the open restore record is woken by {record.get('schedule')}, not by this schedule"
+    return None
+
+
+def someone_else(rt: Runtime, clients: Clients, record: RestoreRecord) -> str | None:
+    """Who took the endpoint out of the reaper's hands, read now: deleted, recreated or exempted; None if nobody."""
+    desc = restore.describe_endpoint(clients("sagemaker"), record["name"])
+    if record.get("type") == CLASSIC:
+        if desc is not None and record.get("status") == OPEN:
+            return RECREATED  # the reaper deleted it and has not recreated it: whoever did owns it
+        return None  # absent (as the reaper left it), or being recreated by this very wake
+    if desc is None:
+        return DELETED  # inference-component and async endpoints stay while at zero
+    sm = clients("sagemaker")
+    tags = {t["Key"]: t["Value"] for page in sm.get_paginator("list_tags").paginate(ResourceArn=desc["EndpointArn"]) for t in page["Tags"]}
+    if read_tags(tags, rt.settings).exempt:
+        return exempted(rt.settings.tag("exempt"))
+    return None
+
+
+def _taken_meanwhile(record: RestoreRecord, exc: ClientError) -> str | None:
+    """Read the restore's refused call: the endpoint gone (deleted) or there already (recreated), else None."""
+    message = str(exc.response.get("Error", {}).get("Message", "")).lower()
+    if record.get("type") == CLASSIC and error_code(exc) == "ValidationException" and "already exist" in message:
+        return RECREATED
+    if record.get("type") != CLASSIC and is_not_found(exc):
+        return DELETED
+    return None
+
+
+def cancel(rt: Runtime, record: RestoreRecord, now: datetime, why: str) -> str:
+    """Close the record (its wake schedule is deleted with it) and say so once per reap."""
+    name = record["name"]
+    closed = restore.mark(rt, record, now, "cancelled", cancelled=why)
+    text = (
+        f"restore cancelled: {why}. The reaper will not bring it back (its wake is deleted); "
+        f"`reaper restore {name}` still can, if you want it back."
+    )
+    restore.notice(rt, closed, now, "cancelled", f"Endpoint {name} will not be restored", text)
+    logger.info("restore cancelled", extra={"endpoint": name, "why": why, "schedule": record.get("schedule")})
+    return f"endpoint {name}: {text}"
+
+
+def closes(record: RestoreRecord | None, status: str) -> str | None:
+    """What an endpoint state change (EndpointStatus as events.status_of reads it) says of an open
+    record: a classic endpoint Creating that the reaper is not recreating, or an endpoint at zero Deleting."""
+    if record is None or record.get("status") != OPEN:
+        return None
+    if record.get("type") == CLASSIC:
+        return RECREATED if status == "CREATING" else None
+    return DELETED if status == "DELETING" else None
