@@ -54,8 +54,8 @@ def wake_endpoint(rt: Runtime, name: str, schedule: str, now: datetime, say: Say
         return cancel(rt, record, now, why)
     try:
         return restore.run_record(rt, clients, record, now, say, by=schedule or "wake")
-    except ClientError as exc:  # the endpoint changed hands between the check above and the restore's call
-        race = _taken_meanwhile(record, exc)
+    except (ClientError, RestoreError) as exc:  # did the endpoint change hands between the check and the restore's call?
+        race = _taken_meanwhile(rt, clients, record, exc)
         if race is None:
             raise
         return cancel(rt, restore.latest_record(rt, name) or record, now, race)
@@ -83,20 +83,27 @@ def someone_else(rt: Runtime, clients: Clients, record: RestoreRecord) -> str | 
     if desc is None:
         return DELETED  # inference-component and async endpoints stay while at zero
     sm = clients("sagemaker")
-    tags = {t["Key"]: t["Value"] for page in sm.get_paginator("list_tags").paginate(ResourceArn=desc["EndpointArn"]) for t in page["Tags"]}
+    try:
+        pages = sm.get_paginator("list_tags").paginate(ResourceArn=desc["EndpointArn"])
+        tags = {t["Key"]: t["Value"] for page in pages for t in page["Tags"]}
+    except ClientError as exc:
+        if is_not_found(exc):  # deleted since the DescribeEndpoint just above
+            return DELETED
+        raise
     if read_tags(tags, rt.settings).exempt:
         return exempted(rt.settings.tag("exempt"))
     return None
 
 
-def _taken_meanwhile(record: RestoreRecord, exc: ClientError) -> str | None:
-    """Read the restore's refused call: the endpoint gone (deleted) or there already (recreated), else None."""
-    message = str(exc.response.get("Error", {}).get("Message", "")).lower()
-    if record.get("type") == CLASSIC and error_code(exc) == "ValidationException" and "already exist" in message:
-        return RECREATED
-    if record.get("type") != CLASSIC and is_not_found(exc):
-        return DELETED
-    return None
+def _taken_meanwhile(rt: Runtime, clients: Clients, record: RestoreRecord, exc: Exception) -> str | None:
+    """After the restore failed: did someone else take the endpoint meanwhile? A classic endpoint's
+    CreateEndpoint refused because one of that name exists (someone else's: this wake had checked it
+    absent); an endpoint at zero deleted or exempted since the check (read again). Else None."""
+    if record.get("type") == CLASSIC:
+        message = str(exc.response.get("Error", {}).get("Message", "")).lower() if isinstance(exc, ClientError) else ""
+        exists = isinstance(exc, ClientError) and error_code(exc) == "ValidationException" and "already exist" in message
+        return RECREATED if exists else None
+    return someone_else(rt, clients, record)
 
 
 def cancel(rt: Runtime, record: RestoreRecord, now: datetime, why: str) -> str:
