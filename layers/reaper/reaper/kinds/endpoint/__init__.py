@@ -36,11 +36,14 @@ _AUTOSCALING_READ = (  # autoscaling.capture / targets
 # RegisterScalableTarget creates Application Auto Scaling's service-linked role for SageMaker the first
 # time an account registers a target (a dependent action: reaper.sweep.iam.DEPENDENT_ACTIONS)
 _FIRST_TARGET = "iam:CreateServiceLinkedRole"
+# Application Auto Scaling checks its caller may describe, put and delete alarms before each write, and puts
+# and deletes a target-tracking policy's alarms (reaper.sweep.iam.DEPENDENT_ACTIONS)
+_ALARMS = ("cloudwatch:DescribeAlarms", "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms")
 _AUTOSCALING_REAPPLY = (  # autoscaling.reapply
     "application-autoscaling:RegisterScalableTarget",
     _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
-    "cloudwatch:PutMetricAlarm",
+    *_ALARMS,
 )
 _WAKE = ("scheduler:CreateSchedule", "iam:PassRole")  # wake.schedule_restore; PassRole: the role the schedule invokes with
 _WAKE_CLOSE = "scheduler:DeleteSchedule"  # restore.close_wake: a restore record that closes deletes its wake
@@ -53,6 +56,7 @@ _DELETE = (
     "sagemaker:DeleteEndpoint",
     *_AUTOSCALING_READ,
     "application-autoscaling:DeregisterScalableTarget",
+    *_ALARMS,
     *_WAKE,
 )
 _SCALE_TO_ZERO = (
@@ -66,7 +70,7 @@ _SCALE_TO_ZERO = (
     _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
     "cloudwatch:DescribeAlarmsForMetric",
-    "cloudwatch:PutMetricAlarm",
+    *_ALARMS,
     *_WAKE,
 )
 # the state-change route finishes a classic restore (restore.finish_classic) and reads a new endpoint's tags
