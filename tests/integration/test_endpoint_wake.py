@@ -206,6 +206,8 @@ def test_the_deleting_event_cancels_before_the_wake(weekend, sm):
     # Then the restore is cancelled and the wake deleted before it fires
     assert "restore cancelled: deleted by someone else" in result["restore"]
     assert "ic-dev" not in weekend.scheduled() and weekend.record("ic-dev")["status"] == "cancelled"
+    # And a wake Scheduler had already sent does nothing
+    assert "nothing done" in weekend.fire("ic-dev")["result"] and "ic-dev" not in _endpoints(sm)
 
 
 # -- exempted while at zero ------------------------------------------------------------------------------
