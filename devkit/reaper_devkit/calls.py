@@ -15,7 +15,8 @@ from typing import Any
 from botocore.client import BaseClient
 
 from reaper.sweep.iam import iam_action
-from reaper_devkit.iam_check import TRANSACT_ITEM_ACTION, TRANSACT_WRITE, Request, requests_for, ungranted
+from reaper_devkit.iam_check import TRANSACT_ITEM_ACTION, TRANSACT_WRITE, Request, on_behalf, requests_for, ungranted
+from reaper_devkit.moto_ext import autoscaling_sagemaker
 
 
 class CallRecorder:
@@ -60,7 +61,11 @@ def recording() -> Iterator[CallRecorder]:
             recorder.requests.extend(requests_for(action, api_params, self.meta.region_name))
         except (KeyError, TypeError, AttributeError):  # a call whose resource cannot be read: refused, visibly
             recorder.requests.append(Request(action, f"unreadable:{sorted(api_params)}"))
-        return original(self, operation_name, api_params)
+        before = len(autoscaling_sagemaker.ON_BEHALF)
+        try:
+            return original(self, operation_name, api_params)
+        finally:  # the alarms AWS made or deleted for this caller (a target-tracking policy's): the caller's to be allowed
+            recorder.requests.extend(on_behalf(autoscaling_sagemaker.ON_BEHALF[before:]))
 
     BaseClient._make_api_call = wrapped  # type: ignore[method-assign]
     try:

@@ -104,6 +104,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "scheduler:CreateSchedule": lambda region, account, p: [
         f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
     ],
+    "scheduler:DeleteSchedule": lambda region, account, p: [
+        f"arn:aws:scheduler:{region}:{account}:schedule/{p.get('GroupName', 'default')}/{p['Name']}"
+    ],
     "logs:FilterLogEvents": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
     "s3:ListBucket": lambda region, account, p: [f"arn:aws:s3:::{p['Bucket']}"],
     "logs:DescribeLogStreams": lambda region, account, p: [f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}"],
@@ -159,6 +162,41 @@ TRANSACT_ITEM_ACTION = {
 }
 
 
+# Application Auto Scaling checks that its caller may use CloudWatch alarms before it proceeds: as the
+# caller, it sends PutMetricAlarm and DeleteAlarms with no alarm name and DescribeAlarms with one record
+# ("Application Auto Scaling validates permissions for requests associated with both the target service
+# and CloudWatch before proceeding with the request",
+# https://docs.aws.amazon.com/autoscaling/application/userguide/security_iam_permission_validation.html).
+# A request naming no alarm is authorized on the alarm ARN with an empty name (`...:alarm:`).
+AUTOSCALING_WRITES = frozenset(
+    {
+        "application-autoscaling:RegisterScalableTarget",
+        "application-autoscaling:DeregisterScalableTarget",
+        "application-autoscaling:PutScalingPolicy",
+        "application-autoscaling:DeleteScalingPolicy",
+    }
+)
+
+
+def autoscaling_validation(region: str, account: str = ACCOUNT) -> list[Request]:
+    unnamed = f"arn:aws:cloudwatch:{region}:{account}:alarm:"
+    return [
+        Request("cloudwatch:PutMetricAlarm", unnamed),
+        Request("cloudwatch:DeleteAlarms", unnamed),
+        Request("cloudwatch:DescribeAlarms", "*"),
+    ]
+
+
+def on_behalf(done: Iterable[tuple[str, str, str, str, tuple[str, ...]]]) -> list[Request]:
+    """The alarms AWS made or deleted for an Application Auto Scaling caller (the kit's journal,
+    moto_ext.autoscaling_sagemaker.ON_BEHALF), as requests the caller must be allowed."""
+    out: list[Request] = []
+    for action, region, account, name, actions in done:
+        context = {"cloudwatch:AlarmActions": actions} if actions else {}
+        out.append(Request(action, f"arn:aws:cloudwatch:{region}:{account}:alarm:{name}", context))
+    return out
+
+
 def requests_for(action: str, params: Params, region: str, account: str = ACCOUNT) -> list[Request]:
     """Everything IAM authorizes for one call of `action` with these parameters."""
     if action == TRANSACT_WRITE:  # each item is authorized as its own operation
@@ -173,6 +211,8 @@ def requests_for(action: str, params: Params, region: str, account: str = ACCOUN
     out = [Request(action, arn, context) for arn in arns]
     if action in TAG_ON_CREATE and params.get("Tags"):
         out += [Request(TAG_ON_CREATE[action], arn) for arn in CREATED[action](region, account, params)]
+    if action in AUTOSCALING_WRITES:
+        out += autoscaling_validation(region, account)
     role = (params.get("Target") or {}).get("RoleArn") if action in PASSES_ROLE else None
     if role:
         out.append(Request("iam:PassRole", role, {"iam:PassedToService": (PASSES_ROLE[action],)}))

@@ -349,6 +349,38 @@ def test_async_with_only_a_scale_out_step_policy_gets_the_scale_in_and_restore_k
     assert aas.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[rid])["ScalableTargets"][0]["MinCapacity"] == 1
 
 
+def _alarm_names(aws: Any, prefix: str) -> set[str]:
+    found = aws.client("cloudwatch").describe_alarms(AlarmNamePrefix=prefix)["MetricAlarms"]
+    return {a["AlarmName"] for a in found}
+
+
+def test_restore_deletes_the_reapers_target_tracking_policy_and_aws_its_alarms_with_the_restore_functions_grants(aws, sm, aas, env, capsys):
+    # Given an async endpoint whose owner scales it out only (a step policy and its alarm), taken to zero:
+    # the reaper added its backlog target tracking, for which AWS made two TargetTracking- alarms
+    se.asynchronous(sm, "async-tt", DEV)
+    se.age("async-tt", datetime.now(UTC), 300)
+    rid = "endpoint/async-tt/variant/AllTraffic"
+    dimension = "sagemaker:variant:DesiredInstanceCount"
+    aas.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=rid, ScalableDimension=dimension, MinCapacity=1, MaxCapacity=2)
+    step_scaling(aws, "async-tt")
+    assert main(SWEEP) == 0
+    capsys.readouterr()
+    tracking = _policies(aas, rid)["mlreaper-backlog-tracking"]
+    made = {a["AlarmName"] for a in tracking["Alarms"]}
+    assert len(made) == 2 and made == _alarm_names(aws, f"TargetTracking-{rid}-")
+    # When it is restored, as the restore function would
+    with recording() as calls:
+        assert main(["restore", "async-tt"]) == 0
+    # Then the reaper's policy is gone and AWS deleted its alarms; the owner's step policy and alarm stay
+    assert set(_policies(aas, rid)) == {"async-tt-step"}
+    assert _alarm_names(aws, "TargetTracking-") == set() and _alarm_names(aws, "async-tt-latency-high") == {"async-tt-latency-high"}
+    # And what AWS did for the caller (its permission check, the alarms it deleted) is the restore function's to do
+    deleted = {r.resource.rsplit(":", 1)[1] for r in calls.requests if r.action == "cloudwatch:DeleteAlarms"}
+    assert made <= deleted and "" in deleted  # the two alarms, and Application Auto Scaling's unnamed check
+    assert calls.actions <= function_actions("RestoreFunction")
+    assert calls.ungranted("RestoreFunction") == []
+
+
 def test_async_when_aws_refuses_zero_instances_directly_the_scale_in_policy_takes_it_there(aws, sm, aas, env, capsys, monkeypatch):
     from botocore.exceptions import ClientError
 

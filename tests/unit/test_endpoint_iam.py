@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from reaper import kinds
 from reaper.sweep.iam import RESTORE_COMMON
 from reaper_devkit.template import function_actions, load
@@ -40,10 +42,17 @@ def test_restore_function_grants_exactly_what_the_endpoint_restore_declares():
 
 def test_restore_function_may_not_delete_or_reap():
     granted = function_actions("RestoreFunction")
-    assert not {
-        a for a in granted if ":Delete" in a and a not in ("application-autoscaling:DeleteScalingPolicy", "cloudwatch:DeleteAlarms")
-    }
+    allowed = ("application-autoscaling:DeleteScalingPolicy", "cloudwatch:DeleteAlarms", "scheduler:DeleteSchedule")
+    assert not {a for a in granted if ":Delete" in a and a not in allowed}
     assert "sagemaker:DeleteEndpoint" not in granted
+
+
+@pytest.mark.parametrize("function", ["RestoreFunction", "EndpointFunction"])
+def test_a_closed_restore_deletes_only_the_reapers_wake_schedules(function):
+    # the wake of a restore record that closes (restored, cancelled) is deleted: nothing else in Scheduler
+    deleting = [s for s in statements(function) if "scheduler:DeleteSchedule" in actions([s])]
+    assert len(deleting) == 1
+    assert deleting[0]["Resource"]["Sub"].endswith(":schedule/${RestoreScheduleGroup}/*")
 
 
 def test_restore_function_does_not_wait_for_endpoints():

@@ -364,9 +364,19 @@ def test_alarms_are_written_only_under_the_reapers_names_or_to_repoint_sagemaker
     assert granted(Request("cloudwatch:PutMetricAlarm", user_alarm, {"cloudwatch:AlarmActions": (policy,)}), stmts)
     if logical_id == "EndpointFunction":  # adds the wake alarm
         assert granted(Request("cloudwatch:PutMetricAlarm", wake, {"cloudwatch:AlarmActions": (policy,)}), stmts)
-        assert "cloudwatch:DeleteAlarms" not in function_actions(logical_id)
+        assert not granted(Request("cloudwatch:DeleteAlarms", wake), stmts)
     else:  # removes it
         assert granted(Request("cloudwatch:DeleteAlarms", wake), stmts)
+    # Application Auto Scaling's own: its permission check (no alarm named) and a SageMaker target-tracking
+    # policy's alarms, which AWS deletes with the policy; not another service's target tracking
+    unnamed = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:"
+    tracking = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:TargetTracking-endpoint/ep/variant/v-AlarmHigh-7f1c"
+    component = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:TargetTracking-inference-component/ic-a-AlarmLow-7f1c"
+    table = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:TargetTracking-table/orders-AlarmHigh-7f1c"
+    assert granted(Request("cloudwatch:DeleteAlarms", unnamed), stmts) and granted(Request("cloudwatch:PutMetricAlarm", unnamed), stmts)
+    assert granted(Request("cloudwatch:DeleteAlarms", tracking), stmts) and granted(Request("cloudwatch:DeleteAlarms", component), stmts)
+    assert not granted(Request("cloudwatch:DeleteAlarms", table), stmts)
+    assert not granted(Request("cloudwatch:PutMetricAlarm", tracking), stmts)  # only AWS's own, pointing at the policy
 
 
 @pytest.mark.parametrize("logical_id", ["NotebookFunction", "TrainingJobFunction", "FsxFunction", "EndpointFunction", "RestoreFunction"])

@@ -153,6 +153,7 @@ Guard = Callable[[Resource, TagView, Settings, Decision | None], str | None]
 
 # (runtime, name, now, say) -> the final one-line result
 RestoreRun = Callable[["Runtime", str, datetime, "Say"], str]
+WakeRun = Callable[["Runtime", str, str, datetime, "Say"], str]  # (runtime, name, schedule, now, say)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ class Restorer:
     name_pattern: str  # a regular expression: does NAME look like one of this kind's resources
     run: Ref  # -> RestoreRun
     permissions: tuple[str, ...]  # what the restore function needs for this kind
+    wake: Ref | None = None  # -> WakeRun: what a schedule the kind made to bring it back runs (it checks first)
 
     def claims(self, name: str) -> bool:
         return re.fullmatch(self.name_pattern, name.strip()) is not None
@@ -365,6 +367,7 @@ __all__ = [
     "Ref",
     "Restorer",
     "RestoreRun",
+    "WakeRun",
     "resolve",
     "standard_parts",
 ]

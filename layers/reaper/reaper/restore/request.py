@@ -2,6 +2,8 @@
 
 It does not wait for a recreated endpoint to be InService (REAPER_RESTORE_WAIT_MINUTES=0 in its
 environment): the endpoint function finishes the restore on the state-change event.
+A request a wake schedule sent ({"wake": <schedule>}) restores only what is still the reaper's to
+restore (reaper.kinds.endpoint.wakeup); a person's request (CLI, Slack button) restores regardless.
 A restore that cannot go ahead (record missing, config deleted …) is answered and posted, not
 raised, since retrying cannot help; an AWS failure is raised, so the caller (Scheduler) retries.
 """
@@ -21,12 +23,21 @@ from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
 from reaper.restore import run as restore
 
+# what an endpoint wake's payload said before it named its schedule (reaper.kinds.endpoint.wake): such a
+# schedule, made by an earlier version and still pending, is a wake too
+LEGACY_WAKE_REASONS = frozenset({"start of working hours", "before its usual traffic"})
+
 
 class RestoreRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str = Field(min_length=1, max_length=128)
     reason: str = ""
+    wake: str = Field(default="", max_length=64)  # the schedule that sent it (wake.schedule_restore); empty: a person asked
+
+    @property
+    def is_wake(self) -> bool:
+        return bool(self.wake) or self.reason in LEGACY_WAKE_REASONS
 
 
 def parse_restore_request(event: Any) -> RestoreRequest:
@@ -40,7 +51,10 @@ def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None)
     request = parse_restore_request(event)
     progress: list[str] = []
     try:
-        result = restore.restore(rt, request.name.strip(), now, progress.append)
+        if request.is_wake:
+            result = restore.wake(rt, request.name.strip(), request.wake, now, progress.append)
+        else:
+            result = restore.restore(rt, request.name.strip(), now, progress.append)
     except ReaperError as exc:
         logger.error("restore did not go ahead", extra={"restore_name": request.name, "error": str(exc)})
         if isinstance(exc, RestoreError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from reaper.core.errors import NoRestoreRecord, RestoreError
-from reaper.kinds.base import RestoreRun, Say, resolve
+from reaper.kinds.base import RestoreRun, Say, WakeRun, resolve
 from reaper.record.runtime import Runtime
 
 # What the other kinds do keeps the resource (stopped, or only the app deleted): it is restarted.
@@ -51,3 +51,18 @@ def restore(rt: Runtime, name: str, now: datetime, say: Say, kind: str | None = 
         return run(rt, name, now, say)
     except NoRestoreRecord as exc:
         raise NoRestoreRecord(f"{exc}; restorable kinds: {restorable_kinds()}; {RESTARTED}") from None
+
+
+def wake(rt: Runtime, name: str, schedule: str, now: datetime, say: Say) -> str:
+    """A schedule the reaper made fired for NAME: the kind that made it checks the resource is still its to
+    bring back, then restores it (docs/kinds/endpoint.md, "Wake")."""
+    from reaper import kinds
+
+    waking = [k for k in kinds.all_kinds() if k.declaration.restorer is not None and k.declaration.restorer.wake is not None]
+    claiming = [k for k in waking if k.declaration.restorer is not None and k.declaration.restorer.claims(name)]
+    if not claiming:
+        raise NoRestoreRecord(f"no kind wakes anything called {name!r}")
+    restorer = claiming[0].declaration.restorer
+    assert restorer is not None and restorer.wake is not None
+    run: WakeRun = resolve(restorer.wake)
+    return run(rt, name.strip(), schedule, now, say)

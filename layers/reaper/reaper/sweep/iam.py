@@ -51,10 +51,15 @@ TAG_ON_CREATE: dict[str, str] = {
 #   CloudWatch"): https://docs.aws.amazon.com/autoscaling/application/userguide/security_iam_id-based-policy-examples.html
 # - fsx:CreateFileSystemFromBackup: ec2:GetSecurityGroupsForVpc among its dependent actions
 #   https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonfsx.html
+# Application Auto Scaling validates, as the caller of each of its writes, that the caller may describe, put
+# and delete CloudWatch alarms (requests naming no alarm), and makes and deletes a target-tracking policy's
+# alarms: docs/aws-assumptions.md, "Wakes, and the alarms of target tracking".
+_ALARMS = ("cloudwatch:DescribeAlarms", "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms")
 DEPENDENT_ACTIONS: dict[str, tuple[str, ...]] = {
-    "application-autoscaling:RegisterScalableTarget": ("iam:CreateServiceLinkedRole",),
-    "application-autoscaling:PutScalingPolicy": ("cloudwatch:DescribeAlarms", "cloudwatch:PutMetricAlarm"),
-    "application-autoscaling:DeleteScalingPolicy": ("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms"),
+    "application-autoscaling:RegisterScalableTarget": ("iam:CreateServiceLinkedRole", *_ALARMS),
+    "application-autoscaling:DeregisterScalableTarget": _ALARMS,
+    "application-autoscaling:PutScalingPolicy": _ALARMS,
+    "application-autoscaling:DeleteScalingPolicy": _ALARMS,
     "fsx:CreateFileSystemFromBackup": ("ec2:GetSecurityGroupsForVpc",),
 }
 # An operation that hands a role to a service needs iam:PassRole on that role, for that service.

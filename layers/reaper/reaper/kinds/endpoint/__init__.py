@@ -36,13 +36,17 @@ _AUTOSCALING_READ = (  # autoscaling.capture / targets
 # RegisterScalableTarget creates Application Auto Scaling's service-linked role for SageMaker the first
 # time an account registers a target (a dependent action: reaper.sweep.iam.DEPENDENT_ACTIONS)
 _FIRST_TARGET = "iam:CreateServiceLinkedRole"
+# Application Auto Scaling checks its caller may describe, put and delete alarms before each write, and puts
+# and deletes a target-tracking policy's alarms (reaper.sweep.iam.DEPENDENT_ACTIONS)
+_ALARMS = ("cloudwatch:DescribeAlarms", "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms")
 _AUTOSCALING_REAPPLY = (  # autoscaling.reapply
     "application-autoscaling:RegisterScalableTarget",
     _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
-    "cloudwatch:PutMetricAlarm",
+    *_ALARMS,
 )
 _WAKE = ("scheduler:CreateSchedule", "iam:PassRole")  # wake.schedule_restore; PassRole: the role the schedule invokes with
+_WAKE_CLOSE = "scheduler:DeleteSchedule"  # restore.close_wake: a restore record that closes deletes its wake
 
 _DELETE = (
     "sagemaker:DescribeEndpoint",
@@ -52,6 +56,7 @@ _DELETE = (
     "sagemaker:DeleteEndpoint",
     *_AUTOSCALING_READ,
     "application-autoscaling:DeregisterScalableTarget",
+    *_ALARMS,
     *_WAKE,
 )
 _SCALE_TO_ZERO = (
@@ -65,11 +70,12 @@ _SCALE_TO_ZERO = (
     _FIRST_TARGET,
     "application-autoscaling:PutScalingPolicy",
     "cloudwatch:DescribeAlarmsForMetric",
-    "cloudwatch:PutMetricAlarm",
+    *_ALARMS,
     *_WAKE,
 )
 # the state-change route finishes a classic restore (restore.finish_classic) and reads a new endpoint's tags
-_EVENTS = ("sagemaker:DescribeEndpoint", *_AUTOSCALING_REAPPLY, "sagemaker:ListTags")
+# and cancels a restore someone else took back (wakeup.cancel), deleting its wake
+_EVENTS = ("sagemaker:DescribeEndpoint", *_AUTOSCALING_REAPPLY, "sagemaker:ListTags", _WAKE_CLOSE)
 _RESTORE = (
     "sagemaker:DescribeEndpoint",
     "sagemaker:DescribeEndpointConfig",
@@ -87,6 +93,8 @@ _RESTORE = (
     "cloudwatch:DescribeAlarms",  # a dependent action of Put/DeleteScalingPolicy
     "cloudwatch:PutMetricAlarm",
     "cloudwatch:DeleteAlarms",
+    "sagemaker:ListTags",  # a wake reads whether the endpoint at zero was exempted (wakeup.someone_else)
+    _WAKE_CLOSE,
 )
 
 # An endpoint name (1-63 alphanumerics and hyphens, no leading or trailing hyphen). An endpoint may be
@@ -138,6 +146,8 @@ DECLARATION = KindDeclaration(
     kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,
-    restorer=Restorer(name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE),
+    restorer=Restorer(
+        name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE, wake=f"{_P}.wakeup:wake_endpoint"
+    ),
     chunked_signals=True,  # configurations per candidate; traffic in one GetMetricData batch per chunk of 500
 )

@@ -71,7 +71,7 @@ def _schedule(ctx: ActContext, r: Resource, d: Decision, record: RestoreRecord) 
         return "; not scheduled to come back: no action log to keep the restore record in"
     learned = wake.learned_at(ctx, d)
     name, at = wake.schedule_restore(ctx, r, learned)
-    record["wake_at"], record["schedule"] = at.isoformat(), name
+    record["wake_at"], record["schedule"], record["schedule_group"] = at.isoformat(), name, ctx.settings.schedule_group
     if learned is not None:  # pre-warm: up before its usual traffic, which the report does not count as saved
         record["usual_start"], record["prewarm_minutes"] = str(d.evidence["usual_start"]), int(d.evidence["prewarm_minutes"])
     return "; " + wake.describe(name, at)

@@ -2,6 +2,8 @@
 
 * A restore in progress (a classic endpoint the restore function recreated and left Creating)
   is followed: on InService its autoscaling goes back and the owner is told; on Failed, why.
+* An endpoint the reaper would wake (its restore record open) that someone else recreates (a classic
+  one Creating) or deletes (one at zero Deleting): the restore is cancelled and its wake deleted.
 * A new or updated endpoint (Creating / Updating) in a dev stage, or with no stage, and no
   `ml:owner` is reported at once: otherwise nobody hears before it is taken to zero.
 Each is done and posted once per event, however often the event is delivered.
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.aws.faults import is_not_found
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, is_dev, read_tags
+from reaper.kinds.endpoint import wakeup
 from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
 from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
 from reaper.record.message import NoticeMessage
@@ -48,8 +51,13 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
     result: dict[str, Any] = {"event_id": ev.id, "endpoint": detail.EndpointName, "status": detail.EndpointStatus}
     if rt.log is not None:
         record = latest_record(rt, detail.EndpointName)
-        if record and record.get("type") == CLASSIC and record.get("status") == "restoring" and record.get("region", region) == region:
+        if record is not None and record.get("region", region) != region:
+            record = None
+        if record and record.get("type") == CLASSIC and record.get("status") == "restoring":
             return {**result, **_follow_restore(rt, record, status, now, ev)}
+        taken = wakeup.closes(record, status)
+        if record and taken:  # someone else recreated or deleted it: the reaper's wake must not bring it back
+            result["restore"] = _cancel_once(rt, record, taken, now)
     if status in ("CREATING", "UPDATING"):
         return {**result, **_owner_check(rt, region, detail, ev, now)}
     return {**result, "checked": None}
@@ -68,6 +76,13 @@ def _follow_restore(rt: Runtime, record: RestoreRecord, status: str, now: dateti
             return {"restore": "failure already reported"}
         return {"restore": "failed", "result": str(failed(rt, clients("sagemaker"), record, now))}
     return {"restore": "in progress"}
+
+
+def _cancel_once(rt: Runtime, record: RestoreRecord, why: str, now: datetime) -> str:
+    assert rt.log is not None
+    if not rt.log.claim(f"endpoint-restore-cancel|{record['name']}|{record.get('reaped_at')}", now):
+        return "already cancelled by an earlier delivery"
+    return wakeup.cancel(rt, record, now, why)
 
 
 def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:

@@ -37,6 +37,7 @@ COMPONENT_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
 WAKE_POLICY = "mlreaper-wake-on-backlog"
 SCALE_IN_POLICY = "mlreaper-backlog-tracking"  # async: what takes it to 0 (and back there after a wake)
 IN_SERVICE = "InService"
+OPEN = "reaped"  # a restore record's status while the endpoint is the reaper's to bring back
 ACCELERATED = ("ml.g", "ml.p", "ml.inf", "ml.trn", "ml.dl")
 
 
@@ -205,11 +206,12 @@ class RestoreRecord(TypedDict):
     reason: str
     reaped_at: str
     event_id: str
-    status: str  # reaped, restoring, restored, failed
+    status: str  # reaped (open: the reaper's to restore), restoring, restored, failed, cancelled (closed: wake.cancel)
     wake_at: NotRequired[str]  # off-hours or learned wake: the schedule that brings it back
     usual_start: NotRequired[str]  # learned wake: when its usual traffic starts (wake_at is the lead before)
     prewarm_minutes: NotRequired[int]  # learned wake: back this long before its usual traffic (not a saving)
-    schedule: NotRequired[str]
+    schedule: NotRequired[str]  # the wake's EventBridge Scheduler schedule (wake.py), deleted once the record closes
+    schedule_group: NotRequired[str]  # its schedule group (records written before it: the settings' group)
     config_name: NotRequired[str]  # classic
     models: NotRequired[list[str]]  # classic
     tags: NotRequired[list[dict[str, str]]]  # classic
@@ -221,6 +223,8 @@ class RestoreRecord(TypedDict):
     restored_at: NotRequired[str]
     updated_at: NotRequired[str]
     failure: NotRequired[str]
+    restore_by: NotRequired[str]  # the wake schedule that started the restore; absent: a person (CLI, Slack)
+    cancelled: NotRequired[str]  # why the restore was cancelled (someone else deleted, recreated or exempted it)
 
 
 def restore_command(name: str, table: str | None = None) -> str:

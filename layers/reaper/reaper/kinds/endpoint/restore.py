@@ -23,17 +23,19 @@ from typing import Any, cast
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.aws.faults import is_not_found
+from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.core.errors import NoRestoreRecord, ReaperError, RestoreError
+from reaper.core.observability import logger
 from reaper.core.timeutil import human_duration, iso, parse_instant
 from reaper.kinds.base import Say
-from reaper.kinds.endpoint import autoscaling
+from reaper.kinds.endpoint import autoscaling, wake
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
     COMPONENTS,
     IN_SERVICE,
     KIND,
+    OPEN,
     VARIANT_DIMENSION,
     RestoreRecord,
     comeback_note,
@@ -68,32 +70,37 @@ def restore_endpoint(rt: Runtime, name: str, now: datetime, say: Say) -> str:
         raise NoRestoreRecord(
             f"no restore record for endpoint {name!r}: the reaper has not taken it to zero (or its record is in another table)"
         )
-    clients = rt.clients(record.get("region") or rt.home_region)
+    return run_record(rt, rt.clients(record.get("region") or rt.home_region), record, now, say)
+
+
+def run_record(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say, by: str = "") -> str:
+    """Put back what this record says; `by` names the wake schedule doing it (empty: a person asked)."""
     kind_of = record.get("type")
     if kind_of == CLASSIC:
-        return _classic(rt, clients, record, now, say)
+        return _classic(rt, clients, record, now, say, by)
     if kind_of == COMPONENTS:
         return _components(rt, clients, record, now, say)
     if kind_of == ASYNC:
         return _async(rt, clients, record, now, say)
-    raise RestoreError(f"the restore record for {name} has an unknown type {kind_of!r}")
+    raise RestoreError(f"the restore record for {record['name']} has an unknown type {kind_of!r}")
 
 
 # -- classic -----------------------------------------------------------------------------------
 
 
-def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
+def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say, by: str = "") -> str:
     sm, name, config = clients("sagemaker"), record["name"], record["config_name"]
-    desc = _describe(sm, name)
+    desc = describe_endpoint(sm, name)
     if desc is None:
         _check_recreatable(sm, record)
         kwargs: dict[str, Any] = {"EndpointName": name, "EndpointConfigName": config}
         settable, system = split_tags(record.get("tags") or [])
         if settable:
             kwargs["Tags"] = settable
+        # marked before the create, so the endpoint's Creating event finds this restore ours, never someone else's
+        record = mark(rt, record, now, "restoring", restore_started_at=iso(now), restore_by=by)
         sm.create_endpoint(**kwargs)
-        record = _mark(rt, record, now, "restoring", restore_started_at=iso(now))
-        _notice(
+        notice(
             rt,
             record,
             now,
@@ -126,11 +133,11 @@ def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime
 def finish_classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime) -> str:
     """The endpoint is InService again: register its autoscaling as it was, and say so."""
     done = autoscaling.reapply(clients("application-autoscaling"), clients("cloudwatch"), record.get("autoscaling") or [])
-    record = _mark(rt, record, now, "restored", restored_at=iso(now))
+    record = mark(rt, record, now, "restored", restored_at=iso(now))
     scaling = "autoscaling: " + "; ".join(done) if done else "no autoscaling to put back"
     settable, system = split_tags(record.get("tags") or [])
     text = f"InService with config {record['config_name']}, its {len(settable)} tags{_lost_clause(system)}, {scaling}."
-    _notice(rt, record, now, "done", f"Endpoint {record['name']} is back", text)
+    notice(rt, record, now, "done", f"Endpoint {record['name']} is back", text)
     return f"restored endpoint {record['name']}: {text}"
 
 
@@ -163,14 +170,14 @@ def _check_recreatable(sm: Any, record: RestoreRecord) -> None:
 
 
 def failed(rt: Runtime, sm: Any, record: RestoreRecord, now: datetime) -> RestoreFailed:
-    desc = _describe(sm, record["name"]) or {}
+    desc = describe_endpoint(sm, record["name"]) or {}
     why = desc.get("FailureReason") or "no reason given"
-    record = _mark(rt, record, now, "failed", failure=why)
+    record = mark(rt, record, now, "failed", failure=why)
     text = (
         f"It was recreated from config {record['config_name']} but is Failed: {why}. The config and models are kept; "
         f"delete the failed endpoint and run `{restore_command(record['name'])}` again."
     )
-    _notice(rt, record, now, "failed", f"Endpoint {record['name']} did not come back", text)
+    notice(rt, record, now, "failed", f"Endpoint {record['name']} did not come back", text)
     return RestoreFailed(f"endpoint {record['name']} did not come back: {why}")
 
 
@@ -179,7 +186,7 @@ def failed(rt: Runtime, sm: Any, record: RestoreRecord, now: datetime) -> Restor
 
 def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
     sm, name = clients("sagemaker"), record["name"]
-    if _describe(sm, name) is None:
+    if describe_endpoint(sm, name) is None:
         raise RestoreError(
             f"cannot restore endpoint {name}: the endpoint itself was deleted after its copies went to zero, and its inference components "
             "with it"
@@ -210,9 +217,9 @@ def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datet
         sm.update_inference_component_runtime_config(InferenceComponentName=c["name"], DesiredRuntimeConfig={"CopyCount": c["copies"]})
         say(f"{c['name']}: {current[c['name']]} → {c['copies']} copies")
     copies = ", ".join(f"{c['name']} × {c['copies']}" for c in record.get("components", []))
-    record = _mark(rt, record, now, "restored", restored_at=iso(now))
+    record = mark(rt, record, now, "restored", restored_at=iso(now))
     text = f"copies back: {copies}; autoscaling minimums as they were. {_sentence(comeback_note(_types(record)))}."
-    _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
+    notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     return f"restored endpoint {name}: {text}"
 
 
@@ -221,13 +228,14 @@ def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datet
 
 def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
     sm, name = clients("sagemaker"), record["name"]
-    desc = _describe(sm, name)
+    desc = describe_endpoint(sm, name)
     if desc is None:
         raise RestoreError(f"cannot restore endpoint {name}: it was deleted after it was scaled to zero")
     status = _follow(sm, name, rt.settings.restore_wait_minutes, say)
     if status != IN_SERVICE:
         raise RestoreError(f"endpoint {name} is {status}; run `{restore_command(name)}` again when it is InService")
-    desired = {v["VariantName"]: int(v.get("DesiredInstanceCount") or 0) for v in (_describe(sm, name) or {}).get("ProductionVariants", [])}
+    now_variants = (describe_endpoint(sm, name) or {}).get("ProductionVariants", [])
+    desired = {v["VariantName"]: int(v.get("DesiredInstanceCount") or 0) for v in now_variants}
     variants = record.get("variants", [])
     if record.get("status") == "restored" and all(desired.get(v["name"], 0) >= v["desired"] for v in variants):
         return f"endpoint {name} is already back (restored {record.get('restored_at')}): nothing to do"
@@ -249,12 +257,12 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
     if changes:
         sm.update_endpoint_weights_and_capacities(EndpointName=name, DesiredWeightsAndCapacities=changes)
         say(f"{name}: instances back to " + ", ".join(f"{c['VariantName']} × {c['DesiredInstanceCount']}" for c in changes))
-    record = _mark(rt, record, now, "restored", restored_at=iso(now))
+    record = mark(rt, record, now, "restored", restored_at=iso(now))
     text = (
         "instances and autoscaling as they were; the reaper's wake and scale-in policies removed. "
         f"{_sentence(comeback_note(_types(record)))}."
     )
-    _notice(rt, record, now, "done", f"Endpoint {name} is back", text)
+    notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     if changes:
         _follow(sm, name, rt.settings.restore_wait_minutes, say)
     return f"restored endpoint {name}: {text}"
@@ -285,7 +293,7 @@ def _lost_clause(system: list[str]) -> str:
 # -- shared --------------------------------------------------------------------------------------------
 
 
-def _describe(sm: Any, name: str) -> dict[str, Any] | None:
+def describe_endpoint(sm: Any, name: str) -> dict[str, Any] | None:
     try:
         desc: dict[str, Any] = sm.describe_endpoint(EndpointName=name)
     except ClientError as exc:
@@ -300,7 +308,7 @@ def _follow(sm: Any, name: str, wait_minutes: int, say: Say) -> str:
     polls = math.ceil(wait_minutes * 60 / POLL_SECONDS)
     n = 0
     while True:
-        desc = _describe(sm, name)
+        desc = describe_endpoint(sm, name)
         if desc is None:
             raise RestoreFailed(f"endpoint {name} was deleted while it was being restored")
         status: str = desc["EndpointStatus"]
@@ -317,18 +325,38 @@ def _follow(sm: Any, name: str, wait_minutes: int, say: Say) -> str:
         n += 1
 
 
-def _mark(rt: Runtime, record: RestoreRecord, now: datetime, status: str, **extra: Any) -> RestoreRecord:
-    """A new version of the record; always after the last one, so it is the one read next."""
+def mark(rt: Runtime, record: RestoreRecord, now: datetime, status: str, **extra: Any) -> RestoreRecord:
+    """A new version of the record; always after the last one, so it is the one read next. When the record
+    leaves `reaped` (restoring, restored, failed, cancelled), its wake schedule is deleted: a restore done
+    or cancelled by any path leaves nothing scheduled to bring the endpoint back."""
     assert rt.log is not None
     last = parse_instant(str(record.get("updated_at") or record.get("reaped_at") or iso(now)))
     at = max(now, last + timedelta(seconds=1))
     updated = cast(RestoreRecord, {**record, **extra, "status": status, "updated_at": iso(at)})
     rt.log.put_restore(KIND, record["name"], updated, at)
+    if record.get("status") == OPEN and status != OPEN:
+        close_wake(rt, updated)
     return updated
 
 
-def _notice(rt: Runtime, record: RestoreRecord, now: datetime, phase: str, title: str, text: str) -> None:
-    notice = NoticeMessage(
+def close_wake(rt: Runtime, record: RestoreRecord) -> str | None:
+    """Delete the record's wake schedule. A failure (the CLI's credentials may not allow it) is logged and
+    returned, not raised: the record is closed, so the wake finds nothing to do when it fires (wakeup.py)."""
+    name = record.get("schedule")
+    if not name:
+        return None
+    group = record.get("schedule_group") or rt.settings.schedule_group
+    try:
+        wake.delete_schedule(rt.clients(record.get("region") or rt.home_region)("scheduler"), name, group)
+    except AwsError as exc:
+        logger.warning("wake schedule not deleted", extra={"schedule": name, "group": group, "error": short(exc)})
+        return f"the wake schedule {name} could not be deleted ({short(exc)}); it will find the restore closed and do nothing"
+    return None
+
+
+def notice(rt: Runtime, record: RestoreRecord, now: datetime, phase: str, title: str, text: str) -> None:
+    """Post this phase of the record's restore once (per reap), however often it is reached."""
+    message = NoticeMessage(
         kind=KIND,
         id=record["name"],
         arn=record.get("arn"),
@@ -338,7 +366,7 @@ def _notice(rt: Runtime, record: RestoreRecord, now: datetime, phase: str, title
         title=title,
         text=text,
     )
-    post_notice(rt, notice, now, f"restore-{phase}-{record.get('reaped_at')}")
+    post_notice(rt, message, now, f"restore-{phase}-{record.get('reaped_at')}")
 
 
 def _sentence(text: str) -> str:

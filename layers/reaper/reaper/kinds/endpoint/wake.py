@@ -1,17 +1,22 @@
 """Off-hours: bring endpoints back at the start of working hours, with no process left running.
 
 An EventBridge Scheduler one-off schedule per restore, `at(<local start>)` in the working-hours
-timezone, invokes the restore function with {"name": ...} and deletes itself afterwards.
-The schedule is made before the endpoint goes to zero, so a failure leaves the endpoint as it was.
+timezone, invokes the restore function with {"name": ..., "wake": <schedule name>} and deletes
+itself afterwards. The schedule is made before the endpoint goes to zero, so a failure leaves the
+endpoint as it was. The wake restores only what is still the reaper's to restore (wakeup.py), and
+the schedule is deleted as soon as the restore record closes, by whatever path (restore.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from reaper.aws.faults import create_one_off_schedule
+from botocore.exceptions import ClientError
+
+from reaper.aws.faults import create_one_off_schedule, is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.core.settings import DAY_NAMES, Settings
@@ -74,7 +79,7 @@ def schedule_restore(ctx: ActContext, resource: Resource, at: datetime | None = 
         timezone=settings.off_hours.timezone,
         target_arn=target,
         role_arn=role,
-        payload={"name": resource.id, "reason": reason},
+        payload={"name": resource.id, "reason": reason, "wake": name},
         description=f"mlreaper: restore endpoint {resource.id} {'at the ' if reason.startswith('start') else ''}{reason}",
         retry={"MaximumRetryAttempts": 10, "MaximumEventAgeInSeconds": 3600},
     )
@@ -83,3 +88,12 @@ def schedule_restore(ctx: ActContext, resource: Resource, at: datetime | None = 
 
 def describe(name: str, at: datetime) -> str:
     return f"back at {at:%a %Y-%m-%d %H:%M} {at.tzinfo} (schedule {name})"
+
+
+def delete_schedule(scheduler: Any, name: str, group: str) -> None:
+    """Delete a wake's schedule; one already gone (it ran and deleted itself, or was deleted) is fine."""
+    try:
+        scheduler.delete_schedule(Name=name, GroupName=group)
+    except ClientError as exc:
+        if not is_not_found(exc):
+            raise
