@@ -45,6 +45,7 @@ DECLARATION = KindDeclaration(
         "bedrock:GetProvisionedModelThroughput",  # the state check just before a delete
         "cloudwatch:GetMetricData",
     ),
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,
