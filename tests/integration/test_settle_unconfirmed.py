@@ -6,23 +6,28 @@ DynamoDB's 100 items."""
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
+from moto import mock_aws
 
+from reaper.cli.formats import as_logged
 from reaper.cli.main import main
 from reaper.handlers import handle_kind_event
 from reaper.kinds.ec2 import catalog
-from reaper.record.actionlog import ActionLog, Begun, Settlement
+from reaper.record.actionlog import ActionLog, Begun, Settlement, create_table
 from reaper.record.message import VerdictMessage, from_record
 from reaper.slack.message import render
 from reaper_devkit import seed
 from reaper_devkit import seed_ec2 as se2
 from reaper_devkit import seed_endpoint as se
-from tests.conftest import drain, event, load_function
+from tests.conftest import REGION, TABLE, drain, event, load_function
 from tests.integration import fsx_fleet, training_fleet
 from tests.plugins import aws_shapes
 
@@ -242,3 +247,91 @@ def test_a_begin_takes_along_only_the_settlements_that_fit_in_100_items(aws, tab
     assert max(sizes) <= TRANSACT_MAX
     done = [e for e in log.entries(now - timedelta(minutes=1), now + timedelta(minutes=1)) if e.get("executed")]
     assert len(done) == waiting
+
+
+# -- the throttle attack -----------------------------------------------------------------------------------
+
+WRITES = ("put_item", "transact_write_items", "delete_item", "batch_write_item", "update_item")
+
+
+def flaky_writes(monkeypatch: pytest.MonkeyPatch, client: Any, rate: float, rng: random.Random) -> None:
+    """Every write to the action log answers ThrottlingException `rate` of the time (after botocore's retries)."""
+    for method in WRITES:
+        original = getattr(client, method)
+
+        def throttled(*args: Any, _original: Any = original, _method: str = method, **kwargs: Any) -> Any:
+            if rng.random() < rate:
+                raise _throttled(_method)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(client, method, throttled)
+
+
+def attack_run(n: int, rng: random.Random, monkeypatch: pytest.MonkeyPatch, rate: float = 0.3) -> Counter[str]:
+    """One run in a fresh account: three idle notebooks, two sweeps with the action log's writes throttled
+    `rate` of the time, then a calm one. What the run got wrong, counted by resource."""
+    with mock_aws(), monkeypatch.context() as env:
+        session = boto3.session.Session(region_name=REGION)
+        create_table(session.client("dynamodb"), TABLE)
+        queue = session.client("sqs").create_queue(QueueName=f"attack-{n}")["QueueUrl"]
+        for key, value in {"REAPER_TABLE": TABLE, "REAPER_QUEUE_URL": queue, "REAPER_MODE": "enforce", "REAPER_GRACE_MINUTES": "0"}.items():
+            env.setenv(key, value)
+        sm, cw = session.client("sagemaker"), session.client("cloudwatch")
+        now = datetime.now(UTC)
+        names = [f"r{n}-{i}" for i in range(3)]
+        for name in names:
+            seed.notebook(sm, name, DEV)
+            seed.activity(cw, name, now, IDLE)
+        app = load_function("notebook")
+        acted: Counter[str] = Counter()
+        with monkeypatch.context() as faults:
+            flaky_writes(faults, app.RUNTIME.log.client, rate, rng)
+            for k in range(2):
+                acted.update(
+                    handle_kind_event(
+                        event("notebook-schedule.json", id=f"a{n}-{k}"), "notebook", app.RUNTIME, now=now + timedelta(minutes=20 * k)
+                    )["acted"]
+                )
+        acted.update(
+            handle_kind_event(event("notebook-schedule.json", id=f"a{n}-calm"), "notebook", app.RUNTIME, now=now + timedelta(minutes=40))[
+                "acted"
+            ]
+        )
+        made = {
+            name
+            for name in names
+            if sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"] in ("Stopping", "Stopped")
+        }
+        first: dict[str, dict[str, Any]] = {}  # what the notifier posts: the first message of each key
+        for m in drain(session, queue):
+            first.setdefault(m["message_key"], m)
+        stops = [m for m in first.values() if m.get("id") in made and m.get("action") == "stop"]
+        logged = {
+            e["id"]: as_logged(e)
+            for e in ActionLog(session.client("dynamodb"), TABLE).entries(now - timedelta(hours=1), now + timedelta(hours=1))
+            if e.get("action") == "stop"
+        }
+        wrong: Counter[str] = Counter(made=len(made))
+        wrong["said not done, was done"] = len(
+            {m["id"] for m in stops if m["verdict"] == "error" or m.get("unconfirmed") or not m.get("executed")}
+        )
+        wrong["acted twice"] = sum(1 for c in acted.values() if c > 1)
+        wrong["made unknown to its sweep"] = len(made - set(acted))
+        wrong["lost (no done message)"] = len(
+            {i for i in made if not any(m["id"] == i and m.get("executed") and not m.get("unconfirmed") for m in stops)}
+        )
+        wrong["lost (log not done)"] = len({i for i in made if not logged.get(i, {}).get("executed")})
+        return wrong
+
+
+@pytest.mark.slow
+def test_thirty_percent_throttling_of_the_action_log_over_100_runs_says_every_change_as_done_once(monkeypatch):
+    # Given 100 runs (seeded), each three idle notebooks and two sweeps with 30 % of the log's writes throttled
+    rng = random.Random(33)
+    total: Counter[str] = Counter()
+    for n in range(100):
+        total.update(attack_run(n, rng, monkeypatch))
+    # Then every stop made is said as done, once, and logged as done (figures in docs/safety.md)
+    assert total["made"] > 100, total
+    wrong = ("said not done, was done", "acted twice", "made unknown to its sweep", "lost (no done message)", "lost (log not done)")
+    assert [total[w] for w in wrong] == [0] * len(wrong), total
