@@ -69,6 +69,35 @@ def throttle_settlements(monkeypatch: pytest.MonkeyPatch, client: Any) -> None:
     monkeypatch.setattr(client, "put_item", put_item)
 
 
+def test_a_settlement_throttled_twice_is_retried_and_posted_as_done_in_its_own_sweep(aws, sm, cw, deployed_env, monkeypatch, capsys):
+    # Given an idle notebook in enforce, and the first two plain writes of its settlement throttled
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    now = datetime.now(UTC)
+    seed.notebook(sm, "nb", DEV)
+    seed.activity(cw, "nb", now, IDLE)
+    app = load_function("notebook")
+    client = app.RUNTIME.log.client
+    put, refused = client.put_item, []
+
+    def twice(**kwargs: Any) -> Any:
+        if _settles_a_change(kwargs["Item"]) and len(refused) < 2:
+            refused.append(kwargs["Item"]["pk"]["S"])
+            raise _throttled("PutItem")
+        return put(**kwargs)
+
+    with monkeypatch.context() as faults:
+        throttle_settlements(faults, client)  # the batched write: refused every time
+        faults.setattr(client, "put_item", twice)
+        assert handle_kind_event(event("notebook-schedule.json", id="first"), "notebook", app.RUNTIME, now=now)["acted"] == ["nb"]
+    # Then its sweep tried again, logged it as done and posted it as done, once
+    assert len(refused) == 2
+    stops = [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["id"] == "nb"]
+    assert len(stops) == 1 and stops[0]["executed"] is True and not stops[0].get("unconfirmed"), stops
+    [entry] = [e for e in _logged(capsys) if e["id"] == "nb"]
+    assert entry["executed"] is True and not entry.get("unconfirmed")
+
+
 def _notebooks(aws: Any, now: datetime) -> None:
     sm, cw = aws.client("sagemaker"), aws.client("cloudwatch")
     for name in ("nb-a", "nb-b"):
