@@ -174,7 +174,9 @@ class Courier:
             if final is None and not waited:
                 return None  # its own kind's sweep reads it (another function's), or reads it again next time
             if final is not None and not final.unconfirmed:
-                try:  # settled in place: the write-ahead log entry becomes what was done
+                # settled in place: the write-ahead log entry becomes what was done (an item kept before
+                # `at` and `event_id` were kept with it gets a new entry, under this sweep's keys)
+                try:
                     log_.record(final.as_record(), u.at or self.now, u.event_id or self.event_id)
                 except AwsError as exc:
                     log.error("could not settle %s %s: %s; the next sweep tries again", body.kind, body.id, short(exc))
