@@ -27,6 +27,7 @@ from reaper.slack.message import render
 from reaper_devkit import seed
 from reaper_devkit import seed_ec2 as se2
 from reaper_devkit import seed_endpoint as se
+from reaper_devkit import seed_studio as studio
 from tests.conftest import REGION, TABLE, drain, event, load_function
 from tests.integration import fsx_fleet, training_fleet
 from tests.plugins import aws_shapes
@@ -120,12 +121,22 @@ def _ec2(aws: Any, now: datetime) -> None:
         se2.metrics(cw, se2.instance(ec2, "g5g.xlarge", DEV, now=now), now)
 
 
+def _studio(aws: Any, now: datetime) -> None:
+    sm, cw = aws.client("sagemaker"), aws.client("cloudwatch")
+    lab = studio.domain(sm, "lab")
+    for user in ("u1", "u2"):
+        studio.user(sm, lab, user, {"ml:owner": f"{user}@example.com"})
+        studio.app(sm, lab, user_name=user, app_type="Canvas", tags={"ml:stage": "dev"}, created=now - timedelta(days=1))
+        studio.canvas_activity(cw, lab, user, last_active=now - timedelta(hours=4), now=now)
+
+
 KINDS: dict[str, tuple[str, str, Callable[[Any, datetime], Any]]] = {
     "notebook": ("notebook", "notebook-schedule.json", _notebooks),
     "endpoint": ("endpoint", "endpoint-schedule.json", _endpoints),
     "fsx": ("fsx", "fsx-schedule.json", fsx_fleet.seed),
     "training-job": ("training_job", "training-job-schedule.json", training_fleet.seed),
     "ec2": ("ec2", "ec2-schedule.json", _ec2),
+    "studio-app": ("studio_app", "studio-app-schedule.json", _studio),
 }
 
 
