@@ -127,6 +127,41 @@ class Action:
         return fn
 
 
+@dataclass(frozen=True)
+class Unconfirmed:
+    """A change begun (written ahead) whose end its sweep could not record: what a later sweep knows of it
+    from its write-ahead record (reaper.sweep.reconcile). `since` is when it was begun."""
+
+    action: str
+    id: str
+    arn: str
+    since: datetime
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Made:
+    """What the resource's state, read later, says of an unconfirmed change: `made` True (it is there),
+    False (it is not), None (the state cannot tell); `seen` is what was read, in a few words."""
+
+    made: bool | None
+    seen: str
+
+    @classmethod
+    def by_state(cls, field_name: str, state: str | None, made: Collection[str], unmade: Collection[str]) -> Made:
+        """From a state: one of `made`, one of `unmade`, or anything else (gone included) that cannot tell."""
+        seen = f"{field_name} {state}" if state is not None else "gone"
+        if state is not None and state in made:
+            return cls(True, seen)
+        if state is not None and state in unmade:
+            return cls(False, seen)
+        return cls(None, seen)
+
+
+# (clients, the unconfirmed change) -> what its resource's state says now; AWS errors propagate
+Confirm = Callable[[Clients, Unconfirmed], Made]
+
+
 # (runtime, event, now) -> summary of what the event did
 EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime], dict[str, Any]]
 
@@ -234,6 +269,9 @@ class KindDeclaration:
     # Reads made only in some deployments: {template.yaml Condition: permissions}. The function's role
     # grants them under `!If [Condition, ...]` (tests/unit/test_iam.py checks each way the condition goes).
     conditional_permissions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # (clients, unconfirmed change) -> Made: reads the resource's state to say whether a change begun and
+    # never recorded was made (reaper.sweep.reconcile). Its reads are among `read_permissions`. None: it cannot tell.
+    confirm: Ref | None = None  # -> Confirm
 
 
 class Kind:
@@ -303,6 +341,13 @@ class Kind:
         if action is None or resource.state not in action.valid_origin_states:
             return None
         return Decision(Verdict.ACT, reason, action=action.name)
+
+    def confirm(self, clients: Clients, change: Unconfirmed) -> Made:
+        """Whether an unconfirmed change was made, read from the resource now (Made(None, ...) without a reader)."""
+        if self.declaration.confirm is None:
+            return Made(None, f"{self.name} has no reader for it")
+        made: Made = self._part(self.declaration.confirm)(clients, change)
+        return made
 
     def guard(self, resource: Resource, view: TagView, settings: Settings, ruled: Decision | None = None) -> str | None:
         """Why no change may be made to this resource whatever asks for it, or None (no guard declared: None)."""

@@ -50,7 +50,14 @@ PERMISSIONS = (*RECORD_PERMISSIONS, "dynamodb:BatchWriteItem", "dynamodb:DeleteI
 POST_CLAIM_PERMISSIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 
 
-SETTLE_BATCH = 33  # three items per settled change; TransactWriteItems takes 100
+# TransactWriteItems takes "up to 100 action requests" (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html)
+TRANSACT_MAX = 100
+SETTLE_ITEMS = 3  # a settled change: its record (or its removal), its unposted copy (or its removal), its lease
+SETTLE_BATCH = TRANSACT_MAX // SETTLE_ITEMS  # 33 settled changes alone in one write; fewer ride along with a change begun
+
+
+class TooManyItems(ValueError):
+    """A transaction this module built is past TRANSACT_MAX: a bug here, never sent to DynamoDB."""
 
 
 class Begun(StrEnum):
@@ -71,6 +78,17 @@ class Settlement:
     entry: dict[str, Any] | None
     now: datetime
     event_id: str
+
+
+@dataclass(frozen=True)
+class Unposted:
+    """A message kept until queued. `at` and `event_id` key its log entry (None on items written before
+    they were kept): with them a later sweep settles a change its own sweep could not (reaper.sweep.reconcile)."""
+
+    sort_key: str
+    body: dict[str, Any]
+    at: datetime | None = None
+    event_id: str | None = None
 
 
 class PostClaim(StrEnum):
@@ -140,8 +158,9 @@ class ActionLog:
     ) -> Begun:
         """The lease, the claim and the write-ahead record (its log entry and unposted copy), in one
         TransactWriteItems: all four are written, or none (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html).
-        The earlier changes in `settle` ride along (up to SETTLE_BATCH) and are removed from it once written;
-        when the write with them fails for any reason, this change is begun alone and they stay there.
+        The earlier changes in `settle` ride along, as many as fit beside this change's four items in one
+        transaction (TRANSACT_MAX), and are removed from it once written; when the write with them fails
+        for any reason, this change is begun alone and they stay there.
 
         BEGUN when this caller may make the change; LEASED when another sweep holds the resource; CLAIMED
         when this decision was handled already under `claim_key` (an earlier delivery of the event).
@@ -152,19 +171,28 @@ class ActionLog:
         ]
         self.record(entry, now, event_id, into=items)
         self.put_unposted(entry, now, event_id, into=items)
-        if settle and len(settle) <= SETTLE_BATCH:
+        room = (TRANSACT_MAX - len(items)) // SETTLE_ITEMS
+        riding = settle[:room] if settle else []
+        if riding:
             try:
-                begun = self._begin([*items, *self._settle_items(settle)])
+                begun = self._begin([*items, *self._settle_items(riding)])
             except ClientError:  # nothing of it was written (their lease taken over, say): begin alone
                 return self._begin(items)
             if begun is Begun.BEGUN:
-                settle.clear()
+                assert settle is not None
+                del settle[: len(riding)]  # the rest ride with the next change, or the courier settles them
             return begun
         return self._begin(items)
 
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        """One TransactWriteItems, never past DynamoDB's limit on its items."""
+        if len(items) > TRANSACT_MAX:
+            raise TooManyItems(f"{len(items)} items in one transaction; TransactWriteItems takes {TRANSACT_MAX}")
+        self.client.transact_write_items(TransactItems=items)
+
     def _begin(self, items: list[dict[str, Any]]) -> Begun:
         try:
-            self.client.transact_write_items(TransactItems=items)
+            self._transact(items)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                 raise
@@ -182,7 +210,7 @@ class ActionLog:
         SETTLE_BATCH changes in one TransactWriteItems (three items each; it takes 100). All or none:
         on any error nothing of that batch is settled, and `settle_apart` does them one by one."""
         for i in range(0, len(settlements), SETTLE_BATCH):
-            self.client.transact_write_items(TransactItems=self._settle_items(settlements[i : i + SETTLE_BATCH]))
+            self._transact(self._settle_items(settlements[i : i + SETTLE_BATCH]))
 
     def _settle_items(self, settlements: Sequence[Settlement]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -318,7 +346,14 @@ class ActionLog:
         With `into`, the write is added to that transaction instead of made now."""
         now = as_utc(now)
         key = _unposted_key(str(body.get("kind")), str(body.get("id")), now, event_id)
-        item = {**key, "body": {"S": json.dumps(body, default=str)}, "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))}}
+        item = {
+            **key,
+            "body": {"S": json.dumps(body, default=str)},
+            "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
+            # the keys of its log entry (to the microsecond), so a later sweep can settle that entry in place
+            "at": {"S": _sort_time(now)},
+            "event_id": {"S": event_id[:256]},
+        }
         if into is not None:
             into.append({"Put": {"TableName": self.table, "Item": item}})
         else:
@@ -340,6 +375,10 @@ class ActionLog:
 
     def unposted(self, now: datetime, limit: int = 200) -> list[tuple[str, dict[str, Any]]]:
         """Messages a finished sweep recorded and never queued (older than UNPOSTED_AFTER), oldest first."""
+        return [(u.sort_key, u.body) for u in self.unposted_entries(now, limit)]
+
+    def unposted_entries(self, now: datetime, limit: int = 200) -> list[Unposted]:
+        """`unposted`, each with the keys of its log entry where the item has them."""
         before = iso(as_utc(now) - UNPOSTED_AFTER)
         page = self.client.query(
             TableName=self.table,
@@ -347,7 +386,18 @@ class ActionLog:
             ExpressionAttributeValues={":pk": {"S": "UNPOSTED"}, ":before": {"S": before}},
             Limit=limit,
         )
-        return [(item["sk"]["S"], json.loads(item["body"]["S"])) for item in page.get("Items", [])]
+        out: list[Unposted] = []
+        for item in page.get("Items", []):
+            at = item.get("at", {}).get("S")
+            out.append(
+                Unposted(
+                    sort_key=item["sk"]["S"],
+                    body=json.loads(item["body"]["S"]),
+                    at=datetime.fromisoformat(at) if at else None,
+                    event_id=item.get("event_id", {}).get("S"),
+                )
+            )
+        return out
 
     # -- log ---------------------------------------------------------------------------
     def record(self, entry: dict[str, Any], now: datetime, event_id: str, into: list[dict[str, Any]] | None = None) -> None:

@@ -6,6 +6,11 @@ dropped from there. A sweep that dies (timeout, crash) leaves its unposted messa
 the next sweep posts them: an executed action reaches Slack at the latest through the next sweep.
 A log or queue failure is that resource's `error`; the sweep goes on.
 
+A change that was made is never posted as failed: its settlement (the record that replaces its
+write-ahead copy) is retried with a short backoff within the sweep's deadline, and if it still cannot
+be written its message is held, its write-ahead copy stays, and the next sweep of the kind reads the
+resource's state, settles it and posts it once (reaper.sweep.reconcile).
+
 In bot mode (`REAPER_SLACK_MODE=bot`) messages are not queued one per resource: each outcome is
 still recorded and kept as unposted as it happens, and `flush` (at the end of the sweep) queues
 one summary per owner (reaper.slack.owner_summary) and then drops its members from the unposted list.
@@ -16,22 +21,29 @@ from __future__ import annotations
 
 import json
 import logging
+import random
+import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from reaper import kinds as kind_registry
 from reaper.aws.faults import AwsError, short
+from reaper.core.deadline import Deadline
 from reaper.core.model import Mode, Outcome, Result, ResultCode, Verdict
 from reaper.core.timeutil import as_utc
 from reaper.record import owner_summary
-from reaper.record.actionlog import Settlement
+from reaper.record.actionlog import Settlement, Unposted
 from reaper.record.message import BadMessage, Message, NoticeMessage, VerdictMessage, from_record
 from reaper.record.runtime import Runtime
+from reaper.sweep import reconcile
 
 log = logging.getLogger("reaper")
 
 BATCH = 10  # SQS SendMessageBatch takes ten
+SETTLE_TRIES = 4  # a settlement's plain writes, tried this often before its message is held for the next sweep
+SETTLE_BACKOFF = 0.05  # seconds before the 2nd try, doubled each time, with full jitter (under a second in all)
 
 
 def payload(outcome: Outcome) -> VerdictMessage:
@@ -58,7 +70,7 @@ class _Pending:
     unposted_key: str | None
     quiet: bool = False  # a begun change not worth telling: its write-ahead copies are removed, nothing posted
     settlement: Settlement | None = None  # a begun change's: its message waits until this is written
-    failed: bool = False  # its settlement failed: the write-ahead copy stays for the next sweep
+    held: bool = False  # its settlement failed: the write-ahead copy stays and the next sweep posts it (reconciled)
 
 
 @dataclass
@@ -70,6 +82,8 @@ class Courier:
     begun: list[_Pending] = field(default_factory=list)  # messages of changes written ahead, waiting for their settlement
     unsettled: list[Settlement] = field(default_factory=list)  # those not written yet (see _take_begun)
     _told: frozenset[str] | None = None  # today's recorded message claims, read on first need
+    deadline: Deadline = field(default_factory=Deadline.none)  # a settlement's retries stop short of it
+    sleep: Callable[[float], None] = time.sleep
 
     def take(self, outcome: Outcome) -> None:
         """Record this outcome now (if it is worth telling) and queue its message soon."""
@@ -116,33 +130,60 @@ class Courier:
             batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
             self._send(batch)
 
-    def replay_unposted(self) -> int:
-        """Post what an earlier sweep recorded and never queued. Returns how many were queued."""
+    def replay_unposted(self, kinds: Collection[str] | None = None) -> int:
+        """Post what an earlier sweep recorded and never queued. Returns how many were queued.
+
+        A change of one of `kinds` (None: any) whose end was never recorded is reconciled first: its
+        resource's state read, its log entry settled in place, its message posted as what was done
+        (reaper.sweep.reconcile). One of another kind waits for that kind's sweep (its function can read
+        it), up to RECONCILE_WAIT."""
         if self.rt.log is None:
             return 0
         try:
-            left = self.rt.log.unposted(self.now)
+            left = self.rt.log.unposted_entries(self.now)
         except AwsError as exc:
             log.error("could not read unposted messages: %s", short(exc))
             return 0
         taken = 0
-        for key, data in left:
+        for u in left:
             try:
-                body = from_record(data)
+                body = from_record(u.body)
             except BadMessage as exc:  # kept in the log (it is a record), never posted: say so at every sweep
-                log.error("unposted message %s is not a message and is not posted: %s", key, exc)
+                log.error("unposted message %s is not a message and is not posted: %s", u.sort_key, exc)
                 continue
             if isinstance(body, VerdictMessage):
-                late = (
-                    "the sweep that started this stopped before recording whether it was done"
-                    if body.unconfirmed
-                    else "the sweep that did this stopped first"
-                )
-                body = body.model_copy(update={"reason": f"{body.reason} (posted late: {late})"})
-            self.pending.append(_Pending(None, body, key))
+                late = self._late(u, body, kinds)
+                if late is None:
+                    continue
+                body = late
+            self.pending.append(_Pending(None, body, u.sort_key))
             taken += 1
         self.flush()
         return taken
+
+    def _late(self, u: Unposted, body: VerdictMessage, kinds: Collection[str] | None) -> VerdictMessage | None:
+        """The late message of an unposted verdict; an unconfirmed change reconciled first. None: not now."""
+        log_ = self.rt.log
+        assert log_ is not None
+        since = u.at or datetime.fromisoformat(u.sort_key.split("#", 1)[0])
+        waited = as_utc(self.now) - since >= reconcile.RECONCILE_WAIT
+        late = "the sweep that did this stopped first"
+        if reconcile.needs_reading(body):
+            late = "the sweep that started this stopped before recording whether it was done"
+            final = None if kinds is not None and body.kind not in kinds else reconcile.reconcile(self.rt, body, since)
+            if final is None and not waited:
+                return None  # its own kind's sweep reads it (another function's), or reads it again next time
+            if final is not None and not final.unconfirmed:
+                # settled in place: the write-ahead log entry becomes what was done (an item kept before
+                # `at` and `event_id` were kept with it gets a new entry, under this sweep's keys)
+                try:
+                    log_.record(final.as_record(), u.at or self.now, u.event_id or self.event_id)
+                except AwsError as exc:
+                    log.error("could not settle %s %s: %s; the next sweep tries again", body.kind, body.id, short(exc))
+                    return None
+                late = "its sweep could not record it; a later sweep read its state"
+            body = final or body
+        return body.model_copy(update={"reason": f"{body.reason} (posted late: {late})"})
 
     def report_not_reached(
         self, outcomes: list[Outcome], unreached: int = 0, kind: str = "", region: str = "", later: list[str] | None = None, why: str = ""
@@ -221,10 +262,10 @@ class Courier:
             return
         self.begun = [p for p in self.begun if id(p.settlement) in waiting]
         for p in done:
-            if not p.quiet and p.unposted_key is None and not p.failed:
+            if not p.quiet and p.unposted_key is None and not p.held:
                 assert self.rt.log is not None
                 p.unposted_key = self.rt.log.unposted_sort_key(p.body.as_record(), self.now, self.event_id)
-        self.pending.extend(p for p in done if not p.quiet)
+        self.pending.extend(p for p in done if not p.quiet and not p.held)
         if len(self.pending) >= BATCH and not self.grouped:
             self._send_pending()  # the settled ones; a change still unsettled waits for the next write
 
@@ -243,19 +284,34 @@ class Courier:
         self._settled()
 
     def _settle_apart(self, s: Settlement) -> None:
-        assert self.rt.log is not None
+        """One settlement, tried SETTLE_TRIES times with backoff. When it still fails, the change's message is
+        held: its write-ahead copy (unconfirmed) stays unposted, and the next sweep reads the resource's
+        state, settles the entry and posts what was done, once (reaper.sweep.reconcile). A change that was
+        made is never posted as failed because its record could not be written."""
+        log_ = self.rt.log
+        assert log_ is not None
         p = next(p for p in self.begun if p.settlement is s)
         assert p.outcome is not None
-        try:
-            self.rt.log.settle_apart(s)
-        except AwsError as exc:
-            # the write-ahead copy stays unposted: the next sweep posts it; this message says what failed
-            log.error("action log write failed for %s: %s", p.outcome.resource.arn, short(exc))
-            if p.quiet:
+        for attempt in range(SETTLE_TRIES):
+            try:
+                log_.settle_apart(s)
                 return
-            self._fail(p.outcome, f"the action log could not be written ({short(exc)})")
-            p.body = keyed(payload(p.outcome), p.body.message_key)
-            p.failed = True
+            except AwsError as exc:
+                last = exc
+                pause = random.uniform(0, SETTLE_BACKOFF * 2**attempt)
+                if attempt + 1 == SETTLE_TRIES or self._too_late(pause):
+                    break
+                self.sleep(pause)
+        log.error("action log write failed for %s, its message held for the next sweep: %s", p.outcome.resource.arn, short(last))
+        p.held = True
+        before = p.outcome.result
+        if before is not None and before.code is ResultCode.DONE:
+            note = "not yet confirmed in the action log (it could not be written): the next sweep reads its state and posts it"
+            p.outcome.result = replace(before, detail=f"{before.detail}; {note}" if before.detail else note)
+
+    def _too_late(self, pause: float) -> bool:
+        left = self.deadline.left()
+        return left is not None and left - pause < 5.0  # the sweep's last seconds go to queueing its messages
 
     def _flush_grouped(self) -> None:
         """One summary per owner for this sweep's verdicts; notices still go one by one."""

@@ -111,8 +111,8 @@ def sweep_run(
     began = deadline.clock()
     if continue_with is not None and len(kinds) != 1:
         raise ValueError("a sweep is continued one kind at a time")
-    courier = Courier(rt, now, event_id)
-    courier.replay_unposted()
+    courier = Courier(rt, now, event_id, deadline=deadline)
+    courier.replay_unposted(kinds)
     region_list = list(regions or rt.regions)
     after: str | None = None
     if resume is not None:

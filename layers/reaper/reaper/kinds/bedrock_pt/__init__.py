@@ -49,6 +49,7 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
         "cloudwatch:ListMetrics",  # signals.listed: which Provisioned Throughputs AWS/Bedrock has a series for
     ),
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

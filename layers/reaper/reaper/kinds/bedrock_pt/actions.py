@@ -16,7 +16,7 @@ from reaper.aws.faults import is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.bedrock_pt import ActionName
 from reaper.kinds.bedrock_pt.discover import tags_of
 from reaper.kinds.bedrock_pt.model import KIND, RestoreRecord
@@ -81,6 +81,14 @@ def current_read(clients: Clients, resource: Resource) -> tuple[str | None, dict
     if now.get("commitmentDuration"):
         return f"committed ({now['commitmentDuration']}) since discovery", now
     return str(now.get("status", "unknown")), now
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A deletion is made once GetProvisionedModelThroughput finds none (or it is Deleting)."""
+    now = read(clients, change.arn)
+    if now is None:
+        return Made(True, "gone")
+    return Made.by_state("status", str(now.get("status")), {"Deleting"}, {"InService", "Updating", "Creating"})
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:

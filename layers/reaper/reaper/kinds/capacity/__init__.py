@@ -40,6 +40,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTags",
         "sagemaker:ListTrainingJobs",  # queued jobs that could use idle capacity, once per sweep
     ),
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.CANCEL: Action(
             ActionName.CANCEL,

@@ -18,7 +18,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.capacity import ActionName
 from reaper.kinds.capacity.discover import to_resource
 from reaper.kinds.capacity.model import KIND, CapacityFacts, RestoreRecord
@@ -61,6 +61,18 @@ def spec(resource: Resource, facts: CapacityFacts) -> dict[str, Any]:
         "EndDateType": "unlimited",
     }
     return {k: v for k, v in out.items() if v is not None}
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A cancellation is made once DescribeCapacityReservations says cancelled."""
+    try:
+        found = clients("ec2").describe_capacity_reservations(CapacityReservationIds=[change.id]).get("CapacityReservations", [])
+    except ClientError as exc:
+        if error_code(exc).startswith("InvalidCapacityReservationId"):
+            return Made(None, "gone")
+        raise
+    state = str(found[0].get("State")) if found else None
+    return Made.by_state("State", state, {"cancelled"}, {"active", "pending"})
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:

@@ -48,6 +48,7 @@ DECLARATION = KindDeclaration(
     conditional_permissions={
         "GpuSsmReadsOn": ("ssm:DescribeInstanceInformation", "ssm:SendCommand", "ssm:ListCommandInvocations"),
     },
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, error_code
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext, BatchAnswer, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import Ec2Facts
@@ -99,6 +99,19 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     if (protection.get("DisableApiStop") or {}).get("Value"):
         return "stop-protected (DisableApiStop is on)"
     return state
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A stop is made once the instance is stopping or stopped (DescribeInstances' State.Name)."""
+    try:
+        found = clients("ec2").describe_instances(InstanceIds=[change.id]).get("Reservations", [])
+    except ClientError as exc:
+        if error_code(exc).startswith("InvalidInstanceID"):
+            return Made(None, "gone")
+        raise
+    instances = [i for r in found for i in r.get("Instances", [])]
+    state = str(instances[0].get("State", {}).get("Name")) if instances else None
+    return Made.by_state("State", state, {"stopping", "stopped"}, {"running", "pending"})
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:

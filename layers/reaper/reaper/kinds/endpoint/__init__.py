@@ -117,6 +117,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeInferenceComponent",
         "cloudwatch:GetMetricData",
     ),
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

@@ -22,7 +22,7 @@ from reaper.aws.faults import error_code, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.endpoint import ActionName, autoscaling, wake
 from reaper.kinds.endpoint.model import (
     ASYNC,
@@ -257,6 +257,44 @@ def current_read(clients: Clients, resource: Resource) -> tuple[str | None, dict
             return None, None
         raise
     return str(desc.get("EndpointStatus", "Unknown")), desc
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A deletion is made once DescribeEndpoint finds it Deleting or gone; a scaling to zero once every
+    inference component's desired copy count is 0 (DescribeInferenceComponent), or every variant's
+    DesiredInstanceCount is. Where that is not so, its scale-in policy may still take it there: that cannot tell."""
+    state, desc = current_read(clients, Resource("endpoint", change.id, change.arn, "", ""))
+    match action_named(ActionName, change.action):
+        case ActionName.DELETE:
+            if state is None:
+                return Made(True, "gone")
+            return Made.by_state("EndpointStatus", state, {"Deleting"}, {"InService", "Updating", "SystemUpdating", "Creating"})
+        case ActionName.SCALE_TO_ZERO:
+            if state is None:
+                return Made(None, "gone")
+            return _at_zero(clients, change.id, desc or {})
+        case None:
+            return Made(None, f"nothing reads whether {change.action} was made")
+        case other:
+            assert_never(other)
+
+
+def _at_zero(clients: Clients, name: str, desc: dict[str, Any]) -> Made:
+    sm = clients("sagemaker")
+    names = [
+        ic["InferenceComponentName"]
+        for page in sm.get_paginator("list_inference_components").paginate(EndpointNameEquals=name)
+        for ic in page.get("InferenceComponents", [])
+    ]
+    if names:
+        copies = {c.name: c.copies for c in DetailReader(clients).components(names)}
+        if all(n == 0 for n in copies.values()):
+            return Made(True, "every inference component at 0 copies")
+        return Made(False, "copies of " + ", ".join(f"{k}: {v}" for k, v in sorted(copies.items())))
+    variants = desc.get("ProductionVariants") or []
+    if variants and all(v.get("DesiredInstanceCount", v.get("CurrentInstanceCount")) == 0 for v in variants):
+        return Made(True, "every variant at 0 instances")
+    return Made(None, f"EndpointStatus {desc.get('EndpointStatus')}, its scale-in policy takes it to 0")
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:

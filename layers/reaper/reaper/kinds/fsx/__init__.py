@@ -52,6 +52,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeTrainingJob",  # events.py: the inputs of the job whose end an event reports
         "cloudwatch:GetMetricData",
     ),
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.BACKUP: Action(
             ActionName.BACKUP,

@@ -28,7 +28,7 @@ from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import HOURS_PER_MONTH, Decision, Resource
 from reaper.core.timeutil import iso, parse_instant
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.fsx import ActionName
 from reaper.kinds.fsx.artifacts import backups, made_for, tasks
 from reaper.kinds.fsx.model import (
@@ -347,6 +347,45 @@ def lifecycle(fsx: Any, fs_id: str) -> str | None:
             return None
         raise
     return str(found[0].get("Lifecycle", "UNKNOWN")) if found else None
+
+
+_FAILED = ("FAILED", "DELETED", "CANCELED", "CANCELING")
+
+
+def _of(fs_id: str) -> list[dict[str, Any]]:
+    return [{"Name": "file-system-id", "Values": [fs_id]}]
+
+
+def _started(found: list[dict[str, Any]], change: Unconfirmed, what: str, id_key: str) -> Made:
+    """Made when one of `found` (backups or tasks of the file system) was created since the change began and has not failed."""
+    since = change.since - timedelta(minutes=1)  # AWS's clock and the sweep's may differ by a little
+    made = [b for b in found if b.get("CreationTime") and b["CreationTime"] >= since and b.get("Lifecycle") not in _FAILED]
+    if made:
+        return Made(True, f"{what} {made[0].get(id_key)} {made[0].get('Lifecycle')}")
+    return Made(False, f"no {what} of it since the change began")
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A deletion is made once the file system is DELETING or gone (DescribeFileSystems); a backup (an
+    export) once DescribeBackups (DescribeDataRepositoryTasks) finds one of it created since the change began
+    that has not failed."""
+    fsx = clients("fsx")
+    match action_named(ActionName, change.action):
+        case ActionName.DELETE | ActionName.DISCARD:
+            state = lifecycle(fsx, change.id)
+            if state is None:
+                return Made(True, "gone")
+            return Made.by_state("Lifecycle", state, {"DELETING"}, {"AVAILABLE", "UPDATING", "MISCONFIGURED"})
+        case ActionName.BACKUP:
+            found = fsx.describe_backups(Filters=_of(change.id)).get("Backups", [])
+            return _started(found, change, "backup", "BackupId")
+        case ActionName.EXPORT:
+            found = fsx.describe_data_repository_tasks(Filters=_of(change.id)).get("DataRepositoryTasks", [])
+            return _started([t for t in found if t.get("Type") == "EXPORT_TO_REPOSITORY"], change, "export", "TaskId")
+        case None:
+            return Made(None, f"nothing reads whether {change.action} was made")
+        case other:
+            assert_never(other)
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:

@@ -42,6 +42,7 @@ DECLARATION = KindDeclaration(
         "UseLogsChannel": ("logs:FilterLogEvents",),
         "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",),
     },
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.STOP: Action(
             ActionName.STOP, "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"

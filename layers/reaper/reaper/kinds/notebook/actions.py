@@ -8,7 +8,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.notebook import ActionName
 
 
@@ -33,6 +33,14 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
         raise
     state: str = desc.get("NotebookInstanceStatus", "Unknown")
     return state
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A stop is made once the notebook is Stopping or Stopped (DescribeNotebookInstance's NotebookInstanceStatus)."""
+    if action_named(ActionName, change.action) is not ActionName.STOP:
+        return Made(None, f"nothing reads whether {change.action} was made")
+    state = current_state(clients, Resource("notebook", change.id, change.arn, "", ""))
+    return Made.by_state("NotebookInstanceStatus", state, {"Stopping", "Stopped"}, {"InService", "Pending", "Updating"})
 
 
 def undo_hint(resource: Resource, action: str | None) -> str | None:

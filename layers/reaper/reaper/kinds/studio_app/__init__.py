@@ -48,6 +48,7 @@ DECLARATION = KindDeclaration(
     # JupyterReads=on: an app nothing else judges is read through its own Jupyter server (kinds/studio_app/jupyter.py);
     # the grant is denied on exempt and production user profiles like every change (template.yaml)
     conditional_permissions={"JupyterReadsOn": ("sagemaker:CreatePresignedDomainUrl",)},
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

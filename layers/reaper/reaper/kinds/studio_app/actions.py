@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import is_not_found
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.studio_app import ActionName
 from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, SPACE_IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
 
@@ -49,6 +49,26 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
         raise
     status: str = desc.get("Status", "Unknown")
     return None if status in GONE_STATES else status
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A deletion is made once ListApps shows the app Deleting or Deleted, or no longer lists it. Its id is
+    `<domain>/<user profile or space>/<app type>/<app name>`; ListApps names the owner in either field."""
+    if action_named(ActionName, change.action) is not ActionName.DELETE:
+        return Made(None, f"nothing reads whether {change.action} was made")
+    domain, owner, app_type, app_name = (change.id.split("/", 3) + ["", "", "", ""])[:4]
+    found = [
+        a
+        for page in clients("sagemaker").get_paginator("list_apps").paginate(DomainIdEquals=domain)
+        for a in page.get("Apps", [])
+        if (a.get("AppType"), a.get("AppName")) == (app_type, app_name) and owner in (a.get("UserProfileName"), a.get("SpaceName"))
+    ]
+    # an app of that name created after the change began is a new one (its owner opened it again)
+    before = [a for a in found if not (a.get("CreationTime") and a["CreationTime"] > change.since)]
+    live = [a for a in before if a.get("Status") in ("InService", "Pending")]
+    if live:
+        return Made(False, f"Status {live[0].get('Status')}")
+    return Made(True, f"Status {before[0].get('Status')}" if before else "gone")
 
 
 def delete(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:

@@ -57,6 +57,7 @@ DECLARATION = KindDeclaration(
         "logs:DescribeLogStreams",
         "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
     ),
+    confirm=f"{_P}.actions:confirm",
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,

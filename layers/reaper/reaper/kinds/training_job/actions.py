@@ -16,7 +16,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code, is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Resource
-from reaper.kinds.base import ActContext, action_named
+from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.checkpoints import newest
 from reaper.kinds.training_job.model import RUNNING, JobFacts
@@ -55,6 +55,23 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
         raise
     state: str = desc.get(STATUS_FIELD[job_type], "Unknown")
     return state
+
+
+def confirm(clients: Clients, change: Unconfirmed) -> Made:
+    """A stop is made once the job is Stopping or Stopped (its own describe call's status); a job still
+    InProgress, or one that ended by itself (Completed, Failed), was not stopped."""
+    if action_named(ActionName, change.action) is not ActionName.STOP:
+        return Made(None, f"nothing reads whether {change.action} was made")
+    job_type = str(change.evidence.get("job_type") or "training")
+    if job_type not in STATUS_FIELD:
+        return Made(None, f"a {job_type} job")
+    try:
+        state: str | None = str(_describe(clients("sagemaker"), job_type, change.id).get(STATUS_FIELD[job_type], "Unknown"))
+    except ClientError as exc:
+        if not is_not_found(exc):
+            raise
+        state = None
+    return Made.by_state(STATUS_FIELD[job_type], state, {"Stopping", "Stopped"}, {"InProgress", "Completed", "Failed"})
 
 
 def _stop_call(sm: Any, facts: JobFacts, name: str) -> str | None:
