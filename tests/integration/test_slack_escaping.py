@@ -190,3 +190,47 @@ def test_no_field_of_any_message_type_reaches_slack_unescaped_in_webhook_mode(no
     assert _unescaped(posted) == []
     for m in posted:
         assert_within_limits(m)
+
+
+def test_a_confirm_click_on_a_budget_from_a_hostile_project_is_answered_escaped(aws, table):
+    """The thread answer quotes the project (from an `ml:project` tag): escaped like the message it answers."""
+    from urllib.parse import urlencode
+
+    from reaper.core.settings import Settings
+    from reaper.slack.bot import BotConfig, SlackBot
+    from reaper.slack.budget_notice import render
+    from reaper.slack.interactions import handle_request
+    from reaper.wiring import build_runtime
+    from tests.integration.test_slack_buttons import ADMIN, SECRET, signed
+
+    # Given the budget notice for a project named to ping the channel, with its Confirm button, as rendered
+    project = MENTIONS
+    notice = queued.BudgetChangeMessage(
+        id=f"mlreaper-{project}"[:100],
+        arn="arn:aws:budgets::123456789012:budget/mlreaper-x",
+        project=project,
+        what="created",
+        usd=100.0,
+        origin="tag",
+        confirmable=True,
+    )
+    [button] = [e for b in render(notice).blocks if b["type"] == "actions" for e in b["elements"]]
+    rt = build_runtime(Settings.validated({"mode": "enforce", "table": table}), session=aws, region="us-east-1")
+    with SlackApi({}) as api:
+        bot = SlackBot.build(
+            BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
+        )
+        # When an admin clicks it
+        payload = {
+            "user": {"id": ADMIN},
+            "response_url": api.response_url("c"),
+            "actions": [{"action_id": button["action_id"], "value": button["value"]}],
+        }
+        now = datetime.now(UTC)
+        assert (
+            handle_request(signed(urlencode({"payload": json.dumps(payload)}), now), rt, bot, now, lambda t, e: None)["statusCode"] == 200
+        )
+        said = [r["text"] for r in api.responses]
+    # Then the budget is confirmed for that very project, and the answer quotes it escaped
+    assert len(said) == 1 and "is confirmed by <@U0ADMIN01>" in said[0]
+    assert "project &lt;!channel&gt;" in said[0] and _unescaped([{"text": t.replace("<@U0ADMIN01>", "")} for t in said]) == []
