@@ -99,8 +99,11 @@ lint: $(VENV)/.ready
 	$(VENV)/bin/ruff check layers functions devkit tests bench scripts agent
 	$(VENV)/bin/ruff format --check layers functions devkit tests bench scripts agent
 
+# mypy --strict over the layer, every function's handler and the scripts (org/ holds only templates). Each
+# function is an `app.py` in its own folder: --explicit-package-bases names them functions.<name>.app (one
+# module each, all checked in one run), and MYPYPATH finds `reaper` and `reaper_devkit` as Lambda and the tests do.
 typecheck: $(VENV)/.ready
-	$(VENV)/bin/mypy layers/reaper/reaper
+	MYPYPATH=layers/reaper:devkit $(VENV)/bin/mypy --explicit-package-bases layers/reaper/reaper functions scripts
 
 unit: $(VENV)/.ready
 	$(VENV)/bin/pytest tests/unit

@@ -34,7 +34,13 @@ def samconfig(path: Path) -> dict[str, dict[str, object]]:
         return {}
     data = tomllib.loads(path.read_text())
     default: dict[str, dict[str, object]] = data.get("default", {})
-    return {section: values.get("parameters", {}) for section, values in default.items()}
+    return {section: _parameters(values) for section, values in default.items()}
+
+
+def _parameters(section: object) -> dict[str, object]:
+    """A section's `parameters` table ({} when it has none)."""
+    found = section.get("parameters", {}) if isinstance(section, dict) else {}
+    return found if isinstance(found, dict) else {}
 
 
 def ask(question: str, default: str, valid: re.Pattern[str], secret: bool = False) -> str:

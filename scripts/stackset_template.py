@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cfnlint.decode.cfn_yaml import loads  # type: ignore[import-untyped]
-from samtranslator.translator.transform import transform  # type: ignore[import-not-found]
+from cfnlint.decode.cfn_yaml import loads
+from samtranslator.translator.transform import transform
 
 
 class NoLookups:

@@ -16,7 +16,8 @@ def texts(blocks: list[dict[str, Any]]) -> list[str]:
         if "text" in b:
             out.append(b["text"]["text"])
         out += [f["text"] for f in b.get("fields", [])]
-        out += [e["text"] for e in b.get("elements", []) if "text" in e]
+        # a context element's text is a string; a button's is a text object
+        out += [e["text"]["text"] if isinstance(e["text"], dict) else e["text"] for e in b.get("elements", []) if "text" in e]
     return out
 
 

@@ -13,7 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc, unused-ignore]  # Any without types-PyYAML
     pass
 
 
@@ -23,7 +23,7 @@ def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
     else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type, unused-ignore]  # typed only with types-PyYAML
     return {suffix: value}
 
 

@@ -13,6 +13,7 @@ from reaper.core.settings import Settings
 from reaper.org import settings_changes
 from reaper.org.settings import organizations_accounts_under
 from reaper.record.actionlog import ActionLog
+from reaper.record.message import NoticeMessage
 from reaper.slack.bot import SlackBot, cached_bot
 from reaper.slack.message import render_message
 
@@ -29,7 +30,8 @@ def bot() -> SlackBot | None:
     return cached_bot(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value))
 
 
-def post(notice: dict[str, Any]) -> None:
+def post(notice: NoticeMessage) -> None:
+    """The change notice to the central admin channel (a notice has no owner), rendered like every notice."""
     slack = bot()
     if slack is not None:
         slack.post(notice, render_message(notice))

@@ -106,6 +106,8 @@ def hub(organisation: dict[str, Any], aws: boto3.session.Session, monkeypatch: p
         assert f":assumed-role/{click.ROLE_PREFIX}{REGION}/" in assumed
         return MemberLambda(assumed.split(":")[4])
 
+    central_sts = _interactions_role_sts(aws)
+
     with SlackApi({"ana@example.com": OWNER}) as api:
         bot = SlackBot.build(
             BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
@@ -127,8 +129,25 @@ def hub(organisation: dict[str, Any], aws: boto3.session.Session, monkeypatch: p
                 "log": org_log,
                 "invoked": invoked,
                 "answered": answered,
-                "call": lambda event, at=now: handle_central_request(event, org_log, bot, at, aws.client("sts"), lambda_for),
+                "call": lambda event, at=now: handle_central_request(event, org_log, bot, at, central_sts, lambda_for),
             }
+
+
+def _interactions_role_sts(aws: boto3.session.Session) -> Any:
+    """STS as the central interactions function calls it: with its role's credentials (org/central.yaml names the
+    role; a member's CentralActionRole trusts that role only)."""
+    lambda_trust = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    role = aws.client("iam").create_role(
+        RoleName=click.INTERACTIONS_ROLE, AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [lambda_trust]})
+    )["Role"]["Arn"]
+    creds = aws.client("sts").assume_role(RoleArn=role, RoleSessionName="central-interactions")["Credentials"]
+    return boto3.client(
+        "sts",
+        region_name=REGION,
+        aws_access_key_id=creds["AccessKeyId"],
+        aws_secret_access_key=creds["SecretAccessKey"],
+        aws_session_token=creds["SessionToken"],
+    )
 
 
 def clicks(hub: dict[str, Any]) -> list[dict[str, Any]]:

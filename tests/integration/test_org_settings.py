@@ -24,8 +24,10 @@ from reaper.org.settings import organizations_accounts_under
 from reaper.record.actionlog import ActionLog, create_table
 from reaper.wiring import build_runtime
 from reaper_devkit import seed
-from tests.conftest import ROOT, drain
+from reaper_devkit.slack_api import SlackApi
+from tests.conftest import ROOT, drain, load_function
 from tests.integration.test_organisation import CENTRAL, IDLE, MEMBER_LOG, REGION, _session, organisation  # noqa: F401 - the fixture
+from tests.slack_limits import assert_within_limits
 
 NOTEBOOK_SCHEDULE = json.loads((ROOT / "events" / "notebook-schedule.json").read_text())
 
@@ -115,13 +117,13 @@ def test_an_ou_in_enforce_and_one_accounts_kind_in_dry_run_are_followed_by_each_
     done = _central_function(aws, hub, now)
     # Then each change was posted once to the central channel and recorded in the organisation's log
     assert sorted(done["written"]) == sorted(hub["members"])
-    assert sorted(n["title"] for n in hub["posted"]) == [
+    assert sorted(n.title for n in hub["posted"]) == [
         f"Central settings for OU {hub['ou']}: mode enforce",
         f"Central settings for account {a['account']}: notebook dry-run",
     ]
-    assert all("by arn:aws:" in n["text"] and "why:" in n["text"] for n in hub["posted"])
+    assert all("by arn:aws:" in n.text and "why:" in n.text for n in hub["posted"])
     logged = [e for e in ActionLog(aws.client("dynamodb"), hub["table"]).entries(now - timedelta(minutes=1), now + timedelta(minutes=1))]
-    assert sorted(e["title"] for e in logged if e.get("kind") == "org-settings") == sorted(n["title"] for n in hub["posted"])
+    assert sorted(e["title"] for e in logged if e.get("kind") == "org-settings") == sorted(n.title for n in hub["posted"])
     # And the next sweep in each member follows them: B and C enforce (a warning first), A's notebooks stay dry-run
     later = now + timedelta(minutes=15)
     results = {m["account"]: _sweep(m, later) for m in (a, b, c)}
@@ -155,7 +157,7 @@ def test_an_invalid_setting_is_refused_whole_and_the_member_keeps_its_own_modes_
     )
     _central_function(aws, hub, now)
     # Then the central channel is told it is invalid and not applied
-    assert "INVALID" in hub["posted"][-1]["title"] and "enforse" in hub["posted"][-1]["text"]
+    assert "INVALID" in hub["posted"][-1].title and "enforse" in hub["posted"][-1].text
     # And B goes back to its own modes (dry-run), not the OU's enforce, and says why, once
     verdict, [notice] = _sweep(b, now + timedelta(minutes=15))
     assert verdict == "act (would)"
@@ -174,7 +176,7 @@ def test_a_cleared_setting_returns_the_member_to_its_own_modes(hub, aws):
     assert _org_set("--ou", hub["ou"], "--clear", "--reason", "back to the stacks' own") == 0
     done = _central_function(aws, hub, now)
     assert sorted(done["removed"]) == sorted(hub["members"])
-    assert hub["posted"][-1]["title"] == f"Central settings cleared for OU {hub['ou']}"
+    assert hub["posted"][-1].title == f"Central settings cleared for OU {hub['ou']}"
     # Then the member's next sweep is its own dry-run again, and it says so
     verdict, [notice] = _sweep(c, now + timedelta(minutes=15))
     assert verdict == "act (would)" and notice["title"].startswith("Central settings removed")
@@ -233,3 +235,32 @@ def test_an_unreadable_settings_table_changes_nothing_and_is_said_once(hub, aws)
     verdict, [notice] = _sweep(b, now)
     assert verdict == "act (would)" and notice["title"].startswith("Central settings could not be read")
     assert _sweep(b, now + timedelta(minutes=15)) == ("act (would)", [])
+
+
+def test_the_central_settings_function_posts_each_change_to_the_central_admin_channel(hub, aws, monkeypatch, lambda_context):
+    # Given the central settings function as deployed: the organisation's log, the settings table, a bot-mode
+    # Slack secret whose Web API is the local stand-in
+    with SlackApi({}) as api:
+        secret = {"bot_token": "xoxb-central", "admin_channel": "C0CENTRAL", "base_url": api.url}
+        arn = aws.client("secretsmanager").create_secret(Name="mlreaper-central-slack", SecretString=json.dumps(secret))["ARN"]
+        for name, value in {"REAPER_ORG_TABLE": hub["table"], "REAPER_SLACK_SECRET_ARN": arn, "REAPER_ACCOUNT_ID": CENTRAL}.items():
+            monkeypatch.setenv(name, value)
+        app = load_function("central_settings")
+        # When an admin sets an OU's mode with a reason that tries to ping the channel, and the stream hands the change in
+        assert _org_set("--ou", hub["ou"], "--mode", "enforce", "--reason", "sandbox <!channel> <@U0EVE0001>") == 0
+        streams = aws.client("dynamodbstreams")
+        got = streams.get_records(ShardIterator=hub["cursor"][0])
+        event = {"Records": [{**r, "eventSource": "aws:dynamodb"} for r in got["Records"] if r["dynamodb"]["Keys"]["pk"]["S"] == "SET"]}
+        result = app.handler(event, lambda_context)
+        posts = list(api.posts)
+    # Then the notice arrived in the central admin channel, rendered as a notice, its reason escaped
+    assert result["told"] == [f"Central settings for OU {hub['ou']}: mode enforce"]
+    [post] = posts
+    blocks = post["blocks"] if isinstance(post["blocks"], list) else json.loads(post["blocks"])
+    assert post["channel"] == "C0CENTRAL" and post["text"].startswith(f"Central settings for OU {hub['ou']}: mode enforce")
+    assert "why: sandbox &lt;!channel&gt; &lt;@U0EVE0001&gt;" in blocks[0]["text"]["text"]
+    assert "<!channel>" not in json.dumps(post) and "<@U0EVE0001>" not in json.dumps(post)
+    assert_within_limits({"text": post["text"], "blocks": blocks})
+    # And the organisation's log has it, once
+    logged = ActionLog(aws.client("dynamodb"), hub["table"]).entries(datetime.now(UTC) - timedelta(minutes=5), datetime.now(UTC))
+    assert [e["title"] for e in logged if e.get("kind") == "org-settings"] == result["told"]

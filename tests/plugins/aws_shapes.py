@@ -134,6 +134,8 @@ def response_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
         for k, v in value.items():
             yield from response_problems(v, shape.value, f"{path}[{k!r}]")
         return
+    if shape.name == "policyDocumentType" and isinstance(value, dict):
+        return  # botocore's own handler (handlers.json_decode_policies) hands IAM's policy documents over decoded
     wanted = _OUTPUT_TYPES.get(shape.type_name)
     if wanted and (not isinstance(value, wanted) or (shape.type_name != "boolean" and isinstance(value, bool))):
         yield f"{path}={value!r} is {type(value).__name__}, not {shape.type_name}"

@@ -89,11 +89,15 @@ def test_a_user_written_name_is_escaped_in_the_digest_and_its_confirmation():
 def _statements(resource: str) -> list[dict[str, Any]]:
     template = loads(CENTRAL.read_text())
     policies = template["Resources"][resource]["Properties"]["Policies"]
-    return [s for p in policies if "Statement" in p for s in p["Statement"]]
+    return [s for p in policies for s in p["PolicyDocument"]["Statement"]]
 
 
 def test_the_central_endpoint_is_granted_what_its_code_calls_and_no_more():
-    statements = _statements("CentralInteractionsFunction")
+    # (its role is named: each member's CentralActionRole trusts that role only, tests/integration/test_org_trust.py)
+    template = loads(CENTRAL.read_text())["Resources"]
+    assert template["CentralInteractionsFunction"]["Properties"]["Role"] == {"Fn::GetAtt": ["CentralInteractionsRole", "Arn"]}
+    assert template["CentralInteractionsRole"]["Properties"]["RoleName"] == click.INTERACTIONS_ROLE
+    statements = _statements("CentralInteractionsRole")
     granted = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
     assert granted == central_interactions.PERMISSIONS
     [assume] = [s for s in statements if s["Action"] == "sts:AssumeRole"]

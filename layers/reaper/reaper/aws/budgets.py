@@ -70,9 +70,22 @@ class BudgetChange:
         return self.origin == "tag" and self.what == "created"
 
 
+# The Budgets API's BudgetName: "The ":" and "\\" characters, and the "/action/" substring, aren't allowed",
+# 1-100 characters, Pattern ^(?![^:\\\\]*/action/|(?i).*<script>.*</script>.*)[^:\\\\]+$
+# (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Budget.html; docs/aws-assumptions.md)
+BUDGET_NAME_MAX = 100
+_NAME_REFUSED = re.compile(r"[:\\\\\x00-\x1f\x7f]")  # the two AWS refuses, and control characters (a name is shown in Slack)
+_SCRIPT = re.compile(r"<script>.*</script>", re.IGNORECASE | re.DOTALL)
+
+
 def budget_name(project: str) -> str:
-    """Budget names take 1-100 characters, not ':' or '\\'."""
-    return (BUDGET_PREFIX + re.sub(r"[:\\\\]", "-", project))[:100]
+    """`mlreaper-<project>`, made into a name Budgets accepts: ':', '\\' and control characters become '-',
+    "/action/" becomes "-action-", '<' and '>' become '-' when the name would hold a <script> element,
+    and it is cut to 100 characters (cutting never makes a refused substring)."""
+    name = _NAME_REFUSED.sub("-", project).replace("/action/", "-action-")
+    if _SCRIPT.search(name):
+        name = name.replace("<", "-").replace(">", "-")
+    return (BUDGET_PREFIX + name)[:BUDGET_NAME_MAX]
 
 
 def proposed(clients: Clients, settings: Settings) -> dict[str, float]:

@@ -1,7 +1,7 @@
 """Stop now, clicked in the central account: forwarded to the member account's own kind function.
 
 The central side decides nothing: it assumes the member's CentralActionRole (trusted by the central
-account only, allowed to invoke the member's sweep functions and nothing else) and hands the click
+interactions function's role only, INTERACTIONS_ROLE; allowed to invoke the member's sweep functions and nothing else) and hands the click
 to the function that logged the resource, which runs `reaper.slack.stop.stop_now`, the same gate as
 a sweep (protection, state, the kind's reasons to keep) in the member's account.
 """
@@ -22,6 +22,9 @@ from reaper.record.actionlog import ActionLog
 PERMISSIONS = ("sts:AssumeRole",)
 LOOKBACK = timedelta(days=7)  # a digest's button is for a resource logged this week
 ROLE_PREFIX = "mlreaper-central-action-"  # + the member stack's region (IAM role names are account-wide)
+# The central interactions function's role (org/central.yaml): the only principal a member's CentralActionRole
+# trusts (template.yaml, aws:PrincipalArn), so nothing else in the central account can hand a member a Stop now
+INTERACTIONS_ROLE = "mlreaper-central-interactions"
 
 # (assumed-role credentials, region) -> a Lambda client in the member account
 LambdaFor = Callable[[dict[str, Any], str], Any]
@@ -29,6 +32,11 @@ LambdaFor = Callable[[dict[str, Any], str], Any]
 
 def role_arn(account: str, region: str, partition: str = "aws") -> str:
     return f"arn:{partition}:iam::{account}:role/{ROLE_PREFIX}{region}"
+
+
+def interactions_role_arn(central_account: str, partition: str = "aws") -> str:
+    """The principal each member's CentralActionRole trusts (its aws:PrincipalArn)."""
+    return f"arn:{partition}:iam::{central_account}:role/{INTERACTIONS_ROLE}"
 
 
 def function_for(entries: list[dict[str, Any]], arn: str) -> str | None:

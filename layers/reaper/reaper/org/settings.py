@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 from reaper.core.errors import UsageError
 from reaper.core.org_settings import ACCOUNT_ID, EFFECTIVE, MAX_REASON, OU_ID, CentralModes, layered, parse_modes, version_of
 from reaper.core.timeutil import iso
+from reaper.record.message import NoticeMessage
 
 SET = "SET"
 WRITE_PERMISSIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem")  # `reaper org set`
@@ -204,9 +205,9 @@ def reconcile(dynamodb: Any, table: str, accounts_under: AccountsUnder, now: dat
     return {"written": written, "removed": removed, "problems": [f"{s.target} {s.id}: {s.problem}" for s in settings if s.problem]}
 
 
-def change_notice(event_name: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, central_account: str) -> dict[str, Any]:
+def change_notice(event_name: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, central_account: str) -> NoticeMessage:
     """The notice for one change of a SET item (a DynamoDB stream record's images), for the central
-    admin channel and the organisation's log."""
+    admin channel (rendered like any notice: reaper.slack.message) and the organisation's log (`as_record()`)."""
     after = read_setting(new) if new else None
     before = read_setting(old) if old else None
     s = after or before
@@ -222,17 +223,16 @@ def change_notice(event_name: str, old: Mapping[str, Any] | None, new: Mapping[s
     who = after or before
     assert who is not None
     text += f" · v{who.version} by {who.set_by or '?'} at {who.set_at or '?'}" + (f" · why: {who.reason}" if who.reason else "")
-    return {
-        "type": "notice",
-        "kind": "org-settings",
-        "id": f"{s.target} {s.id}",
-        "account": s.id if s.target == "account" else central_account,
-        "region": "",
-        "owner": None,
-        "change": event_name,
-        "title": title,
-        "text": text,
-    }
+    return NoticeMessage(
+        kind="org-settings",
+        id=f"{s.target} {s.id}",
+        account=s.id if s.target == "account" else central_account,
+        region="",
+        owner=None,
+        title=title,
+        text=text,
+        details={"change": event_name},
+    )
 
 
 def _modes(s: Setting | None) -> str:

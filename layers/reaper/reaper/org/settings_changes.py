@@ -15,20 +15,21 @@ from reaper.core.errors import BadEventError
 from reaper.core.observability import MetricUnit, metrics
 from reaper.org.settings import SET, AccountsUnder, change_notice, reconcile
 from reaper.record.actionlog import ActionLog
+from reaper.record.message import NoticeMessage
 
 log = logging.getLogger("reaper")
 
 LOG_PERMISSIONS = ("dynamodb:PutItem",)  # the organisation's log: the claim and the record
 STREAM_PERMISSIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams")
 
-Post = Callable[[dict[str, Any]], None]
+Post = Callable[[NoticeMessage], None]  # the central function's: rendered (reaper.slack.message) and posted
 
 
 def take_changes(
     records: list[dict[str, Any]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
-) -> list[dict[str, Any]]:
+) -> list[NoticeMessage]:
     """Record and post each SET change once; returns the notices told this time."""
-    told = []
+    told: list[NoticeMessage] = []
     for record in records:
         if record.get("eventSource") != "aws:dynamodb" or not isinstance(record.get("dynamodb"), dict):
             raise BadEventError("the central settings function takes the settings table's stream records")
@@ -39,7 +40,7 @@ def take_changes(
         if not org_log.claim(f"settings-change|{event_id}", now):
             continue
         notice = change_notice(str(record.get("eventName")), change.get("OldImage"), change.get("NewImage"), central_account)
-        org_log.record(notice, now, f"settings-{event_id}")
+        org_log.record(notice.as_record(), now, f"settings-{event_id}")
         told.append(notice)
         if post is None:
             continue
@@ -63,4 +64,4 @@ def handle(
 ) -> dict[str, Any]:
     told = take_changes(list(event.get("Records") or []), org_log, post, central_account, now) if "Records" in event else []
     result = reconcile(dynamodb, settings_table, accounts_under, now)
-    return {**result, "told": [n["title"] for n in told]}
+    return {**result, "told": [n.title for n in told]}

@@ -8,13 +8,11 @@ its project and the amount shown; the confirmation is for that amount only.
 
 from __future__ import annotations
 
-import json
-
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ContextBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 
 from reaper.record.message import BudgetChangeMessage
-from reaper.slack.message import CONTEXT_TEXT_MAX, SECTION_TEXT_MAX, Cuts, Message, escape
+from reaper.slack.message import CONTEXT_TEXT_MAX, FALLBACK_TEXT_MAX, SECTION_TEXT_MAX, Cuts, Message, button_value, escape
 
 CONFIRM = "reaper:confirm-budget"
 BUTTON_VALUE_MAX = 2000  # Slack's limit on a button's value
@@ -27,10 +25,10 @@ def render(p: BudgetChangeMessage) -> Message:
     title = f"Budget {escape(p.id)} · project {escape(p.project)}"
     body = escape(p.reason)
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"{icon} *{title}*\n{body}", SECTION_TEXT_MAX, "text")))]
-    value = json.dumps({"arn": p.arn, "kind": "budget", "project": p.project, "usd": p.usd})
+    value = button_value({"arn": p.arn, "kind": "budget", "project": p.project, "usd": p.usd})
     if p.confirmable and len(value) <= BUTTON_VALUE_MAX:
         blocks.append(ActionsBlock(elements=[ButtonElement(text="Confirm (admins)", action_id=CONFIRM, value=value, style="primary")]))
     context = f"account {escape(p.account)} · budgets are the admin's: the stack's ProjectBudgets, or confirmed here"
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text=cuts.cut(context, CONTEXT_TEXT_MAX, "context"))]))
-    text = cuts.cut(f"mlreaper budget {p.id}: {p.reason}", 3000, "fallback", note=" …")
+    text = cuts.cut(f"mlreaper budget {escape(p.id)}: {body}", FALLBACK_TEXT_MAX, "fallback", note=" …")  # escaped like the blocks
     return Message(text=text, blocks=[b.to_dict() for b in blocks], cut=tuple(dict.fromkeys(cuts.parts)))

@@ -32,6 +32,7 @@ from reaper.core.policy import read_tags
 from reaper.core.timeutil import iso
 from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot
+from reaper.slack.message import escape
 from reaper.slack.request import Click
 
 SNOOZE = timedelta(hours=24)
@@ -161,8 +162,8 @@ def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, bas
     return _answer(
         base,
         "done",
-        f"`{base['id']}` (${usd:,.2f} a month, project {click.project}) is confirmed by <@{click.user}>: from the next sweep it is "
-        "the admin's budget (at 100 % it acts when BudgetEnforce is on).",
+        f"`{escape(base['id'])}` (${usd:,.2f} a month, project {escape(click.project)}) is confirmed by <@{click.user}>: "
+        "from the next sweep it is the admin's budget (at 100 % it acts when BudgetEnforce is on).",
     )
 
 

@@ -23,7 +23,7 @@ from reaper.core.timeutil import as_utc
 from reaper.org.central import log_key
 from reaper.record.message import CoverageHeadline, DailyDigestMessage, StoppableRow
 from reaper.report.savings_metric import saved_between
-from reaper.slack.message import SECTION_TEXT_MAX, Cuts, Message, escape, mention, money
+from reaper.slack.message import HEADER_TEXT_MAX, SECTION_TEXT_MAX, Cuts, Message, button_value, escape, mention, money
 
 if TYPE_CHECKING:
     from reaper.aws.discounts import Discounts
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 TOP_OWNERS = 5
 ERRORS_LISTED = 10
 STOP_LISTED = 30  # one block each; with the digest's own blocks, within Slack's 50
+CONFIRM_TEXT_MAX = 300  # a confirmation dialog's text (https://api.slack.com/reference/block-kit/composition-objects#confirm)
 BUTTON_VALUE_MAX = 2000  # a button's value (https://api.slack.com/reference/block-kit/block-elements#button)
 
 
@@ -156,7 +157,7 @@ def render(p: DailyDigestMessage) -> Message:
             f"top reason {escape(blind.top_label)} ({blind.top_resources}), fix: {escape(blind.fix)}"
         )
     blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=f"mlreaper daily digest {escape(p.date)}"[:150])),
+        HeaderBlock(text=PlainTextObject(text=cuts.cut(f"mlreaper daily digest {escape(p.date)}", HEADER_TEXT_MAX, "header", note=" …"))),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(body, SECTION_TEXT_MAX, "body"))),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Top owners (act, warn, error):*\n{owners}", SECTION_TEXT_MAX, "owners"))),
     ]
@@ -180,10 +181,10 @@ def _stop_blocks(p: DailyDigestMessage, cuts: Cuts) -> list[Block]:
             f"*{escape(r.kind)}* `{escape(r.id)}` · {escape(r.account)} {escape(r.region or '')} · "
             f"{_owner(r.owner or '(no owner)')} · {money(r.hourly_usd)}/h\n{escape(r.reason or '')}"
         )
-        value = json.dumps({"arn": r.arn, "kind": r.kind, "logged": r.logged})
+        value = button_value({"arn": r.arn, "kind": r.kind, "logged": r.logged})
         confirm = ConfirmObject(
             title="Stop now?",
-            text=escape(f"{r.kind} {r.id} in account {r.account}")[:300],
+            text=cuts.cut(escape(f"{r.kind} {r.id} in account {r.account}"), CONFIRM_TEXT_MAX, "confirm", note=" …"),
             confirm="Stop",
             deny="Cancel",
         )

@@ -15,7 +15,9 @@ so `cut` and `MAX_BLOCKS` hold those here.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,11 +47,22 @@ VERDICT_ICON = {
 }
 ENTITY_TAIL = re.compile(r"&[a-z]{0,4}$")
 PLAIN_UNSAFE = re.compile(r"[^A-Za-z0-9 ():_.-]")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and new line, DEL, C1
 
 
 def escape(value: object) -> str:
-    """Slack's three control characters as entities (https://api.slack.com/reference/surfaces/formatting#escaping)."""
-    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack's three control characters as entities (https://api.slack.com/reference/surfaces/formatting#escaping),
+    and control characters (other than a new line or a tab) dropped: a value is shown, never obeyed."""
+    text = CONTROL.sub("", str(value))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def button_value(data: Mapping[str, object]) -> str:
+    """A button's value: JSON whose `&`, `<` and `>` are JSON escapes (\\u0026, \\u003c, \\u003e). Slack never
+    shows a value, but it is a string of the posted payload like any other, so it holds no `<!channel>` either;
+    json.loads reads it back unchanged (reaper.slack.request.parse_click)."""
+    text = json.dumps(dict(data))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 @dataclass

@@ -8,8 +8,6 @@ MAX_LISTED with buttons (Slack allows 50 blocks, 5 elements per actions block), 
 
 from __future__ import annotations
 
-import json
-
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
@@ -20,6 +18,7 @@ from reaper.slack.message import (
     VERDICT_ICON,
     Cuts,
     Message,
+    button_value,
     cost_line,
     escape,
     headline,
@@ -58,7 +57,7 @@ def render(p: OwnerSummaryMessage) -> Message:
         icon = VERDICT_ICON.get(str(item.verdict), "")
         text = f"{icon} *{headline(item)}* · {escape(item.region)}\n{escape(item.reason)}\n{cost_line(item)}"
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "item"))))
-        value = json.dumps({"arn": item.arn, "kind": item.kind})  # all else is read again on a click
+        value = button_value({"arn": item.arn, "kind": item.kind})  # all else is read again on a click
         if len(value) <= BUTTON_VALUE_MAX and item.arn:
             blocks.append(
                 ActionsBlock(

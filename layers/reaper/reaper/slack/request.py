@@ -12,7 +12,9 @@ Slack signs the HTTP body as it sent it. A function URL hands a body it consider
 base64-encoded (`isBase64Encoded`): the HMAC is computed over the decoded bytes, which are those
 Slack sent; nothing else is decoded, and nothing is parsed, before the signature holds. A body that
 is not valid base64, larger than MAX_BODY_BYTES, not UTF-8, or JSON nested deeper than MAX_JSON_DEPTH
-is refused with a 4xx, never an exception (an exception would be a 502 and a Lambda error alarm).
+is refused with a 4xx, never an exception (an exception would be a 502 and a Lambda error alarm); so is a
+signature that is not ASCII (hmac.compare_digest raises TypeError on one) and an `isBase64Encoded` that
+is not a boolean (tests/integration/test_slack_malformed.py holds the whole table).
 
 The body is form-encoded, `payload=<JSON>` (https://api.slack.com/interactivity/handling#payloads).
 Only the button's `value` (the resource's ARN and kind, written by us) and Slack's own fields
@@ -36,6 +38,7 @@ from reaper.slack.message import SLACK_ID
 REPLAY_WINDOW_SECONDS = 300
 MAX_BODY_BYTES = 64 * 1024  # a block_actions payload is a few KiB; Slack's own messages are far smaller than this
 MAX_JSON_DEPTH = 32  # a button click's payload nests 5 deep
+MAX_SIGNATURE = 128  # `v0=` and 64 hex digits; the claim's key holds it whole
 MAX_LOGGED_KEY = 1024  # a DynamoDB sort key is at most 1,024 bytes
 ACTIONS = frozenset({"reaper:snooze", "reaper:exempt", "reaper:restore", "reaper:stop", "reaper:confirm-budget"})
 
@@ -82,13 +85,19 @@ def raw_body(event: dict[str, Any]) -> bytes:
         raise RequestRefused(400, "the request body is not text")
     if len(body) > MAX_BODY_BYTES * 4 // 3 + 4:  # bounded before decoding too
         raise RequestRefused(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
-    if event.get("isBase64Encoded") is True:
+    encoded = event.get("isBase64Encoded", False)
+    if not isinstance(encoded, bool):
+        raise RequestRefused(400, "isBase64Encoded is not a boolean")
+    if encoded:
         try:
             data = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             raise RequestRefused(400, "the request body is not valid base64") from None
     else:
-        data = body.encode("utf-8", errors="surrogateescape")
+        try:
+            data = body.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800") is no byte Slack could have sent
+            raise RequestRefused(400, "the request body is not UTF-8") from None
     if len(data) > MAX_BODY_BYTES:
         raise RequestRefused(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
     return data
@@ -109,6 +118,9 @@ def verify(event: dict[str, Any], signing_secret: str, now: datetime) -> tuple[s
     timestamp, signature = headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature")
     if not timestamp or not signature:
         raise RequestRefused(401, "unsigned request")
+    if not signature.isascii() or len(signature) > MAX_SIGNATURE:
+        # hmac.compare_digest raises TypeError on a str that is not ASCII: refused before it is called
+        raise RequestRefused(401, "bad signature")
     if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
         raise RequestRefused(401, "the request timestamp is not a number")
     age = abs(now.timestamp() - int(timestamp))
@@ -177,7 +189,7 @@ def parse_click(body: str, signature: str) -> Click:
             usd=float(value["usd"]) if "usd" in value else None,
             logged=str(value["logged"])[:MAX_LOGGED_KEY] if "logged" in value else None,
         )
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):  # float(10**400)
         raise RequestRefused(400, "not a button click from an mlreaper message") from None
     if click.action not in ACTIONS or not SLACK_ID.match(click.user) or not click.arn.startswith("arn:"):
         raise RequestRefused(400, "not a button click from an mlreaper message")

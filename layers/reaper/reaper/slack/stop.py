@@ -19,6 +19,7 @@ from reaper.core.model import Decision, Mode, Outcome, Verdict
 from reaper.core.policy import exempt_hint, production_guard
 from reaper.kinds.base import ActContext, Kind
 from reaper.record.runtime import Runtime
+from reaper.slack.message import escape, mention
 from reaper.slack.reply import answer
 from reaper.sweep import gate, pipeline
 from reaper.sweep.courier import Courier
@@ -27,7 +28,7 @@ from reaper.sweep.courier import Courier
 def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now: datetime) -> dict[str, Any]:
     arn, user = str(detail.get("arn") or ""), str(detail.get("user") or "")
     region = arn.split(":")[3] if arn.count(":") >= 5 else ""
-    name = arn.rsplit("/", 1)[-1]
+    name = escape(arn.rsplit("/", 1)[-1])  # shown in the thread: escaped like every message (docs/slack.md, Escaping)
     if region not in rt.regions:
         return _said(detail, f"`{name}`: not a resource in a region mlreaper sweeps; nothing was done.", "refused")
     clients = rt.clients(region)
@@ -76,11 +77,11 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     if outcome.executed:
         done = kind.actions.get(decision.action or "")
         past = done.past if done is not None else "changed"
-        text = f"`{name}` {past}, at <@{user}>'s request."
+        text = f"`{name}` {past}, at {mention(user)}'s request."
     elif outcome.mode is Mode.DRY_RUN and decision.verdict is Verdict.ACT:
         text = f"Would {decision.action} `{name}` (dry-run: nothing was changed)."
     else:
-        text = f"`{name}` was not changed: {outcome.reason}"
+        text = f"`{name}` was not changed: {escape(outcome.reason)}"  # a reason may quote a tag's value
     return _said(detail, text, outcome.verdict.value)
 
 
