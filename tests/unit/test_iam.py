@@ -397,3 +397,11 @@ def test_every_checkov_skip_says_why():
     for name, res in load()["Resources"].items():
         for skip in res.get("Metadata", {}).get("checkov", {}).get("skip", []):
             assert re.fullmatch(r"CKV_AWS_\d+", skip["id"]) and len(skip.get("comment", "")) > 40, f"{name}: {skip}"
+
+
+def test_no_function_is_granted_cost_explorers_paid_read():
+    # reaper report --bill reads the bill from the CLI only ($0.01 a request, docs/bill.md): no function calls it
+    from reaper.report.bill import PERMISSIONS as BILL_READ
+
+    for name in FUNCTIONS:
+        assert not function_actions(name, CONDITIONS) & set(BILL_READ), name

@@ -10,6 +10,7 @@ Within TOLERANCE the two agree; a larger difference is named, with what can caus
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -44,8 +45,8 @@ KIND_USAGE = {
 
 def _gpu_box(usage_type: str) -> bool:
     _, _, itype = usage_type.partition("BoxUsage:")
-    family = itype.split(".", 1)[0]
-    return bool(itype) and family.rstrip("0123456789defnz-") in GPU_FAMILIES
+    letters = re.match(r"[a-z]+", itype)  # the family's letters: p3 -> p, g6e -> g, inf2 -> inf, trn1 -> trn
+    return letters is not None and letters.group(0) in GPU_FAMILIES
 
 
 def bucket(line: BillLine) -> str:
