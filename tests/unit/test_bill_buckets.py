@@ -84,3 +84,21 @@ def test_a_stop_with_no_billed_day_before_it_is_named_not_reconciled():
     lines = [line("USE1-Notebk:ml.t3.medium", 0.0, day=date(2026, 11, 5) + timedelta(days=n)) for n in range(30)]
     (row,) = reconcile(Bill(date(2026, 11, 5), date(2026, 12, 5), False, lines), [stop], now)
     assert not row.agrees and row.named() == ["no billed day before the first stop in the period: ask for a longer --since"]
+
+
+def test_the_drop_is_read_from_the_instance_types_the_reaper_stopped():
+    # Given a t3.medium notebook stopped on the 20th, and an m5 notebook of someone else that grew after it
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    stop = {"logged_at": "2026-11-20T12:00:00Z", "kind": "notebook", "id": "nb", "region": "us-east-1", "arn": "arn:nb"}
+    stop |= {"verdict": "act", "executed": True, "hourly_usd": 0.05, "instance_type": "ml.t3.medium"}
+    lines = []
+    for n in range(30):
+        day = date(2026, 11, 1) + timedelta(days=n)
+        lines.append(line("USE1-Notebk:ml.t3.medium", 0.0 if day > DAY else 1.2, day=day, quantity=24.0))
+        lines.append(line("USE1-Notebk:ml.m5.xlarge", 5.52 if day <= DAY else 11.04, day=day, quantity=24.0))
+        lines.append(line("USE1-Notebk:VolumeUsage.gp2", 0.5, day=day))
+    # When it is reconciled
+    (row,) = reconcile(Bill(date(2026, 11, 1), date(2026, 12, 1), False, lines), [stop], now)
+    # Then only the t3.medium usage counts: ten whole days after, $1.20 a day each
+    assert row.after_days == 10 and row.drop_usd == pytest.approx(12.0) and row.claimed_usd == pytest.approx(12.0)
+    assert row.agrees

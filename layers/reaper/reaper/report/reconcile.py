@@ -165,12 +165,18 @@ class Reconciled:
         }
 
 
-def kind_lines(bill: Bill, kind: str, account: str) -> list[BillLine]:
+def kind_lines(bill: Bill, kind: str, account: str, types: frozenset[str] = frozenset()) -> list[BillLine]:
+    """The kind's billed instance usage (its storage volumes left out); with `types`, only the usage types
+    of the instance types the reaper stopped (`USE1-Notebk:ml.t3.medium`, `BoxUsage:g5.xlarge`), so other
+    resources of the kind on other types do not move the drop."""
     fragments = KIND_USAGE.get(kind, ())
     return [
         x
         for x in bill.lines
-        if any(f in x.usage_type for f in fragments) and "VolumeUsage" not in x.usage_type and (not account or x.account == account)
+        if any(f in x.usage_type for f in fragments)
+        and "VolumeUsage" not in x.usage_type
+        and (not account or x.account == account)
+        and (not types or any(x.usage_type.endswith((f":{t}", f"-{t}")) for t in types))
     ]
 
 
@@ -187,7 +193,8 @@ def _is(r: summary.Reclaimed, kind: str, account: str, org: bool) -> bool:
 
 def _one(bill: Bill, kind: str, account: str, items: list[summary.Reclaimed], now: datetime) -> Reconciled:
     first = min(_day(r) for r in items)
-    lines = kind_lines(bill, kind, account)
+    types = frozenset(str(r.entry["instance_type"]) for r in items if r.entry.get("instance_type"))
+    lines = kind_lines(bill, kind, account, types if all(r.entry.get("instance_type") for r in items) else frozenset())
     days = [bill.start + timedelta(days=n) for n in range((bill.end - bill.start).days)]
     before = [d for d in days if d < first]
     after = [d for d in days if d > first]
