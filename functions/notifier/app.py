@@ -43,7 +43,14 @@ def bot() -> SlackBot | None:
 
 
 # the CloudWatch client is made when the daily schedule first fires, not at every cold start
-NOTIFIER = Notifier(webhook=webhook_url, log=LOG, bot=bot, cloudwatch=lambda: CLIENTS("cloudwatch"))
+# DigestBill=on only: the digest reads the day's bill (granted ce:GetCostAndUsage only then: template.yaml)
+NOTIFIER = Notifier(
+    webhook=webhook_url,
+    log=LOG,
+    bot=bot,
+    cloudwatch=lambda: CLIENTS("cloudwatch"),
+    cost_explorer=(lambda: CLIENTS("ce")) if SETTINGS.digest_bill else None,
+)
 
 
 @metrics.log_metrics

@@ -236,3 +236,49 @@ def test_a_bill_longer_than_fifty_pages_is_said_partial_and_not_cached(stopped, 
 def test_bill_writes_table_or_json_only(capsys):
     assert main(["report", "--bill", "--output", "csv"]) == 2
     assert "--bill writes table or json" in capsys.readouterr().err
+
+
+# -- the daily digest's line (DigestBill=on) -------------------------------------------------------
+
+
+def _digest(aws: Any, table: str, cost_explorer: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from reaper.slack.notifier import Notifier
+    from reaper_devkit.slack_api import SlackApi
+    from tests.integration.test_slack_bot_mode import ADMIN, USERS, bot_for
+
+    with SlackApi(USERS) as api:
+        bot = bot_for(api)
+        n = Notifier(webhook=lambda: None, log=ActionLog(aws.client("dynamodb"), table), bot=lambda: bot, min_interval=0)
+        n.cost_explorer = cost_explorer
+        result = n.handle({"detail-type": "Scheduled Event", "source": "aws.scheduler"})
+        return result, api.posts_to(ADMIN)
+
+
+def test_the_digest_says_the_bill_beside_its_weekly_line_when_digest_bill_is_on(stopped, aws, deployed_env):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"]))
+    result, posts = _digest(aws, deployed_env["REAPER_TABLE"], lambda: aws.client("ce"))
+    assert result["posted"] is True
+    claim = stopped["hourly"] * 24 * 5
+    assert f"notebook agrees (${claim:,.2f} claimed, ${claim:,.2f} off the bill)" in result["digest"]["bill"]
+    assert "Against the bill:" in json.dumps(posts[0])
+    assert len(kit.calls) > 0
+
+
+def test_the_digest_reads_no_bill_when_digest_bill_is_off_and_says_a_refused_read(stopped, aws, deployed_env):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"]))
+    result, _ = _digest(aws, deployed_env["REAPER_TABLE"], None)
+    assert result["posted"] is True and result["digest"]["bill"] is None and kit.calls == []
+
+
+def test_a_refused_bill_read_is_said_in_the_digest_which_still_goes_out(stopped, aws, deployed_env):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"]))
+    kit.refuse_next(ACCOUNT, "BillExpirationException")
+    result, posts = _digest(aws, deployed_env["REAPER_TABLE"], lambda: aws.client("ce"))
+    assert result["posted"] is True and len(posts) == 1
+    assert result["digest"]["bill"].startswith("not read: Cost Explorer says the bill for this period has expired")
+
+
+@pytest.mark.parametrize(("value", "reads"), [("on", True), ("off", False)])
+def test_the_notifier_gets_a_cost_explorer_client_only_with_digest_bill_on(deployed_env, monkeypatch, value, reads):
+    monkeypatch.setenv("REAPER_DIGEST_BILL", value)
+    assert (load_function("notifier").NOTIFIER.cost_explorer is not None) is reads

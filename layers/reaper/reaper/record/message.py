@@ -209,6 +209,7 @@ class DailyDigestMessage(_Body):
     top_owners: list[tuple[str, int]] = Field(default_factory=list)
     reclaimed_today_usd: float | None = None
     reclaimed_week_usd: float | None = None
+    bill: str | None = None  # DigestBill=on: what AWS billed beside the reaper's claim (docs/bill.md)
     coverage: CoverageHeadline | None = None
     stoppable: list[StoppableRow] = Field(default_factory=list)  # the organisation's digest only
     stoppable_total: int = 0

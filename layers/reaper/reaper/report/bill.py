@@ -23,6 +23,7 @@ from reaper.core.timeutil import as_utc
 STAGE_TAG = "ml:stage"
 METRICS = ("UnblendedCost", "UsageQuantity")
 PERMISSIONS = ("ce:GetCostAndUsage",)  # the CLI user's, never a function's (tests/unit/test_iam.py)
+DIGEST_PERIOD = timedelta(days=30)  # the digest's line reads what `reaper report --bill` reads by default
 MAX_PAGES = 50  # a report reads at most this many pages ($0.50); more is said, not read
 CACHE_LIMIT = 350_000  # bytes: a DynamoDB item holds 400 KB
 REFUSED = {

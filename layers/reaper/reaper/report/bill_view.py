@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 from reaper.report.bill import STAGE_TAG, Bill
@@ -104,3 +105,17 @@ def _reconciled(rows: list[Reconciled], width: int) -> list[str]:
 
 def _usd(value: float) -> str:
     return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def digest_line(bill: Bill, rows: list[Reconciled]) -> str:
+    """The daily digest's line beside its weekly figure (DigestBill=on): the bill, and per kind agree or differ."""
+    if bill.refused:
+        return f"not read: {bill.refused}"
+    said = [f"{_usd(bill.total())} billed {bill.start:%b %d} to {bill.end - timedelta(days=1):%b %d}"]
+    for r in rows:
+        who = f"{r.account} " if r.account else ""
+        if r.agrees:
+            said.append(f"{who}{r.kind} agrees ({_usd(r.claimed_usd)} claimed, {_usd(r.drop_usd)} off the bill)")
+        else:
+            said.append(f"{who}{r.kind} differs by {_usd(r.difference)} ({_usd(r.claimed_usd)} claimed, {_usd(r.drop_usd)} off the bill)")
+    return " · ".join(said) + " (`reaper report --bill`)"

@@ -77,6 +77,8 @@ class Notifier:
     monotonic: Callable[[], float] = time.monotonic
     # () -> a CloudWatch client for the savings metric (made only when the daily schedule fires)
     cloudwatch: Callable[[], Any] | None = None
+    # () -> a Cost Explorer client: DigestBill=on only, the digest's line against the bill (docs/bill.md)
+    cost_explorer: Callable[[], Any] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -156,6 +158,23 @@ class Notifier:
                 )
         return published
 
+    def _bill_line(self, now: datetime) -> str:
+        """One Cost Explorer read a day (kept in the action log, so a retried digest pays nothing more); a read
+        that fails is said in the line, never stops the digest."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        from reaper.report import bill, bill_view, reconcile
+
+        assert self.log is not None and self.cost_explorer is not None
+        since = now - bill.DIGEST_PERIOD
+        try:
+            read = bill.read(self.cost_explorer(), self.log, since, now, org=False)
+        except (ClientError, BotoCoreError) as exc:
+            logger.warning("the digest's bill line was not read", extra={"problem": type(exc).__name__})
+            return f"not read ({type(exc).__name__}): see `reaper report --bill`"
+        rows = [] if read.refused else reconcile.reconcile(read, list(self.log.entries(since, now)), now)
+        return bill_view.digest_line(read, rows)
+
     def post_daily_digest(self) -> dict[str, Any]:
         """The admin channel's digest (bot mode), once per day however often the schedule fires.
         A failed post raises: the schedule's asynchronous invocation retries it."""
@@ -169,6 +188,8 @@ class Notifier:
         claim = self.log.claim_post(key, now, self.lease)
         if claim is not PostClaim.CLAIMED:
             return {"posted": False, "claim": claim.value}
+        if self.cost_explorer is not None:
+            payload = payload.model_copy(update={"bill": self._bill_line(now)})
         message = daily_digest.render(payload)
         try:
             bot.post(payload, message)
