@@ -50,12 +50,14 @@ def savings_after_commitments(now: datetime) -> discounts.Discounts:
 
 
 # the CloudWatch client is made when the daily schedule first fires, not at every cold start
+# DigestBill=on only: the digest reads the day's bill (granted ce:GetCostAndUsage only then: template.yaml)
 NOTIFIER = Notifier(
     webhook=webhook_url,
     log=LOG,
     bot=bot,
     cloudwatch=lambda: CLIENTS("cloudwatch"),
     discounts=savings_after_commitments if SETTINGS.discounts else None,
+    cost_explorer=(lambda: CLIENTS("ce")) if SETTINGS.digest_bill else None,
 )
 
 

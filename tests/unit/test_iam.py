@@ -411,3 +411,16 @@ def test_every_checkov_skip_says_why():
     for name, res in load()["Resources"].items():
         for skip in res.get("Metadata", {}).get("checkov", {}).get("skip", []):
             assert re.fullmatch(r"CKV_AWS_\d+", skip["id"]) and len(skip.get("comment", "")) > 40, f"{name}: {skip}"
+
+
+def test_cost_explorers_paid_read_is_granted_to_the_notifier_only_and_only_with_digest_bill_on():
+    # reaper report --bill reads from the CLI; the digest's line only with DigestBill=on ($0.01 a request, docs/bill.md)
+    from reaper.report.bill import PERMISSIONS as BILL_READ
+    from reaper.slack import notifier
+
+    others = set(CONDITIONS) - {"DigestReadsBill"}
+    for name in FUNCTIONS:
+        assert not function_actions(name, others) & set(BILL_READ), name
+        if name != "NotifierFunction":
+            assert not function_actions(name, CONDITIONS) & set(BILL_READ), name
+    assert function_actions("NotifierFunction", {"DigestReadsBill"}) == set(notifier.PERMISSIONS) | set(BILL_READ)

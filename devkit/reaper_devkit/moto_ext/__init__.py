@@ -80,4 +80,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cloudformation_novalue
 
     cloudformation_novalue.apply()
+    from reaper_devkit.moto_ext import cost_explorer_usage
+
+    cost_explorer_usage.apply()
     _applied = True

@@ -160,7 +160,7 @@ def _log_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
 
 def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     rp = sub.add_parser("report", parents=common, help="what was reclaimed and what it saved, from the action log")
-    rp.add_argument("--since", default="7d", help="how far back (default 7d; at most 400d)")
+    rp.add_argument("--since", help="how far back (default 7d, with --bill 30d; at most 400d)")
     rp.add_argument("--by", choices=GROUPS, default="owner")
     rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
     rp.add_argument(
@@ -172,6 +172,11 @@ def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     rp.add_argument("--table")
     _outputs(rp, ALL_OUTPUTS)
     rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
+    rp.add_argument(
+        "--bill",
+        action="store_true",
+        help="what AWS billed (Cost Explorer, $0.01 a request, cached for the day) in four buckets, beside what the reaper claims",
+    )
     _org_args(rp)
 
 
@@ -512,6 +517,9 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
     from reaper.report import summary as report
 
     output = output_of(args)
+    if args.bill:
+        return _bill(args, now, output)
+    args.since = args.since or "7d"
     if args.out and output != "html":
         raise UsageError("--out names the file of --output html")
     _known_kinds(args.kind)
@@ -551,6 +559,31 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         begun = report.unconfirmed(entries)
         if begun:
             out(report.unconfirmed_line(begun))
+    return 0
+
+
+def _bill(args: argparse.Namespace, now: datetime, output: str) -> int:
+    """`reaper report --bill` (docs/bill.md): one Cost Explorer read a day, beside the log's claims."""
+    from reaper.report import bill, bill_view, reconcile
+
+    if output not in ("table", "json") or args.out:
+        raise UsageError("--bill writes table or json")
+    _known_kinds(args.kind)
+    args.since = args.since or "30d"
+    since = parse_since(args.since, now)
+    rt = _runtime(args, _org(args, _settings(args)), needs_table=True)
+    assert rt.log is not None
+    entries = [e for e in rt.log.entries(since, now) if matches(e, kinds=args.kind)]
+    read = bill.read(rt.clients()("ce"), rt.log, since, now, org=bool(args.org))
+    buckets = reconcile.buckets(read)
+    rows = [] if read.refused else reconcile.reconcile(read, entries, now)
+    to_tag = reconcile.to_tag(entries)
+    out = Printer()
+    if output == "json":
+        for line in to_json_lines(bill_view.json_rows(read, buckets, rows, to_tag)):
+            out(line)
+    else:
+        out(bill_view.format_bill(read, buckets, rows, to_tag, terminal_width()))
     return 0
 
 

@@ -183,6 +183,8 @@ class Settings(BaseModel):
     ec2_cpu_only: bool = False
     # GpuSsmReads: one nvidia-smi sample through Systems Manager for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
     gpu_ssm_reads: bool = False
+    # DigestBill: the daily digest's weekly line beside what AWS billed (one Cost Explorer read a day: docs/bill.md)
+    digest_bill: bool = False
     # Budgets per experiment: ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
     # "proj-a=500,proj-b=2000"; projects are case-sensitive, as the cost-allocation tag), the SNS
     # topic the budgets notify, and whether 100 % acts (default: notify only, like default ceilings)
@@ -405,6 +407,7 @@ ENV_VARS: dict[str, str] = {
     "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
     "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
     "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
+    "REAPER_DIGEST_BILL": "digest_bill",
     "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
     "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",

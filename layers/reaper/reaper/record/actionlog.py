@@ -13,6 +13,8 @@ and the next sweep posts what a sweep that died left behind.
   Slack posts      pk = POST#<sha256 of key>    sk = -          (status sending|sent|unconfirmed; 8 days)
   sweep chains     pk = CHAIN#<kind>#<region>   sk = -          (conditional put; see reaper.sweep.chain)
   budget confirmations pk = BUDGET#CONFIRMED sk = <ml:project> (an admin confirmed a tag-made budget: usd, by, at)
+  bill reads       pk = BILL#YYYY-MM-DD         sk = <sha256 of the request> (a day's Cost Explorer answer,
+                   compressed; read by `reaper report --bill`, expires in 2 days: docs/bill.md)
 
 A post claim is taken (status `sending`, with a lease) before the notifier calls Slack, and
 becomes `sent` after Slack's 200, or `unconfirmed` when the request went out and no answer
@@ -487,6 +489,27 @@ class ActionLog:
         )
         items = page.get("Items", [])
         return json.loads(items[0]["record"]["S"]) if items else None
+
+    # -- the day's Cost Explorer answer (reaper.report.bill: one paid read a day per request) -------
+    def cached_bill(self, day: str, request_key: str) -> bytes | None:
+        page = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND sk = :sk",
+            ExpressionAttributeValues={":pk": {"S": f"BILL#{day}"}, ":sk": {"S": request_key}},
+        )
+        items = page.get("Items", [])
+        return bytes(items[0]["answer"]["B"]) if items else None
+
+    def put_bill(self, day: str, request_key: str, answer: bytes, now: datetime) -> None:
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                "pk": {"S": f"BILL#{day}"},
+                "sk": {"S": request_key},
+                "answer": {"B": answer},
+                "expires_at": {"N": str(int((as_utc(now) + timedelta(days=2)).timestamp()))},
+            },
+        )
 
 
 def _log_key(kind: str, resource_id: str, now: datetime, event_id: str) -> dict[str, Any]:

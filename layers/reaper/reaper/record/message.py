@@ -212,6 +212,7 @@ class DailyDigestMessage(_Body):
     # DiscountAwareSavings=on: this week's saving after Savings Plans / RI coverage, and where it comes from
     reclaimed_week_after_usd: float | None = None
     after_commitments: str | None = None
+    bill: str | None = None  # DigestBill=on: what AWS billed beside the reaper's claim (docs/bill.md)
     coverage: CoverageHeadline | None = None
     stoppable: list[StoppableRow] = Field(default_factory=list)  # the organisation's digest only
     stoppable_total: int = 0

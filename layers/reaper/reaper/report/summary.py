@@ -267,12 +267,37 @@ def daily_savings(items: list[Reclaimed], since: datetime, now: datetime) -> dic
             day[kind] = day.get(kind, 0.0) + r.saved_usd
             continue
         hourly = float(r.entry.get("hourly_usd") or 0.0)
-        end = start + timedelta(hours=r.hours_off)
-        cursor = start
-        while cursor < end:
-            midnight = datetime.combine(cursor.date() + timedelta(days=1), datetime.min.time(), tzinfo=cursor.tzinfo)
-            upto = min(end, midnight)
-            day = days.setdefault(cursor.date(), {})
-            day[kind] = day.get(kind, 0.0) + hourly * (upto - cursor).total_seconds() / 3600
-            cursor = upto
+        for on, hours in _day_parts(start, start + timedelta(hours=r.hours_off)):
+            part = days.setdefault(on, {})
+            part[kind] = part.get(kind, 0.0) + hourly * hours
     return dict(sorted(days.items()))
+
+
+def daily_hours_off(items: list[Reclaimed], since: datetime, now: datetime) -> dict[date, dict[str, float]]:
+    """Hours each kind's resources stayed off on each UTC day from `since` to `now` (jobs count none)."""
+    first, last = as_utc(since).date(), as_utc(now).date()
+    days: dict[date, dict[str, float]] = {first + timedelta(days=n): {} for n in range((last - first).days + 1)}
+    for r in items:
+        kind, start = str(r.entry.get("kind")), _at(r.entry)
+        if r.hours_off is None or start is None:
+            continue
+        for on, hours in _day_parts(start, start + timedelta(hours=r.hours_off)):
+            part = days.setdefault(on, {})
+            part[kind] = part.get(kind, 0.0) + hours
+    return dict(sorted(days.items()))
+
+
+def logged_day(e: dict[str, Any]) -> date | None:
+    at = _at(e)
+    return None if at is None else at.date()
+
+
+def _day_parts(start: datetime, end: datetime) -> list[tuple[date, float]]:
+    """The hours from `start` to `end` cut at each UTC midnight: (day, hours on it)."""
+    parts, cursor = [], start
+    while cursor < end:
+        midnight = datetime.combine(cursor.date() + timedelta(days=1), datetime.min.time(), tzinfo=cursor.tzinfo)
+        upto = min(end, midnight)
+        parts.append((cursor.date(), (upto - cursor).total_seconds() / 3600))
+        cursor = upto
+    return parts

@@ -145,7 +145,8 @@ def render(p: DailyDigestMessage) -> Message:
     body = (
         (f"*Accounts:* {accounts}\n" if accounts else "") + f"*Verdicts:* {verdicts}\n*Kinds:* {kinds}\n"
         f"*Reclaimed:* {money(p.reclaimed_today_usd)} today · {money(p.reclaimed_week_usd)} this week\n"
-        f"*Errors:* {p.errors}"
+        + (f"*Against the bill:* {escape(p.bill)}\n" if p.bill else "")
+        + f"*Errors:* {p.errors}"
     )
     if p.after_commitments:
         figure = "not known" if p.reclaimed_week_after_usd is None else f"{money(p.reclaimed_week_after_usd)} this week"

@@ -82,6 +82,8 @@ class Notifier:
     cloudwatch: Callable[[], Any] | None = None
     # now -> savings after commitments for the digest (DiscountAwareSavings=on; reaper/aws/discounts.py)
     discounts: Callable[[datetime], commitments.Discounts] | None = None
+    # () -> a Cost Explorer client: DigestBill=on only, the digest's line against the bill (docs/bill.md)
+    cost_explorer: Callable[[], Any] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -161,6 +163,23 @@ class Notifier:
                 )
         return published
 
+    def _bill_line(self, now: datetime) -> str:
+        """One Cost Explorer read a day (kept in the action log, so a retried digest pays nothing more); a read
+        that fails is said in the line, never stops the digest."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        from reaper.report import bill, bill_view, reconcile
+
+        assert self.log is not None and self.cost_explorer is not None
+        since = now - bill.DIGEST_PERIOD
+        try:
+            read = bill.read(self.cost_explorer(), self.log, since, now, org=False)
+        except (ClientError, BotoCoreError) as exc:
+            logger.warning("the digest's bill line was not read", extra={"problem": type(exc).__name__})
+            return f"not read ({type(exc).__name__}): see `reaper report --bill`"
+        rows = [] if read.refused else reconcile.reconcile(read, list(self.log.entries(since, now)), now)
+        return bill_view.digest_line(read, rows)
+
     def post_daily_digest(self) -> dict[str, Any]:
         """The admin channel's digest (bot mode), once per day however often the schedule fires.
         A failed post raises: the schedule's asynchronous invocation retries it."""
@@ -177,6 +196,8 @@ class Notifier:
             return {"posted": False, "claim": claim.value}
         if self.discounts is not None:  # read only by the invocation that posts: Cost Explorer bills each request
             payload = daily_digest.build(entries, now, self.discounts(now))
+        if self.cost_explorer is not None:
+            payload = payload.model_copy(update={"bill": self._bill_line(now)})
         message = daily_digest.render(payload)
         try:
             bot.post(payload, message)

@@ -1,0 +1,159 @@
+"""What AWS billed, read from Cost Explorer (GetCostAndUsage) for `reaper report --bill` (docs/bill.md).
+
+One request per report, plus its pages: DAILY, UnblendedCost and UsageQuantity, grouped by USAGE_TYPE
+and the `ml:stage` cost-allocation tag (or, across the organisation, by LINKED_ACCOUNT and USAGE_TYPE:
+GroupBy takes two). Cost Explorer charges $0.01 per paginated request, so the answer is kept for the
+day in the action-log table and a second report that day reads it from there.
+Refusals (no data yet, an expired bill, too many calls) are said, never guessed around.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any, Protocol
+
+from botocore.exceptions import ClientError
+
+from reaper.core.timeutil import as_utc
+
+STAGE_TAG = "ml:stage"
+METRICS = ("UnblendedCost", "UsageQuantity")
+PERMISSIONS = ("ce:GetCostAndUsage",)  # the CLI user's, never a function's (tests/unit/test_iam.py)
+DIGEST_PERIOD = timedelta(days=30)  # the digest's line reads what `reaper report --bill` reads by default
+MAX_PAGES = 50  # a report reads at most this many pages ($0.50); more is said, not read
+CACHE_LIMIT = 350_000  # bytes: a DynamoDB item holds 400 KB
+REFUSED = {
+    "DataUnavailableException": "Cost Explorer has no data for this period yet (a new account, or a period that starts today)",
+    "BillExpirationException": "Cost Explorer says the bill for this period has expired: ask for a shorter --since",
+    "LimitExceededException": "Cost Explorer refused: too many requests in a short time; try again in a minute",
+}
+
+
+class BillCache(Protocol):
+    def cached_bill(self, day: str, request_key: str) -> bytes | None: ...
+
+    def put_bill(self, day: str, request_key: str, answer: bytes, now: datetime) -> None: ...
+
+
+@dataclass(frozen=True)
+class BillLine:
+    """One group of one day: what was billed for one usage type (and stage, or linked account)."""
+
+    day: date
+    usage_type: str
+    usd: float
+    quantity: float
+    estimated: bool
+    stage: str | None = None  # None: no ml:stage value on the bill (untagged, or the tag is not activated)
+    account: str = ""
+
+
+@dataclass
+class Bill:
+    start: date
+    end: date  # exclusive, as Cost Explorer's TimePeriod
+    org: bool
+    lines: list[BillLine] = field(default_factory=list)
+    requests: int = 0  # paid requests this report made (0: read from the day's cache)
+    refused: str | None = None  # why there is no bill: said in the report
+    truncated: bool = False
+
+    @property
+    def tag_seen(self) -> bool:
+        """Any ml:stage value on the bill: an activated tag that something carries."""
+        return any(line.stage for line in self.lines)
+
+    @property
+    def estimated_days(self) -> list[date]:
+        return sorted({line.day for line in self.lines if line.estimated})
+
+    def total(self) -> float:
+        return sum(line.usd for line in self.lines)
+
+
+def request(start: date, end: date, org: bool) -> dict[str, Any]:
+    group_by = [{"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"}] if org else []
+    group_by.append({"Type": "DIMENSION", "Key": "USAGE_TYPE"})
+    if not org:
+        group_by.append({"Type": "TAG", "Key": STAGE_TAG})
+    return {
+        "TimePeriod": {"Start": start.isoformat(), "End": end.isoformat()},
+        "Granularity": "DAILY",
+        "Metrics": list(METRICS),
+        "GroupBy": group_by,
+    }
+
+
+def period(since: datetime, now: datetime) -> tuple[date, date]:
+    """Whole UTC days from `since`'s day to yesterday: today is never whole (and often not yet there)."""
+    end = as_utc(now).date()
+    return min(as_utc(since).date(), end - timedelta(days=1)), end
+
+
+def read(ce: Any, cache: BillCache | None, since: datetime, now: datetime, org: bool) -> Bill:
+    start, end = period(since, now)
+    bill = Bill(start, end, org)
+    ask = request(start, end, org)
+    key = hashlib.sha256(json.dumps(ask, sort_keys=True).encode()).hexdigest()
+    day = as_utc(now).date().isoformat()
+    kept = cache.cached_bill(day, key) if cache is not None else None
+    if kept is not None:
+        bill.lines = _parse(json.loads(zlib.decompress(kept)), org)
+        return bill
+    try:
+        results = _pages(ce, ask, bill)
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code not in REFUSED:
+            raise
+        bill.refused = REFUSED[code]
+        return bill
+    bill.lines = _parse(results, org)
+    packed = zlib.compress(json.dumps(results).encode())
+    if cache is not None and not bill.truncated and len(packed) <= CACHE_LIMIT:
+        cache.put_bill(day, key, packed, now)
+    return bill
+
+
+def _pages(ce: Any, ask: dict[str, Any], bill: Bill) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        page = ce.get_cost_and_usage(**ask, **({"NextPageToken": token} if token else {}))
+        bill.requests += 1
+        results.extend(page.get("ResultsByTime", []))
+        token = page.get("NextPageToken")
+        if not token:
+            return results
+        if bill.requests >= MAX_PAGES:
+            bill.truncated = True
+            return results
+
+
+def _parse(results: list[dict[str, Any]], org: bool) -> list[BillLine]:
+    lines = []
+    for result in results:
+        day = date.fromisoformat(result["TimePeriod"]["Start"])
+        estimated = bool(result.get("Estimated"))
+        for group in result.get("Groups", []):
+            keys = list(group.get("Keys", []))
+            metrics = group.get("Metrics", {})
+            usd = float(metrics.get("UnblendedCost", {}).get("Amount", 0) or 0)
+            quantity = float(metrics.get("UsageQuantity", {}).get("Amount", 0) or 0)
+            if org:
+                account, usage_type, stage = keys[0], keys[1], None
+            else:
+                usage_type, tag = keys[0], keys[1] if len(keys) > 1 else ""
+                account, stage = "", _tag_value(tag)
+            lines.append(BillLine(day, usage_type, usd, quantity, estimated, stage, account))
+    return lines
+
+
+def _tag_value(key: str) -> str | None:
+    """`ml:stage$dev` -> "dev"; `ml:stage$` (untagged, or the tag not activated) -> None."""
+    _, _, value = key.partition("$")
+    return value.strip() or None
