@@ -10,6 +10,7 @@ from reaper.aws.clients import Clients, default_region
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
+from reaper.report import units as unit_costs
 from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot, cached_bot
 from reaper.slack.notifier import Notifier
@@ -50,6 +51,11 @@ def savings_after_commitments(now: datetime) -> discounts.Discounts:
     return discounts.read(Clients(discounts.CE_REGION)("ce"), None, now.date())
 
 
+def unit_costs_line(now: datetime) -> str | None:
+    """The digest's unit-cost line, for this account in the notifier's region (reaper/report/units.py)."""
+    return unit_costs.digest_line(unit_costs.read(CLIENTS("sagemaker"), CLIENTS("cloudwatch"), CLIENTS.region, now))
+
+
 # AnomalyAlerts=on: Cost Explorer's one endpoint, and this account's tags for a project's owner
 ALERTS = (
     AnomalyAlerts(
@@ -70,6 +76,7 @@ NOTIFIER = Notifier(
     cloudwatch=lambda: CLIENTS("cloudwatch"),
     discounts=savings_after_commitments if SETTINGS.discounts else None,
     anomalies=ALERTS,
+    units=unit_costs_line,
 )
 
 

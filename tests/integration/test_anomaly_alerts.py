@@ -5,13 +5,14 @@ handler to the owner of its project in the kit's Slack, once per AnomalyId, with
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from reaper.aws import anomalies
-from reaper_devkit import seed
-from reaper_devkit.moto_ext import cost_anomaly
+from reaper_devkit import seed, seed_training
+from reaper_devkit.moto_ext import cost_anomaly, sagemaker_jobs
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import load_function
 
@@ -124,8 +125,11 @@ def test_an_owner_monitor_names_the_owner_and_every_aws_value_is_escaped(notifie
 
 
 def test_the_digest_lists_the_days_anomalies_once(notifier: Any, sm: Any, lambda_context: Any) -> None:
-    # Given one anomaly delivered twice
+    # Given one anomaly delivered twice, and a training run of vision this week
     seed.notebook(sm, "nb-1", {"ml:project": "vision", "ml:owner": "ana@example.com"})
+    now = datetime.now(UTC)
+    run = seed_training.training_job(sm, "vision-run", now, hours_ago=3, tags={"ml:project": "vision"})
+    sagemaker_jobs.bill(run, now - timedelta(hours=1), 3600, 3600)
     monitor = set_up(notifier)["ml:project"]
     alert = cost_anomaly.alert(ACCOUNT, monitor, "vision", 1001.0, [CAUSE], anomaly_id="an-1")
     for mid in ("m-1", "m-2"):
@@ -136,6 +140,9 @@ def test_the_digest_lists_the_days_anomalies_once(notifier: Any, sm: Any, lambda
     assert result["digest"]["anomalies_total"] == 1
     line = result["digest"]["anomalies"][0]
     assert "vision" in line and "Amazon SageMaker" in line and "ana@example.com" in line
+    # and the week's unit costs in a line
+    assert result["digest"]["units"].startswith("vision $") and "per training run" in result["digest"]["units"]
+    assert "Unit costs:" in json.dumps(notifier.api.posts_to(ADMIN)[-1]["blocks"])
 
 
 def test_an_sns_message_that_is_not_an_alert_is_never_posted(notifier: Any, lambda_context: Any) -> None:

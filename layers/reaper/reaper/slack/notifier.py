@@ -42,6 +42,7 @@ from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
 from reaper.record.message import BadMessage, Message, parse_body
 from reaper.report import savings_metric
+from reaper.report import units as unit_costs
 from reaper.slack import digest as daily_digest
 from reaper.slack import post as slack
 from reaper.slack.anomaly_alerts import AnomalyAlerts
@@ -53,7 +54,10 @@ __all__ = ["HeldBack", "Notifier", "PoisonMessage", "handle_queue_batch", "parse
 
 # the daily digest and the savings metric read the action log (Query); the metric is published
 # into its own namespace only (template.yaml conditions PutMetricData on it)
-PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS})
+# the digest's unit-cost line reads training jobs, endpoints and their metrics (reaper/report/units.py)
+PERMISSIONS = frozenset(
+    {"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS, *unit_costs.PERMISSIONS}
+)
 # DiscountAwareSavings=on (template condition DiscountsOn): the digest's Cost Explorer coverage read
 # AnomalyAlerts=on (template condition AnomalyAlertsOn): the monitors' setup, and an alert's owner
 CONDITIONAL_PERMISSIONS = {"DiscountsOn": commitments.CE_PERMISSIONS, "AnomalyAlertsOn": anomalies.PERMISSIONS}
@@ -88,6 +92,8 @@ class Notifier:
     discounts: Callable[[datetime], commitments.Discounts] | None = None
     # AnomalyAlerts=on: the anomaly topic and the clients behind it (reaper/slack/anomaly_alerts.py)
     anomalies: AnomalyAlerts | None = None
+    # now -> the digest's unit-cost line (reaper/report/units.py), read only by the invocation that posts
+    units: Callable[[datetime], str | None] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -186,6 +192,16 @@ class Notifier:
             self.log.record(payload.as_record(), self.clock(), f"sns:{message_id}")
         return posted
 
+    def _units_line(self, now: datetime) -> str | None:
+        """The week's unit costs in a line; a failed read leaves the line out (said in the log), never the digest."""
+        if self.units is None:
+            return None
+        try:
+            return self.units(now)
+        except Exception:  # noqa: BLE001 - the digest goes out without the line
+            logger.exception("unit costs were not read; the digest goes out without them")
+            return None
+
     def publish_savings(self) -> dict[str, Any]:
         """Publish each complete day not yet published (see reaper.report.savings_metric); returns {day: {kind: usd}}."""
         if self.log is None or self.cloudwatch is None:
@@ -230,8 +246,10 @@ class Notifier:
         claim = self.log.claim_post(key, now, self.lease)
         if claim is not PostClaim.CLAIMED:
             return {"posted": False, "claim": claim.value}
-        if self.discounts is not None:  # read only by the invocation that posts: Cost Explorer bills each request
-            payload = daily_digest.build(entries, now, self.discounts(now))
+        commitments_now = self.discounts(now) if self.discounts is not None else None  # Cost Explorer bills each request
+        units_now = self._units_line(now)
+        if commitments_now is not None or units_now is not None:  # read only by the invocation that posts
+            payload = daily_digest.build(entries, now, commitments_now, units_now)
         message = daily_digest.render(payload)
         try:
             bot.post(payload, message)
