@@ -53,7 +53,8 @@ def savings_after_commitments(now: datetime) -> discounts.Discounts:
 
 def unit_costs_line(now: datetime) -> str | None:
     """The digest's unit-cost line, for this account in the notifier's region (reaper/report/units.py)."""
-    return unit_costs.digest_line(unit_costs.read(CLIENTS("sagemaker"), CLIENTS("cloudwatch"), CLIENTS.region, now))
+    found = unit_costs.read(CLIENTS("sagemaker"), CLIENTS("cloudwatch"), CLIENTS.region, now, bedrock=CLIENTS("bedrock"))
+    return unit_costs.digest_line(found)
 
 
 # AnomalyAlerts=on: Cost Explorer's one endpoint, and this account's tags for a project's owner

@@ -12,7 +12,7 @@ import pytest
 from reaper.aws import pricing
 from reaper.cli.main import main
 from reaper.report import units
-from reaper_devkit import seed, seed_endpoint, seed_training
+from reaper_devkit import seed, seed_bedrock, seed_endpoint, seed_training
 from reaper_devkit.moto_ext import sagemaker_jobs
 
 REGION = "us-east-1"
@@ -120,3 +120,23 @@ def test_the_digest_line_names_the_costliest(aws: Any, sm: Any, now: datetime) -
     found = units.read(sm, aws.client("cloudwatch"), REGION, now)
     line = units.digest_line(found)
     assert line is not None and line.startswith("vision $") and "per training run" in line
+
+
+def test_a_provisioned_throughput_costs_its_model_unit_hours_over_its_tokens(aws: Any, cw: Any, now: datetime, capsys: Any) -> None:
+    # Given a Provisioned Throughput of 2 model units in service for 3 days, 50,000 tokens this week
+    arn = seed_bedrock.provisioned(aws.client("bedrock"), "pt-a", now - timedelta(days=3), units=2)
+    for metric, count in (("InputTokenCount", 40_000.0), ("OutputTokenCount", 10_000.0)):
+        seed.put_series(cw, "AWS/Bedrock", metric, {"ModelId": arn}, [(now - timedelta(days=1), count)])
+    # When read: its hours and tokens are counted, and with no price per model-unit hour it is unpriced, never $0
+    row = units_json(capsys)[("1k-tokens", "pt-a")]
+    hours = 2 * (units.Weeks.ending(now).end - (now - timedelta(days=3))).total_seconds() / 3600
+    assert row["this_week"]["model_unit_hours"] == pytest.approx(hours, abs=1e-3)
+    assert row["this_week"]["unpriced_units"] == pytest.approx(50.0) and row["this_week"]["per_unit_usd"] is None
+    assert ("1k-tokens", arn) not in units_json(capsys)  # not an on-demand model as well
+    # And with a price per model-unit hour, its hours' cost over its thousands of tokens
+
+    def prices(section: str, region: str, key: str | None) -> tuple[float, str] | None:
+        return (21.18, "AWS price list AmazonBedrock") if section == units.BEDROCK_PROVISIONED else None
+
+    [priced] = units.provisioned(aws.client("bedrock"), cw, REGION, units.Weeks.ending(now), prices)
+    assert priced.this_week.per_unit == pytest.approx(hours * 21.18 / 50.0)

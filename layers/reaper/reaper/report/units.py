@@ -13,6 +13,9 @@
 - Cost per 1,000 tokens, per Bedrock model: `InputTokenCount` and `OutputTokenCount` (Sum,
   AWS/Bedrock, by ModelId; the models from ListMetrics) x the model's price per 1,000 tokens.
   https://docs.aws.amazon.com/bedrock/latest/userguide/monitoring.html
+- A Provisioned Throughput's cost per 1,000 tokens: its model-unit hours in the week (model units x
+  hours in service) x the price per model-unit hour, over its tokens (the same metrics, ModelId = its
+  ARN). The Provisioned Throughputs from one paginated ListProvisionedModelThroughputs.
 
 Money is AWS's list price (reaper.aws.pricing), with its source; what has no price is counted as
 unpriced and never as $0: a unit cost is the priced cost over the priced units, and says how many
@@ -35,7 +38,15 @@ WEEK = timedelta(days=7)
 PAGE = 100
 NO_PROJECT = "(no project)"
 BEDROCK_TOKENS = "bedrock-tokens"  # price-table section: "<model id>/input|output" -> USD per 1,000 tokens
-PERMISSIONS = ("sagemaker:Search", "sagemaker:DescribeEndpointConfig", "cloudwatch:GetMetricData", "cloudwatch:ListMetrics")
+BEDROCK_PROVISIONED = "bedrock-provisioned"  # "<model id>/<commitment or none>" -> USD per model-unit hour
+PERMISSIONS = (
+    "sagemaker:Search",
+    "sagemaker:DescribeEndpointConfig",
+    "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",
+    "bedrock:ListProvisionedModelThroughputs",
+)
+TOKEN_METRICS = ("InputTokenCount", "OutputTokenCount")
 
 # (section, region, key) -> (usd, source) or None: the one place unit costs read prices
 PriceBook = Callable[[str, str, str | None], tuple[float, str] | None]
@@ -57,6 +68,7 @@ class Tally:
     units: float = 0.0  # priced units (runs, thousands of inferences or tokens)
     unpriced: float = 0.0  # units whose cost is not known
     saved_usd: float = 0.0  # managed spot's saving (training)
+    hours: float = 0.0  # model-unit hours (Provisioned Throughput)
     sources: set[str] = field(default_factory=set)
 
     def add(self, units: float, cost: float | None, source: str | None = None) -> None:
@@ -94,6 +106,7 @@ class UnitCost:
                 "unpriced_units": round(t.unpriced, 4),
                 "per_unit_usd": None if per is None else round(per, 4),
                 "spot_saved_usd": round(t.saved_usd, 4),
+                "model_unit_hours": round(t.hours, 4),
                 "price_sources": sorted(t.sources),
             }
 
@@ -226,7 +239,7 @@ def _bedrock_models(cloudwatch: Any) -> list[str]:
     for page in cloudwatch.get_paginator("list_metrics").paginate(Namespace="AWS/Bedrock", MetricName="InputTokenCount"):
         for m in page.get("Metrics", []):
             models.update(d["Value"] for d in m.get("Dimensions", []) if d["Name"] == "ModelId")
-    return sorted(models)
+    return sorted(m for m in models if ":provisioned-model/" not in m)  # Provisioned Throughput: priced by the hour
 
 
 def tokens(cloudwatch: Any, region: str, weeks: Weeks, prices: PriceBook = list_price) -> list[UnitCost]:
@@ -255,13 +268,51 @@ def tokens(cloudwatch: Any, region: str, weeks: Weeks, prices: PriceBook = list_
     return out
 
 
-def read(sm: Any, cloudwatch: Any, region: str, now: datetime, prices: PriceBook = list_price) -> list[UnitCost]:
+def _token_sums(cloudwatch: Any, ids: list[str], weeks: Weeks) -> dict[str, list[float]]:
+    """{model id: [last week's tokens, this week's]}, input and output together."""
+    queries = [
+        metrics.MetricQuery(i, "AWS/Bedrock", metric, (("ModelId", i),), stat="Sum", period=3600) for i in ids for metric in TOKEN_METRICS
+    ]
+    series = metrics.fetch(cloudwatch, queries, weeks.start, weeks.end) if queries else {}
+    sums = {i: [0.0, 0.0] for i in ids}
+    for i in ids:
+        for at, value in series.get(i, []):
+            week = weeks.which(at)
+            if week is not None:
+                sums[i][week] += value
+    return sums
+
+
+def provisioned(bedrock: Any, cloudwatch: Any, region: str, weeks: Weeks, prices: PriceBook = list_price) -> list[UnitCost]:
+    """Cost per 1,000 tokens per Provisioned Throughput: its model-unit hours x their price, over its tokens."""
+    pts = [
+        s
+        for page in bedrock.get_paginator("list_provisioned_model_throughputs").paginate(PaginationConfig={"PageSize": PAGE})
+        for s in page.get("provisionedModelSummaries", [])
+    ]
+    sums = _token_sums(cloudwatch, [p["provisionedModelArn"] for p in pts], weeks)
+    out = []
+    for p in pts:
+        model = str(p.get("foundationModelArn") or p.get("modelArn") or "").rsplit("/", 1)[-1]
+        price = prices(BEDROCK_PROVISIONED, region, f"{model}/{p.get('commitmentDuration') or 'none'}")
+        pair = (Tally(), Tally())
+        for week in (0, 1):
+            hours = weeks.hours(p.get("creationTime"), week) * int(p.get("modelUnits") or 0)
+            pair[week].hours = hours
+            cost = None if price is None else hours * price[0]
+            pair[week].add(sums[p["provisionedModelArn"]][week] / 1000.0, cost, None if price is None else price[1])
+        out.append(UnitCost("1k-tokens", str(p.get("provisionedModelName") or p["provisionedModelArn"]), pair[1], pair[0]))
+    return out
+
+
+def read(sm: Any, cloudwatch: Any, region: str, now: datetime, prices: PriceBook = list_price, bedrock: Any = None) -> list[UnitCost]:
     weeks = Weeks.ending(now)
-    return [
+    found = [
         *training_runs(sm, region, weeks, prices),
         *inferences(sm, cloudwatch, region, weeks, prices),
         *tokens(cloudwatch, region, weeks, prices),
     ]
+    return found + (provisioned(bedrock, cloudwatch, region, weeks, prices) if bedrock is not None else [])
 
 
 LABEL = {"training-run": "per training run", "1k-inferences": "per 1,000 inferences", "1k-tokens": "per 1,000 tokens"}
