@@ -13,7 +13,9 @@ from reaper.aws import pricing
 from reaper.cli.main import main
 from reaper.report import units
 from reaper_devkit import seed, seed_bedrock, seed_endpoint, seed_training
+from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
+from tests.conftest import load_function
 
 REGION = "us-east-1"
 GPU, HOST = "ml.p3.2xlarge", "ml.g4dn.xlarge"
@@ -140,3 +142,30 @@ def test_a_provisioned_throughput_costs_its_model_unit_hours_over_its_tokens(aws
 
     [priced] = units.provisioned(aws.client("bedrock"), cw, REGION, units.Weeks.ending(now), prices)
     assert priced.this_week.per_unit == pytest.approx(hours * 21.18 / 50.0)
+
+
+def test_the_reads_stay_at_the_call_floor_and_the_notifier_may_make_them(
+    aws: Any, sm: Any, cw: Any, now: datetime, monkeypatch: Any
+) -> None:
+    # Given 120 ended training jobs, 3 endpoints in service and 2 Bedrock models with traffic
+    for n in range(120):
+        job(sm, f"run-{n}", now, f"p{n % 4}", days_ago=1 + (n % 10), billable=600, trained=600)
+    for n in range(3):
+        seed_endpoint.classic(sm, f"ep-{n}", instance_type=HOST)
+    for model in (MODEL, "amazon.titan-text-express-v1"):
+        seed.put_series(cw, "AWS/Bedrock", "InputTokenCount", {"ModelId": model}, [(now - timedelta(days=1), 1000.0)])
+    monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", "")
+    app = load_function("notifier")
+    # When the digest's line is read by the deployed notifier
+    with recording() as calls:
+        line = app.unit_costs_line(now)
+    # Then one Search page per 100 jobs, one for the endpoints, one config read each, one GetMetricData per kind of metric
+    assert line is not None
+    assert calls.by_operation() == {
+        "bedrock:ListProvisionedModelThroughputs": 1,
+        "cloudwatch:GetMetricData": 2,
+        "cloudwatch:ListMetrics": 1,
+        "sagemaker:DescribeEndpointConfig": 3,
+        "sagemaker:Search": 3,
+    }
+    assert calls.ungranted("NotifierFunction") == []
