@@ -172,3 +172,11 @@ def test_the_kit_refuses_what_the_api_reference_refuses(aws: Any) -> None:
     unknown = {**sns_daily, "Frequency": "IMMEDIATE", "MonitorArnList": [arn[:-4] + "0000"]}
     with pytest.raises(ce.exceptions.UnknownMonitorException):
         ce.create_anomaly_subscription(AnomalySubscription=unknown)
+
+
+def test_a_message_from_another_topic_is_refused(notifier: Any, lambda_context: Any) -> None:
+    monitor = set_up(notifier)["ml:owner"]
+    alert = cost_anomaly.alert(ACCOUNT, monitor, "ana@example.com", 80.0, [CAUSE], anomaly_id="an-4")
+    with pytest.raises(Exception, match="not the anomaly topic"):
+        notifier.handler(sns("arn:aws:sns:us-east-1:123456789012:someone-else", alert, "m-5"), lambda_context)
+    assert notifier.api.posts_to("U0ANA0001") == []
