@@ -5,11 +5,13 @@ from typing import Any
 
 from aws_lambda_powertools.utilities import parameters
 
-from reaper.aws import discounts
+from reaper.aws import anomalies, discounts
 from reaper.aws.clients import Clients, default_region
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
+from reaper.report import units as unit_costs
+from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot, cached_bot
 from reaper.slack.notifier import Notifier
 from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
@@ -49,6 +51,24 @@ def savings_after_commitments(now: datetime) -> discounts.Discounts:
     return discounts.read(Clients(discounts.CE_REGION)("ce"), None, now.date())
 
 
+def unit_costs_line(now: datetime) -> str | None:
+    """The digest's unit-cost line, for this account in the notifier's region (reaper/report/units.py)."""
+    found = unit_costs.read(CLIENTS("sagemaker"), CLIENTS("cloudwatch"), CLIENTS.region, now, bedrock=CLIENTS("bedrock"))
+    return unit_costs.digest_line(found)
+
+
+# AnomalyAlerts=on: Cost Explorer's one endpoint, and this account's tags for a project's owner
+ALERTS = (
+    AnomalyAlerts(
+        topic_arn=SETTINGS.anomaly_topic_arn,
+        ce=lambda: Clients(anomalies.CE_REGION)("ce"),
+        tagging=lambda: CLIENTS("resourcegroupstaggingapi"),
+        threshold_usd=SETTINGS.anomaly_threshold_usd,
+    )
+    if SETTINGS.anomaly_topic_arn
+    else None
+)
+
 # the CloudWatch client is made when the daily schedule first fires, not at every cold start
 # DigestBill=on only: the digest reads the day's bill (granted ce:GetCostAndUsage only then: template.yaml)
 NOTIFIER = Notifier(
@@ -58,6 +78,8 @@ NOTIFIER = Notifier(
     cloudwatch=lambda: CLIENTS("cloudwatch"),
     discounts=savings_after_commitments if SETTINGS.discounts else None,
     cost_explorer=(lambda: CLIENTS("ce")) if SETTINGS.digest_bill else None,
+    anomalies=ALERTS,
+    units=unit_costs_line,
 )
 
 

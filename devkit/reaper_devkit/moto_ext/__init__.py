@@ -59,6 +59,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cost_explorer_coverage
 
     cost_explorer_coverage.apply()
+    from reaper_devkit.moto_ext import cost_anomaly
+
+    cost_anomaly.apply()
     from reaper_devkit.moto_ext import cost_optimization_hub
 
     cost_optimization_hub.apply()

@@ -42,6 +42,14 @@ What changes (all in moto's backend and response classes, so in-process and serv
   created) and pages with MaxResults (default 10, at most 100) and NextToken, sorted by SortBy
   (default LastModifiedTime) in SortOrder (default Descending), as AWS does; moto ignores both
   (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Search.html).
+- Search filters on TrainingEndTime / CreationTime / LastModifiedTime take the range operators
+  (GreaterThan, GreaterThanOrEqualTo, LessThan, LessThanOrEqualTo) as AWS's Filter does
+  (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Filter.html); moto compares for
+  equality only. `bill()` gives an ended job its TrainingTimeInSeconds and BillableTimeInSeconds
+  ("You can calculate the savings from using managed spot training using the formula
+  (1 - BillableTimeInSeconds / TrainingTimeInSeconds) * 100",
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingJob.html), carried
+  by Search and DescribeTrainingJob.
 """
 
 from __future__ import annotations
@@ -190,7 +198,7 @@ def _patch_reads() -> None:
         if training_job_name not in self.training_jobs:
             raise ValidationError(message="Requested resource not found.")
         _read(self.training_jobs[training_job_name])
-        out = describe_training(self, training_job_name)
+        out = {**describe_training(self, training_job_name), **_billing.get(self.training_jobs[training_job_name].arn, {})}
         if "AutoMlJobArn" in out:
             out = {**out, "AutoMLJobArn": out["AutoMlJobArn"]}
             del out["AutoMlJobArn"]
@@ -426,11 +434,15 @@ def _patch_search() -> None:
         backend = self.sagemaker_backend
         for job in list(backend.training_jobs.values()):
             _read(job)
-        found = backend.search(resource="TrainingJob", search_expression=self._get_param("SearchExpression"))
+        expression, ranges = _split_ranges(self._get_param("SearchExpression"))
+        found = backend.search(resource="TrainingJob", search_expression=expression)
         shaped = []
         for result in found["Results"]:
             job = {k: v for k, v in result["TrainingJob"].items() if v is not None}
             job["TrainingJobArn"] = job.pop("Arn")
+            job.update(_billing.get(job["TrainingJobArn"], {}))
+            if not all(_in_range(job.get(f["Name"]), f) for f in ranges):
+                continue
             if "AutoMlJobArn" in job:
                 job["AutoMLJobArn"] = job.pop("AutoMlJobArn")
             shaped.append({"TrainingJob": job})
@@ -440,6 +452,40 @@ def _patch_search() -> None:
         return ActionResult(_page(shaped, self._get_param("MaxResults"), self._get_param("NextToken"), "Results"))
 
     responses.SageMakerResponse.search = search  # type: ignore[method-assign]
+
+
+RANGE_OPERATORS = {"GreaterThan", "GreaterThanOrEqualTo", "LessThan", "LessThanOrEqualTo"}
+_billing: dict[str, dict[str, int]] = {}  # training job ARN -> its TrainingTimeInSeconds, BillableTimeInSeconds
+
+
+def _split_ranges(expression: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """(the expression without its range filters, for moto; those filters, applied here)."""
+    if not expression or not expression.get("Filters"):
+        return expression, []
+    ranges = [f for f in expression["Filters"] if f.get("Operator") in RANGE_OPERATORS]
+    rest = [f for f in expression["Filters"] if f.get("Operator") not in RANGE_OPERATORS]
+    return {**expression, "Filters": rest}, ranges
+
+
+def _as_time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _in_range(value: Any, f: dict[str, Any]) -> bool:
+    have, bound = _as_time(value), _as_time(f.get("Value"))
+    if have is None or bound is None:
+        return False
+    return {
+        "GreaterThan": have > bound,
+        "GreaterThanOrEqualTo": have >= bound,
+        "LessThan": have < bound,
+        "LessThanOrEqualTo": have <= bound,
+    }[f["Operator"]]
 
 
 def _sort_key(value: Any) -> tuple[int, str]:
@@ -508,6 +554,12 @@ def finish(arn: str, status: str = "Completed", ended_at: datetime | None = None
     _set_status(job, status)
     if ended_at is not None and isinstance(job, models.FakeTrainingJob):
         job.training_end_time = _utc_naive(ended_at)
+
+
+def bill(arn: str, ended_at: datetime, training_s: int, billable_s: int, status: str = "Completed") -> None:
+    """The training job ended at `ended_at`, trained `training_s` seconds and was billed `billable_s` (spot: fewer)."""
+    finish(arn, status, ended_at)
+    _billing[arn] = {"TrainingTimeInSeconds": training_s, "BillableTimeInSeconds": billable_s}
 
 
 def retain_warm_pool(arn: str, ended_at: datetime, retained_s: int, keep_alive_s: int = 3600) -> None:

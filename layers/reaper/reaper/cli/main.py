@@ -169,6 +169,12 @@ def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
         help="also what the savings come to after Savings Plans / RI coverage (Cost Explorer: $0.01 a request, one read a day; "
         "REAPER_DISCOUNTS=on does the same)",
     )
+    rp.add_argument(
+        "--units",
+        action="store_true",
+        help="the week's unit costs beside last week's: per training run (by ml:project), per 1,000 inferences (per endpoint), "
+        "per 1,000 Bedrock tokens (per model); table or --json",
+    )
     rp.add_argument("--table")
     _outputs(rp, ALL_OUTPUTS)
     rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
@@ -520,6 +526,12 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
     if args.bill:
         return _bill(args, now, output)
     args.since = args.since or "7d"
+    if args.units:
+        if output not in ("table", "json"):
+            raise UsageError("--units prints a table or --json")
+        from reaper.cli import units
+
+        return units.report(_runtime(args, _settings(args)), now, output, Printer())
     if args.out and output != "html":
         raise UsageError("--out names the file of --output html")
     _known_kinds(args.kind)

@@ -191,6 +191,11 @@ class Settings(BaseModel):
     project_budgets: dict[str, float] = Field(default_factory=dict)
     budget_topic_arn: str | None = None
     budget_enforce: bool = False
+    # AnomalyAlerts=on: the SNS topic Cost Anomaly Detection alerts on the ML tags arrive on (the
+    # notifier sets the monitors up and tells each alert's owner; docs/unit-costs.md), and the total
+    # impact (USD) an anomaly needs before AWS alerts
+    anomaly_topic_arn: str | None = None
+    anomaly_threshold_usd: float = Field(default=100.0, ge=0, le=1_000_000)
     # Bedrock Provisioned Throughput: the price per model unit-hour its cost estimates use
     # (an estimate: AWS prices it per model and commitment; 0 = no dollar figures)
     bedrock_model_unit_hourly_usd: float = Field(default=20.0, ge=0, le=10_000)
@@ -410,6 +415,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_DIGEST_BILL": "digest_bill",
     "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
+    "REAPER_ANOMALY_TOPIC_ARN": "anomaly_topic_arn",
+    "REAPER_ANOMALY_THRESHOLD_USD": "anomaly_threshold_usd",
     "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",
 }
 

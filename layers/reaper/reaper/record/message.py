@@ -4,6 +4,7 @@
     notice         a check on a new or changed resource, a restore's progress, a sweep out of time
     owner-summary  one owner's verdicts of one sweep (bot mode; reaper.record.owner_summary)
     budget-change  a budget created, set or not written (reaper.sweep.budget_changes)
+    anomaly        a Cost Anomaly Detection alert on an ML tag, for its owner (reaper.aws.anomalies)
     daily-digest   the admin channel's day (built and posted by the notifier itself, never queued)
 
 The producer builds a model (a wrong field fails there, in the test of that producer); the outbox
@@ -167,6 +168,42 @@ class BudgetChangeMessage(_Body):
         return f"budget {self.id}"
 
 
+class AnomalyCause(BaseModel):
+    """One of the root causes AWS gives for an anomaly (RootCause: service, region, usage type, linked account)."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
+    service: str | None = None
+    region: str | None = None
+    usage_type: str | None = None
+    linked_account: str | None = None
+    linked_account_name: str | None = None
+
+
+class AnomalyMessage(_Body):
+    """A Cost Anomaly Detection alert on an `ml:project` / `ml:owner` monitor: to its owner, else the admin channel."""
+
+    type: Literal["anomaly"] = "anomaly"
+    kind: str = "anomaly"
+    id: str  # AWS's AnomalyId: posted once per id
+    account: str | None = None
+    monitor_arn: str
+    tag_key: str | None = None  # the tag the monitor watches (None: not one of the ML tags)
+    value: str | None = None  # the tag value AWS names (dimensionalValue)
+    project: str | None = None
+    owner: str | None = None  # None: the admin channel
+    impact_usd: float
+    actual_usd: float | None = None
+    expected_usd: float | None = None
+    start: str | None = None
+    end: str | None = None
+    causes: list[AnomalyCause] = Field(default_factory=list)
+    link: str | None = None
+
+    @property
+    def subject(self) -> str:
+        return f"anomaly {self.id}"
+
+
 class CoverageHeadline(BaseModel):
     """reaper.core.coverage.headline: what the day's sweeps could not judge."""
 
@@ -214,6 +251,9 @@ class DailyDigestMessage(_Body):
     after_commitments: str | None = None
     bill: str | None = None  # DigestBill=on: what AWS billed beside the reaper's claim (docs/bill.md)
     coverage: CoverageHeadline | None = None
+    anomalies: list[str] = Field(default_factory=list)  # today's cost anomalies, one line each
+    anomalies_total: int = 0
+    units: str | None = None  # the week's unit costs in one line (reaper.report.units)
     stoppable: list[StoppableRow] = Field(default_factory=list)  # the organisation's digest only
     stoppable_total: int = 0
 
@@ -223,7 +263,7 @@ class DailyDigestMessage(_Body):
 
 
 Message = Annotated[
-    VerdictMessage | NoticeMessage | OwnerSummaryMessage | BudgetChangeMessage | DailyDigestMessage,
+    VerdictMessage | NoticeMessage | OwnerSummaryMessage | BudgetChangeMessage | AnomalyMessage | DailyDigestMessage,
     Field(discriminator="type"),
 ]
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

@@ -24,7 +24,7 @@ from urllib.error import URLError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from reaper.record.message import BudgetChangeMessage, DailyDigestMessage, NoticeMessage
+from reaper.record.message import AnomalyMessage, BudgetChangeMessage, DailyDigestMessage, NoticeMessage
 from reaper.record.message import Message as Queued
 from reaper.slack.message import SLACK_ID, Message
 from reaper.slack.post import SlackRateLimited, SlackRefused, SlackUnconfirmed, SlackUnreachable, retry_after
@@ -117,6 +117,8 @@ class SlackBot:
         user = self.user_id(m.owner)
         if user:
             return user
+        if isinstance(m, AnomalyMessage):  # an anomaly nobody owns (or not in Slack) is the admins'
+            return self.config.admin_channel
         project = ("" if isinstance(m, NoticeMessage) else m.project or "").strip().lower()
         return self.config.project_channels.get(project) or self.config.fallback_channel or self.config.admin_channel
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 TOP_OWNERS = 5
 ERRORS_LISTED = 10
+ANOMALIES_LISTED = 5
 STOP_LISTED = 30  # one block each; with the digest's own blocks, within Slack's 50
 CONFIRM_TEXT_MAX = 300  # a confirmation dialog's text (https://api.slack.com/reference/block-kit/composition-objects#confirm)
 BUTTON_VALUE_MAX = 2000  # a button's value (https://api.slack.com/reference/block-kit/block-elements#button)
@@ -41,7 +42,9 @@ def window_start(now: datetime) -> datetime:
     return day - timedelta(days=day.weekday())
 
 
-def build(entries: Iterable[dict[str, Any]], now: datetime, discounts: Discounts | None = None) -> DailyDigestMessage:
+def build(
+    entries: Iterable[dict[str, Any]], now: datetime, discounts: Discounts | None = None, units: str | None = None
+) -> DailyDigestMessage:
     now = as_utc(now)
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     week = window_start(now)
@@ -71,6 +74,7 @@ def build(entries: Iterable[dict[str, Any]], now: datetime, discounts: Discounts
     after = None if discounts is None else sum(discounts.after(k, f.saved_usd) or 0.0 for k, f in by_kind.items())
     blind = headline(_latest_coverage(entries, today))
     stoppable, stoppable_total = _stoppable(entries, today)
+    anomalies = _anomalies(entries, today)
     return DailyDigestMessage(
         id=f"digest-{today:%Y-%m-%d}",
         date=f"{today:%Y-%m-%d}",
@@ -87,7 +91,27 @@ def build(entries: Iterable[dict[str, Any]], now: datetime, discounts: Discounts
         coverage=None if blind is None else CoverageHeadline.model_validate_json(json.dumps(blind)),
         stoppable=stoppable,
         stoppable_total=stoppable_total,
+        anomalies=anomalies[:ANOMALIES_LISTED],
+        anomalies_total=len(anomalies),
+        units=units,
     )
+
+
+def _anomalies(entries: list[dict[str, Any]], today: datetime) -> list[str]:
+    """Today's cost anomalies (reaper.slack.anomaly_alerts), one line each, once per AnomalyId, costliest first."""
+    found: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        at = _time(e.get("logged_at"))
+        if e.get("type") == "anomaly" and at is not None and at >= today and e.get("id"):
+            found[str(e["id"])] = e
+    ranked = sorted(found.values(), key=lambda e: -float(e.get("impact_usd") or 0.0))
+    lines = []
+    for e in ranked:
+        what = f"{e.get('tag_key')} {e.get('value')}" if e.get("tag_key") else str(e.get("value") or "spend")
+        cause = (e.get("causes") or [{}])[0]
+        why = " · ".join(str(cause[k]) for k in ("service", "usage_type") if cause.get(k)) or "no root cause named"
+        lines.append(f"{what}: ${float(e.get('impact_usd') or 0.0):,.2f} over expected ({why}), owner {e.get('owner') or 'none'}")
+    return lines
 
 
 def _stoppable(entries: list[dict[str, Any]], today: datetime) -> tuple[list[StoppableRow], int]:
@@ -157,6 +181,8 @@ def render(p: DailyDigestMessage) -> Message:
             f"\n*Can't judge:* {blind.unknown} resources ({money(blind.unknown_hourly_usd)}/h): "
             f"top reason {escape(blind.top_label)} ({blind.top_resources}), fix: {escape(blind.fix)}"
         )
+    if p.units:
+        body += f"\n*Unit costs:* {escape(p.units)}"
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=cuts.cut(f"mlreaper daily digest {escape(p.date)}", HEADER_TEXT_MAX, "header", note=" …"))),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(body, SECTION_TEXT_MAX, "body"))),
@@ -164,6 +190,11 @@ def render(p: DailyDigestMessage) -> Message:
     ]
     if errors:
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(f"*Errors:*\n{errors}", SECTION_TEXT_MAX, "errors"))))
+    if p.anomalies:
+        lines = "\n".join(f"• {escape(line)}" for line in p.anomalies)
+        more = f"\n… and {p.anomalies_total - len(p.anomalies)} more" if p.anomalies_total > len(p.anomalies) else ""
+        text = f"*Cost anomalies today ({p.anomalies_total}):*\n{lines}{more}"
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "anomalies"))))
     blocks += _stop_blocks(p, cuts)
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text="Every record: `reaper log --since 1d`")]))
     text = f"mlreaper daily digest {escape(p.date)}: {verdicts}"

@@ -34,14 +34,18 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from reaper.aws import anomalies
 from reaper.aws import discounts as commitments
 from reaper.core.errors import BadEventError
+from reaper.core.events import is_sns, parse_sns
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
 from reaper.record.message import BadMessage, Message, parse_body
 from reaper.report import savings_metric
+from reaper.report import units as unit_costs
 from reaper.slack import digest as daily_digest
 from reaper.slack import post as slack
+from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot
 from reaper.slack.render import render_for
 from reaper.slack.webhook import WebhookConfigError, redact
@@ -50,9 +54,13 @@ __all__ = ["HeldBack", "Notifier", "PoisonMessage", "handle_queue_batch", "parse
 
 # the daily digest and the savings metric read the action log (Query); the metric is published
 # into its own namespace only (template.yaml conditions PutMetricData on it)
-PERMISSIONS = frozenset({"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS})
+# the digest's unit-cost line reads training jobs, endpoints and their metrics (reaper/report/units.py)
+PERMISSIONS = frozenset(
+    {"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS, *unit_costs.PERMISSIONS}
+)
 # DiscountAwareSavings=on (template condition DiscountsOn): the digest's Cost Explorer coverage read
-CONDITIONAL_PERMISSIONS = {"DiscountsOn": commitments.CE_PERMISSIONS}
+# AnomalyAlerts=on (template condition AnomalyAlertsOn): the monitors' setup, and an alert's owner
+CONDITIONAL_PERMISSIONS = {"DiscountsOn": commitments.CE_PERMISSIONS, "AnomalyAlertsOn": anomalies.PERMISSIONS}
 
 # () -> the webhook URL, None when Slack is off; raises WebhookConfigError when it cannot be used
 WebhookSource = Callable[[], str | None]
@@ -84,6 +92,10 @@ class Notifier:
     discounts: Callable[[datetime], commitments.Discounts] | None = None
     # () -> a Cost Explorer client: DigestBill=on only, the digest's line against the bill (docs/bill.md)
     cost_explorer: Callable[[], Any] | None = None
+    # AnomalyAlerts=on: the anomaly topic and the clients behind it (reaper/slack/anomaly_alerts.py)
+    anomalies: AnomalyAlerts | None = None
+    # now -> the digest's unit-cost line (reaper/report/units.py), read only by the invocation that posts
+    units: Callable[[datetime], str | None] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -92,6 +104,8 @@ class Notifier:
     def handle(self, event: Any, context: Any = None) -> dict[str, Any]:
         if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event":
             return self.daily()
+        if is_sns(event):
+            return self.handle_alerts(event, context)
         if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
             raise BadEventError("notifier expects an SQS event with Records")
         try:
@@ -125,6 +139,11 @@ class Notifier:
             logger.exception("the savings metric was not published; the schedule's retry will try again")
             failures.append(exc)
         try:
+            self.setup_anomalies()
+        except Exception as exc:  # noqa: BLE001 - the digest still goes out; raised below
+            logger.exception("Cost Anomaly Detection was not set up; the schedule's retry will try again")
+            failures.append(exc)
+        try:
             result = self.post_daily_digest()
         except Exception as exc:  # noqa: BLE001 - raised below, after the metric's outcome is known
             failures.append(exc)
@@ -132,6 +151,58 @@ class Notifier:
         if failures:
             raise failures[-1]
         return {**result, "savings": savings}
+
+    def setup_anomalies(self) -> dict[str, Any]:
+        """AnomalyAlerts=on: the monitors on the ML tags and their subscription, created where missing."""
+        if self.anomalies is None:
+            return {}
+        done = self.anomalies.setup()
+        if done.created:
+            logger.info("Cost Anomaly Detection set up", extra={"made": list(done.created)})
+        return {"monitors": done.monitors, "subscription": done.subscription, "created": list(done.created)}
+
+    def handle_alerts(self, event: Any, context: Any = None) -> dict[str, Any]:
+        """Cost Anomaly Detection alerts (SNS, AnomalyAlerts=on): each to its owner once (per AnomalyId),
+        and into the action log for the digest. A failed post raises: Lambda retries the SNS delivery."""
+        if self.anomalies is None:
+            raise BadEventError("an SNS delivery, but AnomalyAlerts is off")
+        posted: list[str] = []
+        for record in parse_sns(event).Records:
+            if record.Sns.TopicArn != self.anomalies.topic_arn:
+                raise BadEventError(f"SNS message from {record.Sns.TopicArn!r}, not the anomaly topic")
+            try:
+                alert = anomalies.Alert.parse(record.Sns.Message)
+            except ValueError as exc:  # never posted, never retried: it can never be one
+                metrics.add_metric(name="NotifierPoisonMessage", unit=MetricUnit.Count, value=1)
+                logger.error("SNS message is not an anomaly alert", extra={"message_id": record.Sns.MessageId, "problem": str(exc)})
+                continue
+            payload = self.anomalies.message(alert)
+            if self._deliver_now(payload, record.Sns.MessageId, context):
+                posted.append(payload.id)
+        return {"posted": posted}
+
+    def _deliver_now(self, payload: Message, message_id: str, context: Any) -> bool:
+        """One message outside the queue, through the queue's own claim and post; True when posted now."""
+        bot = self.bot()
+        url = None if bot is not None else (self.webhook() or None)
+        if bot is None and url is None:
+            logger.info("Slack is not configured; the action log keeps the record", extra={"message_id": message_id})
+        batch = _Batch(self, url or "", context, bot=bot)
+        key = f"post|{payload.message_key or message_id}"
+        posted = True if bot is None and url is None else batch.deliver(key, payload, render_for(payload), message_id)
+        if posted and self.log is not None:
+            self.log.record(payload.as_record(), self.clock(), f"sns:{message_id}")
+        return posted
+
+    def _units_line(self, now: datetime) -> str | None:
+        """The week's unit costs in a line; a failed read leaves the line out (said in the log), never the digest."""
+        if self.units is None:
+            return None
+        try:
+            return self.units(now)
+        except Exception:  # noqa: BLE001 - the digest goes out without the line
+            logger.exception("unit costs were not read; the digest goes out without them")
+            return None
 
     def publish_savings(self) -> dict[str, Any]:
         """Publish each complete day not yet published (see reaper.report.savings_metric); returns {day: {kind: usd}}."""
@@ -194,8 +265,10 @@ class Notifier:
         claim = self.log.claim_post(key, now, self.lease)
         if claim is not PostClaim.CLAIMED:
             return {"posted": False, "claim": claim.value}
-        if self.discounts is not None:  # read only by the invocation that posts: Cost Explorer bills each request
-            payload = daily_digest.build(entries, now, self.discounts(now))
+        commitments_now = self.discounts(now) if self.discounts is not None else None  # Cost Explorer bills each request
+        units_now = self._units_line(now)
+        if commitments_now is not None or units_now is not None:  # read only by the invocation that posts
+            payload = daily_digest.build(entries, now, commitments_now, units_now)
         if self.cost_explorer is not None:
             payload = payload.model_copy(update={"bill": self._bill_line(now)})
         message = daily_digest.render(payload)
@@ -224,7 +297,6 @@ class _Batch:
     bot: SlackBot | None = None
 
     def post_record(self, record: SQSRecord) -> None:
-        n = self.notifier
         try:
             payload = _payload(record.body)
             message = render_for(payload)
@@ -239,12 +311,16 @@ class _Batch:
             logger.error("message cannot be rendered", extra={"message_id": record.message_id, "problem": f"{type(exc).__name__}: {exc}"})
             raise PoisonMessage(type(exc).__name__) from None
         self._check_time(record)
-        key = f"post|{payload.message_key or record.message_id}"
+        self.deliver(f"post|{payload.message_key or record.message_id}", payload, message, record.message_id)
+
+    def deliver(self, key: str, payload: Message, message: slack.Message, message_id: str) -> bool:
+        """Claim, post, finish: False when it was already posted (or probably was)."""
+        n = self.notifier
         claim = n.log.claim_post(key, n.clock(), n.lease) if n.log is not None else PostClaim.CLAIMED
         if claim in (PostClaim.SENT, PostClaim.UNCONFIRMED):
             metrics.add_metric(name="SlackDuplicateSkipped", unit=MetricUnit.Count, value=1)
-            logger.info("already posted; not again", extra={"message_id": record.message_id, "claim": claim.value})
-            return
+            logger.info("already posted; not again", extra={"message_id": message_id, "claim": claim.value})
+            return False
         if claim is PostClaim.BUSY:
             raise HeldBack("another delivery is posting this message now")
         try:
@@ -258,23 +334,22 @@ class _Batch:
             metrics.add_metric(name="SlackPostUnconfirmed", unit=MetricUnit.Count, value=1)
             logger.warning(
                 "Slack did not answer after the message was sent; not sending it again",
-                extra={"message_id": record.message_id, "problem": redact(str(exc), self.url)},
+                extra={"message_id": message_id, "problem": redact(str(exc), self.url)},
             )
-            return
+            return True
         except slack.SlackPostError as exc:
             self._release(key)
             if isinstance(exc, slack.SlackRateLimited):
                 self.held_until = n.monotonic() + exc.retry_after
             metrics.add_metric(name="SlackPostFailed", unit=MetricUnit.Count, value=1)
-            logger.warning(
-                "Slack post failed; SQS will retry", extra={"message_id": record.message_id, "problem": redact(str(exc), self.url)}
-            )
+            logger.warning("Slack post failed; it will be retried", extra={"message_id": message_id, "problem": redact(str(exc), self.url)})
             raise
         except BaseException:
             self._release(key)
             raise
         self._finish(key, PostClaim.SENT, message, payload)
         metrics.add_metric(name="SlackPosted", unit=MetricUnit.Count, value=1)
+        return True
 
     def _check_time(self, record: SQSRecord) -> None:
         n = self.notifier

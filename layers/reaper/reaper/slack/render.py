@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from reaper.record.message import (
+    AnomalyMessage,
     BudgetChangeMessage,
     DailyDigestMessage,
     Message,
@@ -12,7 +13,7 @@ from reaper.record.message import (
     OwnerSummaryMessage,
     VerdictMessage,
 )
-from reaper.slack import budget_notice, owner_summary
+from reaper.slack import anomaly_notice, budget_notice, owner_summary
 from reaper.slack import digest as daily_digest
 from reaper.slack import message as slack_message
 
@@ -25,6 +26,8 @@ def render_for(m: Message) -> slack_message.Message:
         return daily_digest.render(m)
     if isinstance(m, BudgetChangeMessage):
         return budget_notice.render(m)
+    if isinstance(m, AnomalyMessage):
+        return anomaly_notice.render(m)
     if isinstance(m, VerdictMessage | NoticeMessage):
         return slack_message.render_message(m)
     assert_never(m)
