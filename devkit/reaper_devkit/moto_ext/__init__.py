@@ -74,4 +74,7 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cloudformation_novalue
 
     cloudformation_novalue.apply()
+    from reaper_devkit.moto_ext import pricing
+
+    pricing.apply()
     _applied = True

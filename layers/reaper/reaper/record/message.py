@@ -86,6 +86,8 @@ class ResourceLine(_Body):
     mode: Mode | None = None
     hourly_usd: float | None = None
     monthly_usd: float | None = None
+    price_source: str | None = None  # where hourly_usd comes from (docs/prices.md)
+    price_as_of: str | None = None
     project: str | None = None
     error: str | None = None
     evidence: Evidence = Field(default_factory=dict)
