@@ -30,6 +30,10 @@ from reaper.core.price import LIVE, SHIPPED, Price
 
 log = logging.getLogger(__name__)
 
+# GetProducts "does not support specifying a resource ARN in the Resource element": Resource "*" (template.yaml)
+# https://docs.aws.amazon.com/service-authorization/latest/reference/list_awspricelist.html
+PERMISSIONS = ("pricing:GetProducts",)
+
 PRICE_FILE = Path(__file__).with_name("prices.json")
 
 # price-table section for each kind of usage
@@ -101,7 +105,12 @@ class TablePriceStore:
         self.client, self.table = dynamodb, table
 
     def load(self, group: str, region: str) -> dict[str, Any]:
-        item = self.client.get_item(TableName=self.table, Key=_key(group, region)).get("Item")
+        # Query, which every sweep function may call on the table already (reaper.sweep.iam), for the one item
+        key = _key(group, region)
+        items = self.client.query(
+            TableName=self.table, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": key["pk"]}, Limit=1
+        ).get("Items", [])
+        item = items[0] if items else None
         if not item or "prices" not in item:
             return {}
         found: dict[str, Any] = json.loads(item["prices"]["S"])

@@ -126,10 +126,9 @@ def headline(p: ResourceLine) -> str:
 
 
 def price_note(p: ResourceLine) -> str:
-    """Where the figure comes from (docs/prices.md): ' (list price, AWS Price List API, 2026-12-05)', or unpriced."""
-    if p.hourly_usd is None:
-        return " (unpriced)"
-    if not p.price_source:
+    """Where the figure comes from (docs/prices.md): ' (list price, AWS Price List API, 2026-12-05)'; nothing for
+    an unpriced resource (its cost reads "unknown") or a body queued before figures said their source."""
+    if p.hourly_usd is None or not p.price_source:
         return ""
     when = f", {p.price_as_of}" if p.price_as_of else ""
     return f" (list price, {escape(p.price_source)}{escape(when)})"

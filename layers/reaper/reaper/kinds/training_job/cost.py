@@ -17,8 +17,9 @@ from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.model import Cluster, Span
 
 
-def cluster(region: str, config: Mapping[str, Any] | None, pricer: Pricer) -> Cluster:
-    """From a ResourceConfig (InstanceType/InstanceCount or InstanceGroups) or a processing ClusterConfig."""
+def cluster(region: str, config: Mapping[str, Any] | None, pricer: Pricer | None = None) -> Cluster:
+    """From a ResourceConfig (InstanceType/InstanceCount or InstanceGroups) or a processing ClusterConfig, priced by
+    the runtime's pricer (None: the shipped copy of AWS's price list alone)."""
     config = config or {}
     groups = config.get("InstanceGroups") or []
     if groups:
@@ -28,7 +29,7 @@ def cluster(region: str, config: Mapping[str, Any] | None, pricer: Pricer) -> Cl
     return _priced(region, parts, pricer)
 
 
-def tuning_cluster(region: str, definition: Mapping[str, Any] | None, pricer: Pricer) -> Cluster:
+def tuning_cluster(region: str, definition: Mapping[str, Any] | None, pricer: Pricer | None = None) -> Cluster:
     """A tuning job's training-job definition: ResourceConfig, or HyperParameterTuningResourceConfig."""
     definition = definition or {}
     if definition.get("ResourceConfig"):
@@ -45,7 +46,8 @@ def tuning_cluster(region: str, definition: Mapping[str, Any] | None, pricer: Pr
     return Cluster(cheapest.instance_type, cheapest.count, cheapest.hourly_usd, lower_bound=len(known) > 1, price=cheapest.price)
 
 
-def _priced(region: str, parts: Iterable[tuple[str | None, int]], pricer: Pricer) -> Cluster:
+def _priced(region: str, parts: Iterable[tuple[str | None, int]], pricer: Pricer | None) -> Cluster:
+    pricer = pricer or Pricer.shipped_only()
     prices: list[Price | None] = []
     count = 0
     types: list[str] = []

@@ -34,7 +34,7 @@ class Cluster:
     hourly_usd: float | None
     unpriced: tuple[str, ...] = ()
     lower_bound: bool = False  # several instance configs could be used: the cheapest is assumed
-    price: Price | None = None  # hourly_usd with its source and date (docs/prices.md)
+    price: Price | None = field(default=None, compare=False)  # hourly_usd with its source and date (docs/prices.md)
 
 
 @dataclass(frozen=True)
