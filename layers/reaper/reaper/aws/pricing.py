@@ -50,7 +50,7 @@ PRICED_FOR = 7 * 24 * 3600  # a price read from the API is kept a week
 UNPRICED_FOR = 24 * 3600  # a type the API does not price is asked again after a day
 DEFAULT_PRICING_REGION = "us-east-1"
 # Two attempts and short timeouts: a throttled or unreachable API falls back to the shipped copy at once
-PRICING_CONFIG = Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=3, read_timeout=10)
+PRICING_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=3, read_timeout=10)
 
 
 @cache
@@ -154,25 +154,28 @@ class Pricer:
     def hourly(self, section: str, region: str, instance_type: str | None, count: int = 1) -> Price | None:
         if not instance_type:
             return None
-        price = self._price(section, region, instance_type, instance_type)
+        price = self._price(section, region, instance_type, section, instance_type)
         return None if price is None else price.times(max(count, 0))
 
     def fsx_hourly(self, region: str, deployment: str, per_unit_throughput: int | None, capacity_gib: int) -> Price | None:
         """FSx for Lustre storage cost per hour: GB-month price x capacity / 730."""
-        price = self._price(FSX_LUSTRE, region, "lustre", fsx_key(deployment, per_unit_throughput))
+        key = fsx_key(deployment, per_unit_throughput)
+        price = self._price(FSX_LUSTRE, region, "lustre", key, key)
         return None if price is None else price.times(capacity_gib / 730.0)
 
     # -- the floor --
-    def _price(self, section: str, region: str, lookup: str, key: str) -> Price | None:
+    def _price(self, section: str, region: str, lookup: str, key: str, row_key: str) -> Price | None:
+        """`lookup`: what one request asks for (an instance type; "lustre"); `key`: the price in its answer (a
+        section; an FSx deployment); `row_key`: the shipped table's row (an instance type; an FSx deployment)."""
         if self._client_factory is None:  # the API is off: the shipped copy alone
-            return shipped(section, region, key)
+            return shipped(section, region, row_key)
         group = _GROUP[section]
         entries = self._map(group, region)
         entry = entries.get(lookup)
         if entry is None or entry.get("until", 0) < self.clock():
             entry = self._ask(group, region, lookup) if self.down is None else None
             if entry is None:  # the API failed, now or earlier in this process: the shipped copy, saying so
-                return shipped(section, region, key)
+                return shipped(section, region, row_key)
             entries[lookup] = entry
             self._save(group, region, entries)
         found = entry.get("sections", {}).get(key)
