@@ -145,15 +145,22 @@ def test_a_refused_api_falls_back_too_and_the_plan_marks_the_figures(sm, monkeyp
     assert "1 unpriced (?)" in text and "$0.00/h" not in text
 
 
-def test_a_type_the_api_does_not_price_is_unpriced_and_not_asked_again(sm, table, monkeypatch, capsys):
+def test_a_type_the_api_does_not_price_is_kept_as_such_and_not_asked_again(sm, table, monkeypatch, capsys):
+    # Given the API lists no price for two types: one the shipped copy has, one it has not
     monkeypatch.setenv("REAPER_TABLE", table)
     price_api.install("AmazonSageMaker", [sagemaker_entry("us-east-1", pricing.NOTEBOOK, "ml.t3.medium")])
-    seed.notebook(sm, "nb-a", {"ml:owner": "ana@example.com"}, instance_type="ml.p3.2xlarge")  # the API has no entry
+    seed.notebook(sm, "nb-a", {"ml:owner": "ana@example.com"}, instance_type="ml.p3.2xlarge")
+    seed.notebook(sm, "nb-odd", {"ml:owner": "ana@example.com"}, instance_type="ml.m4.16xlarge")
+    # When two sweeps run
     first = sweep(capsys)
-    assert (first["nb-a"]["hourly_usd"], first["nb-a"]["price_source"]) == (None, None)  # not the shipped row: AWS says none
-    assert len(price_api.requests) == 1
+    assert len(price_api.requests) == 2
     price_api.requests.clear()
-    sweep(capsys)
+    second = sweep(capsys)
+    # Then the shipped copy's figure, saying so, or unpriced (null, never 0); and the answer was kept: no request
+    usd = pricing.row(pricing.NOTEBOOK, "us-east-1", "ml.p3.2xlarge")["usd"]
+    for out in (first, second):
+        assert (out["nb-a"]["hourly_usd"], out["nb-a"]["price_source"]) == (usd, SHIPPED)
+        assert (out["nb-odd"]["hourly_usd"], out["nb-odd"]["price_source"]) == (None, None)
     assert price_api.requests == []
 
 
@@ -185,3 +192,54 @@ def test_ec2_boxes_are_priced_by_their_box_usage_with_the_documented_filters(aws
         "preInstalledSw": "NA",
         "capacitystatus": "Used",
     }
+
+
+# -- with the kit's catalogue: AWS's own entries (devkit/reaper_devkit/price_catalogue, PRICE_SOURCE.md) --
+
+REGIONS = ("us-east-1", "eu-west-1", "eu-central-1", "ap-northeast-1", "ap-south-1")
+# what a team runs in Studio, most common first; in each region the types SageMaker offers there
+STUDIO_SPREAD = (
+    ["ml.t3.medium"] * 4
+    + ["ml.m5.large", "ml.m5.xlarge", "ml.c5.xlarge", "ml.m5.2xlarge", "ml.r5.large"]
+    + ["ml.g4dn.xlarge"] * 3
+    + ["ml.g5.xlarge"] * 3
+    + ["ml.g5.2xlarge", "ml.g5.12xlarge", "ml.p3.2xlarge", "ml.g4dn.2xlarge", "ml.p4d.24xlarge"]
+)
+
+
+def catalogue_figures() -> dict[tuple[str, str], tuple[float, str, str]]:
+    """(region, type) -> (USD, SKU, publication date) of the Studio entries the kit's catalogue holds."""
+    out = {}
+    for e in price_api.entries("AmazonSageMaker") or []:
+        attrs = e["product"]["attributes"]
+        if attrs.get("component") != "Studio-Notebook":
+            continue
+        ((term,),) = [list(e["terms"]["OnDemand"].values())]
+        ((dim,),) = [list(term["priceDimensions"].values())]
+        out[(attrs["regionCode"], attrs["instanceName"])] = (float(dim["pricePerUnit"]["USD"]), e["product"]["sku"], e["publicationDate"][:10])
+    return out
+
+
+@pytest.mark.skipif(price_api.entries("AmazonSageMaker") is None, reason="the kit's price catalogue is not here")
+def test_studio_apps_in_five_regions_are_priced_with_exactly_the_catalogues_figures(aws, capsys):
+    from reaper_devkit import seed_studio
+
+    figures = catalogue_figures()
+    expected: dict[str, tuple[float, str, str]] = {}
+    for region in REGIONS:
+        sm = aws.client("sagemaker", region_name=region)
+        domain = seed_studio.domain(sm, f"team-{region}")
+        offered = [t for t in STUDIO_SPREAD if (region, t) in figures]
+        assert len(offered) >= 0.8 * len(STUDIO_SPREAD), region  # the spread is what teams run there
+        for i, itype in enumerate(offered):
+            seed_studio.space(sm, domain, f"space-{i}")
+            arn = seed_studio.app(sm, domain, space_name=f"space-{i}", instance_type=itype, tags={"ml:owner": "ana@example.com"})
+            expected[arn] = figures[(region, itype)]
+    price_api.requests.clear()
+    assert main(["sweep", "--kind", "studio-app", *[a for r in REGIONS for a in ("--region", r)], "--json"]) == 0
+    out = {r["arn"]: r for r in rows(capsys.readouterr().out).values() if r["arn"] in expected}
+    assert set(out) == set(expected)
+    for arn, (usd, _sku, published) in expected.items():
+        assert (out[arn]["hourly_usd"], out[arn]["price_source"], out[arn]["price_as_of"]) == (usd, LIVE, published), arn
+    distinct = {(r["region"], r["instance_type"]) for r in out.values()}
+    assert len(price_api.requests) <= len(distinct)  # at most one request per distinct type in each region

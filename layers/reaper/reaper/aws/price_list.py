@@ -82,24 +82,38 @@ def on_demand(entry: Mapping[str, Any]) -> Listed | None:
     return None
 
 
-# SageMaker's usage types per section of the price table (docs/aws-assumptions.md): the instance is in
-# the usage type, e.g. USE1-Notebk:ml.t3.medium, USE1-Host:..., USE1-Train:..., USE1-Studio:JupyterLab-ml....
+# SageMaker's sections (docs/aws-assumptions.md): the instance is in the usage type, e.g. USE1-Notebk:ml.t3.medium,
+# USE1-Host:..., USE1-Train:..., USE1-Studio:JupyterLab-ml....; where an entry has no usage type its `component`
+# (or `platoinstancetype`) names the use: Notebook, Hosting, Training, Studio-JupyterLab, Studio-Notebook ...
 _SAGEMAKER_USAGE = {"sagemaker-notebook": "Notebk:{}", "sagemaker-hosting": "Host:{}", "sagemaker-training": "Train:{}"}
-_STUDIO_APPS = ("JupyterLab", "CodeEditor", "KernelGateway")  # in order of preference: the same list price
+_SAGEMAKER_COMPONENT = {"sagemaker-notebook": "notebook", "sagemaker-hosting": "hosting", "sagemaker-training": "training"}
+# Studio apps, in order of preference (AWS lists the same price for each, mostly): JupyterLab, Code Editor,
+# then Studio Classic's KernelGateway (component Studio-Notebook)
+_STUDIO_USAGE = ("Studio:JupyterLab-{}", "Studio:CodeEditor-{}", "Studio:KernelGateway-{}")
+_STUDIO_COMPONENT = ("studio-jupyterlab", "studio-codeeditor", "studio-notebook")
+
+
+def _component(p: Listed) -> str:
+    return (p.attributes.get("component") or p.attributes.get("platoinstancetype") or "").lower()
+
+
+def _hourly(found: list[Listed], itype: str) -> list[Listed]:
+    return [p for p in found if p.unit.lower().startswith("hr") and p.attributes.get("instanceName", itype) == itype]
 
 
 def sagemaker_sections(found: list[Listed], itype: str) -> dict[str, Listed]:
     """The notebook, hosting, training and Studio prices of one ML instance type, from one answer."""
+    hourly = _hourly(found, itype)
     out: dict[str, Listed] = {}
     for section, pattern in _SAGEMAKER_USAGE.items():
-        hit = next((p for p in found if p.usage == pattern.format(itype) and p.unit.lower().startswith("hr")), None)
+        hit = next((p for p in hourly if p.usage == pattern.format(itype)), None)
+        hit = hit or next((p for p in hourly if not p.usage and _component(p) == _SAGEMAKER_COMPONENT[section]), None)
         if hit is not None:
             out[section] = hit
-    for app in _STUDIO_APPS:
-        hit = next((p for p in found if p.usage == f"Studio:{app}-{itype}" and p.unit.lower().startswith("hr")), None)
-        if hit is not None:
-            out["sagemaker-studio"] = hit
-            break
+    studio = [p for pattern in _STUDIO_USAGE for p in hourly if p.usage == pattern.format(itype)]
+    studio += [p for component in _STUDIO_COMPONENT for p in hourly if not p.usage and _component(p) == component]
+    if studio:
+        out["sagemaker-studio"] = studio[0]
     return out
 
 

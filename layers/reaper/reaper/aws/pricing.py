@@ -6,7 +6,8 @@ One `Pricer` per runtime (reaper.wiring) reaches every kind through `Clients.pri
 2. the action-log table (one item per (service, region) holding the map, a week's TTL), read once;
 3. the Price List API, one request per (service, region, type) with exact filters (reaper.aws.price_list),
    sent to the pricing endpoint's region (us-east-1 by default), never the swept region; what it
-   answers is kept, an empty answer too (unpriced, for a day) so it is not asked every sweep;
+   answers is kept, an empty answer too (for a day) so it is not asked every sweep; where the API lists
+   no price for that use of the type, the shipped copy's figure (saying so), else unpriced;
 4. when the API is off (REAPER_LIVE_PRICES=off), throttled, refused or unreachable: the shipped table
    prices.json (AWS's price list as published on its date), and the figure says so. After the first
    failure the process asks the API no more (a sweep must not wait on it once per type).
@@ -49,6 +50,8 @@ _GROUP = {NOTEBOOK: "sagemaker", HOSTING: "sagemaker", TRAINING: "sagemaker", ST
 PRICED_FOR = 7 * 24 * 3600  # a price read from the API is kept a week
 UNPRICED_FOR = 24 * 3600  # a type the API does not price is asked again after a day
 DEFAULT_PRICING_REGION = "us-east-1"
+# errors about the request (an unknown service code, a filter it does not take), not about the API's availability
+REFUSES_THE_REQUEST = frozenset({"NotFoundException", "InvalidParameterException"})
 # Two attempts and short timeouts: a throttled or unreachable API falls back to the shipped copy at once
 PRICING_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=3, read_timeout=10)
 
@@ -139,7 +142,8 @@ class Pricer:
         self.store = store
         self.clock = clock
         self.calls = 0  # GetProducts requests made by this process (bench/, tests)
-        self.down: str | None = None if client is not None else "off"  # why the API is not asked
+        self.down: str | None = None if client is not None else "off"  # why the API is not asked at all
+        self.down_for: dict[str, str] = {}  # a service the API refused (NotFoundException ...): not asked again
         self._maps: dict[tuple[str, str], dict[str, Any]] = {}
 
     @classmethod
@@ -173,13 +177,15 @@ class Pricer:
         entries = self._map(group, region)
         entry = entries.get(lookup)
         if entry is None or entry.get("until", 0) < self.clock():
-            entry = self._ask(group, region, lookup) if self.down is None else None
+            entry = self._ask(group, region, lookup) if self.down is None and group not in self.down_for else None
             if entry is None:  # the API failed, now or earlier in this process: the shipped copy, saying so
                 return shipped(section, region, row_key)
             entries[lookup] = entry
             self._save(group, region, entries)
         found = entry.get("sections", {}).get(key)
-        return None if found is None else Price(float(found["usd"]), LIVE, found.get("as_of"), found.get("sku"))
+        if found is None:  # the API lists no price for this use of the type: the shipped copy's, if it has one
+            return shipped(section, region, row_key)
+        return Price(float(found["usd"]), LIVE, found.get("as_of"), found.get("sku"))
 
     def _map(self, group: str, region: str) -> dict[str, Any]:
         if (group, region) not in self._maps:
@@ -209,8 +215,11 @@ class Pricer:
             sections = _sections(group, self._client, region, lookup, counter)
         except (ClientError, BotoCoreError) as exc:
             code = exc.response.get("Error", {}).get("Code", "error") if isinstance(exc, ClientError) else type(exc).__name__
-            self.down = code
-            log.warning("AWS Price List API unavailable (%s): the shipped copy of AWS's price list is used", code)
+            if code in REFUSES_THE_REQUEST:  # this service or these filters, not the API: the others are still asked
+                self.down_for[group] = code
+            else:  # throttled, refused, unreachable: not asked again by this process
+                self.down = code
+            log.warning("AWS Price List API unavailable for %s (%s): the shipped copy of AWS's price list is used", group, code)
             return None
         finally:
             self.calls += counter[0]

@@ -35,7 +35,8 @@ class Price:
         return f"{self.source} (dated {self.as_of})" if self.as_of else self.source
 
     def times(self, factor: float) -> Price:
-        return replace(self, usd=round(self.usd * factor, 4))
+        """The price of `factor` units (instances, GB-hours), to a hundredth of a cent; one unit is AWS's own figure."""
+        return self if factor == 1 else replace(self, usd=round(self.usd * factor, 4))
 
     def to_json(self) -> dict[str, object]:
         return {"usd": self.usd, "source": self.source, "as_of": self.as_of, "sku": self.sku}
