@@ -187,7 +187,7 @@ def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Run
         bound = " (managed spot billed on wall time: an upper bound)" if spot and billable is None else ""
         reason = (
             f"{status} after {human_duration(ran * 60)} of {basis}: estimated ${usd:,.2f} ({c.count} x {c.instance_type} at "
-            f"${c.hourly_usd:,.2f}/h list price){bound}"
+            f"${c.hourly_usd:,.2f}/h list price{', ' + c.price.label if c.price is not None else ''}){bound}"
         )
     return {
         "type": "cost",
