@@ -243,3 +243,18 @@ def test_studio_apps_in_five_regions_are_priced_with_exactly_the_catalogues_figu
         assert (out[arn]["hourly_usd"], out[arn]["price_source"], out[arn]["price_as_of"]) == (usd, LIVE, published), arn
     distinct = {(r["region"], r["instance_type"]) for r in out.values()}
     assert len(price_api.requests) <= len(distinct)  # at most one request per distinct type in each region
+
+
+def test_coverage_says_where_its_dollars_come_from_and_what_it_leaves_out(sm, capsys):
+    # Given the API refuses, and two notebooks nothing reports on: one the shipped copy prices, one it cannot
+    price_api.fail_next("ThrottlingException", times=50)
+    seed.notebook(sm, "nb-a", {"ml:owner": "ana@example.com"}, instance_type="ml.p3.2xlarge", agent=False)
+    seed.notebook(sm, "nb-odd", {"ml:owner": "ana@example.com"}, instance_type="ml.m4.16xlarge", agent=False)
+    assert main(["coverage", "--kind", "notebook", "--json"]) == 0
+    (line,) = [r for r in map(json.loads, capsys.readouterr().out.splitlines()) if r["type"] == "coverage"]
+    usd = pricing.row(pricing.NOTEBOOK, "us-east-1", "ml.p3.2xlarge")["usd"]
+    assert line["unknown"] == 2 and line["unknown_hourly_usd"] == usd and line["unknown_unpriced"] == 1
+    assert len(line["price_sources"]) == 1 and line["price_sources"][0].startswith(SHIPPED + " (dated ")
+    assert main(["coverage", "--kind", "notebook"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"at list price, {line['price_sources'][0]}; 1 of them unpriced, not in that figure)" in text

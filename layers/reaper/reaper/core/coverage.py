@@ -226,6 +226,8 @@ class Coverage:
     exempt: int = 0
     errors: int = 0
     unknown_hourly_usd: float = 0.0
+    unknown_unpriced: int = 0  # of the unknown, those without a list price: not in unknown_hourly_usd (docs/prices.md)
+    price_sources: set[str] = field(default_factory=set)  # where unknown_hourly_usd's figures come from, and when
     reasons: dict[str, ReasonTally] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> None:
@@ -238,6 +240,9 @@ class Coverage:
             code = o.decision.unknown or ""
             self.unknown += 1
             self.unknown_hourly_usd += o.resource.hourly_usd or 0.0
+            self.unknown_unpriced += o.resource.hourly_usd is None
+            if o.resource.price is not None and o.resource.hourly_usd is not None:
+                self.price_sources.add(o.resource.price.label)
             self.reasons.setdefault(code, ReasonTally(reason(code))).add(o.resource.hourly_usd)
         else:
             self.judged += 1
@@ -256,6 +261,8 @@ class Coverage:
             "exempt": self.exempt,
             "errors": self.errors,
             "unknown_hourly_usd": round(self.unknown_hourly_usd, 4),
+            "unknown_unpriced": self.unknown_unpriced,
+            "price_sources": sorted(self.price_sources),
             "reasons": [
                 {
                     "code": t.reason.code,
