@@ -216,7 +216,11 @@ def catalogue_figures() -> dict[tuple[str, str], tuple[float, str, str]]:
             continue
         ((term,),) = [list(e["terms"]["OnDemand"].values())]
         ((dim,),) = [list(term["priceDimensions"].values())]
-        out[(attrs["regionCode"], attrs["instanceName"])] = (float(dim["pricePerUnit"]["USD"]), e["product"]["sku"], e["publicationDate"][:10])
+        out[(attrs["regionCode"], attrs["instanceName"])] = (
+            float(dim["pricePerUnit"]["USD"]),
+            e["product"]["sku"],
+            e["publicationDate"][:10],
+        )
     return out
 
 
@@ -258,3 +262,19 @@ def test_coverage_says_where_its_dollars_come_from_and_what_it_leaves_out(sm, ca
     assert main(["coverage", "--kind", "notebook"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert f"at list price, {line['price_sources'][0]}; 1 of them unpriced, not in that figure)" in text
+
+
+def test_the_report_says_where_its_savings_prices_come_from(sm, cw, table, monkeypatch, capsys):
+    # Given an idle notebook stopped in enforce, priced by the API, and one the shipped copy priced (API refused)
+    monkeypatch.setenv("REAPER_TABLE", table)
+    price_api.install("AmazonSageMaker", [sagemaker_entry("us-east-1", pricing.NOTEBOOK, "ml.t3.medium")])
+    now = datetime.now(UTC)
+    seed.notebook(sm, "idle-live", {"ml:owner": "ana@example.com", "ml:stage": "dev"}, instance_type="ml.t3.medium")
+    seed.activity(cw, "idle-live", now, [0] * 20)
+    assert main(["sweep", "--kind", "notebook", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    assert rows(capsys.readouterr().out)["idle-live"]["executed"] is True
+    # When the report is read
+    assert main(["report", "--since", "1d"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    # Then the saving says its price's source and date
+    assert f"prices: 1 at {LIVE} {PUBLISHED[:10]}" in text

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from reaper import kinds
 from reaper.aws import pricing
-from reaper.core.price import LIVE, Price
 from reaper.core.model import Mode, Resource, Verdict
 from reaper.core.policy import read_tags
+from reaper.core.price import LIVE, Price
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
 from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Span, TrainingSignal, align
