@@ -321,10 +321,12 @@ def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
     be judged, their cost an hour, the costliest reason and its fix. None when every one was judged."""
     total = 0
     hourly = 0.0
+    unpriced = 0
     by_reason: dict[str, list[Any]] = {}  # code -> [resources, hourly, label, fix]
     for line in lines:
         total += int(line.get("unknown") or 0)
         hourly += float(line.get("unknown_hourly_usd") or 0.0)
+        unpriced += int(line.get("unknown_unpriced") or 0)
         for r in line.get("reasons") or []:
             code = str(r.get("code"))
             known = reason(code)
@@ -337,6 +339,7 @@ def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
     return {
         "unknown": total,
         "unknown_hourly_usd": round(hourly, 2),
+        "unknown_unpriced": unpriced,  # not in unknown_hourly_usd (docs/prices.md)
         "top_code": code,
         "top_label": label,
         "top_resources": n,

@@ -143,6 +143,7 @@ class OwnerSummaryMessage(_Body):
     total: int
     counts: dict[str, int] = Field(default_factory=dict)
     hourly_usd: float | None = None
+    unpriced: int = 0  # items without a list price: not in hourly_usd (docs/prices.md)
     items: list[ResourceLine] = Field(default_factory=list)
 
     @property
@@ -175,6 +176,7 @@ class CoverageHeadline(BaseModel):
     model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
     unknown: int
     unknown_hourly_usd: float
+    unknown_unpriced: int = 0  # of `unknown`, those without a list price: not in unknown_hourly_usd
     top_code: str
     top_label: str
     top_resources: int
