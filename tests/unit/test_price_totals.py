@@ -28,9 +28,10 @@ def test_an_owner_summary_with_every_price_says_nothing_more():
 
 
 def test_the_digest_headline_counts_the_unpriced_blind_spots():
-    rows = [
-        {"unknown": 3, "unknown_hourly_usd": 2.0, "unknown_unpriced": 1, "reasons": [{"code": "no-agent", "resources": 3, "hourly_usd": 2.0}]},
-        {"unknown": 1, "unknown_hourly_usd": 0.0, "unknown_unpriced": 1, "reasons": [{"code": "no-agent", "resources": 1, "hourly_usd": 0.0}]},
-    ]
+    def row(n: int, usd: float) -> dict[str, object]:
+        reasons = [{"code": "no-agent", "resources": n, "hourly_usd": usd}]
+        return {"unknown": n, "unknown_hourly_usd": usd, "unknown_unpriced": 1, "reasons": reasons}
+
+    rows = [row(3, 2.0), row(1, 0.0)]
     said = headline(rows)
     assert said is not None and said["unknown"] == 4 and said["unknown_unpriced"] == 2
