@@ -278,3 +278,26 @@ def test_the_report_says_where_its_savings_prices_come_from(sm, cw, table, monke
     text = " ".join(capsys.readouterr().out.split())
     # Then the saving says its price's source and date
     assert f"prices: 1 at {LIVE} {PUBLISHED[:10]}" in text
+
+
+def test_the_deployed_function_queues_the_price_and_its_source_and_slack_says_it(aws, sm, cw, deployed_env, lambda_context):
+    # Given the notebook function as deployed (dry-run, the table, the queue) and the API pricing ml.t3.medium
+    from reaper.record.message import VerdictMessage
+    from reaper.slack.message import render_message
+    from reaper_devkit.calls import recording
+    from tests.conftest import drain, event, load_function
+
+    price_api.install("AmazonSageMaker", [sagemaker_entry("us-east-1", pricing.NOTEBOOK, "ml.t3.medium")])
+    seed.notebook(sm, "idle", {"ml:owner": "ana@example.com", "ml:stage": "dev"}, instance_type="ml.t3.medium")
+    seed.activity(cw, "idle", datetime.now(UTC), [0] * 20)
+    # When the schedule fires
+    with recording() as calls:
+        load_function("notebook").handler(event("notebook-schedule.json"), lambda_context)
+    # Then the queued message carries the figure, its source and date, and Slack's cost line says them
+    (body,) = [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("id") == "idle"]
+    usd = pricing.row(pricing.NOTEBOOK, "us-east-1", "ml.t3.medium")["usd"]
+    assert (body["hourly_usd"], body["price_source"], body["price_as_of"]) == (usd, LIVE, PUBLISHED[:10])
+    rendered = json.dumps(render_message(VerdictMessage.model_validate_json(json.dumps(body))).blocks)
+    assert f"(list price, {LIVE}, {PUBLISHED[:10]})" in rendered
+    # and the call was granted to the function, sent to the pricing endpoint's region
+    assert "pricing:GetProducts" in calls.actions and calls.ungranted("NotebookFunction") == []
