@@ -7,8 +7,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from reaper import kinds
+from reaper.aws import pricing
 from reaper.core.model import Mode, Resource, Verdict
 from reaper.core.policy import read_tags
+from reaper.core.price import LIVE, Price
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
 from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Span, TrainingSignal, align
@@ -100,10 +102,22 @@ def test_past_the_cost_ceiling_is_stopped_with_the_price_basis():
     # Given 2 x ml.p3.2xlarge ($3.825/h each) for 7 h = $53.55 against a $50 tag
     d = decide(job(7, {"reaper:max-usd": "50"}, count=2), sig())
     assert d.verdict is Verdict.ACT
+    dated = pricing.row(pricing.TRAINING, REGION, "ml.p3.2xlarge")["as_of"]
     assert d.reason == (
-        "estimated cost $53.55 is past its $50.00 cost ceiling (tag reaper:max-usd; 2 x ml.p3.2xlarge at $7.65/h list price)"
+        "estimated cost $53.55 is past its $50.00 cost ceiling (tag reaper:max-usd; 2 x ml.p3.2xlarge at $7.65/h list price, "
+        f"shipped copy of AWS's price list (dated {dated}))"
     )
     assert d.evidence["estimated_usd"] == 53.55 and d.evidence["estimate_is_upper_bound"] is False
+
+
+def test_the_ceilings_reason_names_the_live_price_list_and_its_date():
+    # Given the job's price came from the AWS Price List API (the figure is the shipped copy's, the source the API's)
+    r = job(7, {"reaper:max-usd": "50"}, count=2)
+    facts = r.facts_as(JobFacts)
+    live = Price(facts.cluster.hourly_usd or 0.0, LIVE, "2026-12-05", "ABC123")
+    r.facts = replace(facts, cluster=replace(facts.cluster, price=live))
+    # Then the reason says where the figure comes from and when
+    assert decide(r, sig()).reason.endswith("at $7.65/h list price, AWS Price List API 2026-12-05)")
 
 
 def test_managed_spot_past_the_ceiling_on_the_on_demand_estimate_alone_is_told_not_stopped():

@@ -86,4 +86,8 @@ def apply() -> None:
     from reaper_devkit.moto_ext import cost_explorer_usage
 
     cost_explorer_usage.apply()
+
+    from reaper_devkit.moto_ext import pricing
+
+    pricing.apply()
     _applied = True

@@ -11,7 +11,8 @@ from typing import Any
 
 import boto3
 
-from reaper.aws.clients import default_region
+from reaper.aws.clients import Clients, default_region
+from reaper.aws.pricing import Pricer, TablePriceStore
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
@@ -28,7 +29,7 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
     home = region or (settings.regions[0] if settings.regions else None) or default_region(session)
     if not home:
         raise ConfigError("no AWS region: set AWS_REGION or pass --region")
-    rt = Runtime(settings=settings, home_region=home, session=session)
+    rt = Runtime(settings=settings, home_region=home, session=session, pricer=build_pricer(settings, session, home))
     if settings.table:
         rt.log = ActionLog(rt.clients()("dynamodb"), settings.table)
     if settings.central_event_bus_arn and rt.log is not None:
@@ -54,6 +55,16 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
         elif url := webhook_from_secret(text):
             rt.outbox = DirectSlack(url)
     return rt
+
+
+def build_pricer(settings: Settings, session: boto3.session.Session | None, home: str) -> Pricer:
+    """One Pricer for every kind and region (docs/prices.md): the Price List API in its own region, cached in
+    the action-log table when there is one; the shipped copy alone when LivePrices is off."""
+    if not settings.live_prices:
+        return Pricer.shipped_only()
+    session = session or boto3.session.Session()
+    store = TablePriceStore(Clients(home, session, Pricer.shipped_only())("dynamodb"), settings.table) if settings.table else None
+    return Pricer.for_session(session, settings.pricing_region, store)
 
 
 def read_secret(secretsmanager: Any, secret_id: str) -> str:

@@ -12,6 +12,8 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from reaper.aws.pricing import Pricer
+
 # Few attempts and short timeouts: under heavy throttling a sweep must still reach its end within
 # the Lambda timeout (8 attempts spent 200+ s of 300 s at 30 % throttling); what is not reached is said.
 RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5, read_timeout=15)
@@ -20,10 +22,12 @@ RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_t
 class Clients:
     """Lazily made, cached boto3 clients for one region."""
 
-    def __init__(self, region: str, session: boto3.session.Session | None = None) -> None:
+    def __init__(self, region: str, session: boto3.session.Session | None = None, pricer: Pricer | None = None) -> None:
         self.region = region
         self._session = session or boto3.session.Session()
         self._cache: dict[str, Any] = {}
+        # list prices: the runtime's one Pricer (reaper.wiring); a bare Clients asks the API itself, memory only
+        self.pricer = pricer or Pricer.for_session(self._session)
 
     def __call__(self, service: str) -> Any:
         client = self._cache.get(service)

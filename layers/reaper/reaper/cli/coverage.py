@@ -33,9 +33,14 @@ def format_coverage(outcomes: list[Outcome], settings: Any) -> str:
         text += _reasons(c, settings)
     unknown = sum(c.unknown for c in lines)
     hourly = sum(c.unknown_hourly_usd for c in lines)
+    unpriced = sum(c.unknown_unpriced for c in lines)
+    left_out = f"; {unpriced} of them unpriced, not in that figure" if unpriced else ""
+    sources = sorted({s for c in lines for s in c.price_sources})
+    said = f", {', '.join(sources)}" if sources else ""
     text.append("")
     text.append(
-        f"can't judge {unknown} of {sum(c.resources for c in lines)} resources (${hourly:,.2f}/h, ${hourly * 730:,.0f}/month at list price)"
+        f"can't judge {unknown} of {sum(c.resources for c in lines)} resources (${hourly:,.2f}/h, ${hourly * 730:,.0f}/month "
+        f"at list price{said}{left_out})"
         if unknown
         else "every resource was judged on evidence"
     )

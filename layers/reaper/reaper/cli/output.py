@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Iterable
 
 from reaper.core.errors import OutputError
-from reaper.core.model import Mode, Outcome, Verdict
+from reaper.core.model import Mode, Outcome, Resource, Verdict
 from reaper.core.text import cut
 
 DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what docs/cli.md promises
@@ -81,7 +81,7 @@ def format_table(outcomes: list[Outcome], width: int | None = None) -> str:
     rows: list[tuple[tuple[str, ...], str]] = []
     for o in sorted(outcomes, key=lambda o: (ORDER[o.verdict], o.resource.kind, o.resource.id)):
         r = o.resource
-        price = "?" if r.hourly_usd is None else f"{r.hourly_usd:.2f}"
+        price = "?" if r.hourly_usd is None else f"{r.hourly_usd:.2f}" + ("*" if r.price is not None and not r.price.live else "")
         rows.append(((r.kind, r.region, r.id, o.owner or "-", o.verdict.value, verb(o), price), o.reason))
     if one_region:
         head = head[:1] + head[2:]
@@ -146,7 +146,26 @@ def footer(outcomes: list[Outcome]) -> list[str]:
             f"{len(jobs)} job(s) to stop have spent about ${spent:,.2f} so far; "
             "stopping saves at most what their ceilings would still let them run"
         )
-    return lines
+    said = price_sources([o.resource for o in outcomes])
+    return [*lines, said] if said else lines
+
+
+def price_sources(resources: list[Resource]) -> str:
+    """Where the figures come from (docs/prices.md): '$/h: 12 AWS Price List API 2026-12-05; 3 marked * from the
+    shipped copy of AWS's price list (dated 2026-12-02); 2 unpriced (?)'; empty when nothing is priced or unpriced."""
+    live = sorted({r.price.label for r in resources if r.price is not None and r.price.live and r.hourly_usd is not None})
+    shipped = sorted({r.price.label for r in resources if r.price is not None and not r.price.live and r.hourly_usd is not None})
+    n_live = sum(1 for r in resources if r.price is not None and r.price.live and r.hourly_usd is not None)
+    n_shipped = sum(1 for r in resources if r.price is not None and not r.price.live and r.hourly_usd is not None)
+    unpriced = sum(1 for r in resources if r.hourly_usd is None)
+    parts = []
+    if n_live:
+        parts.append(f"{n_live} from the {', '.join(live)}")
+    if n_shipped:
+        parts.append(f"{n_shipped} marked * from the {', '.join(shipped)} (the Price List API was not used)")
+    if unpriced:
+        parts.append(f"{unpriced} unpriced (?): no list price for them (never $0), left out of every total")
+    return "$/h: " + "; ".join(parts) if parts else ""
 
 
 def format_log_line(e: dict[str, object]) -> str:

@@ -269,6 +269,8 @@ class Coverage:
     exempt: int = 0
     errors: int = 0
     unknown_hourly_usd: float = 0.0
+    unknown_unpriced: int = 0  # of the unknown, those without a list price: not in unknown_hourly_usd (docs/prices.md)
+    price_sources: set[str] = field(default_factory=set)  # where unknown_hourly_usd's figures come from, and when
     reasons: dict[str, ReasonTally] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> None:
@@ -281,6 +283,9 @@ class Coverage:
             code = o.decision.unknown or ""
             self.unknown += 1
             self.unknown_hourly_usd += o.resource.hourly_usd or 0.0
+            self.unknown_unpriced += o.resource.hourly_usd is None
+            if o.resource.price is not None and o.resource.hourly_usd is not None:
+                self.price_sources.add(o.resource.price.label)
             self.reasons.setdefault(code, ReasonTally(reason(code))).add(o.resource.hourly_usd)
         else:
             self.judged += 1
@@ -299,6 +304,8 @@ class Coverage:
             "exempt": self.exempt,
             "errors": self.errors,
             "unknown_hourly_usd": round(self.unknown_hourly_usd, 4),
+            "unknown_unpriced": self.unknown_unpriced,
+            "price_sources": sorted(self.price_sources),
             "reasons": [
                 {
                     "code": t.reason.code,
@@ -357,10 +364,12 @@ def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
     be judged, their cost an hour, the costliest reason and its fix. None when every one was judged."""
     total = 0
     hourly = 0.0
+    unpriced = 0
     by_reason: dict[str, list[Any]] = {}  # code -> [resources, hourly, label, fix]
     for line in lines:
         total += int(line.get("unknown") or 0)
         hourly += float(line.get("unknown_hourly_usd") or 0.0)
+        unpriced += int(line.get("unknown_unpriced") or 0)
         for r in line.get("reasons") or []:
             code = str(r.get("code"))
             known = reason(code)
@@ -373,6 +382,7 @@ def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
     return {
         "unknown": total,
         "unknown_hourly_usd": round(hourly, 2),
+        "unknown_unpriced": unpriced,  # not in unknown_hourly_usd (docs/prices.md)
         "top_code": code,
         "top_label": label,
         "top_resources": n,

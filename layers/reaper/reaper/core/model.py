@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from reaper.core.price import Price
+
 F = TypeVar("F")
 
 HOURS_PER_MONTH = 730.0
@@ -37,13 +39,24 @@ class Resource:
     tags: dict[str, str] = field(default_factory=dict)
     instance_type: str | None = None
     instance_count: int = 1
-    hourly_usd: float | None = None
+    hourly_usd: float | None = None  # price.usd, kept as a field for every consumer of the figure
     created_at: datetime | None = None
     changed_at: datetime | None = None  # last state change, where the API says
     facts: Any = None  # the kind's typed facts (a frozen dataclass in kinds/<kind>/model.py)
     # ARNs whose protective tags (exempt, snooze, production stage) protect this resource too, read
     # again just before a change like its own: a Studio app's space, whose tags AWS never copies to it
     guarded_by: tuple[str, ...] = ()
+    # the list price behind hourly_usd: where it came from and when (docs/prices.md); None: unpriced
+    price: Price | None = None
+
+    def __post_init__(self) -> None:
+        if self.price is not None:
+            self.hourly_usd = self.price.usd
+
+    def set_price(self, price: Price | None) -> None:
+        """The resource's hourly list price, with its source (None: AWS does not price it)."""
+        self.price = price
+        self.hourly_usd = None if price is None else price.usd
 
     def facts_as(self, cls: type[F]) -> F:
         """This resource's facts, checked to be of the kind's type."""
@@ -258,6 +271,9 @@ class Outcome:
             "mode": self.mode.value,
             "hourly_usd": r.hourly_usd,
             "monthly_usd": self.monthly_usd,
+            # where hourly_usd comes from (docs/prices.md): None with it when unpriced
+            "price_source": r.price.source if r.price is not None and r.hourly_usd is not None else None,
+            "price_as_of": r.price.as_of if r.price is not None and r.hourly_usd is not None else None,
             "instance_type": r.instance_type,
             "instance_count": r.instance_count,
             "owner": self.owner,

@@ -199,6 +199,10 @@ class Settings(BaseModel):
     # Bedrock Provisioned Throughput: the price per model unit-hour its cost estimates use
     # (an estimate: AWS prices it per model and commitment; 0 = no dollar figures)
     bedrock_model_unit_hourly_usd: float = Field(default=20.0, ge=0, le=10_000)
+    # LivePrices (docs/prices.md): list prices from the AWS Price List API, cached in the action-log table;
+    # off: the shipped copy of AWS's price list alone. The API is served from these regions only.
+    live_prices: bool = True
+    pricing_region: str = Field(default="us-east-1", pattern="^(us-east-1|eu-central-1|ap-south-1)$")
 
     @field_validator("project_budgets")
     @classmethod
@@ -413,6 +417,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
     "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
     "REAPER_DIGEST_BILL": "digest_bill",
+    "REAPER_LIVE_PRICES": "live_prices",
+    "REAPER_PRICING_REGION": "pricing_region",
     "REAPER_BUDGET_TOPIC_ARN": "budget_topic_arn",
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
     "REAPER_ANOMALY_TOPIC_ARN": "anomaly_topic_arn",

@@ -87,6 +87,8 @@ class ResourceLine(_Body):
     mode: Mode | None = None
     hourly_usd: float | None = None
     monthly_usd: float | None = None
+    price_source: str | None = None  # where hourly_usd comes from (docs/prices.md)
+    price_as_of: str | None = None
     project: str | None = None
     error: str | None = None
     evidence: Evidence = Field(default_factory=dict)
@@ -142,6 +144,7 @@ class OwnerSummaryMessage(_Body):
     total: int
     counts: dict[str, int] = Field(default_factory=dict)
     hourly_usd: float | None = None
+    unpriced: int = 0  # items without a list price: not in hourly_usd (docs/prices.md)
     items: list[ResourceLine] = Field(default_factory=list)
 
     @property
@@ -210,6 +213,7 @@ class CoverageHeadline(BaseModel):
     model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
     unknown: int
     unknown_hourly_usd: float
+    unknown_unpriced: int = 0  # of `unknown`, those without a list price: not in unknown_hourly_usd
     top_code: str
     top_label: str
     top_resources: int

@@ -50,6 +50,7 @@ def group(verdicts: Iterable[VerdictMessage], event_id: str) -> list[OwnerSummar
                 total=len(items),
                 counts=dict(Counter(str(i.verdict) for i in items)),
                 hourly_usd=round(sum(i.hourly_usd or 0 for i in items), 4),
+                unpriced=sum(1 for i in items if i.hourly_usd is None),
                 items=[item(i) for i in items[:MAX_ITEMS]],
             )
         )

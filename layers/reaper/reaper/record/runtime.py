@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import boto3
 
 from reaper.aws.clients import Clients
+from reaper.aws.pricing import Pricer
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
 from reaper.record.central_settings import CentralSettingsReader
@@ -27,12 +28,16 @@ class Runtime:
     forwarder: Forwarder | None = None  # the organisation's central bus (REAPER_CENTRAL_EVENT_BUS_ARN)
     # the modes the organisation's central account set for this account (REAPER_CENTRAL_SETTINGS_TABLE_ARN)
     central_settings: CentralSettingsReader | None = None
+    # list prices for every kind and region (reaper.wiring builds it: the API, the table, the shipped copy)
+    pricer: Pricer | None = None
     _clients: dict[str, Clients] = field(default_factory=dict)
 
     def clients(self, region: str | None = None) -> Clients:
         region = region or self.home_region
         if region not in self._clients:
-            self._clients[region] = Clients(region, self.session)
+            if self.pricer is None:
+                self.pricer = Pricer.for_session(self.session or boto3.session.Session())
+            self._clients[region] = Clients(region, self.session, self.pricer)
         return self._clients[region]
 
     def forward_now(self) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from reaper.core.price import Price
 from reaper.core.text import cut
 from reaper.core.timeutil import as_utc, parse_instant
 
@@ -205,7 +206,28 @@ def notes(g: Group) -> str:
 
 
 def total_line(groups: list[Group]) -> str:
-    return f"total: about ${sum(g.saved_usd for g in groups):,.2f} saved ({TOTAL_NOTE})"
+    unpriced = sum(g.unpriced for g in groups)
+    left_out = f"; {unpriced} action(s) without a price, not counted" if unpriced else ""
+    return f"total: about ${sum(g.saved_usd for g in groups):,.2f} saved ({TOTAL_NOTE}{left_out})"
+
+
+def sources_line(items: list[Reclaimed]) -> str | None:
+    """Where the savings' prices come from (docs/prices.md), as each action's log entry recorded it:
+    'prices: 4 at AWS Price List API 2026-12-05, 1 at shipped copy of AWS's price list (dated 2026-12-02)'."""
+    counts: dict[str, int] = {}
+    for r in items:
+        if r.entry.get("hourly_usd") is None:
+            continue
+        source = r.entry.get("price_source")
+        if not isinstance(source, str):
+            label = "a price whose source was not recorded (before prices said theirs)"
+        else:
+            as_of = r.entry.get("price_as_of")
+            label = Price(0.0, source, as_of if isinstance(as_of, str) else None).label
+        counts[label] = counts.get(label, 0) + 1
+    if not counts:
+        return None
+    return "prices: " + ", ".join(f"{n} at {label}" for label, n in sorted(counts.items()))
 
 
 def dry_run_line(dry_run_findings: int) -> str:
@@ -244,6 +266,9 @@ def format_report(
         lines.extend(textwrap.wrap(total_line(groups), width, subsequent_indent="  "))
         if discounts is not None:
             lines.extend(textwrap.wrap(after_line(groups, discounts), width, subsequent_indent="  "))
+        said = sources_line(items or [])
+        if said:
+            lines.extend(textwrap.wrap(said, width, subsequent_indent="  "))
         off = off_now_line(items or [])
         if off:
             lines.extend(textwrap.wrap(off, width, subsequent_indent="  "))

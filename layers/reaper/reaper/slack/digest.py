@@ -178,7 +178,9 @@ def render(p: DailyDigestMessage) -> Message:
     blind = p.coverage
     if blind:
         body += (
-            f"\n*Can't judge:* {blind.unknown} resources ({money(blind.unknown_hourly_usd)}/h): "
+            f"\n*Can't judge:* {blind.unknown} resources ({money(blind.unknown_hourly_usd)}/h"
+            + (f", {blind.unknown_unpriced} unpriced not counted" if blind.unknown_unpriced else "")
+            + "): "
             f"top reason {escape(blind.top_label)} ({blind.top_resources}), fix: {escape(blind.fix)}"
         )
     if p.units:

@@ -138,10 +138,19 @@ def headline(p: ResourceLine) -> str:
     return f"Heads-up on {what} (nothing was changed)"
 
 
+def price_note(p: ResourceLine) -> str:
+    """Where the figure comes from (docs/prices.md): ' (list price, AWS Price List API, 2026-12-05)'; nothing for
+    an unpriced resource (its cost reads "unknown") or a body queued before figures said their source."""
+    if p.hourly_usd is None or not p.price_source:
+        return ""
+    when = f", {p.price_as_of}" if p.price_as_of else ""
+    return f" (list price, {escape(p.price_source)}{escape(when)})"
+
+
 def cost_line(p: ResourceLine) -> str:
     """What it costs; what acting saves. A job's saving is its spend so far, not a month of it."""
     evidence = p.evidence
-    hourly = f"*Cost:* {money(p.hourly_usd)}/h"
+    hourly = f"*Cost:* {money(p.hourly_usd)}/h{price_note(p)}"
     if evidence.get("estimated_usd") is not None:
         bound = " (an upper bound: managed spot)" if evidence.get("estimate_is_upper_bound") else ""
         return f"{hourly} · about {money(_number(evidence['estimated_usd']))} spent so far{bound}"

@@ -48,7 +48,8 @@ def render(p: OwnerSummaryMessage) -> Message:
     items = p.items
     total = p.total or len(items)
     counts = ", ".join(f"{n} {escape(v)}" for v, n in sorted(p.counts.items()))
-    summary = f"{mention(p.owner)}: {total} of your resources this sweep ({counts}) · {money(p.hourly_usd)}/h in all"
+    left_out = f" ({p.unpriced} unpriced, not counted)" if p.unpriced else ""
+    summary = f"{mention(p.owner)}: {total} of your resources this sweep ({counts}) · {money(p.hourly_usd)}/h in all{left_out}"
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text="mlreaper: your resources")),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(summary, SECTION_TEXT_MAX, "summary"))),

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from reaper import kinds as kind_registry
+from reaper.aws import pricing
 from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
 from reaper.record import actionlog, central_settings, forward, outbox
 from reaper.sweep import continuation
 
-# every sweep function: the action log, the queue, and arranging the next part of a long sweep
-COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS) | set(continuation.PERMISSIONS)
+# every sweep function: the action log, the queue, arranging the next part of a long sweep, and list prices
+COMMON = set(actionlog.PERMISSIONS) | set(outbox.SQS_PERMISSIONS) | set(continuation.PERMISSIONS) | set(pricing.PERMISSIONS)
 CENTRAL_BUS = "HasCentralBus"  # template.yaml's condition: the stack forwards its records to the organisation
 CENTRAL_SETTINGS = "ReadsCentralSettings"  # ... and reads its account's modes from the central settings table
 RESTORE_COMMON = set(actionlog.RECORD_PERMISSIONS) | set(outbox.SQS_PERMISSIONS)

@@ -87,7 +87,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
         raise
     if not found or found[0].get("State") in ("cancelled", "expired"):
         return None
-    now_facts = to_resource(resource.region, found[0]).facts_as(CapacityFacts)
+    now_facts = to_resource(resource.region, found[0], clients.pricer).facts_as(CapacityFacts)
     state = str(found[0].get("State"))
     if state != "active":
         return state

@@ -14,6 +14,7 @@ from typing import Any
 
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
+from reaper.aws.pricing import Pricer
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
@@ -21,7 +22,7 @@ from reaper.kinds.capacity.model import KIND, CapacityFacts, Source
 
 
 def discover(clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
-    found = [to_resource(clients.region, cr) for cr in reservations(clients, only)]
+    found = [to_resource(clients.region, cr, clients.pricer) for cr in reservations(clients, only)]
     if only is None:
         found += [plan_resource(clients, plan) for plan in active_plans(clients)]
     return found
@@ -61,12 +62,12 @@ def _utc(value: Any) -> datetime | None:
     return as_utc(value) if isinstance(value, datetime) else None
 
 
-def to_resource(region: str, cr: dict[str, Any]) -> Resource:
+def to_resource(region: str, cr: dict[str, Any], pricer: Pricer) -> Resource:
     itype = str(cr.get("InstanceType") or "")
     total = int(cr.get("TotalInstanceCount") or 0)
     commitment = cr.get("CommitmentInfo") or {}
     source = source_of(cr)
-    on_demand = pricing.hourly(pricing.EC2, region, itype, total)
+    on_demand = pricer.hourly(pricing.EC2, region, itype, total)
     return Resource(
         kind=KIND,
         id=str(cr["CapacityReservationId"]),
@@ -77,7 +78,7 @@ def to_resource(region: str, cr: dict[str, Any]) -> Resource:
         instance_type=itype,
         instance_count=total,
         # an ODCR bills at the On-Demand rate whether used or not; a Capacity Block's price was set when bought
-        hourly_usd=on_demand if source == "odcr" else None,
+        price=on_demand if source == "odcr" else None,
         created_at=_utc(cr.get("CreateDate")),
         changed_at=_utc(cr.get("StartDate")),
         facts=CapacityFacts(
@@ -94,7 +95,7 @@ def to_resource(region: str, cr: dict[str, Any]) -> Resource:
             commitment_end=_utc(commitment.get("CommitmentEndDate")),
             fleet_id=cr.get("CapacityReservationFleetId"),
             ebs_optimized=bool(cr.get("EbsOptimized")),
-            on_demand_hourly_usd=on_demand,
+            on_demand_hourly_usd=None if on_demand is None else on_demand.usd,
         ),
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
+from reaper.aws.pricing import Pricer
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
@@ -28,7 +29,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
     instances = list(running_instances(clients, sorted(catalog)))
     spot_requests = read_spot_requests(clients, [i["SpotInstanceRequestId"] for _, i in instances if i.get("SpotInstanceRequestId")])
     return [
-        to_resource(clients.region, owner, inst, catalog[inst["InstanceType"]], spot_requests)
+        to_resource(clients.region, owner, inst, catalog[inst["InstanceType"]], spot_requests, clients.pricer)
         for owner, inst in instances
         if inst.get("InstanceType") in catalog
     ]
@@ -67,7 +68,9 @@ def partition(region: str) -> str:
     return "aws"
 
 
-def to_resource(region: str, owner: str, inst: dict[str, Any], kind: AcceleratedType, spot_requests: dict[str, dict[str, Any]]) -> Resource:
+def to_resource(
+    region: str, owner: str, inst: dict[str, Any], kind: AcceleratedType, spot_requests: dict[str, dict[str, Any]], pricer: Pricer
+) -> Resource:
     iid = inst["InstanceId"]
     tags = {t["Key"]: t.get("Value", "") for t in inst.get("Tags", [])}
     lifecycle = str(inst.get("InstanceLifecycle") or "on-demand")
@@ -85,7 +88,7 @@ def to_resource(region: str, owner: str, inst: dict[str, Any], kind: Accelerated
         tags=tags,
         instance_type=itype,
         # list price is On-Demand: a Spot instance costs less, so no estimate rather than a wrong one
-        hourly_usd=pricing.hourly(pricing.EC2, region, itype) if lifecycle == "on-demand" else None,
+        price=pricer.hourly(pricing.EC2, region, itype) if lifecycle == "on-demand" else None,
         created_at=as_utc(launched) if isinstance(launched, datetime) else None,
         changed_at=as_utc(launched) if isinstance(launched, datetime) else None,
         facts=Ec2Facts(

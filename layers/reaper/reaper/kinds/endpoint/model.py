@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, NotRequired, Required, TypedDict
 
 from reaper.aws.metrics import Series
+from reaper.core.price import Price
 from reaper.core.rhythm import Rhythm
 from reaper.core.timeutil import as_utc, human_duration
 
@@ -121,6 +122,7 @@ class Told:
     at: datetime  # when the message was recorded
     action: str  # what it said would be done (delete, scale-to-zero)
     hourly_usd: float | None = None  # what the message said it costs (None once its instance count changed)
+    price: Price | None = None  # the same with its source and date (docs/prices.md)
     instance_type: str | None = None
     type: str | None = None  # the endpoint type the message gave (None: not said): async ones have their requests read
 

@@ -19,9 +19,11 @@ from reaper.aws import pricing
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.metrics import MetricQuery, fetch
+from reaper.aws.pricing import Pricer
 from reaper.core import scope as sweep_scope
 from reaper.core.model import Resource
 from reaper.core.policy import is_dev, is_production, read_tags
+from reaper.core.price import total
 from reaper.core.rhythm import learn
 from reaper.core.scope import Scope
 from reaper.core.settings import Settings
@@ -101,7 +103,7 @@ def signals(
         if sig.details is not None and sig.details.type == COMPONENTS and problem:
             out[r.id] = sig = replace(sig, details=None, problem=f"could not list its inference components: {problem}")
         if sig.details is not None:
-            _complete(r, sig.details)
+            _complete(r, sig.details, clients.pricer)
     _learn(clients, live, out, settings, now)
     _read_async(clients, live, unread, out, start, end)
     return out
@@ -164,7 +166,7 @@ def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings,
 def _complete_told(r: Resource, told: Told) -> None:
     """The resource as today's message showed it (its configuration is not read again)."""
     r.instance_type = told.instance_type
-    r.hourly_usd = told.hourly_usd
+    r.set_price(told.price)
 
 
 _shared: list[tuple[Scope, DetailReader]] = []  # the sweep in progress and its reader; at most one
@@ -352,17 +354,16 @@ def _spec(variant: dict[str, Any]) -> VariantSpec:
     )
 
 
-def _complete(r: Resource, details: EndpointDetails) -> None:
+def _complete(r: Resource, details: EndpointDetails, pricer: Pricer) -> None:
     """The resource as the message shows it: its details, instance types and what it costs an hour."""
     facts = r.facts_as(EndpointFacts)
     r.facts = replace(facts, details=details)
     current = {v.name: v.current for v in facts.variants}
     types = [v.instance_type for v in details.variants if v.instance_type]
     r.instance_type = " + ".join(sorted(set(types))) or None
-    prices = [
-        pricing.hourly(pricing.HOSTING, r.region, v.instance_type, current.get(v.name, 0)) for v in details.variants if v.instance_type
-    ]
-    r.hourly_usd = None if not prices or any(p is None for p in prices) else round(sum(p for p in prices if p is not None), 4)
+    variants = [v for v in details.variants if v.instance_type]
+    prices = [pricer.hourly(pricing.HOSTING, r.region, v.instance_type, current.get(v.name, 0)) for v in variants]
+    r.set_price(total(prices))
 
 
 _NONE = EndpointSignal(start=datetime.min, end=datetime.min)

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from reaper.aws.faults import AwsError, short
 from reaper.core.model import Resource
+from reaper.core.price import SHIPPED, Price
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.endpoint.model import KIND, Told
@@ -55,8 +56,14 @@ def told_today(
                 continue  # changed since it was told: what it would be told may differ
             evidence = entry.get("evidence")
             said = evidence.get("type") if isinstance(evidence, dict) else None
+            price = _price(entry, r)
             out[r.id] = Told(
-                at=at, action=str(entry["action"]), hourly_usd=_price(entry, r), instance_type=entry.get("instance_type"), type=said
+                at=at,
+                action=str(entry["action"]),
+                hourly_usd=None if price is None else price.usd,
+                price=price,
+                instance_type=entry.get("instance_type"),
+                type=said,
             )
     except AwsError as exc:  # optional: without it every configuration is read, as if none was told
         log.warning("could not read today's action log, so production endpoints' configurations are read: %s", short(exc))
@@ -64,12 +71,14 @@ def told_today(
     return out
 
 
-def _price(entry: dict[str, object], r: Resource) -> float | None:
-    """The hourly cost the message gave, while the endpoint still has that many instances."""
-    price = entry.get("hourly_usd")
-    if entry.get("instance_count") != r.instance_count or not isinstance(price, (int, float)):
+def _price(entry: dict[str, object], r: Resource) -> Price | None:
+    """The hourly cost the message gave, with its source, while the endpoint still has that many instances."""
+    usd = entry.get("hourly_usd")
+    if entry.get("instance_count") != r.instance_count or not isinstance(usd, (int, float)):
         return None
-    return float(price)
+    source, as_of = entry.get("price_source"), entry.get("price_as_of")
+    # an entry written before prices said their source came from the shipped copy (docs/prices.md)
+    return Price(float(usd), source if isinstance(source, str) else SHIPPED, as_of if isinstance(as_of, str) else None)
 
 
 def _parse(value: object) -> datetime | None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from reaper.aws import pricing
 from reaper.aws.clients import Clients
+from reaper.aws.pricing import Pricer
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
@@ -26,10 +26,10 @@ def discover(clients: Clients, settings: Settings, now: datetime, only: frozense
     # Every file system's links, persistent ones too: AWS cannot back up a linked file system, so
     # a link decides between backup and export (API_CreateBackup).
     associations = _associations(fsx) if found else {}
-    return [_resource(fs, clients.region, settings, associations.get(fs["FileSystemId"], [])) for fs in found]
+    return [_resource(fs, clients.region, settings, associations.get(fs["FileSystemId"], []), clients.pricer) for fs in found]
 
 
-def _resource(fs: dict[str, Any], region: str, settings: Settings, links: list[dict[str, Any]]) -> Resource:
+def _resource(fs: dict[str, Any], region: str, settings: Settings, links: list[dict[str, Any]], pricer: Pricer) -> Resource:
     lustre: dict[str, Any] = fs.get("LustreConfiguration") or {}
     deployment = str(lustre.get("DeploymentType") or "SCRATCH_1")
     capacity = int(fs.get("StorageCapacity") or 0)
@@ -44,7 +44,7 @@ def _resource(fs: dict[str, Any], region: str, settings: Settings, links: list[d
         state=fs.get("Lifecycle", "UNKNOWN"),
         tags=tags,
         instance_type=f"{deployment} {capacity:,} GiB",
-        hourly_usd=pricing.fsx_hourly(region, deployment, per_unit, capacity),
+        price=pricer.fsx_hourly(region, deployment, per_unit, capacity),
         created_at=as_utc(created) if created else None,
         facts=FsxFacts(
             deployment=deployment,

@@ -31,7 +31,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
                     state=status,
                     tags=tags.get(arn, {}),
                     instance_type=itype,
-                    hourly_usd=pricing.hourly(pricing.NOTEBOOK, clients.region, itype),
+                    price=clients.pricer.hourly(pricing.NOTEBOOK, clients.region, itype),
                     created_at=nb.get("CreationTime"),
                     changed_at=nb.get("LastModifiedTime"),
                     facts=NotebookFacts(

@@ -31,6 +31,7 @@ from typing import Any
 
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
+from reaper.aws.pricing import Pricer
 from reaper.aws.tagging import tags_by_arn
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
@@ -74,7 +75,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
     found = [_facts(app, spaces, idle_minutes, auth_mode) for app in apps]
     read = profiles.read(sm, found)  # a user profile's idle settings win over its domain's (private spaces only)
     for app, facts in zip(apps, found, strict=True):
-        out.append(_app(clients.region, prefix, app, profiles.apply(facts, read), tags, settings))
+        out.append(_app(clients.region, prefix, app, profiles.apply(facts, read), tags, settings, clients.pricer))
     return out
 
 
@@ -112,7 +113,13 @@ def _facts(
 
 
 def _app(
-    region: str, prefix: str, app: dict[str, Any], facts: AppFacts, tags: Mapping[str, dict[str, str]], settings: Settings
+    region: str,
+    prefix: str,
+    app: dict[str, Any],
+    facts: AppFacts,
+    tags: Mapping[str, dict[str, str]],
+    settings: Settings,
+    pricer: Pricer,
 ) -> Resource:
     arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
     itype = (app.get("ResourceSpec") or {}).get("InstanceType")
@@ -126,7 +133,7 @@ def _app(
         state=app["Status"],
         tags=_with_owner(own, _owner_sources(prefix, facts, tags)),
         instance_type=itype,
-        hourly_usd=pricing.hourly(pricing.STUDIO, region, itype),
+        price=pricer.hourly(pricing.STUDIO, region, itype),
         created_at=app.get("CreationTime"),
         facts=facts,
         guarded_by=(space_arn,) if space_arn else (),

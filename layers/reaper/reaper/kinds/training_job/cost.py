@@ -11,40 +11,44 @@ from datetime import datetime
 from typing import Any
 
 from reaper.aws import pricing
+from reaper.aws.pricing import Pricer
+from reaper.core.price import Price, total
 from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.model import Cluster, Span
 
 
-def cluster(region: str, config: Mapping[str, Any] | None) -> Cluster:
-    """From a ResourceConfig (InstanceType/InstanceCount or InstanceGroups) or a processing ClusterConfig."""
+def cluster(region: str, config: Mapping[str, Any] | None, pricer: Pricer | None = None) -> Cluster:
+    """From a ResourceConfig (InstanceType/InstanceCount or InstanceGroups) or a processing ClusterConfig, priced by
+    the runtime's pricer (None: the shipped copy of AWS's price list alone)."""
     config = config or {}
     groups = config.get("InstanceGroups") or []
     if groups:
         parts = [(g.get("InstanceType"), int(g.get("InstanceCount") or 0)) for g in groups]
     else:
         parts = [(config.get("InstanceType"), int(config.get("InstanceCount") or 1))]
-    return _priced(region, parts)
+    return _priced(region, parts, pricer)
 
 
-def tuning_cluster(region: str, definition: Mapping[str, Any] | None) -> Cluster:
+def tuning_cluster(region: str, definition: Mapping[str, Any] | None, pricer: Pricer | None = None) -> Cluster:
     """A tuning job's training-job definition: ResourceConfig, or HyperParameterTuningResourceConfig."""
     definition = definition or {}
     if definition.get("ResourceConfig"):
-        return cluster(region, definition["ResourceConfig"])
+        return cluster(region, definition["ResourceConfig"], pricer)
     tuning = definition.get("HyperParameterTuningResourceConfig") or {}
     options = tuning.get("InstanceConfigs") or []
     if not options:
-        return cluster(region, tuning)
-    priced = [_priced(region, [(o.get("InstanceType"), int(o.get("InstanceCount") or 1))]) for o in options]
+        return cluster(region, tuning, pricer)
+    priced = [_priced(region, [(o.get("InstanceType"), int(o.get("InstanceCount") or 1))], pricer) for o in options]
     known = [c for c in priced if c.hourly_usd is not None]
     if len(known) != len(priced):
         return Cluster(None, 0, None, unpriced=tuple(t for c in priced for t in c.unpriced))
     cheapest = min(known, key=lambda c: c.hourly_usd or 0.0)
-    return Cluster(cheapest.instance_type, cheapest.count, cheapest.hourly_usd, lower_bound=len(known) > 1)
+    return Cluster(cheapest.instance_type, cheapest.count, cheapest.hourly_usd, lower_bound=len(known) > 1, price=cheapest.price)
 
 
-def _priced(region: str, parts: Iterable[tuple[str | None, int]]) -> Cluster:
-    total = 0.0
+def _priced(region: str, parts: Iterable[tuple[str | None, int]], pricer: Pricer | None) -> Cluster:
+    pricer = pricer or Pricer.shipped_only()
+    prices: list[Price | None] = []
     count = 0
     types: list[str] = []
     unpriced: list[str] = []
@@ -52,13 +56,13 @@ def _priced(region: str, parts: Iterable[tuple[str | None, int]]) -> Cluster:
         count += n
         if itype:
             types.append(itype)
-        price = pricing.hourly(pricing.TRAINING, region, itype, n)
+        price = pricer.hourly(pricing.TRAINING, region, itype, n)
+        prices.append(price)
         if price is None:
             unpriced.append(itype or "unknown instance type")
-        else:
-            total += price
     label = "+".join(dict.fromkeys(types)) or None
-    return Cluster(label, count, None if unpriced else round(total, 4), unpriced=tuple(unpriced))
+    together = None if unpriced else total(prices)
+    return Cluster(label, count, None if together is None else together.usd, unpriced=tuple(unpriced), price=together)
 
 
 def hours(start: datetime | None, end: datetime | None, now: datetime) -> float:

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from reaper.aws.clients import Clients
+from reaper.aws.pricing import Pricer
 from reaper.aws.tagging import ArnIndex
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
@@ -43,12 +44,12 @@ def training_jobs(clients: Clients) -> list[Resource]:
             job = item.get("TrainingJob") or {}
             if job.get("TrainingJobStatus") != RUNNING or not job.get("TrainingJobName"):
                 continue  # the search index lags a little: trust only what it says is running
-            out.append(_training(job, clients.region))
+            out.append(_training(job, clients.region, clients.pricer))
     return out
 
 
-def _training(job: dict[str, Any], region: str) -> Resource:
-    c = cluster(region, job.get("ResourceConfig"))
+def _training(job: dict[str, Any], region: str, pricer: Pricer) -> Resource:
+    c = cluster(region, job.get("ResourceConfig"), pricer)
     start = job.get("TrainingStartTime")
     return Resource(
         kind=KIND,
@@ -59,7 +60,7 @@ def _training(job: dict[str, Any], region: str) -> Resource:
         tags={t["Key"]: t["Value"] for t in job.get("Tags", []) or []},
         instance_type=c.instance_type,
         instance_count=c.count,
-        hourly_usd=c.hourly_usd,
+        price=c.price,
         created_at=job.get("CreationTime"),
         changed_at=job.get("LastModifiedTime"),
         facts=JobFacts(
@@ -87,8 +88,8 @@ def other_jobs(clients: Clients) -> list[Resource]:
         for n in _running(sm, "list_hyper_parameter_tuning_jobs", "HyperParameterTuningJob")
     ]
     tags = tags_for(clients, [d["ProcessingJobArn"] for d in processing] + [d["HyperParameterTuningJobArn"] for d in tuning])
-    return [_processing(d, tags.get(d["ProcessingJobArn"], {}), clients.region) for d in processing] + [
-        _tuning(sm, d, tags.get(d["HyperParameterTuningJobArn"], {}), clients.region) for d in tuning
+    return [_processing(d, tags.get(d["ProcessingJobArn"], {}), clients.region, clients.pricer) for d in processing] + [
+        _tuning(sm, d, tags.get(d["HyperParameterTuningJobArn"], {}), clients.region, clients.pricer) for d in tuning
     ]
 
 
@@ -101,8 +102,8 @@ def _running(sm: Any, operation: str, prefix: str) -> list[str]:
     return names
 
 
-def _processing(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
-    c = cluster(region, (d.get("ProcessingResources") or {}).get("ClusterConfig"))
+def _processing(d: dict[str, Any], tags: dict[str, str], region: str, pricer: Pricer) -> Resource:
+    c = cluster(region, (d.get("ProcessingResources") or {}).get("ClusterConfig"), pricer)
     start = d.get("ProcessingStartTime")
     return Resource(
         kind=KIND,
@@ -113,7 +114,7 @@ def _processing(d: dict[str, Any], tags: dict[str, str], region: str) -> Resourc
         tags=tags,
         instance_type=c.instance_type,
         instance_count=c.count,
-        hourly_usd=c.hourly_usd,
+        price=c.price,
         created_at=d.get("CreationTime"),
         changed_at=d.get("LastModifiedTime"),
         facts=JobFacts(
@@ -127,12 +128,12 @@ def _processing(d: dict[str, Any], tags: dict[str, str], region: str) -> Resourc
     )
 
 
-def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
+def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, pricer: Pricer) -> Resource:
     name = d["HyperParameterTuningJobName"]
     definitions = {x.get("DefinitionName"): x for x in d.get("TrainingJobDefinitions") or []}
     default: dict[str, Any] = d.get("TrainingJobDefinition") or next(iter(definitions.values()), {})
-    clusters = {key: tuning_cluster(region, x) for key, x in definitions.items()}
-    main = tuning_cluster(region, default)
+    clusters = {key: tuning_cluster(region, x, pricer) for key, x in definitions.items()}
+    main = tuning_cluster(region, default, pricer)
     spans: list[Span] = []
     names: list[str] = []
     running = 0
@@ -144,7 +145,6 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
             running += s.get("TrainingJobStatus") == RUNNING
             names.append(s["TrainingJobName"])
     spot = bool(default.get("EnableManagedSpotTraining")) or any(x.get("EnableManagedSpotTraining") for x in definitions.values())
-    hourly = None if main.hourly_usd is None else round(main.hourly_usd * running, 4)
     created = d.get("CreationTime")
     config: dict[str, Any] = d.get("HyperParameterTuningJobConfig") or {}
     objective: dict[str, Any] = config.get("HyperParameterTuningJobObjective") or {}
@@ -157,7 +157,7 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str) -> Re
         tags=tags,
         instance_type=main.instance_type,
         instance_count=main.count * max(running, 1),
-        hourly_usd=hourly,
+        price=None if main.price is None else main.price.times(running),
         created_at=created,
         changed_at=d.get("LastModifiedTime"),
         facts=JobFacts(
@@ -248,7 +248,7 @@ def warm_pools(clients: Clients) -> list[Resource]:
         pool: dict[str, Any] = d.get("WarmPoolStatus") or {}
         if pool.get("Status") != "Available":
             continue  # reused or terminated since the listing
-        r = _training(d, clients.region)
+        r = _training(d, clients.region, clients.pricer)
         facts = r.facts_as(JobFacts)
         warm = WarmPool(
             "Available",

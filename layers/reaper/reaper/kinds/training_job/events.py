@@ -127,7 +127,7 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
     max_runtime = (desc.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
     own_runtime = max_runtime is not None and max_runtime < settings.max_hours * 3600
     if view.max_hours is None and view.max_usd is None and not own_runtime:
-        c = cluster(region, desc.get("ResourceConfig"))
+        c = cluster(region, desc.get("ResourceConfig"), rt.clients(region).pricer)
         if c.hourly_usd:
             reach = (
                 f"; at ${c.hourly_usd:,.2f}/h list price it reaches ${settings.max_usd:,.0f} after "
@@ -167,7 +167,7 @@ def final_cost(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: d
 
 def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Runtime, now: datetime) -> CostRecord:
     view = read_tags(tags, rt.settings)
-    c = cluster(region, desc.get("ResourceConfig"))
+    c = cluster(region, desc.get("ResourceConfig"), rt.clients(region).pricer)
     status = desc.get("TrainingJobStatus", "Unknown")
     billable = desc.get("BillableTimeInSeconds")
     if billable is not None:
@@ -187,7 +187,7 @@ def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Run
         bound = " (managed spot billed on wall time: an upper bound)" if spot and billable is None else ""
         reason = (
             f"{status} after {human_duration(ran * 60)} of {basis}: estimated ${usd:,.2f} ({c.count} x {c.instance_type} at "
-            f"${c.hourly_usd:,.2f}/h list price){bound}"
+            f"${c.hourly_usd:,.2f}/h list price{', ' + c.price.label if c.price is not None else ''}){bound}"
         )
     return {
         "type": "cost",

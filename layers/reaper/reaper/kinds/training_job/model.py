@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Literal, TypedDict
 
 from reaper.aws.metrics import Series
+from reaper.core.price import Price
 from reaper.core.timeutil import as_utc, human_duration
 
 KIND = "training-job"
@@ -33,6 +34,7 @@ class Cluster:
     hourly_usd: float | None
     unpriced: tuple[str, ...] = ()
     lower_bound: bool = False  # several instance configs could be used: the cheapest is assumed
+    price: Price | None = field(default=None, compare=False)  # hourly_usd with its source and date (docs/prices.md)
 
 
 @dataclass(frozen=True)

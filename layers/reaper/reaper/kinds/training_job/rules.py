@@ -250,7 +250,8 @@ def _basis(resource: Resource, facts: JobFacts) -> str:
         text = f"{facts.training_jobs} training jobs on {cl.instance_type or '?'}"
     else:
         per_hour = f"${cl.hourly_usd:,.2f}/h" if cl.hourly_usd is not None else "?"
-        text = f"{resource.instance_count} x {resource.instance_type} at {per_hour} list price"
+        source = f", {cl.price.label}" if cl.price is not None else ""  # where the figure comes from: docs/prices.md
+        text = f"{resource.instance_count} x {resource.instance_type} at {per_hour} list price{source}"
     if cl.lower_bound:
         text += ", the cheapest of its instance configs: a lower bound"
     if facts.spot and facts.billable_s is not None:
