@@ -169,3 +169,21 @@ def test_the_reads_stay_at_the_call_floor_and_the_notifier_may_make_them(
         "sagemaker:Search": 3,
     }
     assert calls.ungranted("NotifierFunction") == []
+
+
+def test_the_cli_prices_runs_through_the_runtimes_pricer_asking_the_price_list_once_per_type(
+    aws: Any, sm: Any, now: datetime, capsys: Any
+) -> None:
+    # Given two jobs of one instance type this week, and the kit's Price List API (its catalogue holds AWS's
+    # Studio entries only, so it lists no training price for the type)
+    from reaper_devkit.moto_ext import pricing as price_api
+
+    price_api.requests.clear()
+    job(sm, "nlp-a", now, "nlp", days_ago=1, billable=3600, trained=3600)
+    job(sm, "nlp-b", now, "nlp", days_ago=2, billable=3600, trained=3600)
+    # When the unit costs are read through the CLI
+    row = units_json(capsys)[("training-run", "nlp")]
+    # Then the API was asked once for the type, and the figure says it is the shipped copy's, not the API's
+    assert [r["ServiceCode"] for r in price_api.requests] == ["AmazonSageMaker"]
+    assert row["this_week"]["per_unit_usd"] == pytest.approx(usd(pricing.TRAINING, GPU), abs=1e-4)
+    assert all("shipped copy" in s for s in row["this_week"]["price_sources"]), row

@@ -16,7 +16,9 @@ def report(rt: Runtime, now: datetime, output: str, out: Callable[[str], None]) 
     found: list[unit_costs.UnitCost] = []
     for region in regions:
         clients = rt.clients(region)
-        found += unit_costs.read(clients("sagemaker"), clients("cloudwatch"), region, now, bedrock=clients("bedrock"))
+        found += unit_costs.read(
+            clients("sagemaker"), clients("cloudwatch"), region, now, unit_costs.price_book(clients.pricer), bedrock=clients("bedrock")
+        )
     if output == "json":
         for line in to_json_lines(u.as_json() for u in found):
             out(line)

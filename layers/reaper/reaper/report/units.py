@@ -60,6 +60,18 @@ def list_price(section: str, region: str, key: str | None) -> tuple[float, str] 
     return float(found["usd"]), f"{found.get('source') or 'price table'} ({found.get('as_of') or 'undated'})"
 
 
+def price_book(pricer: pricing.Pricer) -> PriceBook:
+    """The runtime's prices (the Price List API, cached, or the shipped copy: docs/prices.md) as a PriceBook."""
+
+    def book(section: str, region: str, key: str | None) -> tuple[float, str] | None:
+        if section not in (pricing.TRAINING, pricing.HOSTING):  # Bedrock: the Pricer reads no Bedrock prices yet
+            return list_price(section, region, key)
+        found = pricer.hourly(section, region, key)
+        return None if found is None else (found.usd, found.label)
+
+    return book
+
+
 @dataclass
 class Tally:
     """One group's week: priced cost over priced units, and what had no price."""
