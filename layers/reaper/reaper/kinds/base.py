@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
@@ -127,8 +127,15 @@ class Action:
         return fn
 
 
-# (runtime, event, now) -> summary of what the event did
-EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime], dict[str, Any]]
+class Check(Protocol):
+    """The pipeline on the resources an event names (reaper.sweep.pipeline.check, the one door for acting on
+    named resources): handed to an event handler by its caller, so a kind never imports the sweep above it."""
+
+    def __call__(self, rt: Runtime, kind: str, region: str, only: Collection[str], now: datetime, event_id: str) -> list[Outcome]: ...
+
+
+# (runtime, event, now, the pipeline's door for named resources) -> summary of what the event did
+EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime, Check], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -200,6 +207,8 @@ class KindDeclaration:
     # (clients, resource) -> (state now or None, the description it was read from): when declared, the
     # gate reads the state through it and hands the description to the action (ActContext.gated)
     current_read: Ref | None = None
+    # discover also takes `only=` (ids) and then reads just those (an event's, a Stop-now click's)
+    reads_named: bool = False
     undo_hint: Ref | None = None  # (resource, action) -> a command that undoes it
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
@@ -259,8 +268,15 @@ class Kind:
     def _part(self, ref: Ref) -> Any:
         return resolve(ref)  # a dict lookup once imported; not cached, so tests can patch a part
 
-    def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-        found: list[Resource] = self._part(self.declaration.discover)(clients, settings, now)
+    def discover(self, clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
+        """Every candidate; with `only` (ids or ARNs), a kind that `reads_named` reads just those (by id,
+        an ARN's last part); another reads them all, and the pipeline keeps the named ones."""
+        part = self._part(self.declaration.discover)
+        if only is not None and self.declaration.reads_named:
+            ids = frozenset(n.rsplit("/", 1)[-1] if n.startswith("arn:") else n for n in only)
+            named: list[Resource] = part(clients, settings, now, only=ids)
+            return named
+        found: list[Resource] = part(clients, settings, now)
         return found
 
     def signals(
@@ -356,6 +372,7 @@ __all__ = [
     "ActionRun",
     "BatchAnswer",
     "BatchRun",
+    "Check",
     "EventHandler",
     "EventRoute",
     "Guard",

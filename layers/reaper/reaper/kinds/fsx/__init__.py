@@ -89,6 +89,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
+    reads_named=True,
     default_action=ActionName.BACKUP,  # phase 1; kill_decision picks backup, export or discard by the file system's protection
     kill_decision=f"{_P}.rules:kill_decision",
     events=(
