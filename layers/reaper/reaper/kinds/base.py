@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
-from reaper.core.model import Decision, Outcome, ProjectSpend, Resource, Verdict
+from reaper.core.model import Decision, KindAction, Outcome, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 
@@ -44,7 +44,7 @@ def resolve(ref: Ref) -> Any:
 N = TypeVar("N", bound=StrEnum)
 
 
-def action_named(names: type[N], action: str | None) -> N | None:
+def action_named(names: type[N], action: KindAction | None) -> N | None:
     """The kind's action name for `action` (a Decision's text), or None when it is none of the kind's actions.
 
     Each kind declares its action names as a StrEnum; dispatching on the member in a `match` that ends
@@ -104,7 +104,7 @@ BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnsw
 
 @dataclass(frozen=True)
 class Action:
-    name: str  # the verb in messages: "stop", "delete"
+    name: KindAction  # the kind's ActionName member; its value is the verb in messages: "stop", "delete"
     past: str  # "stopped"
     permissions: tuple[str, ...]
     valid_origin_states: frozenset[str]
@@ -199,7 +199,7 @@ class KindDeclaration:
     tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'; () when the listing has the tags
     tag_service: str  # the service whose tag calls write reaper:warned-at
     read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
-    actions: Mapping[str, Action]
+    actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
     discover: Ref  # (clients, settings, now) -> list[Resource]: every candidate, tags attached, bulk reads
     signals: Ref  # (clients, resources, settings, now) -> {id: signal}: evidence read in batches
     decide: Ref  # (resource, signal, view, settings, now) -> Decision: pure
@@ -218,7 +218,7 @@ class KindDeclaration:
     # Kinds whose action depends on the resource (an endpoint's type, an FSx file system's
     # protection) also name `kill_decision`, which picks it; otherwise this one is taken when the
     # resource is in a state it may start from.
-    default_action: str | None = None
+    default_action: KindAction | None = None
     kill_decision: Ref | None = None  # -> KillDecision
     # The kind's own reasons to keep that no kill date, budget or button overrides (managed by a
     # cluster, instance store a stop erases, unknown evidence): checked by the gate before every change.
@@ -254,7 +254,7 @@ class Kind:
         return self.declaration.name
 
     @property
-    def actions(self) -> Mapping[str, Action]:
+    def actions(self) -> Mapping[KindAction, Action]:
         return self.declaration.actions
 
     @property
@@ -325,7 +325,7 @@ class Kind:
         why: str | None = self._part(self.declaration.guard)(resource, view, settings, ruled)
         return why
 
-    def undo_hint(self, resource: Resource, action: str | None) -> str | None:
+    def undo_hint(self, resource: Resource, action: KindAction | None) -> str | None:
         if self.declaration.undo_hint is None:
             return None
         hint: str | None = self._part(self.declaration.undo_hint)(resource, action)

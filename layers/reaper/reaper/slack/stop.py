@@ -38,7 +38,7 @@ class _Click:
         # The kind's rule names the action (an endpoint is deleted or taken to zero by its type, an FSx
         # file system is backed up first); when the rule would keep it, the kind's first action.
         first = next(iter(kind.actions.values()))
-        action = kind.actions.get(ruled.action or "") or (first if r.state in first.valid_origin_states else None)
+        action = (kind.actions.get(ruled.action) if ruled.action else None) or (first if r.state in first.valid_origin_states else None)
         if ruled.verdict in (Verdict.EXEMPT, Verdict.ERROR):  # exempt, snoozed, bad tag, production: as a sweep
             decision = ruled
         elif action is None or r.state not in action.valid_origin_states:
@@ -76,7 +76,7 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     if click.nothing_to_stop is not None:
         return _said(detail, f"`{name}` is {click.nothing_to_stop}: nothing to stop.", "state")
     if outcome.executed:
-        done = kind.actions.get(decision.action or "")
+        done = kind.actions.get(decision.action) if decision.action else None
         past = done.past if done is not None else "changed"
         text = f"`{name}` {past}, at <@{user}>'s request."
     elif outcome.mode is Mode.DRY_RUN and decision.verdict is Verdict.ACT:

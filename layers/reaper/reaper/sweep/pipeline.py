@@ -20,7 +20,7 @@ from reaper.aws.tagging import remove_tags, write_tags
 from reaper.core import scope as sweep_scope
 from reaper.core.deadline import RESERVE_SECONDS, Deadline
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, Verdict
+from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, SweepAction, Verdict
 from reaper.core.policy import TagView, apply_grace, exempt_hint, kill_date, over_budget, production_guard, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
@@ -201,7 +201,9 @@ def sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_
     """One error outcome standing for the whole kind in this region."""
     gone = Resource(kind=kind, id="*", arn="", region=region, state="unknown")
     failed = Result.failed(reason)
-    return Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep", notify_key=notify_key), settings.mode_for(kind), result=failed)
+    return Outcome(
+        gone, Decision(Verdict.ERROR, reason, action=SweepAction.SWEEP, notify_key=notify_key), settings.mode_for(kind), result=failed
+    )
 
 
 # (kind, resource, the rule's whole decision, its tags) -> the decision to carry out instead: how a person's

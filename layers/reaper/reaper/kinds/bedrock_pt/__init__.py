@@ -20,14 +20,13 @@ Custom-model deployments (on-demand inference) are not swept: AWS bills them per
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.bedrock_pt"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 

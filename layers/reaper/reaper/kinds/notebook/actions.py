@@ -7,7 +7,7 @@ from typing import assert_never
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, action_named
 from reaper.kinds.notebook import ActionName
 
@@ -35,7 +35,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     return state
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None
