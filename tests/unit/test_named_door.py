@@ -3,12 +3,13 @@ decided, and a kind that can read just those is asked for just those, by id (an 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from reaper.core.model import Resource
+from reaper.core.model import Decision, Resource, Verdict
 from reaper.kinds import base
-from reaper.kinds.base import Kind, KindDeclaration
+from reaper.kinds.base import Kind, KindDeclaration, Parts
 from reaper.sweep import pipeline
 
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
@@ -32,17 +33,22 @@ def test_only_the_named_resources_pass_whatever_discovery_returned():
 def test_a_kind_that_reads_named_resources_is_asked_for_their_ids(monkeypatch):
     seen: dict[str, Any] = {}
 
-    def discover(clients: Any, settings: Any, now: datetime, only: frozenset[str] | None = None) -> list[Resource]:
+    def discover(clients: Any, settings: Any, now: datetime) -> list[Resource]:
+        seen["all"] = True
+        return []
+
+    def discover_named(clients: Any, settings: Any, now: datetime, only: frozenset[str]) -> list[Resource]:
         seen["only"] = only
         return []
 
-    monkeypatch.setattr(base, "resolve", lambda ref: discover)
-    decl = KindDeclaration(
-        name="fsx", tag_resource_types=(), tag_service="fsx", read_permissions=(), actions={}, discover="x:discover",
-        signals="x:signals", decide="x:decide", current_state="x:current_state", reads_named=True,
-    )  # fmt: skip
+    parts: Parts[None] = Parts(discover, lambda ctx, rs: {}, lambda *a: Decision(Verdict.KEEP, "-"), lambda c, r: None, lambda r, a: None)
+    decl = KindDeclaration(name="fsx", tag_resource_types=(), tag_service="fsx", read_permissions=(), actions={}, parts="x:PARTS")
+    monkeypatch.setattr(base, "resolve", lambda ref: replace(parts, discover_named=discover_named))
+    # When a kind that can read named resources is asked for one by ARN and one by id
     Kind(decl).discover(None, None, NOW, only=[_r("fs-0a").arn, "fs-0b"])  # type: ignore[arg-type]
-    assert seen["only"] == frozenset({"fs-0a", "fs-0b"})
+    # Then it reads just those, by id
+    assert seen == {"only": frozenset({"fs-0a", "fs-0b"})}
     # and a kind that cannot is asked for everything (the pipeline keeps the named ones)
-    Kind(KindDeclaration(**{**decl.__dict__, "reads_named": False})).discover(None, None, NOW, only=["fs-0a"])  # type: ignore[arg-type]
-    assert seen["only"] is None
+    monkeypatch.setattr(base, "resolve", lambda ref: parts)
+    Kind(decl).discover(None, None, NOW, only=["fs-0a"])  # type: ignore[arg-type]
+    assert seen["all"] is True

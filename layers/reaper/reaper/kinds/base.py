@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
@@ -42,6 +42,7 @@ def resolve(ref: Ref) -> Any:
 
 
 N = TypeVar("N", bound=StrEnum)
+S = TypeVar("S")  # a kind's signal type: what its signals read for one resource, and what its decide takes
 
 
 def action_named(names: type[N], action: KindAction | None) -> N | None:
@@ -100,6 +101,45 @@ class BatchAnswer:
 
 # (context, the resources the gate let through, each with its decision) -> what the call(s) did to each
 BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]
+
+
+@dataclass(frozen=True)
+class SignalContext:
+    """What every kind's signals read with: one shape for all of them."""
+
+    clients: Clients
+    settings: Settings
+    now: datetime
+    log: ActionLog | None = None  # reads whose only use is a message the log says was posted today are skipped
+
+
+@dataclass(frozen=True)
+class Parts(Generic[S]):
+    """A kind's parts, typed: `kinds/<kind>/parts.py` builds one `Parts[ItsSignal]`, so mypy checks its decide
+    against its signals (a decide with the wrong signature fails `mypy --strict`). The declaration names
+    only that module (`parts`), imported on first use, so loading a declaration stays cheap."""
+
+    discover: Callable[[Clients, Settings, datetime], list[Resource]]  # every candidate, tags attached, bulk reads
+    signals: Callable[[SignalContext, list[Resource]], Mapping[str, S]]  # evidence read in batches
+    decide: Callable[[Resource, S | None, TagView, Settings, datetime], Decision]  # pure
+    current_state: Callable[[Clients, Resource], str | None]  # state now, None when gone; read just before acting
+    undo_hint: Callable[[Resource, KindAction | None], str | None]  # a command that undoes the action
+    # the named resources only (ids): an event's, a Stop-now click's (None: discover and keep the named)
+    discover_named: Callable[[Clients, Settings, datetime, frozenset[str]], list[Resource]] | None = None
+    # (state now or None, the description it was read from): the gate reads the state through it and
+    # hands the description to the action (ActContext.gated)
+    current_read: Callable[[Clients, Resource], tuple[str | None, Any]] | None = None
+    # the act decision past a kill date (kinds whose action depends on the resource), or None
+    kill_decision: Callable[[Resource, S | None, TagView, Settings, datetime, str], Decision | None] | None = None
+    guard: Guard | None = None  # why the kind changes nothing on this resource whatever asks, or None
+
+
+def load_parts(ref: Ref) -> Parts[Any]:
+    """The kind's `Parts`, checked to be one (a Ref is text: this is where it becomes a type again)."""
+    parts = resolve(ref)
+    if not isinstance(parts, Parts):
+        raise TypeError(f"{ref} is {type(parts).__name__}, not a kinds.base.Parts")
+    return parts
 
 
 @dataclass(frozen=True)
@@ -175,22 +215,12 @@ class Restorer:
 
 
 class StandardParts(TypedDict):
-    discover: Ref
-    signals: Ref
-    decide: Ref
-    current_state: Ref
-    undo_hint: Ref
+    parts: Ref
 
 
 def standard_parts(package: str) -> StandardParts:
-    """The parts every kind has, by the package layout's file names (`rules.py` holds `decide`, ...)."""
-    return {
-        "discover": f"{package}.discover:discover",
-        "signals": f"{package}.signals:signals",
-        "decide": f"{package}.rules:decide",
-        "current_state": f"{package}.actions:current_state",
-        "undo_hint": f"{package}.actions:undo_hint",
-    }
+    """The kind's typed parts, by the package layout's file name (`parts.py` holds `PARTS`)."""
+    return {"parts": f"{package}.parts:PARTS"}
 
 
 @dataclass(frozen=True)
@@ -200,16 +230,7 @@ class KindDeclaration:
     tag_service: str  # the service whose tag calls write reaper:warned-at
     read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
     actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
-    discover: Ref  # (clients, settings, now) -> list[Resource]: every candidate, tags attached, bulk reads
-    signals: Ref  # (clients, resources, settings, now) -> {id: signal}: evidence read in batches
-    decide: Ref  # (resource, signal, view, settings, now) -> Decision: pure
-    current_state: Ref  # (clients, resource) -> state now, None when gone; read just before acting
-    # (clients, resource) -> (state now or None, the description it was read from): when declared, the
-    # gate reads the state through it and hands the description to the action (ActContext.gated)
-    current_read: Ref | None = None
-    # discover also takes `only=` (ids) and then reads just those (an event's, a Stop-now click's)
-    reads_named: bool = False
-    undo_hint: Ref | None = None  # (resource, action) -> a command that undoes it
+    parts: Ref  # -> Parts: discover, signals, decide, state reads, undo, kill decision, guard (kinds/<kind>/parts.py)
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
     restorer: Restorer | None = None
@@ -218,18 +239,13 @@ class KindDeclaration:
     # Kinds whose action depends on the resource (an endpoint's type, an FSx file system's
     # protection) also name `kill_decision`, which picks it; otherwise this one is taken when the
     # resource is in a state it may start from.
-    default_action: KindAction | None = None
-    kill_decision: Ref | None = None  # -> KillDecision
-    # The kind's own reasons to keep that no kill date, budget or button overrides (managed by a
-    # cluster, instance store a stop erases, unknown evidence): checked by the gate before every change.
-    guard: Ref | None = None  # -> Guard
+    default_action: KindAction | None = None  # (Parts.kill_decision picks it where the resource decides)
+    # The kind's own reasons to keep that no kill date, budget or button overrides (managed by a cluster,
+    # instance store a stop erases, unknown evidence) are its Parts.guard, checked before every change.
     # Budgets per ml:project (reaper.aws.budgets): a budgeted kind reads the projects' spend each sweep and
     # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
     budgeted: bool = False
     manages_budgets: bool = False
-    # The kind's signals take `log=` (the action log, or None): reads whose only use is a message
-    # the log says was posted already today are skipped (endpoint: production configurations).
-    signals_read_log: bool = False
     # The evidence is read per resource (a describe per candidate), not across resources: the
     # pipeline reads it a chunk at a time, so a sweep split across invocations reads only what each
     # part reaches. Kinds whose signals compare resources (tuning siblings) or search the account
@@ -268,51 +284,45 @@ class Kind:
     def _part(self, ref: Ref) -> Any:
         return resolve(ref)  # a dict lookup once imported; not cached, so tests can patch a part
 
+    @property
+    def parts(self) -> Parts[Any]:
+        return load_parts(self.declaration.parts)  # a dict lookup once imported
+
     def discover(self, clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
-        """Every candidate; with `only` (ids or ARNs), a kind that `reads_named` reads just those (by id,
+        """Every candidate; with `only` (ids or ARNs), a kind with `discover_named` reads just those (by id,
         an ARN's last part); another reads them all, and the pipeline keeps the named ones."""
-        part = self._part(self.declaration.discover)
-        if only is not None and self.declaration.reads_named:
-            ids = frozenset(n.rsplit("/", 1)[-1] if n.startswith("arn:") else n for n in only)
-            named: list[Resource] = part(clients, settings, now, only=ids)
-            return named
-        found: list[Resource] = part(clients, settings, now)
-        return found
+        parts = self.parts
+        if only is not None and parts.discover_named is not None:
+            return parts.discover_named(
+                clients, settings, now, frozenset(n.rsplit("/", 1)[-1] if n.startswith("arn:") else n for n in only)
+            )
+        return parts.discover(clients, settings, now)
 
     def signals(
         self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
     ) -> Mapping[str, Any]:
-        part = self._part(self.declaration.signals)
-        read: Mapping[str, Any] = (
-            part(clients, resources, settings, now, log=log)
-            if self.declaration.signals_read_log
-            else part(clients, resources, settings, now)
-        )
-        return read
+        return self.parts.signals(SignalContext(clients, settings, now, log), resources)
 
     def decide(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
-        decision: Decision = self._part(self.declaration.decide)(resource, signal, view, settings, now)
-        return decision
+        return self.parts.decide(resource, signal, view, settings, now)
 
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
-        state: str | None = self._part(self.declaration.current_state)(clients, resource)
-        return state
+        return self.parts.current_state(clients, resource)
 
     def state_now(self, clients: Clients, resource: Resource) -> tuple[str | None, Any]:
         """The state now, and the description it was read from where the kind hands it on (else None)."""
-        if self.declaration.current_read is None:
-            return self.current_state(clients, resource), None
-        state, described = self._part(self.declaration.current_read)(clients, resource)
-        return state, described
+        parts = self.parts
+        if parts.current_read is None:
+            return parts.current_state(clients, resource), None
+        return parts.current_read(clients, resource)
 
     def kill_decision(
         self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str
     ) -> Decision | None:
         """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
-        d = self.declaration
-        if d.kill_decision is not None:
-            picked: Decision | None = self._part(d.kill_decision)(resource, signal, view, settings, now, reason)
-            return picked
+        d, pick = self.declaration, self.parts.kill_decision
+        if pick is not None:
+            return pick(resource, signal, view, settings, now, reason)
         action = d.actions.get(d.default_action) if d.default_action else None
         if action is None or resource.state not in action.valid_origin_states:
             return None
@@ -320,16 +330,11 @@ class Kind:
 
     def guard(self, resource: Resource, view: TagView, settings: Settings, ruled: Decision | None = None) -> str | None:
         """Why no change may be made to this resource whatever asks for it, or None (no guard declared: None)."""
-        if self.declaration.guard is None:
-            return None
-        why: str | None = self._part(self.declaration.guard)(resource, view, settings, ruled)
-        return why
+        guard = self.parts.guard
+        return None if guard is None else guard(resource, view, settings, ruled)
 
     def undo_hint(self, resource: Resource, action: KindAction | None) -> str | None:
-        if self.declaration.undo_hint is None:
-            return None
-        hint: str | None = self._part(self.declaration.undo_hint)(resource, action)
-        return hint
+        return self.parts.undo_hint(resource, action)
 
     def event_handler(self, source: str, detail_type: str) -> EventHandler | None:
         for route in self.declaration.events:
@@ -378,6 +383,8 @@ __all__ = [
     "Guard",
     "Kind",
     "KindDeclaration",
+    "Parts",
+    "SignalContext",
     "KillDecision",
     "Ref",
     "Restorer",

@@ -60,9 +60,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    current_read=f"{_P}.actions:current_read",  # the gate's read, handed to the delete
     default_action=ActionName.DELETE,
-    kill_decision=f"{_P}.rules:kill_decision",  # never a committed one
     restorer=Restorer(
         name_pattern=PT_NAME_PATTERN,
         run=f"{_P}.restore:run",

@@ -51,9 +51,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    reads_named=True,
     default_action=ActionName.CANCEL,
-    kill_decision=f"{_P}.rules:kill_decision",  # never a Capacity Block, a committed reservation or a plan
     events=(
         EventRoute("aws.health", ("AWS Health Event",), f"{_P}.events:underutilized"),
         EventRoute(

@@ -61,7 +61,5 @@ DECLARATION = KindDeclaration(
     **standard_parts(_P),
     budgeted=True,
     default_action=ActionName.STOP,
-    kill_decision=f"{_P}.rules:kill_decision",  # never what a fleet manages, nor what cannot stop
-    guard=f"{_P}.rules:guard",  # managed, instance store, Spot that cannot stop: whatever asks (reaper.sweep.gate)
     events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),
 )

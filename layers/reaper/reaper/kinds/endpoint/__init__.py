@@ -130,11 +130,8 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    current_read=f"{_P}.actions:current_read",  # the gate's DescribeEndpoint, handed to the action
     budgeted=True,
-    signals_read_log=True,  # production configurations are read only when their daily message is due
     default_action=ActionName.SCALE_TO_ZERO,  # classic endpoints cannot scale to zero: kill_decision picks delete for them
-    kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,
     restorer=Restorer(name_pattern=ENDPOINT_NAME_PATTERN, run=f"{_P}.restore:restore_endpoint", permissions=_RESTORE),

@@ -88,9 +88,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    reads_named=True,
     default_action=ActionName.BACKUP,  # phase 1; kill_decision picks backup, export or discard by the file system's protection
-    kill_decision=f"{_P}.rules:kill_decision",
     events=(
         EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),
         EventRoute("mlreaper", ("FSx Idle Window Check",), f"{_P}.events:idle_window_check"),

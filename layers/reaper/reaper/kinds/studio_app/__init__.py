@@ -66,7 +66,6 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     default_action=ActionName.DELETE,
-    kill_decision=f"{_P}.rules:kill_decision",  # apps only, never a domain
     chunked_signals=True,  # a DescribeApp per candidate: a long sweep describes only what each part reaches
     chunk_size=100,  # about 7 s of DescribeApp on AWS: a part ends within a few seconds of its deadline
 )

@@ -262,7 +262,7 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
 
 
 def kill_decision(
-    resource: Resource, signal: AppActivity | None, view: TagView, settings: Settings, now: datetime, reason: str
+    resource: Resource, signal: AppActivity | JupyterReading | None, view: TagView, settings: Settings, now: datetime, reason: str
 ) -> Decision | None:
     """Past its kill date: the app is deleted (its space and storage stay); a domain is never touched."""
     if not isinstance(resource.facts, AppFacts) or resource.state != "InService":
