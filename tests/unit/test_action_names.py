@@ -3,13 +3,16 @@ the declared actions are exactly the enum's members, and the dispatch knows no o
 
 from __future__ import annotations
 
+import ast
 import importlib
 from enum import StrEnum
+from pathlib import Path
 
 import pytest
 
+import reaper
 from reaper import kinds
-from reaper.core.model import Resource
+from reaper.core.model import KindAction, Resource
 from reaper.kinds.base import action_named
 
 
@@ -45,3 +48,25 @@ def test_action_named_takes_the_member_or_none():
     assert action_named(Names, "stop") is Names.STOP
     assert action_named(Names, "delete") is None
     assert action_named(Names, None) is None
+
+
+@pytest.mark.parametrize("kind_name", sorted(kinds.KIND_PACKAGES))
+def test_every_kinds_action_names_are_kind_actions(kind_name):
+    # Decision.action is typed KindAction | None: a kind's names subclass it, so mypy refuses free text
+    assert issubclass(_names(kind_name), KindAction)
+
+
+def test_no_decision_in_the_layer_names_its_action_as_text():
+    # Given every module of the layer: a Decision(..., action=...) or a helper's action= given a string
+    # literal would be a name no enum holds (the dispatch looks actions up by member)
+    layer = Path(reaper.__file__).parent
+    literal = [
+        f"{p.relative_to(layer)}:{node.lineno}"
+        for p in layer.rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Call)
+        and not (isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument")  # argparse's action="append"
+        for kw in node.keywords
+        if kw.arg == "action" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+    ]
+    assert literal == []

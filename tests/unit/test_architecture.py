@@ -21,14 +21,9 @@ FLOORS: list[set[str]] = [
     {"slack", "report", "org"},  # org: the organisation's central account (docs/deploy-organisation.md)
     {"cli", "handlers", "wiring", "__main__"},
 ]
-# Known exceptions, each with its reason. Keep this list short; a new entry needs a reason a reader accepts.
-ALLOWED_UPWARD = {
-    # The FSx state-change route sweeps the named file systems through the pipeline itself (no circle:
-    # the pipeline reaches the kinds only through their declarations).
-    ("reaper.kinds.fsx.events", "reaper.sweep.pipeline"),
-    # Likewise the capacity kind's AWS Health and expiry events re-judge the reservations they name.
-    ("reaper.kinds.capacity.events", "reaper.sweep.pipeline"),
-}
+# Known exceptions, each with its reason. None now: a kind's event that acts on the resources it names is
+# handed the pipeline's door (kinds.base.Check) by its caller instead of importing the sweep.
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
@@ -185,3 +180,17 @@ def test_the_length_check_finds_a_long_function():
     # Given a function of 62 lines (def + 61 statements) and a short one, only the long one is named
     body = "".join(f"    x{i} = {i}\n" for i in range(61))
     assert long_functions(f"def long():\n{body}\n\ndef short():\n    return 1\n") == [("long", 62)]
+
+
+def test_a_kind_never_imports_the_sweep_nor_subclasses_kind():
+    # Given every kind's modules: acting on named resources goes through one door, pipeline.sweep_kind(only=...),
+    # handed in as kinds.base.Check; no kind imports the sweep or makes its own Kind (the old `OnlyThese`)
+    g = graph()
+    upward = sorted((a, b) for a, t in g.items() if a.startswith("reaper.kinds.") for b in t if b.startswith("reaper.sweep"))
+    subclasses = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in (PACKAGE / "kinds").rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == "Kind" for b in node.bases)
+    )
+    assert (upward, subclasses) == ([], [])

@@ -73,7 +73,7 @@ def held(monkeypatch: pytest.MonkeyPatch) -> tuple[Batch, list[tuple[str, bool]]
 
 
 def _parts() -> dict[str, str]:
-    return {"discover": "x:y", "signals": "x:y", "decide": "x:y", "current_state": "x:y"}
+    return {"parts": "x:PARTS"}  # never read: the batch only holds and makes changes
 
 
 def test_a_throttled_or_unanswered_call_is_an_error_on_each_and_none_is_called_again(held) -> None:

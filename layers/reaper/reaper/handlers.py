@@ -70,7 +70,7 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
         return result
     handler = kind_registry.get(kind_name).event_handler(ev.source, ev.detail_type)
     if handler is not None:
-        result = handler(rt, ev, now)
+        result = handler(rt, ev, now, pipeline.check)  # the one door for the resources an event names
         logger.info("event handled", extra={"kind": kind_name, "detail_type": ev.detail_type, **result})
         if result.get("sweep_now"):  # the event found something to act on now: a sweep, through the same gate
             result["sweep"] = sweep_in_parts(rt, kind_name, now, ev.id, context)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from reaper.core.model import Decision, Verdict
+from reaper.core.model import Decision, KindAction, Verdict
 from reaper.core.timeutil import as_utc, human_duration
 
 
@@ -37,7 +37,7 @@ class JupyterReading:
     unknown: str | None = None  # the stable code of `unreadable` (aws/jupyter.py)
 
 
-def judge(reading: JupyterReading, window: int, now: datetime, *, action: str, blind: str, evidence: dict[str, Any]) -> Decision:
+def judge(reading: JupyterReading, window: int, now: datetime, *, action: KindAction, blind: str, evidence: dict[str, Any]) -> Decision:
     """A kernel not idle, an open connection, or kernel or terminal activity inside the idle window keeps
     the resource; else it is idle since the latest of those and the server's start, and `action` is
     proposed. A reading that failed is unknown, never idle. `blind` says why the server was read at all

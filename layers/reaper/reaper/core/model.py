@@ -22,6 +22,17 @@ class Verdict(enum.StrEnum):
     ERROR = "error"
 
 
+class KindAction(enum.StrEnum):
+    """What a rule can decide to do: each kind's `ActionName` (kinds/<kind>/__init__.py) subclasses this, so a
+    Decision carries a member, never free text. Its value is the string the action log and Slack show."""
+
+
+class SweepAction(KindAction):
+    """The pipeline's own: an error outcome standing for a whole kind in a region (reaper.sweep.pipeline.sweep_error)."""
+
+    SWEEP = "sweep"
+
+
 class Mode(enum.StrEnum):
     DRY_RUN = "dry-run"
     ENFORCE = "enforce"
@@ -76,7 +87,7 @@ class Decision:
 
     verdict: Verdict
     reason: str
-    action: str | None = None
+    action: KindAction | None = None  # a kind's ActionName member (its value is what the log and Slack show)
     evidence: dict[str, Any] = field(default_factory=dict)
     notify: bool = False  # post even though the verdict is not warn/act/error (notify-only)
     skip_grace: bool = False  # harmless actions (attach agent) act without a warning first

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from reaper.core.model import Decision, ProjectSpend, Verdict
+from reaper.core.model import Decision, KindAction, ProjectSpend, Verdict
 from reaper.core.rhythm import parse_pinned
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso, parse_instant
@@ -369,12 +369,12 @@ def off_hours_reason(settings: Settings) -> str:
     return f"outside working hours ({','.join(oh.days)} {oh.start:%H:%M}-{oh.end:%H:%M} {oh.timezone})"
 
 
-def off_hours_stop(view: TagView, settings: Settings, now: datetime) -> Decision | None:
+def off_hours_stop(view: TagView, settings: Settings, now: datetime, action: KindAction) -> Decision | None:
     """Off-hours for a box someone works at (notebook, ec2): outside working hours a dev or
-    stage-less one is stopped whatever its activity; None in working hours or for other stages."""
+    stage-less one is stopped (the kind's `action`) whatever its activity; None in working hours or for other stages."""
     if not settings.off_hours.enabled or in_working_hours(settings, now) or not (view.stage is None or is_dev(view, settings)):
         return None
-    return Decision(Verdict.ACT, off_hours_reason(settings), action="stop", evidence={"policy": "off-hours"})
+    return Decision(Verdict.ACT, off_hours_reason(settings), action=action, evidence={"policy": "off-hours"})
 
 
 def in_working_hours(settings: Settings, now: datetime) -> bool:

@@ -16,11 +16,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
-from reaper.core.model import Decision, Outcome, ProjectSpend, Resource, Verdict
+from reaper.core.model import Decision, KindAction, Outcome, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 
@@ -42,10 +42,12 @@ def resolve(ref: Ref) -> Any:
 
 
 N = TypeVar("N", bound=StrEnum)
+S = TypeVar("S")  # a kind's signal type: what its signals read for one resource, and what its decide takes
 
 
 def action_named(names: type[N], action: str | None) -> N | None:
-    """The kind's action name for `action` (a Decision's text), or None when it is none of the kind's actions.
+    """The kind's action name for `action` (a Decision's member, or the text a write-ahead record kept), or None
+    when it is none of the kind's actions.
 
     Each kind declares its action names as a StrEnum; dispatching on the member in a `match` that ends
     in `assert_never` makes mypy fail when an action is added without its case.
@@ -103,8 +105,47 @@ BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnsw
 
 
 @dataclass(frozen=True)
+class SignalContext:
+    """What every kind's signals read with: one shape for all of them."""
+
+    clients: Clients
+    settings: Settings
+    now: datetime
+    log: ActionLog | None = None  # reads whose only use is a message the log says was posted today are skipped
+
+
+@dataclass(frozen=True)
+class Parts(Generic[S]):
+    """A kind's parts, typed: `kinds/<kind>/parts.py` builds one `Parts[ItsSignal]`, so mypy checks its decide
+    against its signals (a decide with the wrong signature fails `mypy --strict`). The declaration names
+    only that module (`parts`), imported on first use, so loading a declaration stays cheap."""
+
+    discover: Callable[[Clients, Settings, datetime], list[Resource]]  # every candidate, tags attached, bulk reads
+    signals: Callable[[SignalContext, list[Resource]], Mapping[str, S]]  # evidence read in batches
+    decide: Callable[[Resource, S | None, TagView, Settings, datetime], Decision]  # pure
+    current_state: Callable[[Clients, Resource], str | None]  # state now, None when gone; read just before acting
+    undo_hint: Callable[[Resource, KindAction | None], str | None]  # a command that undoes the action
+    # the named resources only (ids): an event's, a Stop-now click's (None: discover and keep the named)
+    discover_named: Callable[[Clients, Settings, datetime, frozenset[str]], list[Resource]] | None = None
+    # (state now or None, the description it was read from): the gate reads the state through it and
+    # hands the description to the action (ActContext.gated)
+    current_read: Callable[[Clients, Resource], tuple[str | None, Any]] | None = None
+    # the act decision past a kill date (kinds whose action depends on the resource), or None
+    kill_decision: Callable[[Resource, S | None, TagView, Settings, datetime, str], Decision | None] | None = None
+    guard: Guard | None = None  # why the kind changes nothing on this resource whatever asks, or None
+
+
+def load_parts(ref: Ref) -> Parts[Any]:
+    """The kind's `Parts`, checked to be one (a Ref is text: this is where it becomes a type again)."""
+    parts = resolve(ref)
+    if not isinstance(parts, Parts):
+        raise TypeError(f"{ref} is {type(parts).__name__}, not a kinds.base.Parts")
+    return parts
+
+
+@dataclass(frozen=True)
 class Action:
-    name: str  # the verb in messages: "stop", "delete"
+    name: KindAction  # the kind's ActionName member; its value is the verb in messages: "stop", "delete"
     past: str  # "stopped"
     permissions: tuple[str, ...]
     valid_origin_states: frozenset[str]
@@ -162,8 +203,15 @@ class Made:
 Confirm = Callable[[Clients, Unconfirmed], Made]
 
 
-# (runtime, event, now) -> summary of what the event did
-EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime], dict[str, Any]]
+class Check(Protocol):
+    """The pipeline on the resources an event names (reaper.sweep.pipeline.check, the one door for acting on
+    named resources): handed to an event handler by its caller, so a kind never imports the sweep above it."""
+
+    def __call__(self, rt: Runtime, kind: str, region: str, only: Collection[str], now: datetime, event_id: str) -> list[Outcome]: ...
+
+
+# (runtime, event, now, the pipeline's door for named resources) -> summary of what the event did
+EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime, Check], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -205,22 +253,12 @@ class Restorer:
 
 
 class StandardParts(TypedDict):
-    discover: Ref
-    signals: Ref
-    decide: Ref
-    current_state: Ref
-    undo_hint: Ref
+    parts: Ref
 
 
 def standard_parts(package: str) -> StandardParts:
-    """The parts every kind has, by the package layout's file names (`rules.py` holds `decide`, ...)."""
-    return {
-        "discover": f"{package}.discover:discover",
-        "signals": f"{package}.signals:signals",
-        "decide": f"{package}.rules:decide",
-        "current_state": f"{package}.actions:current_state",
-        "undo_hint": f"{package}.actions:undo_hint",
-    }
+    """The kind's typed parts, by the package layout's file name (`parts.py` holds `PARTS`)."""
+    return {"parts": f"{package}.parts:PARTS"}
 
 
 @dataclass(frozen=True)
@@ -229,15 +267,8 @@ class KindDeclaration:
     tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'; () when the listing has the tags
     tag_service: str  # the service whose tag calls write reaper:warned-at
     read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
-    actions: Mapping[str, Action]
-    discover: Ref  # (clients, settings, now) -> list[Resource]: every candidate, tags attached, bulk reads
-    signals: Ref  # (clients, resources, settings, now) -> {id: signal}: evidence read in batches
-    decide: Ref  # (resource, signal, view, settings, now) -> Decision: pure
-    current_state: Ref  # (clients, resource) -> state now, None when gone; read just before acting
-    # (clients, resource) -> (state now or None, the description it was read from): when declared, the
-    # gate reads the state through it and hands the description to the action (ActContext.gated)
-    current_read: Ref | None = None
-    undo_hint: Ref | None = None  # (resource, action) -> a command that undoes it
+    actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
+    parts: Ref  # -> Parts: discover, signals, decide, state reads, undo, kill decision, guard (kinds/<kind>/parts.py)
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
     restorer: Restorer | None = None
@@ -246,18 +277,13 @@ class KindDeclaration:
     # Kinds whose action depends on the resource (an endpoint's type, an FSx file system's
     # protection) also name `kill_decision`, which picks it; otherwise this one is taken when the
     # resource is in a state it may start from.
-    default_action: str | None = None
-    kill_decision: Ref | None = None  # -> KillDecision
-    # The kind's own reasons to keep that no kill date, budget or button overrides (managed by a
-    # cluster, instance store a stop erases, unknown evidence): checked by the gate before every change.
-    guard: Ref | None = None  # -> Guard
+    default_action: KindAction | None = None  # (Parts.kill_decision picks it where the resource decides)
+    # The kind's own reasons to keep that no kill date, budget or button overrides (managed by a cluster,
+    # instance store a stop erases, unknown evidence) are its Parts.guard, checked before every change.
     # Budgets per ml:project (reaper.aws.budgets): a budgeted kind reads the projects' spend each sweep and
     # takes its default action at 100 %; the kind that manages budgets also creates the missing ones.
     budgeted: bool = False
     manages_budgets: bool = False
-    # The kind's signals take `log=` (the action log, or None): reads whose only use is a message
-    # the log says was posted already today are skipped (endpoint: production configurations).
-    signals_read_log: bool = False
     # The evidence is read per resource (a describe per candidate), not across resources: the
     # pipeline reads it a chunk at a time, so a sweep split across invocations reads only what each
     # part reaches. Kinds whose signals compare resources (tuning siblings) or search the account
@@ -285,7 +311,7 @@ class Kind:
         return self.declaration.name
 
     @property
-    def actions(self) -> Mapping[str, Action]:
+    def actions(self) -> Mapping[KindAction, Action]:
         return self.declaration.actions
 
     @property
@@ -299,44 +325,45 @@ class Kind:
     def _part(self, ref: Ref) -> Any:
         return resolve(ref)  # a dict lookup once imported; not cached, so tests can patch a part
 
-    def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-        found: list[Resource] = self._part(self.declaration.discover)(clients, settings, now)
-        return found
+    @property
+    def parts(self) -> Parts[Any]:
+        return load_parts(self.declaration.parts)  # a dict lookup once imported
+
+    def discover(self, clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
+        """Every candidate; with `only` (ids or ARNs), a kind with `discover_named` reads just those (by id,
+        an ARN's last part); another reads them all, and the pipeline keeps the named ones."""
+        parts = self.parts
+        if only is not None and parts.discover_named is not None:
+            return parts.discover_named(
+                clients, settings, now, frozenset(n.rsplit("/", 1)[-1] if n.startswith("arn:") else n for n in only)
+            )
+        return parts.discover(clients, settings, now)
 
     def signals(
         self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
     ) -> Mapping[str, Any]:
-        part = self._part(self.declaration.signals)
-        read: Mapping[str, Any] = (
-            part(clients, resources, settings, now, log=log)
-            if self.declaration.signals_read_log
-            else part(clients, resources, settings, now)
-        )
-        return read
+        return self.parts.signals(SignalContext(clients, settings, now, log), resources)
 
     def decide(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
-        decision: Decision = self._part(self.declaration.decide)(resource, signal, view, settings, now)
-        return decision
+        return self.parts.decide(resource, signal, view, settings, now)
 
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
-        state: str | None = self._part(self.declaration.current_state)(clients, resource)
-        return state
+        return self.parts.current_state(clients, resource)
 
     def state_now(self, clients: Clients, resource: Resource) -> tuple[str | None, Any]:
         """The state now, and the description it was read from where the kind hands it on (else None)."""
-        if self.declaration.current_read is None:
-            return self.current_state(clients, resource), None
-        state, described = self._part(self.declaration.current_read)(clients, resource)
-        return state, described
+        parts = self.parts
+        if parts.current_read is None:
+            return parts.current_state(clients, resource), None
+        return parts.current_read(clients, resource)
 
     def kill_decision(
         self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str
     ) -> Decision | None:
         """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
-        d = self.declaration
-        if d.kill_decision is not None:
-            picked: Decision | None = self._part(d.kill_decision)(resource, signal, view, settings, now, reason)
-            return picked
+        d, pick = self.declaration, self.parts.kill_decision
+        if pick is not None:
+            return pick(resource, signal, view, settings, now, reason)
         action = d.actions.get(d.default_action) if d.default_action else None
         if action is None or resource.state not in action.valid_origin_states:
             return None
@@ -351,16 +378,11 @@ class Kind:
 
     def guard(self, resource: Resource, view: TagView, settings: Settings, ruled: Decision | None = None) -> str | None:
         """Why no change may be made to this resource whatever asks for it, or None (no guard declared: None)."""
-        if self.declaration.guard is None:
-            return None
-        why: str | None = self._part(self.declaration.guard)(resource, view, settings, ruled)
-        return why
+        guard = self.parts.guard
+        return None if guard is None else guard(resource, view, settings, ruled)
 
-    def undo_hint(self, resource: Resource, action: str | None) -> str | None:
-        if self.declaration.undo_hint is None:
-            return None
-        hint: str | None = self._part(self.declaration.undo_hint)(resource, action)
-        return hint
+    def undo_hint(self, resource: Resource, action: KindAction | None) -> str | None:
+        return self.parts.undo_hint(resource, action)
 
     def event_handler(self, source: str, detail_type: str) -> EventHandler | None:
         for route in self.declaration.events:
@@ -403,11 +425,14 @@ __all__ = [
     "ActionRun",
     "BatchAnswer",
     "BatchRun",
+    "Check",
     "EventHandler",
     "EventRoute",
     "Guard",
     "Kind",
     "KindDeclaration",
+    "Parts",
+    "SignalContext",
     "KillDecision",
     "Ref",
     "Restorer",

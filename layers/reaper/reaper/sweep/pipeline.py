@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -20,7 +20,7 @@ from reaper.aws.tagging import remove_tags, write_tags
 from reaper.core import scope as sweep_scope
 from reaper.core.deadline import RESERVE_SECONDS, Deadline
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, Verdict
+from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, SweepAction, Verdict
 from reaper.core.policy import TagView, apply_grace, exempt_hint, kill_date, over_budget, production_guard, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
@@ -201,7 +201,14 @@ def sweep_error(kind: str, region: str, settings: Settings, reason: str, notify_
     """One error outcome standing for the whole kind in this region."""
     gone = Resource(kind=kind, id="*", arn="", region=region, state="unknown")
     failed = Result.failed(reason)
-    return Outcome(gone, Decision(Verdict.ERROR, reason, action="sweep", notify_key=notify_key), settings.mode_for(kind), result=failed)
+    return Outcome(
+        gone, Decision(Verdict.ERROR, reason, action=SweepAction.SWEEP, notify_key=notify_key), settings.mode_for(kind), result=failed
+    )
+
+
+# (kind, resource, the rule's whole decision, its tags) -> the decision to carry out instead: how a person's
+# request (Stop now) turns what a sweep would decide into what was asked, before the same tail
+Judge = Callable[[Kind, Resource, Decision, TagView], Decision]
 
 
 def sweep_kind(
@@ -213,10 +220,17 @@ def sweep_kind(
     say: Progress,
     courier: Courier | None = None,
     deadline: Deadline | None = None,
+    only: Collection[str] | None = None,
+    judge: Judge | None = None,
 ) -> list[Outcome]:
-    """One kind in one region. Without a courier (an event's targeted check) it records and posts itself."""
+    """One kind in one region. Without a courier (an event's targeted check) it records and posts itself.
+
+    The one door for acting on named resources (an event's file systems or reservations, a Stop-now
+    click): `only` names them (ids or ARNs); the kind reads just those where it can, and nothing else
+    is decided or changed. `judge` turns each rule's decision into the one asked for.
+    """
     own = courier or Courier(rt, now, event_id)
-    run = sweep_kind_run(rt, kind, region, now, event_id, say, own, deadline)
+    run = sweep_kind_run(rt, kind, region, now, event_id, say, own, deadline, only=only, judge=judge)
     outcomes = run.outcomes + not_reached(kind, run.left, rt.settings)
     if courier is None:
         own.report_not_reached(outcomes)
@@ -234,15 +248,18 @@ def sweep_kind_run(
     courier: Courier,
     deadline: Deadline | None = None,
     after: str | None = None,
+    only: Collection[str] | None = None,
+    judge: Judge | None = None,
 ) -> KindRun:
-    """One kind in one region, in id order from just after `after`, a chunk at a time while time lasts."""
+    """One kind in one region, in id order from just after `after`, a chunk at a time while time lasts
+    (`only`, `judge`: see sweep_kind)."""
     clients = rt.clients(region)
     settings = rt.settings
     deadline = deadline or Deadline.none()
     chunked = kind.declaration.chunked_signals
     size = min(kind.declaration.chunk_size or CHUNK, CHUNK)
     try:
-        resources = sorted(kind.discover(clients, settings, now), key=lambda r: r.id)
+        resources = sorted(named(kind.discover(clients, settings, now, only=only), only), key=lambda r: r.id)
         todo = [r for r in resources if after is None or r.id > after]
         skipped = f" ({len(resources) - len(todo)} done by earlier parts)" if after is not None else ""
         say(f"{kind.name} {region}: {len(resources)} found{skipped}, reading signals")
@@ -275,12 +292,27 @@ def sweep_kind_run(
                     run.outcomes.append(sweep_error(kind.name, region, settings, reason))
                     courier.take(run.outcomes[-1])
                     break
-            _process_chunk(kind, todo[start:], len(chunk), signals, ctx, courier, run)
+            _process_chunk(kind, todo[start:], len(chunk), signals, ctx, courier, run, judge)
             if run.left:
                 break
             slowest = max(slowest, deadline.clock() - began)
     say(_tally(kind, region, run))
     return run
+
+
+def named(found: list[Resource], only: Collection[str] | None) -> list[Resource]:
+    """What discovery found, cut to the resources `only` names by id or ARN (None: all of them): a kind that
+    cannot read just those reads more, and nothing it was not asked about is decided or changed."""
+    if only is None:
+        return found
+    wanted = set(only)
+    return [r for r in found if r.id in wanted or r.arn in wanted]
+
+
+def check(rt: Runtime, kind: str, region: str, only: Collection[str], now: datetime, event_id: str) -> list[Outcome]:
+    """The pipeline on the resources an event names, recorded and posted (kinds.base.Check: handed to a
+    kind's event handler, so the kind never imports the pipeline)."""
+    return sweep_kind(rt, kind_registry.get(kind), region, now, event_id, lambda _msg: None, only=only)
 
 
 def _act_context(
@@ -311,7 +343,14 @@ def _spend(rt: Runtime, kind: Kind, clients: Clients, now: datetime, event_id: s
 
 
 def _process_chunk(
-    kind: Kind, rest: list[Resource], size: int, signals: Mapping[str, Any], ctx: ActContext, courier: Courier, run: KindRun
+    kind: Kind,
+    rest: list[Resource],
+    size: int,
+    signals: Mapping[str, Any],
+    ctx: ActContext,
+    courier: Courier,
+    run: KindRun,
+    judge: Judge | None = None,
 ) -> None:
     """Decide, act, record and queue each of the first `size` resources of `rest` while time lasts; the rest are left.
 
@@ -324,7 +363,8 @@ def _process_chunk(
         if ctx.deadline.nearly_over():
             run.left = rest[n:]
             break
-        outcome = process(kind, r, signals.get(r.id), held)
+        signal = signals.get(r.id)
+        outcome = process(kind, r, signal, held) if judge is None else process(kind, r, signal, held, judge)
         run.outcomes.append(outcome)
         run.last, run.handled = r.id, run.handled + 1
         if not batch.holds(outcome):
@@ -368,12 +408,13 @@ def decide(
     return decision, view
 
 
-def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext) -> Outcome:
-    """One resource decided, and in enforce carried out; a batched change is begun and held by the
-    sweep's batch (`ctx.hold`), which sets its result when the batch is made."""
+def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext, judge: Judge | None = None) -> Outcome:
+    """One resource decided (and judged, when a person asked: see sweep_kind), and in enforce carried out;
+    a batched change is begun and held by the sweep's batch (`ctx.hold`), which sets its result when the batch is made."""
     settings = ctx.settings
     try:
         decision, view = decide(kind, resource, signal, settings, ctx.now, ctx.spend)
+        decision = judge(kind, resource, decision, view) if judge is not None else decision
     except Exception as exc:  # a bug in one rule must not end the sweep
         log.exception("decision failed for %s", resource.arn)
         decision, view = Decision(Verdict.ERROR, f"decision failed: {exc}"), TagView()

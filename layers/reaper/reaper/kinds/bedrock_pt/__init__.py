@@ -20,14 +20,13 @@ Custom-model deployments (on-demand inference) are not swept: AWS bills them per
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.bedrock_pt"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 
@@ -62,9 +61,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    current_read=f"{_P}.actions:current_read",  # the gate's read, handed to the delete
     default_action=ActionName.DELETE,
-    kill_decision=f"{_P}.rules:kill_decision",  # never a committed one
     restorer=Restorer(
         name_pattern=PT_NAME_PATTERN,
         run=f"{_P}.restore:run",

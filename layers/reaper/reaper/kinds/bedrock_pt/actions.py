@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import is_not_found
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.bedrock_pt import ActionName
@@ -95,7 +95,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     return current_read(clients, resource)[0]
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

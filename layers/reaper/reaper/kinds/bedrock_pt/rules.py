@@ -15,6 +15,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.bedrock_pt import ActionName
 from reaper.kinds.bedrock_pt.model import DIMENSION, KIND, METRIC, NAMESPACE, NEVER_SEEN, RENEWAL_NOTICE, PtFacts, PtSignal
 
 # https://docs.aws.amazon.com/bedrock/latest/userguide/prov-thru-delete.html
@@ -65,7 +66,7 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
         Verdict.ACT,
         f"0 invocations in {human_duration(timedelta(minutes=window))} while in service, no commitment; "
         f"{facts.model_units} model unit{'s' if facts.model_units != 1 else ''}{_cost(resource.hourly_usd, idle_hours)}",
-        action="delete",
+        action=ActionName.DELETE,
         evidence=evidence,
     )
 
@@ -141,4 +142,4 @@ def kill_decision(
     facts = resource.facts_as(PtFacts)
     if resource.state != "InService" or facts.commitment:
         return None
-    return Decision(Verdict.ACT, reason, action="delete")
+    return Decision(Verdict.ACT, reason, action=ActionName.DELETE)

@@ -13,14 +13,13 @@ it names; it is never evidence by itself.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.capacity"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 
@@ -54,7 +53,6 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     default_action=ActionName.CANCEL,
-    kill_decision=f"{_P}.rules:kill_decision",  # never a Capacity Block, a committed reservation or a plan
     events=(
         EventRoute("aws.health", ("AWS Health Event",), f"{_P}.events:underutilized"),
         EventRoute(

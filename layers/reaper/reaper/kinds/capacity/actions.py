@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.capacity import ActionName
 from reaper.kinds.capacity.discover import to_resource
@@ -100,7 +100,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     return blocked or state
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

@@ -8,6 +8,7 @@ a training plan's UpfrontFee spread over its duration.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
@@ -20,11 +21,14 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.capacity.model import KIND, CapacityFacts, Source
 
+CR_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+
 
 def discover(clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
+    """`only` (ids): the reservations named, and the training plans only when a name is not a reservation's."""
     found = [to_resource(clients.region, cr, clients.pricer) for cr in reservations(clients, only)]
-    if only is None:
-        found += [plan_resource(clients, plan) for plan in active_plans(clients)]
+    if only is None or any(CR_ID.fullmatch(name) is None for name in only):
+        found += [plan_resource(clients, plan) for plan in active_plans(clients) if only is None or plan["TrainingPlanName"] in only]
     return found
 
 

@@ -20,17 +20,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reaper.aws.clients import Clients
 from reaper.core.events import EventBridgeEvent, parse_model
-from reaper.core.model import Outcome, Resource
+from reaper.core.model import Outcome
 from reaper.core.policy import OWNER
-from reaper.core.settings import Settings
-from reaper.kinds.base import Kind, resolve
-from reaper.kinds.capacity import DECLARATION
+from reaper.kinds.base import Check
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
-from reaper.sweep import pipeline
 
 UNDERUTILIZED = "AWS_EC2_ODCR_UNDERUTILIZATION_NOTIFICATION"
 CR_ID = re.compile(r"cr-[0-9a-f]{8,17}")
@@ -51,19 +47,7 @@ class BlockEndingDetail(BaseModel):
     end_date: str | None = Field(default=None, alias="end-date")
 
 
-class OnlyThese(Kind):
-    """The capacity kind, discovering only the reservations an event names."""
-
-    def __init__(self, ids: frozenset[str]) -> None:
-        super().__init__(DECLARATION)
-        self.ids = ids
-
-    def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-        found: list[Resource] = resolve(self.declaration.discover)(clients, settings, now, only=self.ids)
-        return found
-
-
-def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
     detail = parse_model(HealthDetail, ev.detail, "an AWS Health event", "detail.")
     result: dict[str, Any] = {"event_id": ev.id, "checked": [], "acted": []}
     if detail.eventTypeCode != UNDERUTILIZED:
@@ -73,7 +57,7 @@ def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str,
     if not ids:
         return {**result, "skipped": "the event names no capacity reservation"}
     region = ev.region or rt.home_region
-    outcomes: list[Outcome] = pipeline.sweep_kind(rt, OnlyThese(frozenset(ids)), region, now, ev.id, lambda _msg: None)
+    outcomes: list[Outcome] = check(rt, "capacity", region, ids, now, ev.id)
     return {
         **result,
         "checked": sorted(o.resource.id for o in outcomes),
@@ -84,7 +68,7 @@ def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str,
     }
 
 
-def block_ending(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def block_ending(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
     detail = parse_model(BlockEndingDetail, ev.detail, "a Capacity Block expiration warning", "detail.")
     cr_id = detail.capacity_reservation_id
     region = ev.region or rt.home_region

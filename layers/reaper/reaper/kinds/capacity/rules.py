@@ -19,6 +19,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.capacity import ActionName
 from reaper.kinds.capacity.model import KIND, PERIOD, CapacityFacts, CapacitySignal, WaitingJob, window_end
 
 SHOWN_JOBS = 5
@@ -53,7 +54,7 @@ def decide(resource: Resource, signal: CapacitySignal | None, view: TagView, set
         f"0 of {facts.total} reserved instances used in every hour of the last "
         f"{human_duration(timedelta(minutes=evidence['idle_window_minutes']))}"
         f" ({hours:g} idle instance-hours{cost}); open, no commitment: cancelling releases it and stops the charge",
-        action="cancel",
+        action=ActionName.CANCEL,
         evidence=evidence,
     )
 
@@ -201,4 +202,4 @@ def kill_decision(
     facts = resource.facts_as(CapacityFacts)
     if resource.state != "active" or facts.source != "odcr" or facts.used > 0 or not_cancellable(facts, now):
         return None
-    return Decision(Verdict.ACT, reason, action="cancel")
+    return Decision(Verdict.ACT, reason, action=ActionName.CANCEL)

@@ -11,14 +11,13 @@ for the whole window, and no GPU metric is unknown (kept).
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.ec2"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 
@@ -63,7 +62,5 @@ DECLARATION = KindDeclaration(
     **standard_parts(_P),
     budgeted=True,
     default_action=ActionName.STOP,
-    kill_decision=f"{_P}.rules:kill_decision",  # never what a fleet manages, nor what cannot stop
-    guard=f"{_P}.rules:guard",  # managed, instance store, Spot that cannot stop: whatever asks (reaper.sweep.gate)
     events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),
 )

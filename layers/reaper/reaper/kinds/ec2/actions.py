@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, error_code
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.managed import managed_by
@@ -114,7 +114,7 @@ def confirm(clients: Clients, change: Unconfirmed) -> Made:
     return Made.by_state("State", state, {"stopping", "stopped"}, {"running", "pending"})
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.aws.faults import error_code
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import OWNER, STAGE
+from reaper.kinds.base import Check
 from reaper.kinds.ec2.catalog import accelerated_types
 from reaper.kinds.ec2.discover import partition
 from reaper.kinds.ec2.managed import manager
@@ -33,7 +34,7 @@ class StateChangeDetail(BaseModel):
     state: str = Field(min_length=1)
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
     detail = parse_model(StateChangeDetail, ev.detail, "an EC2 instance state-change event", "detail.")
     result: dict[str, Any] = {"event_id": ev.id, "checked": detail.instance_id, "problems": [], "posted": False}
     if detail.state != "running":

@@ -17,6 +17,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView, off_hours_stop
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import (
     AGENT_CONFIG_HINT,
@@ -61,7 +62,7 @@ def decide(resource: Resource, signal: Ec2Signal | None, view: TagView, settings
     if facts.spot_stop:
         return Decision(Verdict.KEEP, facts.spot_stop)
 
-    decision = off_hours_stop(view, settings, now) or _evidence(resource, facts, signal, view, settings, now)
+    decision = off_hours_stop(view, settings, now, ActionName.STOP) or _evidence(resource, facts, signal, view, settings, now)
     if decision.verdict is Verdict.ACT and facts.instance_store_gib and not view.disposable:
         return _instance_store_kept(resource, facts, decision, settings)
     return decision
@@ -176,7 +177,7 @@ def _idle(
     return Decision(
         Verdict.ACT,
         f"idle for at least {human_duration(now - min(first, start))}: {', '.join(shown)} in every 5-minute period{now_too}",
-        action="stop",
+        action=ActionName.STOP,
         evidence=evidence,
     )
 
@@ -304,7 +305,7 @@ def kill_decision(
     facts = resource.facts_as(Ec2Facts)
     if resource.state != "running" or facts.managed_by or facts.root_device_type != "ebs" or facts.spot_stop:
         return None
-    decision = Decision(Verdict.ACT, reason, action="stop")
+    decision = Decision(Verdict.ACT, reason, action=ActionName.STOP)
     if facts.instance_store_gib and not view.disposable:
         return _instance_store_kept(resource, facts, decision, settings)
     return decision

@@ -12,14 +12,13 @@ the notify-only message; other endpoints are kept, and an idle one is reported o
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.endpoint"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 
@@ -140,11 +139,8 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
-    current_read=f"{_P}.actions:current_read",  # the gate's DescribeEndpoint, handed to the action
     budgeted=True,
-    signals_read_log=True,  # production configurations are read only when their daily message is due
     default_action=ActionName.SCALE_TO_ZERO,  # classic endpoints cannot scale to zero: kill_decision picks delete for them
-    kill_decision=f"{_P}.rules:kill_decision",
     events=(EventRoute("aws.sagemaker", ("SageMaker Endpoint State Change",), f"{_P}.events:route"),),
     event_permissions=_EVENTS,
     restorer=Restorer(

@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code, is_not_found, short
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.endpoint import ActionName, autoscaling, wake
@@ -316,7 +316,7 @@ def _tags_now(ctx: ActContext, r: Resource) -> list[dict[str, str]]:
     return [t for page in sm.get_paginator("list_tags").paginate(ResourceArn=r.arn) for t in page.get("Tags", [])]
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.aws.faults import is_not_found
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, is_dev, read_tags
+from reaper.kinds.base import Check
 from reaper.kinds.endpoint import wakeup
 from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
 from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
@@ -43,7 +44,7 @@ def status_of(value: str) -> str:
     return value.replace("_", "").replace(" ", "").upper()
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
     """A SageMaker Endpoint State Change (the declaration routes only those here)."""
     detail = parse_model(EndpointStateDetail, ev.detail, "an endpoint state change", "detail.")
     status = status_of(detail.EndpointStatus)

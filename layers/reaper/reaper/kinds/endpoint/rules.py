@@ -10,6 +10,7 @@ from reaper.core.policy import TagView, in_working_hours, is_dev, is_production,
 from reaper.core.rhythm import Rhythm, parse_pinned
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
+from reaper.kinds.endpoint import ActionName
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
@@ -128,29 +129,33 @@ def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason
                 notify_key=f"zero-blocked:{details.config_name}",
             )
         copies = ", ".join(f"{c.name} × {c.copies}" for c in details.components if c.copies)
-        return Decision(Verdict.ACT, f"{reason}; inference components {copies} go to 0 copies", action="scale-to-zero", evidence=evidence)
+        return Decision(
+            Verdict.ACT, f"{reason}; inference components {copies} go to 0 copies", action=ActionName.SCALE_TO_ZERO, evidence=evidence
+        )
     if details.type == ASYNC:
         if r.instance_count == 0:
             return Decision(Verdict.KEEP, "already at zero: no instances behind it", evidence=evidence)
         return Decision(
             Verdict.ACT,
             f"{reason}; asynchronous: autoscaling minimum to 0, woken by its backlog",
-            action="scale-to-zero",
+            action=ActionName.SCALE_TO_ZERO,
             evidence=evidence,
         )
     assert details.type == CLASSIC
     problem = details.cannot_recreate()
     if problem and prod:
-        return Decision(Verdict.ACT, f"{reason} (and it could not be recreated: {problem})", action="delete", evidence=evidence)
+        return Decision(Verdict.ACT, f"{reason} (and it could not be recreated: {problem})", action=ActionName.DELETE, evidence=evidence)
     if problem:
         return Decision(
             Verdict.ERROR,
             f"refused to delete: {problem}, so it could not be brought back. {reason}. Nothing was changed; "
             "recreate what is missing, or exempt the endpoint",
-            action="delete",
+            action=ActionName.DELETE,
             evidence={**evidence, "cannot_recreate": problem},
         )
-    return Decision(Verdict.ACT, f"{reason}; config {details.config_name} and its models are kept", action="delete", evidence=evidence)
+    return Decision(
+        Verdict.ACT, f"{reason}; config {details.config_name} and its models are kept", action=ActionName.DELETE, evidence=evidence
+    )
 
 
 def wake_rhythm(sig: EndpointSignal, view: TagView, settings: Settings, now: datetime) -> Rhythm | None:
@@ -218,7 +223,7 @@ def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision
     return Decision(
         Verdict.ACT,
         f"{reason}; as told at {told.at:%H:%M} UTC today (its configuration is read again when its next daily message is due)",
-        action=told.action,
+        action=ActionName(told.action),
         evidence={**evidence, "told_at": iso(told.at)},
     )
 

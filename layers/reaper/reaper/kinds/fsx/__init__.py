@@ -16,14 +16,13 @@ between phases (50 ids per call). A backup (phase 1) first reads the file system
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.fsx"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 
@@ -91,7 +90,6 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     default_action=ActionName.BACKUP,  # phase 1; kill_decision picks backup, export or discard by the file system's protection
-    kill_decision=f"{_P}.rules:kill_decision",
     events=(
         EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),
         EventRoute("mlreaper", ("FSx Idle Window Check",), f"{_P}.events:idle_window_check"),

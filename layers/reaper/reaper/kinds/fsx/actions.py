@@ -26,7 +26,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.core.errors import ActionRefused
-from reaper.core.model import HOURS_PER_MONTH, Decision, Resource
+from reaper.core.model import HOURS_PER_MONTH, Decision, KindAction, Resource
 from reaper.core.timeutil import iso, parse_instant
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.fsx import ActionName
@@ -392,7 +392,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     return lifecycle(clients("fsx"), resource.id)
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

@@ -6,7 +6,7 @@
   function and deletes itself after it ran. No process waits in between.
 * `FSx Idle Window Check` (source `mlreaper`): that one-off check.
 
-A check is the ordinary pipeline on just those file systems: same rules, grace, claims and
+A check is the ordinary pipeline on just those file systems (the `Check` its caller hands in): same rules, grace, claims and
 messages, so a re-delivered event acts and posts once. The declaration routes each event here.
 """
 
@@ -18,19 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from reaper.aws.clients import Clients
 from reaper.aws.faults import create_one_off_schedule
 from reaper.core.events import EventBridgeEvent, M, parse_model
-from reaper.core.model import Outcome, Resource
+from reaper.core.model import Outcome
 from reaper.core.policy import read_tags
-from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, iso
-from reaper.kinds.base import Kind, resolve
-from reaper.kinds.fsx import DECLARATION, FS_ID_PATTERN
+from reaper.kinds.base import Check
+from reaper.kinds.fsx import FS_ID_PATTERN
 from reaper.kinds.fsx.jobs import lustre_inputs
 from reaper.kinds.fsx.rules import idle_window
 from reaper.record.runtime import Runtime
-from reaper.sweep import pipeline
 
 JOB_STATE_CHANGE = "SageMaker Training Job State Change"
 IDLE_CHECK = "FSx Idle Window Check"
@@ -67,15 +64,15 @@ def _parse(model: type[M], detail: dict[str, Any], what: str) -> M:
     return parse_model(model, detail, f"a {what} event", "detail.")
 
 
-def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
     """The one-off check a job's end arranged: are its file systems finished now?"""
     detail: IdleCheckDetail = _parse(IdleCheckDetail, ev.detail, IDLE_CHECK)
     region = detail.region or ev.region or rt.home_region
-    outcomes = check(rt, region, detail.file_system_ids, now, ev.id)
+    outcomes = check(rt, "fsx", region, detail.file_system_ids, now, ev.id)
     return {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
 
 
-def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
     detail: JobStateDetail = _parse(JobStateDetail, ev.detail, JOB_STATE_CHANGE)
     result: dict[str, Any] = {"event_id": ev.id, "job": detail.TrainingJobName, "checked": [], "scheduled": {}}
     if detail.TrainingJobStatus not in ENDED:
@@ -88,7 +85,7 @@ def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[
     if not fs_ids:
         return {**result, "skipped": "the job read no FSx for Lustre file system"}
     ended = as_utc(detail.TrainingEndTime or detail.LastModifiedTime or now)
-    outcomes = check(rt, region, fs_ids, now, ev.id)
+    outcomes = check(rt, "fsx", region, fs_ids, now, ev.id)
     result.update({"checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)})
     for o in (o for o in outcomes if o.resource.id in fs_ids):
         window = idle_window(read_tags(o.resource.tags, rt.settings), rt.settings)
@@ -97,23 +94,6 @@ def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[
     if missing:
         result["gone"] = missing  # deleted already, or not Lustre: nothing to look at
     return result
-
-
-class OnlyThese(Kind):
-    """The FSx kind, discovering only the file systems an event names."""
-
-    def __init__(self, fs_ids: frozenset[str]) -> None:
-        super().__init__(DECLARATION)
-        self.fs_ids = fs_ids
-
-    def discover(self, clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-        found: list[Resource] = resolve(self.declaration.discover)(clients, settings, now, only=self.fs_ids)
-        return found
-
-
-def check(rt: Runtime, region: str, fs_ids: list[str], now: datetime, event_id: str) -> list[Outcome]:
-    """The pipeline, on these file systems only: decide, act (in enforce), record, notify."""
-    return pipeline.sweep_kind(rt, OnlyThese(frozenset(fs_ids)), region, now, event_id, lambda _msg: None)
 
 
 def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: datetime) -> str:

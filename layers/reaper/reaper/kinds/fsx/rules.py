@@ -21,6 +21,7 @@ from reaper.core.model import HOURS_PER_MONTH, Decision, Resource, Verdict
 from reaper.core.policy import TagView, is_dev
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
+from reaper.kinds.fsx import ActionName
 from reaper.kinds.fsx.model import (
     BACKUP_TAG,
     EXCUSABLE,
@@ -187,7 +188,7 @@ def _phases(
         return Decision(
             Verdict.ACT,
             f"{finished}; {where}, so it is deleted — {restore}",
-            action="delete",
+            action=ActionName.DELETE,
             evidence=evidence,
             skip_grace=True,  # the owner was warned before phase 1, and it stayed unused since
         )
@@ -198,7 +199,7 @@ def _phases(
                 Verdict.ERROR,
                 f"{finished}; but {label} is still {art.lifecycle} after {human_duration(age)}: nothing is deleted, and the reaper "
                 f"starts no other. Look at it in the FSx console; remove tag {settings.tag(_phase_tag(art))} to start over",
-                action="delete",
+                action=ActionName.DELETE,
                 evidence=evidence,
                 notify_key=f"stuck:{art.id}",
             )
@@ -222,7 +223,7 @@ def _failed(settings: Settings, evidence: dict[str, Any], finished: str, label: 
         Verdict.ERROR,
         f"{label} {problem}: nothing is deleted and the reaper will not retry on its own. Remove tag "
         f"{settings.tag(_phase_tag(art))} to try again, or tag {settings.tag('exempt')}=true to keep it ({finished})",
-        action="delete",
+        action=ActionName.DELETE,
         evidence=evidence,
         notify_key=f"failed:{art.id}",
     )
@@ -240,7 +241,7 @@ def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: 
         return Decision(
             Verdict.ACT,
             f"{finished}; {note}it is backed up first and deleted at a later sweep once the backup is AVAILABLE — {restore}",
-            action="backup",
+            action=ActionName.BACKUP,
             evidence=evidence,
         )
     if p.method == "export" and p.coverage == "full":
@@ -248,7 +249,7 @@ def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: 
             Verdict.ACT,
             f"{finished}; {note}its data is exported to {p.where()} first and it is deleted at a later sweep once the export "
             f"SUCCEEDED with no failed file",
-            action="export",
+            action=ActionName.EXPORT,
             evidence=evidence,
         )
     if p.method == "export" and view.disposable:
@@ -256,14 +257,14 @@ def _phase_one(resource: Resource, view: TagView, settings: Settings, evidence: 
             Verdict.ACT,
             f"{finished}; {note}{p.where()} is exported first, then it is deleted; files outside the linked paths are not "
             f"exported and will be GONE (tagged {disposable})",
-            action="export",
+            action=ActionName.EXPORT,
             evidence={**evidence, "data_outside_links_lost": True},
         )
     if p.method == "none" and view.disposable:
         return Decision(
             Verdict.ACT,
             f"{finished}; {p.why}, and it is tagged {disposable}: it is deleted with no backup and its data is GONE for good",
-            action="discard",
+            action=ActionName.DISCARD,
             evidence={**evidence, "data_lost": True},
         )
     why = p.why if p.method == "none" else f"{p.why}: an export would leave the rest behind"

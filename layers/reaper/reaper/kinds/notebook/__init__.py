@@ -9,14 +9,13 @@ period of the idle window reported 0; a gap anywhere in the window is unknown, a
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.notebook"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 

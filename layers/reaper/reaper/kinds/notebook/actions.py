@@ -7,7 +7,7 @@ from typing import assert_never
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.notebook import ActionName
 
@@ -43,7 +43,7 @@ def confirm(clients: Clients, change: Unconfirmed) -> Made:
     return Made.by_state("NotebookInstanceStatus", state, {"Stopping", "Stopped"}, {"InService", "Pending", "Updating"})
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

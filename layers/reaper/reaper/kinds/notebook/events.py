@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_cloudtrail, parse_model
 from reaper.core.policy import experiment_gap, read_tags
+from reaper.kinds.base import Check
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -45,7 +46,7 @@ def _status(value: str) -> str:
     return value.replace("_", "").replace(" ", "").upper()
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
     if ev.detail_type == STATE_CHANGE:
         return _state_change(rt, ev, now)
     return _cloudtrail(rt, ev, now)

@@ -12,6 +12,7 @@ from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, is_production, off_hours_stop
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.notebook import ActionName
 from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
 from reaper.kinds.notebook.silent import is_silent, silent_agent
 
@@ -28,12 +29,12 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
             return Decision(
                 Verdict.ACT,
                 "stopped notebook without the activity agent: attaching it so idleness can be seen after the next start",
-                action="attach-agent",
+                action=ActionName.ATTACH_AGENT,
                 skip_grace=True,
             )
         return Decision(Verdict.KEEP, f"not running ({resource.state})")
 
-    off_hours = off_hours_stop(view, settings, now)
+    off_hours = off_hours_stop(view, settings, now, ActionName.STOP)
     if off_hours is not None:
         return off_hours
 
@@ -93,7 +94,7 @@ def from_agent(
     else:
         first = points[0][0] if points else window_end
         idle_for = f"no activity for at least {human_duration(now - first)}"
-    return Decision(Verdict.ACT, idle_for, action="stop", evidence={**evidence, "last_active": last_active})
+    return Decision(Verdict.ACT, idle_for, action=ActionName.STOP, evidence={**evidence, "last_active": last_active})
 
 
 def early_span(window: int, grace: int) -> int:
@@ -128,7 +129,7 @@ def warn_early(
             Verdict.WARN,
             f"no activity for {quiet}; warned at {iso(view.warned_at)}, will stop after {iso(due)} "
             f"(idle for the {window} min threshold and the grace over) unless that changes",
-            action="stop",
+            action=ActionName.STOP,
             evidence=evidence,
             quiet=True,
         )
@@ -136,7 +137,7 @@ def warn_early(
         Verdict.ACT,
         f"no activity for {quiet}, every activity sample of the last {window} min present: warned early, "
         f"so the stop falls at the {window} min idle threshold or soon after",
-        action="stop",
+        action=ActionName.STOP,
         evidence=evidence,
     )
 
@@ -160,4 +161,4 @@ def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, setting
 def from_jupyter(reading: JupyterReading, window: int, now: datetime) -> Decision:
     """A notebook without the agent, judged by its Jupyter server (JupyterReads=on): the rule every
     Jupyter reading shares (reaper.core.jupyter.judge), with the notebook's stop."""
-    return judge(reading, window, now, action="stop", blind="no activity agent", evidence={"agent": False})
+    return judge(reading, window, now, action=ActionName.STOP, blind="no activity agent", evidence={"agent": False})

@@ -15,14 +15,13 @@ snooze and production tags protect its apps.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.studio_app"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 
@@ -68,7 +67,6 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     default_action=ActionName.DELETE,
-    kill_decision=f"{_P}.rules:kill_decision",  # apps only, never a domain
     chunked_signals=True,  # a DescribeApp per candidate: a long sweep describes only what each part reaches
     chunk_size=100,  # about 7 s of DescribeApp on AWS: a part ends within a few seconds of its deadline
 )

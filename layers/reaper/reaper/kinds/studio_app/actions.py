@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import is_not_found
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.studio_app import ActionName
 from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, SPACE_IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
@@ -126,7 +126,7 @@ def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...], blocks
     return out
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

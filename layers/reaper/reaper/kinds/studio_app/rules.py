@@ -9,6 +9,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
+from reaper.kinds.studio_app import ActionName
 from reaper.kinds.studio_app.model import (
     CANVAS,
     CANVAS_METRIC,
@@ -76,7 +77,7 @@ def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: da
     """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter.judge)."""
     why = _why_read(facts)
     blind = f"AWS records no user activity for {facts.app_type} apps ({why})"
-    decision = judge(reading, window, now, action="delete", blind=blind, evidence=dict(evidence))
+    decision = judge(reading, window, now, action=ActionName.DELETE, blind=blind, evidence=dict(evidence))
     return decision.with_(reason=f"{decision.reason}; {OPEN_WORK}") if decision.verdict is Verdict.ACT else decision
 
 
@@ -227,7 +228,7 @@ def _canvas(facts: AppFacts, signal: AppActivity | None, window: int, evidence: 
         Verdict.ACT,
         f"no Canvas activity by {facts.user_profile} for {human_duration(inactive)} ({CANVAS_METRIC} at {iso(as_utc(signal.at))}); "
         "models and datasets stay, a Quick build in progress is cancelled",
-        action="delete",
+        action=ActionName.DELETE,
         evidence=evidence,
     )
 
@@ -254,16 +255,16 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
         Verdict.ACT,
         f"domain {facts.domain_name}: built-in idle shutdown is off for {off} apps; turning it on at {minutes} min "
         "(REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES)",
-        action="enable-idle-shutdown",
+        action=ActionName.ENABLE_IDLE_SHUTDOWN,
         evidence={**evidence, "timeout_minutes": minutes, "previous": facts.previous, "previous_shared": facts.previous_shared},
         skip_grace=True,  # the admin asked for it; it stops nothing by itself
     )
 
 
 def kill_decision(
-    resource: Resource, signal: AppActivity | None, view: TagView, settings: Settings, now: datetime, reason: str
+    resource: Resource, signal: AppActivity | JupyterReading | None, view: TagView, settings: Settings, now: datetime, reason: str
 ) -> Decision | None:
     """Past its kill date: the app is deleted (its space and storage stay); a domain is never touched."""
     if not isinstance(resource.facts, AppFacts) or resource.state != "InService":
         return None
-    return Decision(Verdict.ACT, f"{reason}; {OPEN_WORK}", action="delete")
+    return Decision(Verdict.ACT, f"{reason}; {OPEN_WORK}", action=ActionName.DELETE)

@@ -11,14 +11,13 @@ evidence in `discover` and `signals`; state-change events in `events`.
 This module is the declaration only; the parts it names are imported on first use.
 """
 
-from enum import StrEnum
-
+from reaper.core.model import KindAction
 from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.training_job"
 
 
-class ActionName(StrEnum):
+class ActionName(KindAction):
     """What this kind can do to a resource: the keys of its declared actions, and the cases its
     dispatch (`actions.undo_hint`) matches exhaustively."""
 

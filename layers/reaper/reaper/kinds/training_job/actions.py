@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code, is_not_found
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Decision, Resource
+from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.checkpoints import newest
@@ -134,7 +134,7 @@ def end_warm_pool(ctx: ActContext, resource: Resource, decision: Decision) -> st
     return "warm pool ended (KeepAlivePeriodInSeconds=0): its instances are released; the job and its model are unchanged"
 
 
-def undo_hint(resource: Resource, action: str | None) -> str | None:
+def undo_hint(resource: Resource, action: KindAction | None) -> str | None:
     name = action_named(ActionName, action)
     if name is None:
         return None

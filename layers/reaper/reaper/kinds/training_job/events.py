@@ -24,6 +24,7 @@ from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, read_tags
 from reaper.core.timeutil import human_duration
+from reaper.kinds.base import Check
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
 from reaper.record.message import NoticeMessage
@@ -41,7 +42,7 @@ class TrainingStateDetail(BaseModel):
     TrainingJobStatus: str
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
     """A "SageMaker Training Job State Change" from aws.sagemaker: the declaration routes only those here."""
     detail = parse_model(TrainingStateDetail, ev.detail, "a training job state change", "detail.")
     if detail.TrainingJobStatus not in KNOWN:

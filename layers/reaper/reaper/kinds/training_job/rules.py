@@ -18,6 +18,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.checkguard import checkpoint_checks
 from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
@@ -204,7 +205,7 @@ def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings,
     """One decision from the findings: stop, a default ceiling told, notes told, spot advice, or keep."""
     evidence = found.evidence
     if found.stop:
-        return Decision(Verdict.ACT, "; ".join(found.stop), action="stop", evidence=evidence)
+        return Decision(Verdict.ACT, "; ".join(found.stop), action=ActionName.STOP, evidence=evidence)
     if found.default_stop:
         # The contract: account-wide defaults that would stop work the owner did not ask to be
         # stopped notify only, unless the admin opts in (TrainingDefaultCeilingsAct).

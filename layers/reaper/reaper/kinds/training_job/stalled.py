@@ -13,10 +13,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from reaper.core.model import Decision, Verdict
+from reaper.core.model import Decision, KindAction, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
+from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.model import WHAT, JobFacts, Progress
 
 
@@ -60,11 +61,11 @@ def stall_decision(
     if settings.stalled_job_action != "stop":
         return None
     reason = f"the {WHAT[facts.job_type]} is stalled: {progress.text()}"
-    return warned_first(reason, "stop", "unless it logs or computes again", evidence, view, settings.grace_minutes, now)
+    return warned_first(reason, ActionName.STOP, "unless it logs or computes again", evidence, view, settings.grace_minutes, now)
 
 
 def warned_first(
-    reason: str, action: str, unless: str, evidence: dict[str, Any], view: TagView, grace: int, now: datetime, always: bool = False
+    reason: str, action: KindAction, unless: str, evidence: dict[str, Any], view: TagView, grace: int, now: datetime, always: bool = False
 ) -> Decision:
     """The rule's own warning and grace: warn first (reaper:warned-at), act `grace` minutes after the
     warning; a grace of 0 acts at once (the contract), unless `always`: then the action waits for a

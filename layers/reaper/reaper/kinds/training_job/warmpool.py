@@ -18,11 +18,12 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration
+from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.cost import estimate
 from reaper.kinds.training_job.model import JobFacts, WarmPool
 from reaper.kinds.training_job.stalled import warned_first
 
-ACTION = "end-warm-pool"
+ACTION = ActionName.END_WARM_POOL
 
 
 def retained_usd(resource: Resource, pool: WarmPool) -> float | None:

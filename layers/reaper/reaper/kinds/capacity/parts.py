@@ -1,0 +1,33 @@
+"""The capacity kind's parts, typed: the one module its declaration names (`parts="reaper.kinds.capacity.parts:PARTS"`), so
+mypy checks its discover, signals, decide and the rest against `kinds.base.Parts` (a wrong signature fails `mypy --strict`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reaper.aws.clients import Clients
+from reaper.core.model import Resource
+from reaper.kinds.base import Parts, SignalContext
+from reaper.kinds.capacity import actions, discover, rules, signals
+from reaper.kinds.capacity.model import CapacitySignal
+
+
+def _signals(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, CapacitySignal]:
+    """Every kind's signals take one SignalContext; looked up when called (a test may patch it)."""
+    return signals.signals(ctx.clients, resources, ctx.settings, ctx.now)
+
+
+def _current_state(clients: Clients, resource: Resource) -> str | None:
+    """Read just before a change; looked up when called (a test may patch it)."""
+    return actions.current_state(clients, resource)
+
+
+PARTS: Parts[CapacitySignal] = Parts(
+    discover=discover.discover,
+    signals=_signals,
+    decide=rules.decide,
+    current_state=_current_state,
+    undo_hint=actions.undo_hint,
+    discover_named=discover.discover,
+    kill_decision=rules.kill_decision,  # never a Capacity Block, a committed reservation or a plan
+)
