@@ -107,7 +107,9 @@ def _plateau_finding(found: Findings, p: Plateau, resource: Resource, view: TagV
     text = p.text(resource.hourly_usd, now)
     if view.early_stop == "converged" or settings.converged_job_action == "stop":
         how = f"tag {settings.tag('early-stop')}=converged" if view.early_stop == "converged" else "ConvergedJobAction=stop"
-        return warned_first(text + f" ({how})", "stop", "unless it improves again", found.evidence, view, settings.grace_minutes, now)
+        return warned_first(
+            text + f" ({how})", "stop", "unless it improves again", found.evidence, view, settings.grace_minutes, now, always=True
+        )
     found.notes.append(
         ("flat" if p.flat else "converged", f"{text}. Told only: it bills until it ends; tag it {settings.tag('early-stop')}=converged "
          f"to have the reaper stop it, or {settings.tag('patience')}=N / {settings.tag('min-improvement')}=F to judge it differently")
