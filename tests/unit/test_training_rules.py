@@ -11,7 +11,7 @@ from reaper.core.model import Mode, Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
-from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Span, TrainingSignal, align
+from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Progress, Span, TrainingSignal, align
 from reaper.sweep.pipeline import decide as pipeline_decide
 
 KIND = kinds.get("training-job")
@@ -303,3 +303,43 @@ def test_clusters_price_instance_groups_and_refuse_unknown_types():
     )
     assert unknown.hourly_usd is None and unknown.unpriced == ("ml.x9.huge",)
     assert cluster("ap-south-2", {"InstanceType": "ml.p3.2xlarge", "InstanceCount": 1}).hourly_usd is None
+
+
+# -- converged and flat runs; advice that agrees with the verdict (issue 37) ------------------------
+def falling_then_flat(falling: int, flat: int, floor: float = 0.3) -> list[float]:
+    return [floor * (4 - 3 * t / falling) for t in range(falling)] + [floor] * flat
+
+
+def test_a_stalled_job_is_not_told_its_data_loader_is_the_bottleneck():
+    stalled = Progress(60, True, NOW - timedelta(hours=2), 1, 0.0, 1)
+    d = decide(job(3, instance_type="ml.g4dn.xlarge"), sig(gpu={"j/algo-1": [0] * 6}, progress=stalled))
+    assert d.verdict is Verdict.KEEP and d.notify and d.notify_key == "stalled"
+    assert "looks stalled" in d.reason and "data loader" not in d.reason and "gpu" not in d.evidence
+
+
+def test_the_patience_and_min_improvement_tags_judge_a_run_differently_and_bad_values_exempt_it():
+    curve = {"validation:loss": falling_then_flat(20, 24)}  # 24 values on its floor: 20 evaluations past the smoothing
+    assert decide(job(1), sig(curve)).notify_key != "converged"  # the default patience (30) has not run out
+    told = decide(job(1, tags={"reaper:patience": "15"}), sig(curve))
+    assert told.notify_key == "converged" and "converged and still billing: validation:loss went from" in told.reason
+    assert told.evidence["plateau"]["patience"] == 15 and told.evidence["plateau"]["flat"] is False
+    # 1 % a value is improvement by default; when 50 % is asked, 50 values that fall 40 % in all are flat
+    steady = {"validation:loss": [2.0 * 0.99**t for t in range(50)]}
+    assert decide(job(1), sig(steady)).notify_key != "flat"
+    assert decide(job(1, tags={"reaper:min-improvement": "0.5"}), sig(steady)).notify_key == "flat"
+    for key, value in (
+        ("patience", "0"),
+        ("patience", "1.5"),
+        ("min-improvement", "0.9"),
+        ("min-improvement", "-0.1"),
+        ("early-stop", "now"),
+    ):
+        screened, _ = pipeline_decide(KIND, job(1, tags={f"reaper:{key}": value}), sig(curve), DEFAULTS, NOW)
+        assert screened.verdict is Verdict.EXEMPT and f"reaper:{key}" in screened.reason, (key, value)
+
+
+def test_a_converged_run_on_an_unpriced_instance_says_the_dollars_are_not_judged():
+    r = job(1, instance_type="ml.unknown.xlarge", tags={"reaper:patience": "10"})
+    d = decide(r, sig({"train:loss": falling_then_flat(20, 24)}))
+    assert d.notify_key == "converged" and "cost since then not judged (no list price" in d.reason
+    assert d.evidence["plateau"]["usd_since"] is None
