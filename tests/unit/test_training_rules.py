@@ -7,11 +7,12 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from reaper import kinds
-from reaper.core.model import Mode, Resource, Verdict
+from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
-from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Progress, Span, TrainingSignal, align
+from reaper.kinds.training_job.model import Channel, Cluster, JobFacts, JobType, LogHit, Progress, Span, TrainingSignal, align
+from reaper.kinds.training_job.starved import channels
 from reaper.sweep.pipeline import decide as pipeline_decide
 
 KIND = kinds.get("training-job")
@@ -343,3 +344,29 @@ def test_a_converged_run_on_an_unpriced_instance_says_the_dollars_are_not_judged
     d = decide(r, sig({"train:loss": falling_then_flat(20, 24)}))
     assert d.notify_key == "converged" and "cost since then not judged (no list price" in d.reason
     assert d.evidence["plateau"]["usd_since"] is None
+
+
+def starved(instance_type: str, inputs: tuple[Channel, ...], percent: float, gpus: int = 1) -> Decision:
+    r = job(2, instance_type=instance_type)
+    r = replace(r, facts=replace(r.facts_as(JobFacts), inputs=inputs))
+    return decide(r, sig(gpu={"j/algo-1": [percent * gpus] * 6}))
+
+
+def test_a_gpu_starved_job_reading_s3_in_file_mode_is_named_fastfile_and_fsx_and_one_on_fsx_is_not():
+    train = {"ChannelName": "train", "DataSource": {"S3DataSource": {"S3Uri": "s3://d/train"}}}
+    val = {"ChannelName": "val", "InputMode": "FastFile", "DataSource": {"S3DataSource": {"S3Uri": "s3://d/v"}}}
+    s3 = channels({"AlgorithmSpecification": {"TrainingInputMode": "File"}, "InputDataConfig": [train, val]})
+    told = starved("ml.g5.xlarge", s3, 50)
+    assert told.notify_key == "gpu-idle" and "it reads train (File mode) from S3: FastFile mode" in told.reason
+    assert "FSx for Lustre" in told.reason and "val" not in told.reason
+    fsx = channels({"InputDataConfig": [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": {"FileSystemType": "FSxLustre"}}}]})
+    on_fsx = starved("ml.g5.xlarge", fsx, 50)
+    assert "its input is already on FSxLustre" in on_fsx.reason and "FastFile mode streams" not in on_fsx.reason
+
+
+def test_gpus_under_a_quarter_busy_are_told_a_smaller_family_with_the_dollar_difference_from_list_prices():
+    told = starved("ml.p3.2xlarge", (), 10)
+    assert "1 x ml.g5.xlarge at $1.41/h instead of $3.83/h list price, $2.42/h less ($58.01 a day)" in told.reason
+    assert "smaller GPU family" not in starved("ml.p3.2xlarge", (), 40).reason  # a third busy: not said
+    unpriced = starved("ml.g6.xlarge", (), 10)  # no price for ml.g6.xlarge in the table
+    assert "(1 x ml.g4dn.xlarge at $0.74/h); no list price for ml.g6.xlarge in us-east-1, so the difference is not given" in unpriced.reason

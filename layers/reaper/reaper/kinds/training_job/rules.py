@@ -27,6 +27,7 @@ from reaper.kinds.training_job.plateau import Plateau, plateau
 from reaper.kinds.training_job.signals import METRIC_LOOKBACK
 from reaper.kinds.training_job.spot import spot_advice
 from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note, warned_first
+from reaper.kinds.training_job.starved import input_advice, smaller_family
 from reaper.kinds.training_job.warmpool import warm_pool_decision
 
 
@@ -226,7 +227,11 @@ def _training_checks(
     )  # fmt: skip
     if advice is not None and not found.stop:
         found.evidence["gpu"] = {"mean_percent": round(advice.mean, 1), "highest_percent": round(advice.highest, 1), "hosts": advice.hosts}
-        found.notes.append(("gpu-idle", advice.text(settings.gpu_idle_percent)))
+        facts = resource.facts_as(JobFacts)
+        tips = [input_advice(facts.inputs)]
+        if advice.per_gpu and (smaller := smaller_family(resource.instance_type, resource.instance_count, resource.region, advice.mean)):
+            tips.append(smaller)
+        found.notes.append(("gpu-idle", f"{advice.text(settings.gpu_idle_percent)}: " + "; ".join(tips)))
 
 
 def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings, settings: Settings) -> Decision:
