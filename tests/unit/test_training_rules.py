@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 from reaper import kinds
 from reaper.aws import pricing
-from reaper.core.model import Mode, Resource, Verdict
+from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.price import LIVE, Price
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
-from reaper.kinds.training_job.model import Cluster, JobFacts, JobType, LogHit, Span, TrainingSignal, align
+from reaper.kinds.training_job.model import Channel, Cluster, JobFacts, JobType, LogHit, Progress, Span, TrainingSignal, align
+from reaper.kinds.training_job.starved import channels
 from reaper.sweep.pipeline import decide as pipeline_decide
 
 KIND = kinds.get("training-job")
@@ -317,3 +318,69 @@ def test_clusters_price_instance_groups_and_refuse_unknown_types():
     )
     assert unknown.hourly_usd is None and unknown.unpriced == ("ml.x9.huge",)
     assert cluster("ap-south-2", {"InstanceType": "ml.p3.2xlarge", "InstanceCount": 1}).hourly_usd is None
+
+
+# -- converged and flat runs; advice that agrees with the verdict (issue 37) ------------------------
+def falling_then_flat(falling: int, flat: int, floor: float = 0.3) -> list[float]:
+    return [floor * (4 - 3 * t / falling) for t in range(falling)] + [floor] * flat
+
+
+def test_a_stalled_job_is_not_told_its_data_loader_is_the_bottleneck():
+    stalled = Progress(60, True, NOW - timedelta(hours=2), 1, 0.0, 1)
+    d = decide(job(3, instance_type="ml.g4dn.xlarge"), sig(gpu={"j/algo-1": [0] * 6}, progress=stalled))
+    assert d.verdict is Verdict.KEEP and d.notify and d.notify_key == "stalled"
+    assert "looks stalled" in d.reason and "data loader" not in d.reason and "gpu" not in d.evidence
+
+
+def test_the_patience_and_min_improvement_tags_judge_a_run_differently_and_bad_values_exempt_it():
+    curve = {"validation:loss": falling_then_flat(20, 24)}  # 24 values on its floor: 20 evaluations past the smoothing
+    assert decide(job(1), sig(curve)).notify_key != "converged"  # the default patience (30) has not run out
+    told = decide(job(1, tags={"reaper:patience": "15"}), sig(curve))
+    assert told.notify_key == "converged" and "converged and still billing: validation:loss went from" in told.reason
+    assert told.evidence["plateau"]["patience"] == 15 and told.evidence["plateau"]["flat"] is False
+    # 1 % a value is improvement by default; when 50 % is asked, 50 values that fall 40 % in all are flat
+    steady = {"validation:loss": [2.0 * 0.99**t for t in range(50)]}
+    assert decide(job(1), sig(steady)).notify_key != "flat"
+    assert decide(job(1, tags={"reaper:min-improvement": "0.5"}), sig(steady)).notify_key == "flat"
+    for key, value in (
+        ("patience", "0"),
+        ("patience", "1.5"),
+        ("min-improvement", "0.9"),
+        ("min-improvement", "-0.1"),
+        ("early-stop", "now"),
+    ):
+        screened, _ = pipeline_decide(KIND, job(1, tags={f"reaper:{key}": value}), sig(curve), DEFAULTS, NOW)
+        assert screened.verdict is Verdict.EXEMPT and f"reaper:{key}" in screened.reason, (key, value)
+
+
+def test_a_converged_run_on_an_unpriced_instance_says_the_dollars_are_not_judged():
+    r = job(1, instance_type="ml.unknown.xlarge", tags={"reaper:patience": "10"})
+    d = decide(r, sig({"train:loss": falling_then_flat(20, 24)}))
+    assert d.notify_key == "converged" and "cost since then not judged (no list price" in d.reason
+    assert d.evidence["plateau"]["usd_since"] is None
+
+
+def starved(instance_type: str, inputs: tuple[Channel, ...], percent: float, gpus: int = 1) -> Decision:
+    r = job(2, instance_type=instance_type)
+    r = replace(r, facts=replace(r.facts_as(JobFacts), inputs=inputs))
+    return decide(r, sig(gpu={"j/algo-1": [percent * gpus] * 6}))
+
+
+def test_a_gpu_starved_job_reading_s3_in_file_mode_is_named_fastfile_and_fsx_and_one_on_fsx_is_not():
+    train = {"ChannelName": "train", "DataSource": {"S3DataSource": {"S3Uri": "s3://d/train"}}}
+    val = {"ChannelName": "val", "InputMode": "FastFile", "DataSource": {"S3DataSource": {"S3Uri": "s3://d/v"}}}
+    s3 = channels({"AlgorithmSpecification": {"TrainingInputMode": "File"}, "InputDataConfig": [train, val]})
+    told = starved("ml.g5.xlarge", s3, 50)
+    assert told.notify_key == "gpu-idle" and "it reads train (File mode) from S3: FastFile mode" in told.reason
+    assert "FSx for Lustre" in told.reason and "val" not in told.reason
+    fsx = channels({"InputDataConfig": [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": {"FileSystemType": "FSxLustre"}}}]})
+    on_fsx = starved("ml.g5.xlarge", fsx, 50)
+    assert "its input is already on FSxLustre" in on_fsx.reason and "FastFile mode streams" not in on_fsx.reason
+
+
+def test_gpus_under_a_quarter_busy_are_told_a_smaller_family_with_the_dollar_difference_from_list_prices():
+    told = starved("ml.p3.2xlarge", (), 10)
+    assert "1 x ml.g5.xlarge at $1.41/h instead of $3.83/h list price, $2.42/h less ($58.01 a day)" in told.reason
+    assert "smaller GPU family" not in starved("ml.p3.2xlarge", (), 40).reason  # a third busy: not said
+    unpriced = starved("ml.g6.xlarge", (), 10)  # no price for ml.g6.xlarge in the table
+    assert "(1 x ml.g4dn.xlarge at $0.74/h); no list price for ml.g6.xlarge in us-east-1, so the difference is not given" in unpriced.reason

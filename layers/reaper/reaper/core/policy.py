@@ -35,6 +35,8 @@ USER_KEYS = (
     "early-stop",
     "checkpoint-minutes",
     "wake",
+    "patience",
+    "min-improvement",
 )
 REAPER_KEYS = (
     "warned-at",
@@ -54,6 +56,9 @@ STAGE, OWNER, PROJECT = "ml:stage", "ml:owner", "ml:project"
 IDLE_MINUTES = (5, 10_080)  # five minutes to a week
 MAX_HOURS = 8_760.0  # a year
 MAX_USD = 1_000_000.0
+PATIENCE = (1, 10_080)  # evaluations without improvement: one to a week of 1-minute values
+MIN_IMPROVEMENT = (0.0, 0.5)  # a relative fraction: past half the best value, no run would ever improve
+EARLY_STOP = ("median", "converged")
 THRESHOLD_TOLD = 80.0  # a project's budget share at which its owners are told
 INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
@@ -72,7 +77,9 @@ class TagView:
     disposable: bool = False
     kill_after: datetime | None = None
     budget_usd: float | None = None
-    early_stop: str | None = None
+    early_stop: str | None = None  # "median" on a tuning job; "converged" on a training job: stop it once converged or flat
+    patience: int | None = None  # evaluations without improvement before it is told it converged
+    min_improvement: float | None = None  # the relative gain that counts as an improvement
     checkpoint_minutes: int | None = None  # a job's newest checkpoint may be this old before its owner is told
     wake: str | None = None  # an endpoint's pinned hours (`mon-fri 08:00-18:00`), read by reaper.core.rhythm.parse_pinned
     warned_at: datetime | None = None
@@ -93,6 +100,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
     early_stop = r.early_stop()
     idle = r.number("idle-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
     checkpoint = r.number("checkpoint-minutes", integer=True, low=IDLE_MINUTES[0], high=IDLE_MINUTES[1], strict=False)
+    patience = r.number("patience", integer=True, low=PATIENCE[0], high=PATIENCE[1], strict=False)
     view = TagView(
         exempt=r.flag("exempt"),
         snooze_until=r.instant("snooze-until"),
@@ -105,6 +113,8 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         budget_usd=r.number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
         early_stop=early_stop,
         checkpoint_minutes=None if checkpoint is None else int(checkpoint),
+        patience=None if patience is None else int(patience),
+        min_improvement=r.number("min-improvement", integer=False, low=MIN_IMPROVEMENT[0], high=MIN_IMPROVEMENT[1], strict=False),
         wake=r.wake(),
         warned_at=r.instant("warned-at"),
         stage=(r.raw(STAGE, with_prefix=False) or None),
@@ -208,8 +218,8 @@ class _TagReader:
 
     def early_stop(self) -> str | None:
         value = self.raw("early-stop")
-        if value is not None and value.lower() != "median":
-            self.bad("early-stop", value, "median expected")
+        if value is not None and value.lower() not in EARLY_STOP:
+            self.bad("early-stop", value, "median (a tuning job) or converged (a training job) expected")
             return None
         return value.lower() if value else None
 

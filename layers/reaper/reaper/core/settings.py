@@ -144,6 +144,13 @@ class Settings(BaseModel):
     # warning and the grace) only when the admin opts in, like the default ceilings
     stalled_minutes: int = Field(default=60, ge=15, le=10_080)
     stalled_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
+    # converged and flat training runs (docs/kinds/training-job.md#converged-and-flat-runs): told after
+    # `converged_patience` evaluations without a relative gain of `converged_min_improvement` (the
+    # tags reaper:patience and reaper:min-improvement override them per job); stopped (after a warning
+    # and the grace) only when the admin opts in, or the job carries reaper:early-stop=converged
+    converged_patience: int = Field(default=30, ge=1, le=10_080)
+    converged_min_improvement: float = Field(default=0.01, ge=0, le=0.5)
+    converged_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
     # a managed spot training job without CheckpointConfig: told to its owner, or stopped (admin opt-in)
     spot_without_checkpoints: str = Field(default="notify", pattern="^(notify|stop)$")
     # managed warm pools kept longer than this (billed wall-clock minutes) are ended, after a warning
@@ -391,6 +398,9 @@ ENV_VARS: dict[str, str] = {
     "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
     "REAPER_STALLED_MINUTES": "stalled_minutes",
     "REAPER_STALLED_JOB_ACTION": "stalled_job_action",
+    "REAPER_CONVERGED_PATIENCE": "converged_patience",
+    "REAPER_CONVERGED_MIN_IMPROVEMENT": "converged_min_improvement",
+    "REAPER_CONVERGED_JOB_ACTION": "converged_job_action",
     "REAPER_SPOT_WITHOUT_CHECKPOINTS": "spot_without_checkpoints",
     "REAPER_WARM_POOL_MAX_MINUTES": "warm_pool_max_minutes",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",

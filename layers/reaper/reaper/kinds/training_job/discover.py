@@ -26,6 +26,7 @@ from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster, tuning_cluster
 from reaper.kinds.training_job.model import KIND, RUNNING, Cluster, JobFacts, Span, WarmPool
+from reaper.kinds.training_job.starved import channels
 
 SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
 PAGE = 100
@@ -75,6 +76,7 @@ def _training(job: dict[str, Any], region: str, pricer: Pricer) -> Resource:
             checkpoint_s3=(job.get("CheckpointConfig") or {}).get("S3Uri"),
             tuning_job_arn=job.get("TuningJobArn"),
             automl_job_arn=job.get("AutoMLJobArn"),
+            inputs=channels(job),
         ),
     )
 

@@ -42,7 +42,7 @@ class GpuAdvice:
         return (
             f"its GPUs averaged {self.mean:.0f}% over the last {self.minutes} min{scale}, never above "
             f"{self.highest:.0f}% in any 5 minutes on {self.hosts} host(s), under the {threshold:g}% mark: the data loader is "
-            "the likely bottleneck (more DataLoader workers, prefetching, FastFile input mode or a larger batch usually help)"
+            "the likely bottleneck"
         )
 
 

@@ -47,6 +47,15 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Channel:
+    """One input channel of a training job: its name, effective InputMode (File | Pipe | FastFile), and source (S3, FSxLustre, EFS)."""
+
+    name: str
+    mode: str
+    source: str
+
+
+@dataclass(frozen=True)
 class JobFacts:
     """What discovery read of one running job, beyond the fields every Resource has."""
 
@@ -67,6 +76,7 @@ class JobFacts:
     children: tuple[str, ...] = ()  # tuning: the names of the training jobs it launched (in the order of `spans`)
     best_child: str | None = None  # tuning: BestTrainingJob, the child with the best objective so far
     automl_job_arn: str | None = None  # training, processing, transform: the AutoML job that launched it
+    inputs: tuple[Channel, ...] = ()  # training: its InputDataConfig channels (for the GPU advisory)
     warm_pool: WarmPool | None = None  # an ended training job whose instances are kept in a managed warm pool
 
 

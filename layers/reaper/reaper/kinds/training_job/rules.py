@@ -17,15 +17,18 @@ from typing import Any
 from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
-from reaper.core.timeutil import human_duration, iso
+from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.checkguard import checkpoint_checks
 from reaper.kinds.training_job.cost import estimate, hours
 from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of, diverged
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
+from reaper.kinds.training_job.plateau import Plateau, plateau
+from reaper.kinds.training_job.signals import METRIC_LOOKBACK
 from reaper.kinds.training_job.spot import spot_advice
-from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note
+from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note, warned_first
+from reaper.kinds.training_job.starved import input_advice, smaller_family
 from reaper.kinds.training_job.warmpool import warm_pool_decision
 
 
@@ -64,6 +67,7 @@ class Findings:
     notes: list[tuple[str, str]] = field(default_factory=list)  # (notify key, text)
     upper_bound: list[str] = field(default_factory=list)  # managed spot past the ceiling on the on-demand estimate alone
     summary: str = ""
+    plateau: Plateau | None = None  # converged or flat: every watched metric stopped improving
 
 
 def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
@@ -89,8 +93,30 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
         note = stall_note(facts, progress, settings)
         if note is not None:
             found.evidence["stalled"] = stall_evidence(progress)
+            # a stalled job is not told its data loader is slow: nothing runs (docs/kinds/training-job.md#gpu-advisory)
+            found.notes = [n for n in found.notes if n[0] != "gpu-idle"]
+            found.evidence.pop("gpu", None)
             found.notes.append(note)
+    if found.plateau is not None and not found.stop:
+        stop = _plateau_finding(found, found.plateau, resource, view, settings, now)
+        if stop is not None:
+            return stop
     return _conclude(found, facts, resource, c, settings)
+
+
+def _plateau_finding(found: Findings, p: Plateau, resource: Resource, view: TagView, settings: Settings, now: datetime) -> Decision | None:
+    """A converged or flat run: told, or (opted in) warned then stopped after the grace."""
+    text = p.text(resource.hourly_usd, now)
+    if view.early_stop == "converged" or settings.converged_job_action == "stop":
+        how = f"tag {settings.tag('early-stop')}=converged" if view.early_stop == "converged" else "ConvergedJobAction=stop"
+        return warned_first(
+            text + f" ({how})", ActionName.STOP, "unless it improves again", found.evidence, view, settings.grace_minutes, now, always=True
+        )
+    found.notes.append(
+        ("flat" if p.flat else "converged", f"{text}. Told only: it bills until it ends; tag it {settings.tag('early-stop')}=converged "
+         f"to have the reaper stop it, or {settings.tag('patience')}=N / {settings.tag('min-improvement')}=F to judge it differently")
+    )  # fmt: skip
+    return None
 
 
 def _evidence(resource: Resource, facts: JobFacts, c: Ceilings) -> dict[str, Any]:
@@ -192,13 +218,21 @@ def _training_checks(
         }  # fmt: skip
         if check.losing:
             found.stop.append(check.text())
+    if not found.stop and signal is not None:
+        found.plateau = _plateaued(resource, signal, view, settings, now)
+        if found.plateau is not None:
+            found.evidence["plateau"] = _plateau_evidence(found.plateau, resource.hourly_usd, now)
     advice = idle_gpus(
         signal.gpu if signal else {}, resource.instance_type, signal.window_end or now if signal else now,
         settings.gpu_idle_minutes, settings.gpu_idle_percent,
     )  # fmt: skip
     if advice is not None and not found.stop:
         found.evidence["gpu"] = {"mean_percent": round(advice.mean, 1), "highest_percent": round(advice.highest, 1), "hosts": advice.hosts}
-        found.notes.append(("gpu-idle", advice.text(settings.gpu_idle_percent)))
+        facts = resource.facts_as(JobFacts)
+        tips = [input_advice(facts.inputs)]
+        if advice.per_gpu and (smaller := smaller_family(resource.instance_type, resource.instance_count, resource.region, advice.mean)):
+            tips.append(smaller)
+        found.notes.append(("gpu-idle", f"{advice.text(settings.gpu_idle_percent)}: " + "; ".join(tips)))
 
 
 def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings, settings: Settings) -> Decision:
@@ -305,6 +339,33 @@ def _watched(signal: TrainingSignal, view: TagView) -> list[tuple[str, str]]:
         name, direction = view.watch_metric
         return [(m, direction) for m in signal.metrics if m.lower() == name.lower()]
     return [(m, d) for m in signal.metrics if (d := direction_of(m)) is not None]
+
+
+def _plateaued(resource: Resource, signal: TrainingSignal, view: TagView, settings: Settings, now: datetime) -> Plateau | None:
+    """The plateau of the first watched metric when every watched metric is on one; None otherwise.
+    A tuning job's children are judged against their siblings instead (early-stop=median), never here."""
+    facts = resource.facts_as(JobFacts)
+    watched = _watched(signal, view)
+    if facts.tuning_job_arn or signal.metrics_error or not watched:
+        return None
+    end = signal.window_end or now
+    saw_start = facts.started_at is not None and as_utc(facts.started_at) >= end - METRIC_LOOKBACK
+    patience = view.patience or settings.converged_patience
+    gain = settings.converged_min_improvement if view.min_improvement is None else view.min_improvement
+    found = [plateau(m, signal.metrics.get(m, []), d, patience, gain, saw_start) for m, d in sorted(watched)]
+    if any(p is None for p in found):
+        return None
+    return found[0]
+
+
+def _plateau_evidence(p: Plateau, hourly_usd: float | None, now: datetime) -> dict[str, Any]:
+    hours = max(0.0, (now - p.since).total_seconds() / 3600.0)
+    return {
+        "metric": p.metric, "direction": p.direction, "flat": p.flat, "since": iso(p.since), "at_least": p.at_least,
+        "evaluations": p.evaluations, "first": p.first, "best": p.best, "last": p.last, "patience": p.patience,
+        "min_improvement": p.min_improvement, "hours_since": round(hours, 2),
+        "usd_since": None if hourly_usd is None else round(hours * hourly_usd, 2),
+    }  # fmt: skip
 
 
 def _diverged(signal: TrainingSignal, metric: str, direction: str, settings: Settings) -> Finding | None:
