@@ -111,17 +111,19 @@ def with_drawn_parts(kind: Kind) -> Kind:
     actions = {name: dataclasses.replace(a, run=f"{HERE}:forbidden_action") for name, a in d.actions.items()}
     # the kind's own rules (decide, and the kill-date choice that reads the kind's facts) are
     # replaced by what hypothesis draws: the properties must hold whatever a rule decides
-    return Kind(
-        dataclasses.replace(
-            d,
-            decide=f"{HERE}:drawn_decide",
-            current_state=f"{HERE}:drawn_state",
-            actions=actions,
-            undo_hint=None,
-            kill_decision=None,
-            guard=None,  # the kind's own keep-reasons are rules too (the gate reads them)
-        )
+    parts = dataclasses.replace(
+        kind.parts,
+        decide=drawn_decide,
+        current_state=drawn_state,
+        current_read=None,  # the gate reads the drawn state
+        undo_hint=lambda resource, action: None,
+        kill_decision=None,
+        guard=None,  # the kind's own keep-reasons are rules too (the gate reads them)
     )
+    # the declaration names its parts by reference (kinds/<kind>/parts.py): this module holds the drawn ones
+    name = "drawn_parts_" + d.name.replace("-", "_")
+    globals()[name] = parts
+    return Kind(dataclasses.replace(d, parts=f"{HERE}:{name}", actions=actions))
 
 
 def decisions(kind: Kind) -> st.SearchStrategy[Decision]:
