@@ -200,6 +200,9 @@ class KindDeclaration:
     # (clients, resource) -> (state now or None, the description it was read from): when declared, the
     # gate reads the state through it and hands the description to the action (ActContext.gated)
     current_read: Ref | None = None
+    # (clients, resources) -> {arn: (state now or None, tags now)}: a batch's members read again in one call
+    # where the service has one (reaper.sweep.batch), for their gates; a member it leaves out is read alone
+    read_many: Ref | None = None
     undo_hint: Ref | None = None  # (resource, action) -> a command that undoes it
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
@@ -288,6 +291,13 @@ class Kind:
             return self.current_state(clients, resource), None
         state, described = self._part(self.declaration.current_read)(clients, resource)
         return state, described
+
+    def read_many(self, clients: Clients, resources: list[Resource]) -> dict[str, tuple[str | None, dict[str, str]]]:
+        """The state and tags now of many resources in one read, by ARN; {} when the kind has no such read."""
+        if self.declaration.read_many is None:
+            return {}
+        read: dict[str, tuple[str | None, dict[str, str]]] = self._part(self.declaration.read_many)(clients, resources)
+        return read
 
     def kill_decision(
         self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str
