@@ -80,19 +80,23 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class FakeJupyter(_Server):
-    """An idle Jupyter server's three answers; `redirects[path] = location` answers that path with a 302."""
+    """An idle Jupyter server's three answers; `redirects[path] = location` answers that path with a 302; each
+    answer `delay` seconds after its request (a slow network: the reach bench, bench/jupyter_reach.py)."""
 
     base = "/"  # where it serves, and its token: so that the kit's PresignedHop can serve it as a notebook's server
     token = "fake-jupyter-token"
 
-    def __init__(self, tls: tuple[str, str] | None = None) -> None:
+    def __init__(self, tls: tuple[str, str] | None = None, delay: float = 0.0) -> None:
         self.redirects: dict[str, str] = {}
+        self.delay = delay
 
         class Handler(_Handler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 owner: FakeJupyter = self.owner
                 path = urlsplit(self.path).path
                 owner.requests.append((self.headers.get("Host", ""), path))
+                if owner.delay:
+                    owner.stopped.wait(owner.delay)
                 if path in owner.redirects:
                     self._send(302, b"", {"Location": owner.redirects[path]})
                 elif path in IDLE:

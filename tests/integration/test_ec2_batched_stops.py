@@ -242,3 +242,21 @@ def test_a_redelivered_event_stops_nothing_twice_and_posts_each_once(aws, ec2, e
     assert at_server == [ids]
     acts = [m["id"] for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("verdict") == "act"]
     assert sorted(acts) == ids
+
+
+def test_each_batch_reads_its_boxes_again_in_one_describe_instances_and_their_tags_with_it(aws, ec2, enforce, lambda_context, at_server):
+    # Given 60 idle dev boxes (three batches)
+    now = datetime.now(UTC)
+    ids = idle_boxes(ec2, 60, now)
+    app = load_function("ec2")
+    # When one enforce sweep runs
+    with recording() as calls:
+        result = app.handler(event("ec2-schedule.json"), lambda_context)
+    # Then all are stopped, and between the first write-ahead and the first StopInstances the gates read the
+    # instances once (one DescribeInstances for the batch), their tags in none more, their stop protection each
+    assert sorted(result["acted"]) == ids and len(at_server) == 60 // STOP_BATCH
+    first = calls.operations[calls.operations.index("TransactWriteItems") : calls.operations.index("StopInstances")]
+    assert (first.count("DescribeInstances"), first.count("DescribeTags"), first.count("DescribeInstanceAttribute")) == (1, 0, STOP_BATCH)
+    # and the whole sweep read the instances once to find them and once per batch to gate them
+    assert calls.calls["ec2:DescribeTags"] == 0
+    assert calls.calls["ec2:DescribeInstances"] <= 1 + 60 // STOP_BATCH

@@ -183,7 +183,10 @@ def test_thirty_percent_throttling_on_every_dependency_over_repeated_sweeps_lose
     seed_ec2.metrics(cw, spot, now)
     guarded.add(spot)
     app = load_function("ec2")
-    rng = random.Random(23)
+    # the faults are seeded: the sequence follows the calls made, so a change in how many calls a sweep makes
+    # moves it; with some seeds no flaky sweep gets a stop through at all (seeds 5 and 7 before the batched
+    # gate reads, 5 and 11 after; 23 after). 13 lets some through both ways: the assertions below are the test
+    rng = random.Random(13)
     executed: list[str] = []
     with monkeypatch.context() as faults:
         for service in ("ec2", "cloudwatch", "dynamodb", "sqs"):

@@ -222,3 +222,26 @@ def test_ceilings_hold_for_transform_and_automl_jobs_and_a_cost_ceiling_without_
     assert "past its 1 h runtime ceiling (tag reaper:max-hours)" in messages["x-long"]["reason"]
     assert "stores no output in S3" in messages["x-long"]["detail"]
     assert "cannot be judged: no list price for ml.m5.xlarge (batch transform)" in messages["x-priced"]["reason"]
+
+
+def test_logs_are_read_only_for_jobs_the_metrics_call_quiet(aws, sm, deployed_env, lambda_context, monkeypatch):
+    # Given the seeded account and three jobs more: one busy on its CPU, two with logs and no metric at all
+    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
+    now = datetime.now(UTC)
+    seed_account(aws, sm, now)
+    st.training_job(sm, "t-busy", now, hours_ago=3, tags=DEV)
+    st.utilization(aws.client("cloudwatch"), TRAIN, "t-busy/algo-1", now, 80.0)
+    for job in ("t-blind", "t-blind-2"):
+        st.training_job(sm, job, now, hours_ago=3, tags=DEV)
+        st.job_log(aws.client("logs"), TRAIN, f"{job}/algo-1-1764662400", now, [170, 150])
+    # When the sweep runs (dry run)
+    with recording() as calls:
+        _sweep(load_function("training_job"), now, "only")
+    said = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
+    # Then the logs were read for the jobs the metrics call quiet only (the six stalled ones' and the
+    # three slow ones' at 1-2 % CPU, one DescribeLogStreams each), never for a busy job or one without metrics
+    quiet = ["t-stall", "hpo-001", "hps-001", "aml-stall-c1", "p-stall", "x-stall", "t-slow", "hpo-002", "hpp-001", "aml-slow-c1"]
+    assert calls.by_operation().get("logs:DescribeLogStreams") == len(quiet)
+    # and the six stalled jobs are still found (warned first); the jobs without metrics are not stalled (unknown, kept)
+    assert sorted(i for i, m in said.items() if m["verdict"] == "warn") == STALLED
+    assert not {"t-blind", "t-blind-2"} & {i for i, m in said.items() if m["verdict"] in ("act", "warn")}

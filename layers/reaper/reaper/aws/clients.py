@@ -16,7 +16,9 @@ from reaper.aws.pricing import Pricer
 
 # Few attempts and short timeouts: under heavy throttling a sweep must still reach its end within
 # the Lambda timeout (8 attempts spent 200+ s of 300 s at 30 % throttling); what is not reached is said.
-RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5, read_timeout=15)
+# The pool holds a connection for each of the Jupyter readers' presign calls made at once (aws/jupyter.py:
+# WORKERS), instead of botocore's 10 (a reader past them would open and discard one of its own).
+RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5, read_timeout=15, max_pool_connections=40)
 
 
 class Clients:

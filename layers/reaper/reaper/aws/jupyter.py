@@ -29,11 +29,14 @@ One host: the hop and the GETs stay on the presigned URL's origin (scheme, host,
 which the user's own Jupyter server can send, is never followed: the resource is unknown
 ("jupyter-off-host"), and no status or answer of another host is read (aws/jupyter_http.py).
 
-Concurrency: WORKERS readings at a time (botocore's default pool is 10 connections per client), each
+Concurrency: WORKERS readings at a time (the clients' pool holds as many connections: aws/clients.py), each
 request (with its redirects) given REQUEST_TIMEOUT seconds in all, however slowly a server sends, and a
-BUDGET for all of them: resources not read by then are unknown ("jupyter-not-reached"), so 1,000 of them
-fit a sweep and a slow account cannot stall it. When `read_all` returns, every connection is closed and
-every reader thread has returned.
+BUDGET for all of them: resources not read by then are unknown ("jupyter-not-reached"), so a slow account
+cannot stall a sweep. A reading is one presign call and about five requests, one after another: at 0.5 s
+each, 3 s, so 40 at a time reach 1,200 servers in the 90 s (10 at a time reached 340:
+bench/jupyter_reach.py, docs/performance.md). The threads mostly wait on the network; 40 of them and their
+connections stay far under Lambda's 1,024 file descriptors. When `read_all` returns, every connection is
+closed and every reader thread has returned.
 
 Order: the keys sorted, then rotated by the golden ratio of the sweep's turn (its minute), so a budget
 that reaches only part of them does not leave the same ones unread every sweep: while a sweep reaches at
@@ -63,7 +66,7 @@ from reaper.aws.faults import error_code
 from reaper.aws.jupyter_http import Cut, Cutter, OffOrigin, Session, origin
 from reaper.core.jupyter import JupyterKernel, JupyterReading
 
-WORKERS = 10
+WORKERS = 40  # readings at a time: 1,000 servers reached in BUDGET at 0.5 s a request (docs/performance.md)
 REQUEST_TIMEOUT = 10.0  # seconds, each request with its redirects, in all (not per read)
 BUDGET = 90.0  # seconds for every reading of a sweep
 PHI = 0.6180339887498949  # the golden ratio's fraction: successive turns start far apart on the circle

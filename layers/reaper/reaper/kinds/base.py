@@ -269,6 +269,9 @@ class KindDeclaration:
     read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
     actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
     parts: Ref  # -> Parts: discover, signals, decide, state reads, undo, kill decision, guard (kinds/<kind>/parts.py)
+    # (clients, resources) -> {arn: (state now or None, tags now)}: a batch's members read again in one call
+    # where the service has one (reaper.sweep.batch), for their gates; a member it leaves out is read alone
+    read_many: Ref | None = None
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
     restorer: Restorer | None = None
@@ -356,6 +359,13 @@ class Kind:
         if parts.current_read is None:
             return parts.current_state(clients, resource), None
         return parts.current_read(clients, resource)
+
+    def read_many(self, clients: Clients, resources: list[Resource]) -> dict[str, tuple[str | None, dict[str, str]]]:
+        """The state and tags now of many resources in one read, by ARN; {} when the kind has no such read."""
+        if self.declaration.read_many is None:
+            return {}
+        read: dict[str, tuple[str | None, dict[str, str]]] = self._part(self.declaration.read_many)(clients, resources)
+        return read
 
     def kill_decision(
         self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str

@@ -4,8 +4,10 @@ StopInstances takes many instance ids).
 Nothing about one change is shared with another but the call that makes them: each change is begun
 alone (lease, claim and write-ahead record: reaper.sweep.pipeline._begin) and held; when the batch is
 full, or the chunk or the time is at its end, each held change passes the gate alone (state,
-protection and the kind's guards read again, reaper.sweep.gate), then one call makes those the gate
-let through, then each settles from the call's answer. Fewer than BATCH_FROM after the gate: each is
+protection and the kind's guards read again, reaper.sweep.gate; where the kind reads many in one call,
+`KindDeclaration.read_many`, the state and tags of all of them come from that one read, made just
+before the gates), then one call makes those the gate let through, then each settles from the call's
+answer. Fewer than BATCH_FROM after the gate: each is
 made alone, the one-resource path.
 
 A call fails as a whole (EC2 refuses every id for one it will not stop). Then:
@@ -82,7 +84,8 @@ class Batch:
             for o in group:
                 _safely(o, partial(self.single, o, action, True))
             return
-        passed = [o for o in group if self._gated(action, o)]
+        read = self._read_many(group)
+        passed = [o for o in group if self._gated(action, o, read.get(o.resource.arn))]
         if len(passed) < BATCH_FROM:
             for o in passed:
                 _safely(o, partial(self.single, o, action, False))
@@ -95,10 +98,19 @@ class Batch:
         for o in passed:
             _safely(o, partial(self._settled, action, o, answer, len(passed)))
 
-    def _gated(self, action: Action, o: Outcome) -> bool:
+    def _read_many(self, group: list[Outcome]) -> dict[str, tuple[str | None, dict[str, str]]]:
+        """The members' state and tags in one read where the kind has one; {} (each gate reads alone) when it
+        has none or the read fails."""
+        try:
+            return self.kind.read_many(self.ctx.clients, [o.resource for o in group])
+        except AwsError as exc:
+            log.warning("reading %d %s resources at once failed (%s): each read alone", len(group), self.kind.name, short(exc))
+            return {}
+
+    def _gated(self, action: Action, o: Outcome, read: tuple[str | None, dict[str, str]] | None = None) -> bool:
         """The gate, alone, just before the batch's call: True when this change may be made."""
         try:
-            o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason)
+            o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason, read)
         except AwsError as exc:
             o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
         except Exception as exc:  # a bug in a kind's check: this resource's error, as process() makes it

@@ -9,6 +9,11 @@ the kind's own reasons to keep (`KindDeclaration.guard`) judged on those fresh t
 the same guard against the rule's fresh decision before it asks for anything (`refusal`), so it can
 do what a sweep would do now, or less: skip the idle wait and the grace period, never a guard.
 
+A batch's gates (reaper.sweep.batch) may take the state and tags from one read of all its members made
+just before them (`KindDeclaration.read_many`: EC2's DescribeInstances by instance-id filter), instead
+of one read each: the same reads, of the same service, as close to the call; the kind's own per-resource
+checks (EC2 stop protection) are still made in that read, one per member.
+
 What the gate read for a change it lets through (the tags, and the description a kind's `current_read`
 returns with the state) goes to that change's action in `ActContext.read_now`: the action does not read
 the same again a moment later, and never gets what was read for another change.
@@ -27,19 +32,23 @@ from reaper.kinds.base import ActContext, Action, Kind
 AGAIN = "read again just before the change"
 
 
-def gate(kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason: str = "") -> Result | None:
+def gate(
+    kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason: str = "", read: tuple[str | None, dict[str, str]] | None = None
+) -> Result | None:
     """None when the change may be made now; else the Result that says why nothing was done.
 
-    AWS errors of the reads propagate: the caller reports them as a failure, nothing changed.
+    `read`: the state and tags a batch's one read of its members (`Kind.read_many`) found just now for
+    this resource; without it, both are read here. AWS errors of the reads propagate: the caller reports
+    them as a failure, nothing changed.
     """
     ctx.read_now.clear()
-    state, described = kind.state_now(ctx.clients, resource)
+    state, described = kind.state_now(ctx.clients, resource) if read is None else (read[0], None)
     if state is None:
         return Result.gone(f"gone before the action could run ({reason})" if reason else "gone before the action could run")
     if state not in action.valid_origin_states:
         allowed = "/".join(sorted(action.valid_origin_states))
         return Result.state_changed(f"now {state}, not {allowed}: nothing done")
-    protected, fresh = protected_now(ctx, resource)
+    protected, fresh = protected_now(ctx, resource, None if read is None else read[1])
     if protected:
         return Result.protected(protected)
     why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings)
@@ -55,12 +64,13 @@ def refusal(kind: Kind, resource: Resource, view: TagView, settings: Settings, r
     return kind.guard(resource, view, settings, ruled)
 
 
-def protected_now(ctx: ActContext, r: Resource) -> tuple[str | None, dict[str, str]]:
+def protected_now(ctx: ActContext, r: Resource, tags: dict[str, str] | None = None) -> tuple[str | None, dict[str, str]]:
     """Protection read again from the resource's own service: a tag set after discovery still wins.
 
+    `tags`: the resource's tags as its service gave them just now (a batch's one read); else read here.
     Returns (why it is protected now, or None; the tags as they are now).
     """
-    fresh = current_tags(ctx.clients, r.arn)
+    fresh = current_tags(ctx.clients, r.arn) if tags is None else tags
     # and of what guards it (a Studio app's space): a tag set on the space protects its apps
     for arn in (r.arn, *r.guarded_by):
         tags = fresh if arn == r.arn else current_tags(ctx.clients, arn)

@@ -24,9 +24,9 @@ class ActionName(KindAction):
     STOP = "stop"
 
 
-# Instances per StopInstances in a sweep (the API reference sets no limit on InstanceIds). Each waits
-# after its own gate for the others' gates (3 reads each), so 20 keeps the oldest re-read of
-# protection at most 57 reads (about 2-6 s) before the call, and its settlement (3 items each) rides
+# Instances per StopInstances in a sweep (the API reference sets no limit on InstanceIds). Their gates
+# share one DescribeInstances (state and tags) and each reads its stop protection, so 20 keeps the oldest
+# re-read of protection at most 20 reads (about 1-2 s) before the call, and its settlement (3 items each) rides
 # in the next change's TransactWriteItems (100 items) with room to spare: 0.05 StopInstances per stop.
 STOP_BATCH = 20
 
@@ -60,6 +60,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
+    read_many=f"{_P}.actions:current_many",  # a batch's gates: one DescribeInstances for its 20 (reaper.sweep.batch)
     budgeted=True,
     default_action=ActionName.STOP,
     events=(EventRoute("aws.ec2", ("EC2 Instance State-change Notification",), f"{_P}.events:route"),),

@@ -2,8 +2,8 @@
 
 A job is stalled when it has run at least `stalled_minutes` and, over that window, none of its
 log streams got a new event and none of its hosts used CPU or GPU above BUSY_PERCENT. A job that
-still logs or computes, however slowly, is not stalled; a job with neither a log stream nor a
-metric is unknown, never stalled (the contract's invariant 4).
+still logs or computes, however slowly, is not stalled; a job without a CPU or GPU metric is unknown,
+never stalled (the contract's invariant 4), and its logs are not read.
 
 Sources, as AWS documents them (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html):
 - Metrics: namespaces /aws/sagemaker/TrainingJobs, /aws/sagemaker/ProcessingJobs and
@@ -13,15 +13,18 @@ Sources, as AWS documents them (https://docs.aws.amazon.com/sagemaker/latest/dg/
   Read: one ListMetrics per namespace and metric name (recently active), then GetMetricData with
   Maximum over 5 minutes, 500 queries a call: the call count does not grow with the number of jobs.
 - Logs: log groups of the same names, streams `JOB/algo-N-EPOCH` or `JOB/INSTANCE-ID-EPOCH`. Read
-  only for the jobs the metrics do not already show busy: one DescribeLogStreams with the prefix
-  `JOB/`. Its `lastEventTimestamp` "updates on an eventual consistency basis. It typically updates
+  only for the jobs the metrics call quiet (a series, every point under BUSY_PERCENT): one
+  DescribeLogStreams with the prefix `JOB/`. A job with no CPU or GPU series at all is unknown
+  without a log read (SageMaker publishes CPUUtilization for every running job's instances: none is
+  a job just started, or metrics not yet there), so a sweep never pays one log call per job the
+  metrics cannot judge (docs/performance.md). Its `lastEventTimestamp` "updates on an eventual consistency basis. It typically updates
   in less than an hour from ingestion" (API_DescribeLogStreams), so a stale value is not believed:
   when it is older than the window, FilterLogEvents from the window's start over those streams, 100
   stream names a call whatever job they belong to, says whether anything new arrived.
   DescribeLogStreams ordered by LastEventTime would serve a whole group in one listing, but "you
   cannot specify the logStreamNamePrefix parameter" with it, and it orders by that same lagging
   value. So: 1 DescribeLogStreams per quiet job, 1 FilterLogEvents per 100 of their streams, 0 log
-  calls per busy job.
+  calls per busy job or job without metrics.
 - Tuning and AutoML jobs have no logs or metrics of their own: one is stalled when every training,
   processing or transform job it is running now is stalled (children found by TuningJobArn, or
   AutoMLJobArn); with no running child it is unknown.
@@ -80,7 +83,7 @@ def read_progress(clients: Clients, resources: Iterable[Resource], settings: Set
     _read_metrics(clients, judged, seen, since, now)
     stale: dict[str, dict[str, str]] = {}  # log group -> {stream: job ARN} whose last event may lag
     for r in judged:
-        if (seen[r.arn].busiest or 0.0) < BUSY_PERCENT:
+        if _quiet(seen[r.arn]):
             for stream in _read_streams(clients, r, seen[r.arn], since):
                 stale.setdefault(SOURCES[r.facts_as(JobFacts).job_type], {})[stream] = r.arn
     for group, streams in stale.items():
@@ -88,6 +91,12 @@ def read_progress(clients: Clients, resources: Iterable[Resource], settings: Set
     out = {r.arn: _judge(seen[r.arn], minutes) for r in judged}
     out.update(_parents(resources, out, since, minutes))
     return _held_by_parents(resources, out)
+
+
+def _quiet(s: _Seen) -> bool:
+    """The metrics call the job quiet: it has a series and every point is under BUSY_PERCENT (only then
+    are its logs read; without a series it is unknown, never stalled)."""
+    return s.error is None and s.busiest is not None and s.busiest < BUSY_PERCENT
 
 
 def _held_by_parents(resources: list[Resource], out: dict[str, Progress]) -> dict[str, Progress]:
@@ -205,8 +214,8 @@ def _judge(s: _Seen, minutes: int) -> Progress:
         return replace(base, stalled=False)
     if s.error is not None:
         return replace(base, error=s.error)
-    if s.streams == 0 and s.busiest is None:
-        return replace(base, error="neither a log stream nor a CPU or GPU metric: progress unknown")
+    if s.busiest is None:
+        return replace(base, error="no CPU or GPU metric (its logs are read only when the metrics call it quiet): progress unknown")
     return replace(base, stalled=True)
 
 
