@@ -25,6 +25,7 @@ from pydantic import JsonValue
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
+from reaper.core.text import cut
 from reaper.record.message import NoticeMessage, ResourceLine, VerdictMessage
 
 SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
@@ -143,8 +144,9 @@ def price_note(p: ResourceLine) -> str:
     an unpriced resource (its cost reads "unknown") or a body queued before figures said their source."""
     if p.hourly_usd is None or not p.price_source:
         return ""
-    when = f", {p.price_as_of}" if p.price_as_of else ""
-    return f" (list price, {escape(p.price_source)}{escape(when)})"
+    # a queued body is text from the queue: its source and date are cut to what a label needs (Slack's 3,000 a section)
+    when = f", {cut(p.price_as_of, 40)}" if p.price_as_of else ""
+    return f" (list price, {escape(cut(p.price_source, 120))}{escape(when)})"
 
 
 def cost_line(p: ResourceLine) -> str:
