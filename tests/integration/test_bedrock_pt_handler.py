@@ -165,17 +165,20 @@ def test_without_an_action_log_the_delete_is_refused(aws, bedrock, fleet, queue,
 
 
 def test_a_protective_tag_added_after_discovery_stops_the_delete(aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch):
-    from reaper.kinds.bedrock_pt import discover as bd
+    import dataclasses
+
+    from reaper.kinds.bedrock_pt import parts
 
     enforce(monkeypatch)
-    found = bd.discover
+    found = parts.PARTS.discover
 
     def then_tagged(clients, settings, now):
         out = found(clients, settings, now)
         bedrock.tag_resource(resourceARN=fleet["pt-idle"], tags=[{"key": "reaper:exempt", "value": "true"}])
         return out
 
-    monkeypatch.setattr(bd, "discover", then_tagged)
+    # the kind's discover, as its declaration reaches it (kinds/bedrock_pt/parts.py), tags the PT just after listing it
+    monkeypatch.setattr(parts, "PARTS", dataclasses.replace(parts.PARTS, discover=then_tagged))
     result = load_function("bedrock_pt").handler(event("bedrock-pt-schedule.json"), lambda_context)
     assert result["acted"] == [] and seed_bedrock.exists(bedrock, "pt-idle")
 
