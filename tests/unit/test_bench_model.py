@@ -109,7 +109,7 @@ def test_jupyter_reads_are_billed_as_a_reading_phase_bounded_by_the_budget_and_t
     assert reading == pytest.approx(0.6)
     # Then 1,000 readings, 40 at a time, take 25 x 0.6 s; 10,000 would take more than the budget, which cuts the phase
     assert cost_model.JUPYTER_WORKERS == 40
-    assert cost_model.jupyter_phase_seconds(1_000, reading) == pytest.approx(15.0)
+    assert cost_model.jupyter_phase_seconds(1_000, reading) == pytest.approx(25 * reading)  # modelled: 25 rounds, no clock read
     assert cost_model.jupyter_phase_seconds(10_000, reading) == cost_model.JUPYTER_BUDGET_S
     assert cost_model.jupyter_phase_seconds(0, reading) == 0.0
     assert cost_model.jupyter_reach(reading) == 6_000  # 150 rounds of 0.6 s in the 90 s budget, 40 a round

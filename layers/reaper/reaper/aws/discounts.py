@@ -163,13 +163,20 @@ def read(ce: Any, hub: Any | None, today: date) -> Discounts:
     return Discounts({k: round(v, 4) for k, v in shares.items()}, source, today.isoformat(), hub_hourly=hourly, hub_note=note)
 
 
-def cached(ce: Any, hub: Any, now: datetime, directory: Path, account: str) -> Discounts:
-    """One read per account and UTC day: a report run twice the same day pays Cost Explorer once."""
-    path = directory / f"discounts-{account}-{now.date().isoformat()}.json"
+def _kept(path: Path) -> Discounts | None:
+    """Today's read, kept by an earlier report; None when there is none or it cannot be read (read again)."""
     try:
         return Discounts(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
-        pass
+        return None
+
+
+def cached(ce: Any, hub: Any, now: datetime, directory: Path, account: str) -> Discounts:
+    """One read per account and UTC day: a report run twice the same day pays Cost Explorer once."""
+    path = directory / f"discounts-{account}-{now.date().isoformat()}.json"
+    kept = _kept(path)
+    if kept is not None:
+        return kept
     found = read(ce, hub, now.date())
     try:
         directory.mkdir(parents=True, exist_ok=True)
