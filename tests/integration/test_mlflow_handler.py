@@ -71,7 +71,9 @@ def test_the_forgotten_server_is_warned_then_stopped_after_the_grace_and_restore
     assert not [op for op, _ in again.made if op == "StartMlflowTrackingServer"]
 
 
-def test_the_stop_keeps_a_restore_record_and_a_deleted_server_is_not_brought_back(aws, sm, fleet, deployed_env, lambda_context, monkeypatch):
+def test_the_stop_keeps_a_restore_record_and_a_deleted_server_is_not_brought_back(
+    aws, sm, fleet, deployed_env, lambda_context, monkeypatch
+):
     enforce(monkeypatch)
     assert load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)["acted"] == ["ts-forgotten"]
     record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("mlflow", "ts-forgotten")
