@@ -239,7 +239,7 @@ def set_status(name: str, status: str, region: str | None = None) -> None:
     if status not in STATUSES:
         raise ValueError(f"{status!r} is not a TrackingServerStatus")
     server = server_for(name, region)
-    server.status, server.seen = status, True
+    server.status, server.seen = status, False
 
 
 def set_created(name: str, created: datetime, region: str | None = None) -> None:
