@@ -14,6 +14,8 @@ import pytest
 
 from reaper_devkit import seed_bedrock, seed_capacity, seed_fsx, seed_mlflow
 from reaper_devkit import seed_studio as studio
+from reaper_devkit.calls import recording
+from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
 
 TAGGED = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "churn", "reaper:kill-after": "2027-01-31"}
@@ -67,6 +69,13 @@ def _mlflow(aws: Any, tags: dict[str, str]) -> tuple[str, Callable[[dict[str, An
     return "untagged-tracking", lambda ev: None
 
 
+TEMPLATE_FUNCTION = {
+    "fsx": "FsxFunction",
+    "studio-app": "StudioAppFunction",
+    "capacity": "CapacityFunction",
+    "bedrock-pt": "BedrockPtFunction",
+    "mlflow": "MlflowFunction",
+}
 KINDS = {
     "fsx": ("fsx", "fsx-cloudtrail-create.json", _fsx),
     "studio-app": ("studio_app", "studio-app-cloudtrail-create.json", _studio),
@@ -89,7 +98,9 @@ def test_a_resource_created_without_its_ml_tags_is_told_once_what_it_lacks(aws, 
     rid, point = make(aws, {})
     app = load_function(function)
     # When the record is delivered twice
-    results = [app.handler(_event(sample, point), lambda_context) for _ in range(2)]
+    with recording() as calls:
+        results = [app.handler(_event(sample, point), lambda_context) for _ in range(2)]
+    assert calls.actions and calls.actions <= function_actions(TEMPLATE_FUNCTION[kind])  # the role grants every read
     # Then the owner (here: the admin channel) is told once, of the three ml: tags and of a kill date or budget
     assert results[0]["checked"] == rid and results[0]["posted"] is True and results[1]["posted"] is False
     problems = " ".join(results[0]["problems"])
