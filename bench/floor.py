@@ -37,6 +37,8 @@ PAGE: dict[str, tuple[str, int]] = {
     "sagemaker:ListApps": ("Apps", 100),
     "sagemaker:ListSpaces": ("Spaces", 100),
     "sagemaker:ListDomains": ("Domains", 100),
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListMlflowTrackingServers.html (MaxResults ≤ 100)
+    "sagemaker:ListMlflowTrackingServers": ("TrackingServerSummaries", 100),
     # https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html (ResourcesPerPage ≤ 100)
     "tag:GetResources": ("ResourceTagMappingList", 100),
     # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html (MaxResults ≤ 1000)

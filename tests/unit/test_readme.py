@@ -209,6 +209,7 @@ def test_no_trail_is_needed_because_no_rule_matches_cloudtrail_api_calls():
     # The manual says the stack needs no CloudTrail trail: AWS delivers "AWS API Call via CloudTrail"
     # events only with a trail (https://docs.aws.amazon.com/eventbridge/latest/userguide/event-types.html),
     # so no rule may depend on them.
+    # The creation-time notices' rules are the one exception, made only with CreationNotices=cloudtrail (off by default).
     patterns = [
         e["Properties"]["Pattern"]
         for r in T["Resources"].values()
@@ -216,8 +217,10 @@ def test_no_trail_is_needed_because_no_rule_matches_cloudtrail_api_calls():
         for e in r["Properties"].get("Events", {}).values()
         if e["Type"] == "EventBridgeRule"
     ]
-    patterns += [r["Properties"]["EventPattern"] for r in T["Resources"].values() if r["Type"] == "AWS::Events::Rule"]
+    rules = [r for r in T["Resources"].values() if r["Type"] == "AWS::Events::Rule"]
+    patterns += [r["Properties"]["EventPattern"] for r in rules if r.get("Condition") != "CreationNoticesOn"]
     assert patterns and not any("via CloudTrail" in json.dumps(p) for p in patterns)
+    assert T["Parameters"]["CreationNotices"]["Default"] == "off"
     assert "no cloudtrail trail" in DOCS["docs/deploy.md"].lower()
 
 

@@ -20,6 +20,7 @@ BY_KIND = {
     "FsxRestore": kinds.get("fsx").restore_permissions(),
     "CapacityRestore": kinds.get("capacity").restore_permissions(),
     "BedrockPtRestore": kinds.get("bedrock-pt").restore_permissions(),
+    "MlflowRestore": kinds.get("mlflow").restore_permissions(),
 }
 
 

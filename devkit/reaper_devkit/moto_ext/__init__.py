@@ -53,6 +53,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import bedrock_pt
 
     bedrock_pt.apply()
+    from reaper_devkit.moto_ext import mlflow
+
+    mlflow.apply()  # after sagemaker_studio: its tag patch wraps the Studio one
     from reaper_devkit.moto_ext import budgets
 
     budgets.apply()

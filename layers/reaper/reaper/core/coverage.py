@@ -123,6 +123,13 @@ REASONS: dict[str, Reason] = {
             "(docs/kinds/bedrock-pt.md)",
         ),
         Reason(
+            "mlflow-no-usage-signal",
+            "running SageMaker MLflow tracking server: AWS documents no evidence of a tracking server's use (no CloudWatch "
+            "metric, no record of the MLflow calls it serves; IsActive says only that it runs)",
+            "none AWS offers: stop it when it is not used (its experiments are kept; `reaper restore NAME` starts it), or tag its "
+            "kill date (reaper:kill-after) and the reaper stops it then (docs/kinds/mlflow.md)",
+        ),
+        Reason(
             "jupyter-unreachable",
             "its Jupyter server did not answer (stopped, network, timeout)",
             "none if it passes; the next sweep reads again (docs/jupyter-reads.md)",

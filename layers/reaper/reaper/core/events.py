@@ -28,6 +28,7 @@ class CloudTrailDetail(BaseModel):
     awsRegion: str = ""
     errorCode: str | None = None
     requestParameters: dict[str, Any] | None = None
+    responseElements: dict[str, Any] | None = None
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reaper.core.errors import ConfigError
 from reaper.core.model import Mode
 
-KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity", "bedrock-pt")
+KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity", "bedrock-pt", "mlflow")
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 

@@ -22,6 +22,8 @@ KIND_PACKAGES: dict[str, str] = {
     # capacity reservations, Capacity Blocks, training plans
     "capacity": "reaper.kinds.capacity",
     "bedrock-pt": "reaper.kinds.bedrock_pt",
+    # SageMaker managed MLflow tracking servers
+    "mlflow": "reaper.kinds.mlflow",
 }
 _loaded: dict[str, Kind] = {}
 

@@ -21,7 +21,7 @@ This module is the declaration only; the parts it names are imported on first us
 """
 
 from reaper.core.model import KindAction
-from reaper.kinds.base import Action, KindDeclaration, Restorer, standard_parts
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, Restorer, standard_parts
 
 _P = "reaper.kinds.bedrock_pt"
 
@@ -62,6 +62,8 @@ DECLARATION = KindDeclaration(
     },
     **standard_parts(_P),
     default_action=ActionName.DELETE,
+    # the creation-time notice: CloudTrail's record of the Create call, where the stack's CreationNotices routes it (kinds/creation.py)
+    events=(EventRoute("aws.bedrock", ("AWS API Call via CloudTrail",), f"{_P}.created:created"),),
     restorer=Restorer(
         name_pattern=PT_NAME_PATTERN,
         run=f"{_P}.restore:run",

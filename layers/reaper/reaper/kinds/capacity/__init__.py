@@ -60,6 +60,8 @@ DECLARATION = KindDeclaration(
             ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning"),
             f"{_P}.events:block_ending",
         ),
+        # the creation-time notice: CloudTrail's record of the Create call, where the stack's CreationNotices routes it (kinds/creation.py)
+        EventRoute("aws.ec2", ("AWS API Call via CloudTrail",), f"{_P}.created:created"),
     ),
     restorer=Restorer(
         name_pattern=r"cr-[0-9a-f]{8,17}",

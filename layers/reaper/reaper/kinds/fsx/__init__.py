@@ -93,6 +93,8 @@ DECLARATION = KindDeclaration(
     events=(
         EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),
         EventRoute("mlreaper", ("FSx Idle Window Check",), f"{_P}.events:idle_window_check"),
+        # the creation-time notice: CloudTrail's record of the Create call, where the stack's CreationNotices routes it (kinds/creation.py)
+        EventRoute("aws.fsx", ("AWS API Call via CloudTrail",), f"{_P}.created:created"),
     ),
     # the one-off idle-window checks: an EventBridge Scheduler schedule, passed the role that may invoke us
     event_permissions=("scheduler:CreateSchedule", "iam:PassRole"),

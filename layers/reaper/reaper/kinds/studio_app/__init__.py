@@ -16,7 +16,7 @@ This module is the declaration only; the parts it names are imported on first us
 """
 
 from reaper.core.model import KindAction
-from reaper.kinds.base import Action, KindDeclaration, standard_parts
+from reaper.kinds.base import Action, EventRoute, KindDeclaration, standard_parts
 
 _P = "reaper.kinds.studio_app"
 
@@ -69,4 +69,6 @@ DECLARATION = KindDeclaration(
     default_action=ActionName.DELETE,
     chunked_signals=True,  # a DescribeApp per candidate: a long sweep describes only what each part reaches
     chunk_size=100,  # about 7 s of DescribeApp on AWS: a part ends within a few seconds of its deadline
+    # the creation-time notice: CloudTrail's record of the Create call, where the stack's CreationNotices routes it (kinds/creation.py)
+    events=(EventRoute("aws.sagemaker", ("AWS API Call via CloudTrail",), f"{_P}.created:created"),),
 )
