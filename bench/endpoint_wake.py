@@ -34,7 +34,7 @@ from reaper.aws.pricing import Pricer
 from reaper.core.model import Resource, Verdict
 from reaper.core.rhythm import learn_bursts
 from reaper.core.settings import Settings
-from reaper.core.timeutil import parse_instant
+from reaper.core.timeutil import iso, parse_instant
 from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary
 from reaper.kinds.endpoint.rules import BURST_TAIL, may_act
 from reaper.sweep.pipeline import decide
@@ -74,6 +74,7 @@ class Replayed:
     woken: bool = False  # up because a wake brought it back, and its burst has not begun
     startup: timedelta | None = None  # what its last restore record says
     in_disruption: bool = False
+    warned_at: datetime | None = None  # the reaper:warned-at tag the grace reads (a recreated endpoint has none)
     counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, key: str, n: int = 1) -> None:
@@ -91,7 +92,7 @@ def history(name: str) -> list[tuple[datetime, float]]:
     return [(t, 3.0) for t in periods if calls(t)]
 
 
-def _resource(e: Replayed) -> Resource:
+def _resource(e: Replayed, settings: Settings) -> Resource:
     facts = EndpointFacts(config=f"{e.name}-cfg", variants=(VariantSummary("AllTraffic", 1, 1),))
     return Resource(
         "endpoint",
@@ -99,7 +100,7 @@ def _resource(e: Replayed) -> Resource:
         f"arn:aws:sagemaker:{REGION}:123456789012:endpoint/{e.name}",
         REGION,
         "InService",
-        tags={"ml:stage": "dev", "ml:owner": "ana@example.com"},
+        tags={"ml:stage": "dev", "ml:owner": "ana@example.com", **({settings.tag("warned-at"): iso(e.warned_at)} if e.warned_at else {})},
         created_at=e.changed_at,
         changed_at=e.changed_at,
         facts=facts,
@@ -115,7 +116,7 @@ def _signal(e: Replayed, series: list[tuple[datetime, float]], settings: Setting
     if settings.endpoint_learned_wake and not any(t + PERIOD > now - BURST_TAIL for t, _v in traffic):
         past = [(t, v) for t, v in series if now - timedelta(days=14) <= t < now]
         sig = EndpointSignal(start=start, end=now, traffic=traffic, rhythm=learn_bursts(past, now))
-    if not may_act(_resource(e), sig, settings, now):
+    if not may_act(_resource(e, settings), sig, settings, now):
         return sig
     spec = VariantSpec("AllTraffic", INSTANCE, 1, f"{e.name}-model", None)
     details = EndpointDetails(type="classic", config_name=f"{e.name}-cfg", config_exists=True, variants=(spec,))
@@ -145,9 +146,14 @@ def _period(e: Replayed, t: datetime, reclaimable: bool, window_idle: bool) -> N
 
 
 def _sweep(kind: kinds.Kind, e: Replayed, series: list[tuple[datetime, float]], settings: Settings, now: datetime) -> None:
-    decision, _view = decide(kind, _resource(e), _signal(e, series, settings, now), settings, now)
+    decision, _view = decide(kind, _resource(e, settings), _signal(e, series, settings, now), settings, now)
+    if decision.newly_warned:  # the grace: warned now, acted on at a sweep GraceMinutes later if still reapable
+        e.warned_at = now
+    if decision.clear_warning:
+        e.warned_at = None
     if decision.verdict is not Verdict.ACT:
         return
+    e.warned_at = None
     e.add("zeroed_in_traffic", _calls(e.name)(now) or _calls(e.name)(now - PERIOD))
     e.state, e.woken = "zero", False
     wake = decision.evidence.get("wake_at")
@@ -205,9 +211,11 @@ WIRED = {
 
 
 def configurations() -> dict[str, Settings]:
-    """The default (as the stack deploys it: the restore function wired), and learned wake turned off."""
+    """The default (as the stack deploys it: the restore function wired) acting at once, and with the
+    default grace (60 min: warned, then acted on an hour later); learned wake turned off."""
     return {
         "default": Settings(mode="enforce", grace_minutes=0, **WIRED),
+        "default_grace_60": Settings(mode="enforce", **WIRED),
         "learned_wake_off": Settings(mode="enforce", grace_minutes=0, endpoint_learned_wake=False, **WIRED),
     }
 
