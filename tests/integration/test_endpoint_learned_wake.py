@@ -1,181 +1,46 @@
-"""Learned wake, replayed: eight dev endpoints with labelled traffic, 14 days of history, then a sweep
-every 15 minutes over 48 simulated hours through the pipeline's decision (tags, the kind's rule,
-production guard). The restore schedule is played by bringing an endpoint back at its wake time."""
+"""Learned wake by bursts, replayed (bench/endpoint_wake.py: eight dev endpoints with labelled traffic,
+14 days of history, a sweep every 15 minutes for 48 hours through the pipeline's decision, the wake on
+time and the endpoint InService its start-up later), and through the endpoint and restore functions
+against the moto kit: a burst learned, a wake scheduled its measured start-up before the next one, no
+wake for what the admin removed. docs/kinds/endpoint.md, "Learned wake"."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper import kinds
-from reaper.core.model import Resource, Verdict
-from reaper.core.rhythm import learn
-from reaper.core.settings import Settings
-from reaper.core.timeutil import parse_instant
+from bench import endpoint_wake as bench
 from reaper.handlers import handle_kind_event
-from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary
-from reaper.sweep.pipeline import decide
+from reaper.kinds.endpoint import restore as endpoint_restore
+from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.seed import put_series
 from reaper_devkit.template import function_actions
-from tests.conftest import drain, event, load_function
-
-START = datetime(2026, 11, 17, 0, 0, tzinfo=UTC)  # a Tuesday
-HOURS = 48
-STEP = timedelta(minutes=15)
+from tests.conftest import TABLE, drain, event, load_function
 
 
-def _between(t: datetime, start: tuple[int, int], minutes: int) -> bool:
-    begin = t.replace(hour=start[0], minute=start[1], second=0, microsecond=0)
-    return begin <= t < begin + timedelta(minutes=minutes)
-
-
-TRAFFIC: dict[str, tuple[bool, Callable[[datetime], bool]]] = {  # name: (periodic, calls in the 5-minute period from t)
-    "office-api": (True, lambda t: t.weekday() < 5 and 9 <= t.hour < 17),
-    "twice-a-day-demo": (True, lambda t: _between(t, (10, 0), 30) or _between(t, (15, 0), 30)),
-    "nightly-batch": (True, lambda t: _between(t, (2, 0), 45)),
-    "six-hourly-refresh": (True, lambda t: t.hour % 6 == 0 and t.minute < 20),
-    "weekday-report": (True, lambda t: t.weekday() < 5 and _between(t, (7, 0), 30)),
-    "forgotten-tutorial": (False, lambda t: t == START - timedelta(days=13, hours=-14)),
-    "always-busy": (False, lambda t: True),
-    "never-called": (False, lambda t: False),
-}
-
-
-@dataclass
-class Replayed:
-    name: str
-    up: bool = True
-    changed_at: datetime = START - timedelta(days=30)
-    wake_at: datetime | None = None
-    prewarm_until: datetime | None = None
-    counts: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(("idle", "raw_idle", "zero_idle", "prewarm", "disrupted", "zeroed_in_traffic"), 0)
-    )
-
-
-def _resource(e: Replayed) -> Resource:
-    facts = EndpointFacts(config=f"{e.name}-cfg", variants=(VariantSummary("AllTraffic", 1, 1),))
-    return Resource(
-        "endpoint",
-        e.name,
-        f"arn:aws:sagemaker:us-east-1:123456789012:endpoint/{e.name}",
-        "us-east-1",
-        "InService",
-        tags={"ml:stage": "dev", "ml:owner": "ana@example.com"},
-        created_at=e.changed_at,
-        changed_at=e.changed_at,
-        facts=facts,
-    )
-
-
-def _signal(name: str, hourly: list[tuple[datetime, float]], now: datetime) -> EndpointSignal:
-    calls = TRAFFIC[name][1]
-    start = now - timedelta(minutes=180)
-    traffic = [(start + PERIOD * k, 3.0) for k in range(36) if calls(start + PERIOD * k)]
-    spec = VariantSpec("AllTraffic", "ml.g5.xlarge", 1, f"{name}-model", None)
-    details = EndpointDetails(type="classic", config_name=f"{name}-cfg", config_exists=True, variants=(spec,))
-    return EndpointSignal(start=start, end=now, traffic=traffic, details=details, rhythm=learn(hourly, now))
-
-
-def _history(name: str) -> list[tuple[datetime, float]]:
-    """Hourly Invocations sums from 14 days before the replay to its end (learn reads only what is past)."""
-    calls, first = TRAFFIC[name][1], START - timedelta(days=14)
-    hours = [first + timedelta(hours=h) for h in range((14 * 24) + HOURS)]
-    return [(h, 1.0) for h in hours if any(calls(h + PERIOD * k) for k in range(12))]
-
-
-def replay(settings: Settings) -> dict[str, Replayed]:
-    kind = kinds.get("endpoint")
-    state = {name: Replayed(name) for name in TRAFFIC}
-    histories = {name: _history(name) for name in TRAFFIC}
-    t, end = START, START + timedelta(hours=HOURS)
-    while t < end:
-        for e in state.values():
-            _period(e, t, settings)
-            if (t - START) % STEP == timedelta(0) and e.up:
-                _sweep(kind, e, histories[e.name], settings, t)
-        t += PERIOD
-    return state
-
-
-def _period(e: Replayed, t: datetime, settings: Settings) -> None:
-    """One 5-minute period: the schedule fires, calls arrive (or find it at zero), idle periods are counted."""
-    if not e.up and e.wake_at is not None and e.wake_at <= t:  # the restore schedule: back, recorded
-        e.up, e.changed_at, e.prewarm_until, e.wake_at = True, t, t + timedelta(minutes=settings.endpoint_wake_lead_minutes), None
-    calls = TRAFFIC[e.name][1]
-    if calls(t) and not e.up:
-        e.counts["disrupted"] += 1
-    window = settings.idle_for("endpoint") // 5
-    if not calls(t):
-        e.counts["raw_idle"] += 1
-    if not any(calls(t - PERIOD * k) for k in range(window)):
-        e.counts["idle"] += 1
-        e.counts["zero_idle"] += not e.up
-    if e.up and e.prewarm_until is not None and t < e.prewarm_until and not calls(t):
-        e.counts["prewarm"] += 1
-
-
-def _sweep(kind: kinds.Kind, e: Replayed, history: list[tuple[datetime, float]], settings: Settings, now: datetime) -> None:
-    decision, _view = decide(kind, _resource(e), _signal(e.name, history, now), settings, now)
-    if decision.verdict is not Verdict.ACT:
-        return
-    e.counts["zeroed_in_traffic"] += TRAFFIC[e.name][1](now) or TRAFFIC[e.name][1](now - PERIOD)
-    e.up = False
-    wake = decision.evidence.get("wake_at")
-    e.wake_at = parse_instant(str(wake)) if wake else None
-
-
-def _settings(learned: bool) -> Settings:
-    return Settings(
-        mode="enforce",
-        grace_minutes=0,
-        endpoint_learned_wake=learned,
-        restore_function_arn="arn:aws:lambda:us-east-1:123456789012:function:restore",
-        scheduler_role_arn="arn:aws:iam::123456789012:role/scheduler",
-    )
-
-
-def figures(state: dict[str, Replayed]) -> dict[str, float]:
-    total = {k: sum(e.counts[k] for e in state.values()) / 12 for k in ("idle", "raw_idle", "zero_idle", "prewarm")}
-    periodic = sum(e.counts["disrupted"] for e in state.values() if TRAFFIC[e.name][0])
-    zeroed = sum(e.counts["zeroed_in_traffic"] for e in state.values())
-    # pre-warm hours are idle hours it is up in (the report ends its saving at the restore): counted
-    # against the share once; `strict_share` takes them off the reclaimed hours a second time
-    net = total["zero_idle"] / total["idle"]
-    strict = (total["zero_idle"] - total["prewarm"]) / total["idle"]
-    return {
-        **total,
-        "net_share": net,
-        "strict_share": strict,
-        "raw_share": total["zero_idle"] / total["raw_idle"],
-        "disruptions": periodic,
-        "zeroed_in_traffic": zeroed,
-    }
-
-
-def test_learned_wake_replay_disrupts_no_periodic_traffic_and_reclaims_idle_hours():
-    # Given eight dev endpoints with labelled traffic and 14 days of history, learned wake on
-    # When a sweep runs every 15 minutes for 48 hours
-    learned = figures(replay(_settings(learned=True)))
-    # Then no call of periodic traffic finds its endpoint at zero, and at least 95 % of the idle
-    # endpoint-hours (no call in the idle window) are at zero, net of the pre-warm hours
-    print(f"learned wake: {learned}")
-    assert learned["disruptions"] == 0 and learned["zeroed_in_traffic"] == 0
-    assert learned["net_share"] >= 0.95
+def test_by_default_no_periodic_caller_is_disrupted_and_the_idle_hours_between_bursts_are_reclaimed():
+    # Given eight dev endpoints with labelled traffic and 14 days of history, the stack's default settings
+    # When a sweep runs every 15 minutes for 48 hours, and each wake's endpoint is InService 8 min after it
+    f = bench.figures(bench.replay(bench.configurations()["default"]))
+    print(f"default: { {k: v for k, v in f.items() if k != 'per_endpoint'} }")
+    # Then no call of periodic traffic finds its endpoint down, none is zeroed during traffic, and at least
+    # 95 % of the reclaimable idle endpoint-hours (no call, nor within the start-up after) are at zero
+    assert f["disruptions"] == 0 and f["zeroed_in_traffic"] == 0
+    assert f["share"] >= 0.95
+    # And every periodic endpoint was woken before each of its bursts (the never-called ones never)
+    assert f["per_endpoint"]["six-hourly-refresh"]["wakes"] == 8 and "wakes" not in f["per_endpoint"]["never-called"]
 
 
 def test_without_learned_wake_the_same_replay_disrupts_periodic_traffic():
-    # Given the same replay without learned wake (the reaper before it)
-    before = figures(replay(_settings(learned=False)))
-    print(f"without learned wake: {before}")
-    # Then callers find periodic endpoints at zero (and nothing is pre-warmed)
-    assert before["disruptions"] > 0 and before["prewarm"] == 0
+    # Given the same replay with learned wake turned off (the default before)
+    before = bench.figures(bench.replay(bench.configurations()["learned_wake_off"]))
+    print(f"learned wake off: { {k: v for k, v in before.items() if k != 'per_endpoint'} }")
+    # Then callers find periodic endpoints at zero (and nothing is woken)
+    assert before["disruptions"] > 0 and before["wakes"] == 0
 
 
 # -- the same through the endpoint function, against the moto kit ---------------------------------
@@ -192,17 +57,19 @@ def learned(aws, sm, cw, deployed_env, monkeypatch):
     for k, v in {
         "REAPER_MODE": "enforce",
         "REAPER_GRACE_MINUTES": "0",
-        "REAPER_ENDPOINT_LEARNED_WAKE": "true",
-        "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN,
+        "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN,  # learned wake is on by default where a wake can be scheduled
         "REAPER_SCHEDULER_ROLE_ARN": ROLE_ARN,
         "REAPER_SCHEDULE_GROUP": GROUP,
+        "REAPER_RESTORE_WAIT_MINUTES": "0",  # the restore function's, as deployed
     }.items():
         monkeypatch.setenv(k, v)
+    monkeypatch.delenv("REAPER_ENDPOINT_LEARNED_WAKE", raising=False)
+    monkeypatch.setattr(endpoint_restore, "sleep", lambda _s: None)
     aws.client("scheduler").create_schedule_group(Name=GROUP)
-    se.classic(sm, "demo-dev", DEV)  # a demo at 15:00 every day for the last week
+    se.classic(sm, "demo-dev", DEV)  # a demo at 15:00-15:20 every day for the last week
     se.classic(sm, "pinned-dev", {**DEV, "reaper:wake": "mon-fri 12:00-18:00"})  # its owner pinned its hours
     se.classic(sm, "tutorial-dev", DEV)  # never called
-    demos = [(WEDNESDAY.replace(hour=15, minute=10) - timedelta(days=d), 6.0) for d in range(1, 8)]
+    demos = [(WEDNESDAY.replace(hour=15, minute=5 * k) - timedelta(days=d), 6.0) for d in range(1, 8) for k in range(4)]
     put_series(cw, "AWS/SageMaker", "Invocations", {"EndpointName": "demo-dev", "VariantName": "AllTraffic"}, demos)
     return load_function("endpoint")
 
@@ -212,14 +79,14 @@ def _schedules(aws) -> dict[str, dict]:
     return {s["Name"]: sched.get_schedule(GroupName=GROUP, Name=s["Name"]) for s in sched.list_schedules(GroupName=GROUP)["Schedules"]}
 
 
-def test_the_endpoint_function_learns_the_usual_hour_and_schedules_the_return_before_it(aws, sm, learned, deployed_env, lambda_context):
-    # Given three quiet dev endpoints at 12:40 UTC: a daily 15:00 demo, hours pinned 12:00-18:00, one never called
+def test_the_endpoint_function_learns_the_usual_burst_and_schedules_the_return_before_it(aws, sm, learned, deployed_env, lambda_context):
+    # Given three quiet dev endpoints at 12:40 UTC: a daily 15:00-15:20 demo, hours pinned 12:00-18:00, one never called
     # When the endpoint function sweeps
     with recording() as calls:
         result = handle_kind_event(event("endpoint-schedule.json"), "endpoint", learned.RUNTIME, now=WEDNESDAY)
     # Then the pinned one is kept in its hours; the demo and the tutorial go to zero
     assert sorted(result["acted"]) == ["demo-dev", "tutorial-dev"] and result["errors"] == []
-    # And the demo comes back at 14:30, the lead before its usual 15:00, through the restore function
+    # And the demo comes back at 14:30, the configured lead (no restore has measured its start-up) before its usual 15:00
     (only,) = _schedules(aws).values()
     assert only["ScheduleExpression"] == "at(2026-12-09T14:30:00)" and only["Target"]["Arn"] == RESTORE_ARN
     assert json.loads(only["Target"]["Input"])["name"] == "demo-dev"
@@ -232,3 +99,38 @@ def test_the_endpoint_function_learns_the_usual_hour_and_schedules_the_return_be
     assert record["prewarm_minutes"] == 30 and record["usual_start"].startswith("2026-12-09T15:00")
     assert calls.actions <= function_actions("EndpointFunction")
     assert calls.ungranted("EndpointFunction") == []
+
+
+BURST_DAY = datetime(2026, 12, 9, 10, 50, tzinfo=UTC)  # a Wednesday, 20 minutes after its usual 10:00-10:30 burst
+
+
+def test_after_its_burst_it_goes_to_zero_and_the_wake_comes_its_measured_start_up_before_the_next(
+    aws, sm, cw, learned, deployed_env, lambda_context
+):
+    # Given a dev endpoint called 10:00-10:30 every day for two weeks and today, now 10:50
+    se.classic(sm, "burst-dev", DEV)
+    se.age("burst-dev", BURST_DAY, 60 * 24 * 2)
+    calls = [(BURST_DAY.replace(hour=10, minute=5 * k) - timedelta(days=d), 3.0) for d in range(14) for k in range(6)]
+    put_series(cw, "AWS/SageMaker", "Invocations", {"EndpointName": "burst-dev", "VariantName": "AllTraffic"}, calls)
+    # And its last restore (a wake two days ago) took 8 minutes from CreateEndpoint to InService, by its restore record
+    log = ActionLog(aws.client("dynamodb"), TABLE)
+    took = {"status": "restored", "restore_started_at": "2026-12-07T09:30:00+00:00", "restored_at": "2026-12-07T09:38:00+00:00"}
+    log.put_restore("endpoint", "burst-dev", {"kind": "endpoint", "name": "burst-dev", **took}, BURST_DAY - timedelta(days=2))
+    # When the endpoint function sweeps
+    with recording() as seen:
+        result = handle_kind_event(event("endpoint-schedule.json"), "endpoint", learned.RUNTIME, now=BURST_DAY)
+    # Then it goes to zero now, not after the 120-minute idle window
+    assert "burst-dev" in result["acted"] and "burst-dev" not in {e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]}
+    # And its wake is at 09:45 tomorrow: 8 min measured, a quarter more and 5 min for the schedule, in whole 5 minutes
+    (wake,) = [w for w in _schedules(aws).values() if json.loads(w["Target"]["Input"])["name"] == "burst-dev"]
+    assert wake["ScheduleExpression"] == "at(2026-12-10T09:45:00)"
+    said = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}["burst-dev"]["reason"]
+    assert "its usual burst (10:00-10:30 UTC" in said and "lead from its measured start-up of 8 m" in said
+    assert seen.ungranted("EndpointFunction") == []
+    # When its admin recreates it by hand, and the wake fires anyway (no state event reached the reaper)
+    sm.create_endpoint(EndpointName="burst-dev", EndpointConfigName="burst-dev-config")
+    fired = load_function("restore").handler(json.loads(wake["Target"]["Input"]), lambda_context)
+    # Then the wake does not act on it: the restore is cancelled and the wake deleted
+    assert fired["ok"] and "restore cancelled: recreated by someone else" in fired["result"], fired
+    assert log.latest_restore("endpoint", "burst-dev")["status"] == "cancelled"
+    assert [w for w in _schedules(aws).values() if json.loads(w["Target"]["Input"])["name"] == "burst-dev"] == []

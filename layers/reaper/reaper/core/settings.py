@@ -158,9 +158,11 @@ class Settings(BaseModel):
     # endpoints: off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
-    # learned wake (issue 27): endpoints kept through and brought back before their usual traffic
-    endpoint_learned_wake: bool = False
-    endpoint_wake_lead_minutes: int = Field(default=30, ge=5, le=720)  # one sweep interval + the cold start
+    # learned wake (issues 27, 37): dev endpoints at zero between their usual bursts, brought back just
+    # before each. On by default wherever a wake can be scheduled (the restore function and the
+    # Scheduler role are set: the stack always sets them); asked for without them, a configuration error
+    endpoint_learned_wake: bool = True
+    endpoint_wake_lead_minutes: int = Field(default=30, ge=5, le=720)  # before a burst, while no restore has measured the start-up
     # notebooks (issue 27): on strong evidence the warning comes early, so the stop falls at the threshold
     notebook_early_warning: bool = True
     restore_function_arn: str | None = None
@@ -267,6 +269,16 @@ class Settings(BaseModel):
                 "REAPER_CENTRAL_SETTINGS_TABLE_ARN needs REAPER_ACCOUNT_ID (the key of this account's item; the stack sets it)"
             )
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _learned_wake_default(cls, data: Any) -> Any:
+        """Learned wake is on by default only where a wake can be scheduled; elsewhere (the CLI with no
+        restore function) it is off unless asked for, and asked for without them it is refused below."""
+        if isinstance(data, dict) and "endpoint_learned_wake" not in data:
+            wired = bool(data.get("restore_function_arn")) and bool(data.get("scheduler_role_arn"))
+            return {**data, "endpoint_learned_wake": wired}
+        return data
 
     @model_validator(mode="after")
     def _endpoint_wake_wired(self) -> Settings:

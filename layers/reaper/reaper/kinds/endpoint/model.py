@@ -31,7 +31,7 @@ SERVERLESS = "serverless"
 
 NAMESPACE = "AWS/SageMaker"
 PERIOD = timedelta(minutes=5)
-HISTORY_DAYS = 14  # learned wake: Invocations read hourly over two weeks
+HISTORY_DAYS = 14  # learned wake: Invocations read every 5 minutes over two weeks (1-minute data is kept 15 days, 5-minute 63)
 LOOKBACK_MINUTES = 180  # read at least this much history, to say how long an endpoint has been quiet
 VARIANT_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 COMPONENT_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
@@ -138,7 +138,8 @@ class EndpointSignal:
     details: EndpointDetails | None = None
     problem: str | None = None  # details could not be read
     told: Told | None = None  # production, told today already: details not read again
-    rhythm: Rhythm | None = None  # learned wake: the hours of week it usually has traffic in (14 days of Invocations)
+    rhythm: Rhythm | None = None  # learned wake: the bursts of the week it usually has traffic in (14 days of Invocations)
+    startup: timedelta | None = None  # learned wake: its last restore's CreateEndpoint to InService, from its restore record
 
 
 @dataclass(frozen=True)

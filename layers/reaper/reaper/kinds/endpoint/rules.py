@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +28,10 @@ from reaper.kinds.endpoint.model import (
     quiet_text,
     traffic_in_window,
 )
+
+BURST_TAIL = timedelta(minutes=15)  # quiet this long past its usual burst's end (three periods: Invocations land late)
+WAKE_MARGIN_MINUTES = 5  # the schedule fires within its minute, then the restore function runs
+MIN_LEAD_MINUTES = 10
 
 
 def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
@@ -57,23 +62,25 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
         "type": details.type if details else None,
     }
     off_hours = settings.off_hours.enabled and dev and not in_working_hours(settings, now)
-    if not off_hours:
+    rhythm = wake_rhythm(sig, view, settings, now) if dev else None
+    over = burst_over(rhythm, sig, view, since, settings, now) if rhythm is not None and not off_hours else None
+    if not off_hours and over is None:
         in_use = _in_use(used, queued, what, window, since, now, evidence)
         if in_use is not None:
             return in_use
-    quiet = quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
+    quiet = over or quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
     if off_hours:
         reason = off_hours_reason(settings)
         evidence["policy"] = "off-hours"
     else:
         reason = quiet
-        evidence["policy"] = "idle"
-        rhythm = wake_rhythm(sig, view, settings, now) if dev else None
+        evidence["policy"] = "burst-over" if over else "idle"
         if rhythm is not None:
-            kept = keep_for_rhythm(rhythm, reason, evidence, settings, now)
+            lead, lead_source = wake_lead(sig, settings)
+            kept = keep_for_rhythm(rhythm, reason, evidence, lead, now)
             if kept is not None:
                 return kept
-            reason = wake_reason(rhythm, reason, evidence, settings, now)
+            reason = wake_reason(rhythm, reason, evidence, (lead, lead_source), now)
     if details is None and sig.told is not None and told_stands(view, settings):
         return told_decision(sig.told, reason, evidence)
     if details is None and (dev or prod):
@@ -165,31 +172,67 @@ def wake_rhythm(sig: EndpointSignal, view: TagView, settings: Settings, now: dat
     return sig.rhythm if settings.endpoint_learned_wake else None
 
 
-def keep_for_rhythm(rhythm: Rhythm, reason: str, evidence: dict[str, Any], settings: Settings, now: datetime) -> Decision | None:
-    """Kept through an hour it is usually needed in, and when its usual traffic starts within the lead
-    (one sweep interval and the cold start): at zero it would be brought back before it saved anything."""
-    lead = timedelta(minutes=settings.endpoint_wake_lead_minutes)
-    if not rhythm.needed_within(now, lead):
+def wake_lead(sig: EndpointSignal, settings: Settings) -> tuple[int, str]:
+    """How long before its usual traffic a wake brings it back, in minutes, and why: its measured start-up
+    (the reaper's own restore, CreateEndpoint to InService, from its restore record) with a quarter more
+    and WAKE_MARGIN for the schedule and the restore function, in whole 5 minutes; unmeasured, the
+    configured lead (REAPER_ENDPOINT_WAKE_LEAD_MINUTES). docs/kinds/endpoint.md, "Learned wake"."""
+    if sig.startup is None:
+        return settings.endpoint_wake_lead_minutes, "the configured lead"
+    minutes = sig.startup.total_seconds() / 60 * 1.25 + WAKE_MARGIN_MINUTES
+    lead = min(max(5 * math.ceil(minutes / 5), MIN_LEAD_MINUTES), 720)
+    return lead, f"its measured start-up of {human_duration(sig.startup)}"
+
+
+def burst_over(rhythm: Rhythm, sig: EndpointSignal, view: TagView, since: datetime | None, settings: Settings, now: datetime) -> str | None:
+    """Its usual burst is over: the reason to take it to zero now rather than after the whole idle window
+    (the account's window: an owner's reaper:idle-minutes stands). Every call in the window fell in the
+    latest usual burst, that burst ended at least BURST_TAIL ago, nothing was called or queued since, and
+    it was InService all that while (no data over a time it was not up is not evidence). Else None."""
+    if view.idle_minutes or rhythm.needed_at(now) or any(v > 0 for _ts, v in sig.backlog):
+        return None
+    burst = rhythm.last_burst(now)
+    calls = [ts for ts, v in sig.traffic if v > 0]
+    if burst is None or not calls:
+        return None
+    start, end = burst
+    window_start = as_utc(now) - timedelta(minutes=settings.idle_for(KIND))
+    last_call = max(calls) + PERIOD
+    in_window = [ts for ts in calls if ts + PERIOD > window_start]
+    if now - max(end, last_call) < BURST_TAIL or any(ts + PERIOD <= start - BURST_TAIL or ts >= end + BURST_TAIL for ts in in_window):
+        return None
+    if since is None or since > as_utc(now) - BURST_TAIL:
+        return None
+    return f"0 invocations since {last_call:%H:%M} UTC: its usual burst ({start:%H:%M}-{end:%H:%M} UTC, {rhythm.source}) is over"
+
+
+def keep_for_rhythm(rhythm: Rhythm, reason: str, evidence: dict[str, Any], lead: int, now: datetime) -> Decision | None:
+    """Kept through its usual burst, and when the next one starts within twice the lead: its wake would
+    come within one lead of now, so at zero it would be brought back before it saved anything."""
+    if not rhythm.needed_within(now, timedelta(minutes=2 * lead)):
         return None
     start = rhythm.next_start(now)
     when = "now" if rhythm.needed_at(now) or start is None else f"from {start:%a %H:%M} UTC"
     return Decision(
         Verdict.KEEP,
-        f"{reason}, but it is usually needed {when} ({rhythm.source}): kept through its usual hours",
+        f"{reason}, but it is usually needed {when} ({rhythm.source}): kept through its usual burst",
         evidence={**evidence, "rhythm": rhythm.source},
     )
 
 
-def wake_reason(rhythm: Rhythm, reason: str, evidence: dict[str, Any], settings: Settings, now: datetime) -> str:
-    """Outside its usual hours: when it comes back (the lead before its usual traffic), in the reason and the evidence."""
+def wake_reason(rhythm: Rhythm, reason: str, evidence: dict[str, Any], lead: tuple[int, str], now: datetime) -> str:
+    """Outside its usual bursts: when it comes back (the lead before the next one), in the reason and the evidence."""
     start = rhythm.next_start(now)
     evidence["rhythm"] = rhythm.source
     if start is None:
         return f"{reason}; no usual hours of traffic ({rhythm.source}): it stays at zero until restored"
-    lead = settings.endpoint_wake_lead_minutes
-    back = start - timedelta(minutes=lead)
-    evidence.update(wake_at=iso(back), usual_start=iso(start), prewarm_minutes=lead)
-    return f"{reason}; back at {back:%a %Y-%m-%d %H:%M} UTC, {lead} min before its usual traffic from {start:%H:%M} ({rhythm.source})"
+    minutes, why = lead
+    back = start - timedelta(minutes=minutes)
+    evidence.update(wake_at=iso(back), usual_start=iso(start), prewarm_minutes=minutes, lead_from=why)
+    return (
+        f"{reason}; back at {back:%a %Y-%m-%d %H:%M} UTC, {minutes} min before its usual traffic from {start:%H:%M} "
+        f"({rhythm.source}; lead from {why})"
+    )
 
 
 def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime) -> bool:
@@ -203,7 +246,10 @@ def may_act(r: Resource, sig: EndpointSignal, settings: Settings, now: datetime)
         return True
     window_start = as_utc(now) - timedelta(minutes=view.idle_minutes or settings.idle_for(KIND))
     since = in_service_since(r.created_at, r.changed_at)
-    return since is not None and since <= window_start and traffic_in_window(sig.traffic, window_start) == 0
+    if since is not None and since <= window_start and traffic_in_window(sig.traffic, window_start) == 0:
+        return True
+    rhythm = wake_rhythm(sig, view, settings, now) if is_dev(view, settings) else None
+    return rhythm is not None and burst_over(rhythm, sig, view, since, settings, now) is not None
 
 
 def told_stands(view: TagView, settings: Settings) -> bool:

@@ -24,10 +24,10 @@ from reaper.core import scope as sweep_scope
 from reaper.core.model import Resource
 from reaper.core.policy import is_dev, is_production, read_tags
 from reaper.core.price import total
-from reaper.core.rhythm import learn
+from reaper.core.rhythm import learn_bursts
 from reaper.core.scope import Scope
 from reaper.core.settings import Settings
-from reaper.core.timeutil import as_utc
+from reaper.core.timeutil import as_utc, parse_instant
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
@@ -44,8 +44,9 @@ from reaper.kinds.endpoint.model import (
     EndpointSignal,
     Told,
     VariantSpec,
+    traffic_in_window,
 )
-from reaper.kinds.endpoint.rules import may_act, told_stands
+from reaper.kinds.endpoint.rules import BURST_TAIL, may_act, told_stands
 from reaper.kinds.endpoint.told import told_today
 from reaper.record.actionlog import ActionLog
 
@@ -76,7 +77,10 @@ def signals(
     unread: list[Resource] = []  # quiet, other stage, configuration not needed: async metrics instead
     wanted: list[tuple[Resource, bool]] = []  # configuration needed: (endpoint, dev)
     for r in live:
-        sig = out[r.id] = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
+        out[r.id] = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
+    _learn(clients, live, out, settings, now)  # before may_act: a learned burst says when the traffic is over
+    for r in live:
+        sig = out[r.id]
         if may_act(r, sig, settings, now):
             view = read_tags(r.tags, settings)
             dev = is_dev(view, settings)
@@ -104,7 +108,7 @@ def signals(
             out[r.id] = sig = replace(sig, details=None, problem=f"could not list its inference components: {problem}")
         if sig.details is not None:
             _complete(r, sig.details, clients.pricer)
-    _learn(clients, live, out, settings, now)
+    _startups(log, live, out)
     _read_async(clients, live, unread, out, start, end)
     return out
 
@@ -125,27 +129,49 @@ def _read_async(
 
 
 def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal], settings: Settings, now: datetime) -> None:
-    """Learned wake: each dev endpoint's Invocations, hourly over the last 14 days, in one batch (a
-    query per variant or component; GetMetricData takes one time range a call, so two weeks at an
-    hour a point go in their own call, up to 500 endpoints' queries in it). Not for endpoints whose
-    hours are pinned by their wake tag, only for quiet ones that may go to zero, not for async ones
-    (no Invocations; woken by their backlog)."""
+    """Learned wake: each dev endpoint's Invocations, every 5 minutes over the last 14 days, in one batch
+    (a query per variant or component; GetMetricData takes one time range a call, so two weeks go in
+    their own call, up to 500 queries in it, paged by NextToken past 100,800 datapoints: Invocations
+    has a datapoint only where there were calls). Only for dev endpoints quiet for BURST_TAIL (idle, or
+    whose burst may be over), not for those whose hours are pinned by their wake tag, nor serverless
+    ones. An async endpoint publishes no Invocations, so it learns no bursts: its backlog wakes it."""
     if not settings.endpoint_learned_wake:
         return
     views = {r.id: read_tags(r.tags, settings) for r in live}
-    wanted = [r for r in live if is_dev(views[r.id], settings) and not views[r.id].wake and _quiet_live(out[r.id])]
+    recent = as_utc(now) - BURST_TAIL
+    wanted = [
+        r
+        for r in live
+        if is_dev(views[r.id], settings)
+        and not views[r.id].wake
+        and not r.facts_as(EndpointFacts).serverless
+        and traffic_in_window(out[r.id].traffic, recent) == 0
+    ]
     if not wanted:
         return
-    end = as_utc(now).replace(minute=0, second=0, microsecond=0)
-    queries = [replace(q, period=3600) for r in wanted for q in traffic_queries(r)]
-    hourly = fetch(clients("cloudwatch"), queries, end - timedelta(days=HISTORY_DAYS), end)
+    end = _floor5(as_utc(now))
+    history = fetch(clients("cloudwatch"), [q for r in wanted for q in traffic_queries(r)], end - timedelta(days=HISTORY_DAYS), end)
     for r in wanted:
-        out[r.id] = replace(out[r.id], rhythm=learn(hourly.get(r.id, []), now))
+        out[r.id] = replace(out[r.id], rhythm=learn_bursts(history.get(r.id, []), now))
 
 
-def _quiet_live(sig: EndpointSignal) -> bool:
-    """Its configuration was read (quiet, and it may be acted on), and it has Invocations (not async)."""
-    return sig.details is not None and sig.details.type not in (ASYNC, SERVERLESS)
+def _startups(log: ActionLog | None, live: list[Resource], out: dict[str, EndpointSignal]) -> None:
+    """The lead of a wake (rules.wake_lead): how long its last restore took, CreateEndpoint (or the copies
+    and instances asked for) to InService, from its restore record. Read only for the endpoints with a
+    usual burst that may go to zero now (their configuration was read), one record each."""
+    if log is None:
+        return
+    for r in live:
+        sig = out[r.id]
+        if sig.details is None or sig.rhythm is None or not sig.rhythm.slots:
+            continue
+        record = log.latest_restore(KIND, r.id) or {}
+        started, done = record.get("restore_started_at"), record.get("restored_at")
+        if record.get("status") != "restored" or not started or not done:
+            continue
+        took = parse_instant(str(done)) - parse_instant(str(started))
+        if timedelta(0) < took <= timedelta(hours=6):  # a record whose InService was seen late says nothing
+            out[r.id] = replace(sig, startup=took)
 
 
 def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:
