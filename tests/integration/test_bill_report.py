@@ -282,3 +282,45 @@ def test_a_refused_bill_read_is_said_in_the_digest_which_still_goes_out(stopped,
 def test_the_notifier_gets_a_cost_explorer_client_only_with_digest_bill_on(deployed_env, monkeypatch, value, reads):
     monkeypatch.setenv("REAPER_DIGEST_BILL", value)
     assert (load_function("notifier").NOTIFIER.cost_explorer is not None) is reads
+
+
+# -- the organisation's digest (the central function, DigestBill=on) --------------------------------
+
+
+def _central_digest(monkeypatch: pytest.MonkeyPatch, org_table: str, digest_bill: str, lambda_context: Any) -> tuple[dict[str, Any], Any]:
+    """The central function's scheduled digest through its real handler; only its Slack bot is the kit's."""
+    from reaper_devkit.slack_api import SlackApi
+    from tests.integration.test_slack_bot_mode import ADMIN, USERS, bot_for
+
+    monkeypatch.setenv("REAPER_ORG_TABLE", org_table)
+    monkeypatch.setenv("REAPER_DIGEST_BILL", digest_bill)
+    app = load_function("central")
+    with SlackApi(USERS) as api:
+        bot = bot_for(api)
+        app.DIGEST.bot = lambda: bot
+        result = app.handler({"detail-type": "Scheduled Event", "source": "aws.scheduler", "detail": {}}, lambda_context)
+        return result, api.posts_to(ADMIN)
+
+
+def test_the_organisations_digest_says_each_linked_accounts_bill_against_its_own_stops(stopped, deployed_env, monkeypatch, lambda_context):
+    # Given the central log holds a member's stops, and the organisation's bill has two linked accounts
+    lines = _bill(stopped["at"].date(), stopped["hourly"], stopped["itype"], account=ACCOUNT)
+    lines += [Line(x.day, x.usage_type, x.usd, x.quantity, x.tags, OTHER_ACCOUNT) for x in _bill(date(2000, 1, 1), 1.0, "ml.t3.medium")]
+    _seed(lines)
+    # When the central function posts the day's digest with DigestBill=on
+    result, posts = _central_digest(monkeypatch, deployed_env["REAPER_TABLE"], "on", lambda_context)
+    # Then one read grouped by linked account, and the line names the member's account and its agreement
+    assert result["posted"] is True and len(posts) == 1
+    assert kit.calls[0]["GroupBy"] == [{"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}]
+    billed = sum(x.usd for x in _in_window(lines))
+    claim = stopped["hourly"] * 24 * 5
+    line = result["digest"]["bill"]
+    assert line.startswith(f"${billed:,.2f} billed") and f"{ACCOUNT} notebook agrees (${claim:,.2f} claimed" in line
+    assert "Against the bill:" in json.dumps(posts[0])
+
+
+def test_the_organisations_digest_reads_no_bill_with_digest_bill_off(stopped, deployed_env, monkeypatch, lambda_context):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"], account=ACCOUNT))
+    result, _ = _central_digest(monkeypatch, deployed_env["REAPER_TABLE"], "off", lambda_context)
+    assert result["posted"] is True and result["digest"]["bill"] is None and kit.calls == []
+

@@ -92,6 +92,9 @@ class Notifier:
     discounts: Callable[[datetime], commitments.Discounts] | None = None
     # () -> a Cost Explorer client: DigestBill=on only, the digest's line against the bill (docs/bill.md)
     cost_explorer: Callable[[], Any] | None = None
+    # the organisation's digest (the central function): the bill by linked account, each member's stops against
+    # its own account's drop (docs/bill.md, "Across the organisation")
+    bill_org: bool = False
     # AnomalyAlerts=on: the anomaly topic and the clients behind it (reaper/slack/anomaly_alerts.py)
     anomalies: AnomalyAlerts | None = None
     # now -> the digest's unit-cost line (reaper/report/units.py), read only by the invocation that posts
@@ -244,7 +247,7 @@ class Notifier:
         assert self.log is not None and self.cost_explorer is not None
         since = now - bill.DIGEST_PERIOD
         try:
-            read = bill.read(self.cost_explorer(), self.log, since, now, org=False)
+            read = bill.read(self.cost_explorer(), self.log, since, now, org=self.bill_org)
         except (ClientError, BotoCoreError) as exc:
             logger.warning("the digest's bill line was not read", extra={"problem": type(exc).__name__})
             return f"not read ({type(exc).__name__}): see `reaper report --bill`"
