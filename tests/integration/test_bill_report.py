@@ -324,3 +324,60 @@ def test_the_organisations_digest_reads_no_bill_with_digest_bill_off(stopped, de
     result, _ = _central_digest(monkeypatch, deployed_env["REAPER_TABLE"], "off", lambda_context)
     assert result["posted"] is True and result["digest"]["bill"] is None and kit.calls == []
 
+
+# -- the bill by ml:project (--bill --by project) ----------------------------------------------------
+
+
+def test_the_bill_by_project_adds_up_to_the_bill_with_the_untagged_its_own_line(stopped, capsys):
+    # Given a bill whose lines carry ml:project (activated), a GPU box and transfer without one
+    lines = [
+        Line(
+            x.day,
+            x.usage_type,
+            x.usd,
+            x.quantity,
+            {**x.tags, **({"ml:project": "vision"} if "Notebk" in x.usage_type else {})},
+            x.account,
+            x.service,
+        )
+        for x in _bill(stopped["at"].date(), stopped["hourly"], stopped["itype"])
+    ]
+    lines = [
+        Line(x.day, x.usage_type, x.usd, x.quantity, {**x.tags, "ml:project": "nlp"}, x.account, x.service)
+        if "Train" in x.usage_type
+        else x
+        for x in lines
+    ]
+    _seed(lines, activated=("ml:stage", "ml:project"))
+    # When the bill is read by project through the CLI
+    rows = _json(capsys, "--by", "project")
+    # Then one request grouped by usage type and ml:project
+    assert kit.calls[0]["GroupBy"] == [{"Type": "DIMENSION", "Key": "USAGE_TYPE"}, {"Type": "TAG", "Key": "ml:project"}]
+    assert rows[0]["tag"] == "ml:project" and rows[0]["tag_seen"] is True
+    # And each project's spend is the seeded one, the untagged its own line, all adding up to the bill
+    window = _in_window(lines)
+    projects = {r["project"]: r["billed_usd"] for r in rows if r["section"] == "project"}
+    for name in ("vision", "nlp"):
+        assert projects[name] == pytest.approx(sum(x.usd for x in window if x.tags.get("ml:project") == name), abs=0.01)
+    untagged = sum(x.usd for x in window if not x.tags.get("ml:project"))
+    assert projects[None] == pytest.approx(untagged, abs=0.01)
+    assert sum(projects.values()) == pytest.approx(rows[0]["billed_usd"], abs=0.05)
+    assert next(r for r in rows if r["section"] == "untagged")["billed_usd"] == pytest.approx(untagged, abs=0.05)
+    # and the untagged line names what the log saw without an ml:project (both stopped notebooks)
+    assert next(r for r in rows if r["section"] == "untagged")["to_tag"] == ["notebook/nb-tagged", "notebook/nb-untagged"]
+    # and the claim still agrees with the bill's drop
+    (notebook,) = [r for r in rows if r["section"] == "reconcile"]
+    assert notebook["agrees"]
+
+
+def test_the_bill_by_project_in_a_table_says_the_stage_is_not_read(stopped, capsys):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"]), activated=("ml:stage",))
+    assert main(["report", "--bill", "--by", "project"]) == 0
+    out = capsys.readouterr().out
+    assert "PROJECT" in out and "(no project)" in out and "ml:stage is not read" in out
+    assert "no billed line carries an ml:project value" in out
+
+
+def test_the_bill_by_project_across_the_organisation_is_refused(capsys):
+    assert main(["report", "--bill", "--org", "--by", "project"]) == 2
+    assert "--by project is per account" in capsys.readouterr().err
