@@ -159,12 +159,15 @@ def test_the_reads_stay_at_the_call_floor_and_the_notifier_may_make_them(
     # When the digest's line is read by the deployed notifier
     with recording() as calls:
         line = app.unit_costs_line(now)
-    # Then one Search page per 100 jobs, one for the endpoints, one config read each, one GetMetricData per kind of metric
+    # Then one Search page per 100 jobs, one for the endpoints, one config read each, one GetMetricData per kind of metric,
+    # and one price request per instance type (2) and for Bedrock (1: the kit lists no AmazonBedrock catalogue, so
+    # the service is refused once and not asked for the second model)
     assert line is not None
     assert calls.by_operation() == {
         "bedrock:ListProvisionedModelThroughputs": 1,
         "cloudwatch:GetMetricData": 2,
         "cloudwatch:ListMetrics": 1,
+        "pricing:GetProducts": 3,
         "sagemaker:DescribeEndpointConfig": 3,
         "sagemaker:Search": 3,
     }
@@ -280,5 +283,29 @@ def test_a_provisioned_throughput_is_priced_only_by_the_admins_override_and_says
     row = units_json(capsys)[("1k-tokens", "pt-b")]
     # Then its hours cost the admin's price, and the figure names it as the admin's
     hours = row["this_week"]["model_unit_hours"]
-    assert row["this_week"]["per_unit_usd"] == pytest.approx(round(hours * 21.18 / 20.0, 4))
+    assert row["this_week"]["per_unit_usd"] == pytest.approx(hours * 21.18 / 20.0, abs=1e-3)  # hours read back rounded to 4 places
     assert row["this_week"]["price_sources"] == ["admin override (BedrockModelUnitHourlyUsd)"]
+
+
+def test_the_digest_prices_bedrock_tokens_from_the_price_list_like_the_cli(
+    aws: Any, cw: Any, now: datetime, monkeypatch: Any, bedrock_prices: Any
+) -> None:
+    # Given a model's token traffic this week and its on-demand prices in AWS's Price List
+    seed.put_series(cw, "AWS/Bedrock", "InputTokenCount", {"ModelId": MODEL}, [(now - timedelta(days=1), 100_000.0)])
+    seed.put_series(cw, "AWS/Bedrock", "OutputTokenCount", {"ModelId": MODEL}, [(now - timedelta(days=1), 20_000.0)])
+    bedrock_prices.install(
+        "AmazonBedrock",
+        [
+            bedrock_entry(MODEL, "Input tokens", "1K tokens", "0.0002500000"),
+            bedrock_entry(MODEL, "Output tokens", "1K tokens", "0.0012500000"),
+        ],
+    )
+    monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", "")
+    app = load_function("notifier")
+    # When the deployed notifier reads the digest's unit-cost line
+    with recording() as calls:
+        line = app.unit_costs_line(now)
+    # Then the model's cost per 1,000 tokens is AWS's, exact, not unpriced, and every call is granted
+    per_k = (100 * 0.00025 + 20 * 0.00125) / 120
+    assert line is not None and f"{MODEL} {units.money(per_k)} per 1,000 tokens" in line, line
+    assert calls.ungranted("NotifierFunction") == []

@@ -34,7 +34,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from reaper.aws import anomalies
+from reaper.aws import anomalies, pricing
 from reaper.aws import discounts as commitments
 from reaper.core.errors import BadEventError
 from reaper.core.events import is_sns, parse_sns
@@ -56,7 +56,14 @@ __all__ = ["HeldBack", "Notifier", "PoisonMessage", "handle_queue_batch", "parse
 # into its own namespace only (template.yaml conditions PutMetricData on it)
 # the digest's unit-cost line reads training jobs, endpoints and their metrics (reaper/report/units.py)
 PERMISSIONS = frozenset(
-    {"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS, *unit_costs.PERMISSIONS}
+    {
+        "secretsmanager:GetSecretValue",
+        *POST_CLAIM_PERMISSIONS,
+        "dynamodb:Query",
+        *savings_metric.PERMISSIONS,
+        *unit_costs.PERMISSIONS,
+        *pricing.PERMISSIONS,  # the digest's unit costs, priced by the Pricer (the price cache: Query, PutItem above)
+    }
 )
 # DiscountAwareSavings=on (template condition DiscountsOn): the digest's Cost Explorer coverage read
 # AnomalyAlerts=on (template condition AnomalyAlertsOn): the monitors' setup, and an alert's owner
