@@ -4,6 +4,7 @@ production), dry-run, grace, duplicate delivery, throttling, no action log, and 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -77,6 +78,12 @@ def test_enforce_deletes_only_the_idle_uncommitted_one_and_reports_each_with_idl
     assert "0 invocations in 7 d" in deleted["reason"] and "$6,720.00 idle over 168 h" in deleted["reason"]  # 2 MU x $20/h x 168 h
     assert "the admin's price per model-unit hour" in deleted["reason"]
     assert deleted["price_source"] == "admin override (BedrockModelUnitHourlyUsd)"
+    # and Slack's cost line names the admin's figure as theirs, never as AWS's list price
+    from reaper.record.message import VerdictMessage
+    from reaper.slack.message import render_message
+
+    rendered = json.dumps(render_message(VerdictMessage.model_validate_json(json.dumps(deleted))).blocks)
+    assert "(admin override (BedrockModelUnitHourlyUsd), not AWS's list price)" in rendered and "list price," not in rendered
     assert deleted["undo"].startswith("reaper restore pt-idle")
     committed = messages["pt-committed"]
     assert committed["verdict"] == "keep" and "never does" in committed["reason"] and "$3,360.00 idle over 168 h" in committed["reason"]
