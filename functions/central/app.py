@@ -24,7 +24,15 @@ def bot() -> SlackBot | None:
 
 # the digest is the member notifier's, read from the organisation's table (each entry names its account)
 ORG_LOG = ActionLog(CLIENTS("dynamodb"), ORG_TABLE)
-DIGEST = Notifier(webhook=lambda: None, log=ORG_LOG, bot=bot)
+# DigestBill=on: the digest's line against the organisation's bill (Cost Explorer grouped by LINKED_ACCOUNT, read
+# once a day and kept in the organisation's table; docs/bill.md)
+DIGEST = Notifier(
+    webhook=lambda: None,
+    log=ORG_LOG,
+    bot=bot,
+    cost_explorer=(lambda: CLIENTS("ce")) if SETTINGS.digest_bill else None,
+    bill_org=True,
+)
 
 
 @metrics.log_metrics

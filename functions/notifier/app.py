@@ -15,11 +15,13 @@ from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot, cached_bot
 from reaper.slack.notifier import Notifier
 from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
+from reaper.wiring import build_pricer
 
 SETTINGS = Settings.from_env()  # validated once, at cold start
 SECRET_ARN = SETTINGS.slack_secret_arn or ""
 CLIENTS = Clients(default_region() or "us-east-1")
 LOG = ActionLog(CLIENTS("dynamodb"), SETTINGS.table) if SETTINGS.table else None
+PRICER = build_pricer(SETTINGS, None, CLIENTS.region)  # the digest's unit costs; no request until the digest asks
 
 
 def secret_text() -> str:
@@ -52,8 +54,10 @@ def savings_after_commitments(now: datetime) -> discounts.Discounts:
 
 
 def unit_costs_line(now: datetime) -> str | None:
-    """The digest's unit-cost line, for this account in the notifier's region (reaper/report/units.py)."""
-    found = unit_costs.read(CLIENTS("sagemaker"), CLIENTS("cloudwatch"), CLIENTS.region, now, bedrock=CLIENTS("bedrock"))
+    """The digest's unit-cost line, for this account in the notifier's region (reaper/report/units.py), priced as
+    the CLI prices it: the Price List API (cached in the action log) or the shipped copy (docs/prices.md)."""
+    prices = unit_costs.price_book(PRICER, SETTINGS.bedrock_model_unit_hourly_usd)
+    found = unit_costs.read(CLIENTS("sagemaker"), CLIENTS("cloudwatch"), CLIENTS.region, now, prices, bedrock=CLIENTS("bedrock"))
     return unit_costs.digest_line(found)
 
 

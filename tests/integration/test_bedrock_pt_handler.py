@@ -4,6 +4,7 @@ production), dry-run, grace, duplicate delivery, throttling, no action log, and 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -55,8 +56,9 @@ def changes_to(calls: Any, arn: str) -> list[str]:
 def test_enforce_deletes_only_the_idle_uncommitted_one_and_reports_each_with_idle_hours_and_dollars(
     aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch
 ):
-    # Given the seeded account, enforce, grace 0
+    # Given the seeded account, enforce, grace 0, and the admin's override of $20 per model-unit hour
     enforce(monkeypatch)
+    monkeypatch.setenv("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "20")
     app = load_function("bedrock_pt")
     # When the scheduled sweep runs
     with recording() as calls:
@@ -74,11 +76,35 @@ def test_enforce_deletes_only_the_idle_uncommitted_one_and_reports_each_with_idl
     deleted = messages["pt-idle"]
     assert deleted["verdict"] == "act" and deleted["executed"] is True
     assert "0 invocations in 7 d" in deleted["reason"] and "$6,720.00 idle over 168 h" in deleted["reason"]  # 2 MU x $20/h x 168 h
+    assert "the admin's price per model-unit hour" in deleted["reason"]
+    assert deleted["price_source"] == "admin override (BedrockModelUnitHourlyUsd)"
+    # and Slack's cost line names the admin's figure as theirs, never as AWS's list price
+    from reaper.record.message import VerdictMessage
+    from reaper.slack.message import render_message
+
+    rendered = json.dumps(render_message(VerdictMessage.model_validate_json(json.dumps(deleted))).blocks)
+    assert "(admin override (BedrockModelUnitHourlyUsd), not AWS's list price)" in rendered and "list price," not in rendered
     assert deleted["undo"].startswith("reaper restore pt-idle")
     committed = messages["pt-committed"]
     assert committed["verdict"] == "keep" and "never does" in committed["reason"] and "$3,360.00 idle over 168 h" in committed["reason"]
     assert "renews automatically" in messages["pt-renewing"]["reason"]
     assert "pt-busy" not in messages and "pt-new" not in messages  # kept in use or unknown: nothing to tell
+
+
+def test_without_the_admins_override_every_figure_is_unpriced_never_a_hand_kept_price(
+    aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch
+):
+    # Given the seeded account and no BedrockModelUnitHourlyUsd (AWS's Price List has no model-unit hour the reaper reads)
+    monkeypatch.delenv("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", raising=False)
+    app = load_function("bedrock_pt")
+    # When the scheduled sweep runs (dry-run)
+    app.handler(event("bedrock-pt-schedule.json"), lambda_context)
+    # Then the idle one is still judged, and no message carries a dollar figure: unpriced, never $0 or $20
+    messages = by_name(aws, deployed_env)
+    assert messages["pt-idle"]["verdict"] == "act"
+    for name, message in messages.items():
+        assert message["hourly_usd"] is None and message["price_source"] is None, name
+        assert "$" not in message["reason"], name
 
 
 def test_every_kept_one_says_why(bedrock, fleet, deployed_env, monkeypatch):

@@ -36,6 +36,7 @@ def test_only_the_pt_whose_series_was_seen_is_deleted_the_never_seen_are_told_an
     # Given the three, enforce, no grace
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    monkeypatch.setenv("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "20")  # the admin's override: the dollars below
     bedrock = aws.client("bedrock")
     seed(aws, datetime.now(UTC))
     app = load_function("bedrock_pt")
@@ -58,15 +59,21 @@ def test_only_the_pt_whose_series_was_seen_is_deleted_the_never_seen_are_told_an
     assert [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("kind") == "bedrock-pt"] == []
 
 
-def test_coverage_counts_the_never_seen_with_their_cost_and_fix(aws, capsys):
+def test_coverage_counts_the_never_seen_with_their_cost_and_fix(aws, capsys, monkeypatch):
     # Given the three
     seed(aws, datetime.now(UTC))
-    # When an admin asks what the reaper cannot judge
+    # When an admin asks what the reaper cannot judge, without a price per model-unit hour (AWS's Price List has none
+    # the reaper can read): the two never seen are unknown and unpriced, never $0
     assert main(["coverage", "--kind", "bedrock-pt", "--json"]) == 0
-    # Then the two never seen are unknown under their code, priced (2 model units x $20/h each), with the fix
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     (line,) = [o for o in out if o["type"] == "coverage"]
-    assert (line["resources"], line["unknown"]) == (3, 2) and line["unknown_hourly_usd"] == pytest.approx(80.0)
+    assert (line["resources"], line["unknown"], line["unknown_unpriced"]) == (3, 2, 2)
+    # And with the admin's override ($20 per model-unit hour), priced (2 model units x $20/h each), with the fix
+    monkeypatch.setenv("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "20")
+    assert main(["coverage", "--kind", "bedrock-pt", "--json"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    (line,) = [o for o in out if o["type"] == "coverage"]
+    assert (line["resources"], line["unknown"], line["unknown_unpriced"]) == (3, 2, 0) and line["unknown_hourly_usd"] == pytest.approx(80.0)
     (reason,) = line["reasons"]
     assert reason["code"] == "bedrock-series-never-seen" and reason["resources"] == 2 and "kill-after" in reason["fix"]
 

@@ -282,3 +282,102 @@ def test_a_refused_bill_read_is_said_in_the_digest_which_still_goes_out(stopped,
 def test_the_notifier_gets_a_cost_explorer_client_only_with_digest_bill_on(deployed_env, monkeypatch, value, reads):
     monkeypatch.setenv("REAPER_DIGEST_BILL", value)
     assert (load_function("notifier").NOTIFIER.cost_explorer is not None) is reads
+
+
+# -- the organisation's digest (the central function, DigestBill=on) --------------------------------
+
+
+def _central_digest(monkeypatch: pytest.MonkeyPatch, org_table: str, digest_bill: str, lambda_context: Any) -> tuple[dict[str, Any], Any]:
+    """The central function's scheduled digest through its real handler; only its Slack bot is the kit's."""
+    from reaper_devkit.slack_api import SlackApi
+    from tests.integration.test_slack_bot_mode import ADMIN, USERS, bot_for
+
+    monkeypatch.setenv("REAPER_ORG_TABLE", org_table)
+    monkeypatch.setenv("REAPER_DIGEST_BILL", digest_bill)
+    app = load_function("central")
+    with SlackApi(USERS) as api:
+        bot = bot_for(api)
+        app.DIGEST.bot = lambda: bot
+        result = app.handler({"detail-type": "Scheduled Event", "source": "aws.scheduler", "detail": {}}, lambda_context)
+        return result, api.posts_to(ADMIN)
+
+
+def test_the_organisations_digest_says_each_linked_accounts_bill_against_its_own_stops(stopped, deployed_env, monkeypatch, lambda_context):
+    # Given the central log holds a member's stops, and the organisation's bill has two linked accounts
+    lines = _bill(stopped["at"].date(), stopped["hourly"], stopped["itype"], account=ACCOUNT)
+    lines += [Line(x.day, x.usage_type, x.usd, x.quantity, x.tags, OTHER_ACCOUNT) for x in _bill(date(2000, 1, 1), 1.0, "ml.t3.medium")]
+    _seed(lines)
+    # When the central function posts the day's digest with DigestBill=on
+    result, posts = _central_digest(monkeypatch, deployed_env["REAPER_TABLE"], "on", lambda_context)
+    # Then one read grouped by linked account, and the line names the member's account and its agreement
+    assert result["posted"] is True and len(posts) == 1
+    assert kit.calls[0]["GroupBy"] == [{"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}]
+    billed = sum(x.usd for x in _in_window(lines))
+    claim = stopped["hourly"] * 24 * 5
+    line = result["digest"]["bill"]
+    assert line.startswith(f"${billed:,.2f} billed") and f"{ACCOUNT} notebook agrees (${claim:,.2f} claimed" in line
+    assert "Against the bill:" in json.dumps(posts[0])
+
+
+def test_the_organisations_digest_reads_no_bill_with_digest_bill_off(stopped, deployed_env, monkeypatch, lambda_context):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"], account=ACCOUNT))
+    result, _ = _central_digest(monkeypatch, deployed_env["REAPER_TABLE"], "off", lambda_context)
+    assert result["posted"] is True and result["digest"]["bill"] is None and kit.calls == []
+
+
+# -- the bill by ml:project (--bill --by project) ----------------------------------------------------
+
+
+def test_the_bill_by_project_adds_up_to_the_bill_with_the_untagged_its_own_line(stopped, capsys):
+    # Given a bill whose lines carry ml:project (activated), a GPU box and transfer without one
+    lines = [
+        Line(
+            x.day,
+            x.usage_type,
+            x.usd,
+            x.quantity,
+            {**x.tags, **({"ml:project": "vision"} if "Notebk" in x.usage_type else {})},
+            x.account,
+            x.service,
+        )
+        for x in _bill(stopped["at"].date(), stopped["hourly"], stopped["itype"])
+    ]
+    lines = [
+        Line(x.day, x.usage_type, x.usd, x.quantity, {**x.tags, "ml:project": "nlp"}, x.account, x.service)
+        if "Train" in x.usage_type
+        else x
+        for x in lines
+    ]
+    _seed(lines, activated=("ml:stage", "ml:project"))
+    # When the bill is read by project through the CLI
+    rows = _json(capsys, "--by", "project")
+    # Then one request grouped by usage type and ml:project
+    assert kit.calls[0]["GroupBy"] == [{"Type": "DIMENSION", "Key": "USAGE_TYPE"}, {"Type": "TAG", "Key": "ml:project"}]
+    assert rows[0]["tag"] == "ml:project" and rows[0]["tag_seen"] is True
+    # And each project's spend is the seeded one, the untagged its own line, all adding up to the bill
+    window = _in_window(lines)
+    projects = {r["project"]: r["billed_usd"] for r in rows if r["section"] == "project"}
+    for name in ("vision", "nlp"):
+        assert projects[name] == pytest.approx(sum(x.usd for x in window if x.tags.get("ml:project") == name), abs=0.01)
+    untagged = sum(x.usd for x in window if not x.tags.get("ml:project"))
+    assert projects[None] == pytest.approx(untagged, abs=0.01)
+    assert sum(projects.values()) == pytest.approx(rows[0]["billed_usd"], abs=0.05)
+    assert next(r for r in rows if r["section"] == "untagged")["billed_usd"] == pytest.approx(untagged, abs=0.05)
+    # and the untagged line names what the log saw without an ml:project (both stopped notebooks)
+    assert next(r for r in rows if r["section"] == "untagged")["to_tag"] == ["notebook/nb-tagged", "notebook/nb-untagged"]
+    # and the claim still agrees with the bill's drop
+    (notebook,) = [r for r in rows if r["section"] == "reconcile"]
+    assert notebook["agrees"]
+
+
+def test_the_bill_by_project_in_a_table_says_the_stage_is_not_read(stopped, capsys):
+    _seed(_bill(stopped["at"].date(), stopped["hourly"], stopped["itype"]), activated=("ml:stage",))
+    assert main(["report", "--bill", "--by", "project"]) == 0
+    out = capsys.readouterr().out
+    assert "PROJECT" in out and "(no project)" in out and "ml:stage is not read" in out
+    assert "no billed line carries an ml:project value" in out
+
+
+def test_the_bill_by_project_across_the_organisation_is_refused(capsys):
+    assert main(["report", "--bill", "--org", "--by", "project"]) == 2
+    assert "--by project is per account" in capsys.readouterr().err

@@ -159,12 +159,15 @@ def test_the_reads_stay_at_the_call_floor_and_the_notifier_may_make_them(
     # When the digest's line is read by the deployed notifier
     with recording() as calls:
         line = app.unit_costs_line(now)
-    # Then one Search page per 100 jobs, one for the endpoints, one config read each, one GetMetricData per kind of metric
+    # Then one Search page per 100 jobs, one for the endpoints, one config read each, one GetMetricData per kind of metric,
+    # and one price request per instance type (2) and for Bedrock (1: the kit lists no AmazonBedrock catalogue, so
+    # the service is refused once and not asked for the second model)
     assert line is not None
     assert calls.by_operation() == {
         "bedrock:ListProvisionedModelThroughputs": 1,
         "cloudwatch:GetMetricData": 2,
         "cloudwatch:ListMetrics": 1,
+        "pricing:GetProducts": 3,
         "sagemaker:DescribeEndpointConfig": 3,
         "sagemaker:Search": 3,
     }
@@ -187,3 +190,122 @@ def test_the_cli_prices_runs_through_the_runtimes_pricer_asking_the_price_list_o
     assert [r["ServiceCode"] for r in price_api.requests] == ["AmazonSageMaker"]
     assert row["this_week"]["per_unit_usd"] == pytest.approx(usd(pricing.TRAINING, GPU), abs=1e-4)
     assert all("shipped copy" in s for s in row["this_week"]["price_sources"]), row
+
+
+def bedrock_entry(model: str, inference_type: str, unit: str, usd: str, feature: str = "On-demand Inference") -> dict[str, Any]:
+    """One GetProducts entry of AmazonBedrock's documented shape (docs/aws-assumptions.md, "Bedrock prices"):
+    `model`, `feature`, `inferenceType`, `regionCode`, `usagetype` attributes; the on-demand term's unit and USD."""
+    sku = f"SKU{abs(hash((model, inference_type, unit, feature))) % 10**10:010d}"
+    return {
+        "serviceCode": "AmazonBedrock",
+        "product": {
+            "productFamily": "Amazon Bedrock",
+            "sku": sku,
+            "attributes": {
+                "servicecode": "AmazonBedrock",
+                "regionCode": REGION,
+                "location": "US East (N. Virginia)",
+                "model": model,
+                "feature": feature,
+                "inferenceType": inference_type,
+                "usagetype": f"USE1-{model}-{inference_type.lower().replace(' ', '-')}",
+            },
+        },
+        "terms": {
+            "OnDemand": {
+                f"{sku}.JRTCKXETXF": {
+                    "effectiveDate": "2026-12-01T00:00:00Z",
+                    "priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {"unit": unit, "pricePerUnit": {"USD": usd}}},
+                }
+            }
+        },
+        "publicationDate": "2026-12-01T00:00:00Z",
+    }
+
+
+@pytest.fixture
+def bedrock_prices() -> Any:
+    from reaper_devkit.moto_ext import pricing as price_api
+
+    price_api.reset()
+    yield price_api
+    price_api.reset()
+
+
+def test_bedrock_tokens_are_priced_from_the_price_list_through_the_cli_exactly(
+    aws: Any, cw: Any, now: datetime, capsys: Any, bedrock_prices: Any
+) -> None:
+    # Given token traffic for a model, and AWS's Price List listing its on-demand input price per 1K tokens and its
+    # output price per 1M tokens, beside a batch price and another model's (neither may be taken)
+    for metric, this_week, last_week in (("InputTokenCount", 40_000.0, 10_000.0), ("OutputTokenCount", 8_000.0, 2_000.0)):
+        seed.put_series(
+            cw, "AWS/Bedrock", metric, {"ModelId": MODEL}, [(now - timedelta(days=2), this_week), (now - timedelta(days=10), last_week)]
+        )
+    listed = [
+        bedrock_entry(MODEL, "Input tokens", "1K tokens", "0.0002500000"),
+        bedrock_entry(MODEL, "Output tokens", "1M tokens", "1.2500000000"),
+        bedrock_entry(MODEL, "Input tokens", "1K tokens", "0.0001250000", feature="Batch Inference"),
+        bedrock_entry("Claude 3 Haiku", "Input tokens", "1K tokens", "0.0009000000"),
+    ]
+    bedrock_prices.install("AmazonBedrock", listed)
+    input_k, output_k = 0.00025, 1.25 / 1000  # the listed figures, per 1,000 tokens
+    # When the unit costs are read through the CLI
+    row = units_json(capsys)[("1k-tokens", MODEL)]
+    # Then the cost per 1,000 tokens is exact, from the API (never the batch price), and says so
+    assert row["this_week"]["per_unit_usd"] == pytest.approx(round((40 * input_k + 8 * output_k) / 48, 4))
+    assert row["this_week"]["cost_usd"] == pytest.approx(round(40 * input_k + 8 * output_k, 4))
+    assert row["last_week"]["cost_usd"] == pytest.approx(round(10 * input_k + 2 * output_k, 4))
+    assert row["this_week"]["unpriced_units"] == 0
+    assert row["this_week"]["price_sources"] == ["AWS Price List API 2026-12-01"]
+    asked = [r for r in bedrock_prices.requests if r["ServiceCode"] == "AmazonBedrock"]
+    assert len(asked) == 1 and {"Type": "TERM_MATCH", "Field": "model", "Value": MODEL} in asked[0]["Filters"]
+
+
+def test_a_model_the_price_list_names_otherwise_stays_unpriced_never_guessed(
+    aws: Any, cw: Any, now: datetime, capsys: Any, bedrock_prices: Any
+) -> None:
+    # Given the Price List names the model by its display name only
+    seed.put_series(cw, "AWS/Bedrock", "InputTokenCount", {"ModelId": MODEL}, [(now - timedelta(days=1), 5_000.0)])
+    bedrock_prices.install("AmazonBedrock", [bedrock_entry("Claude 3 Haiku", "Input tokens", "1K tokens", "0.0002500000")])
+    # When read through the CLI: counted, unpriced, never $0
+    row = units_json(capsys)[("1k-tokens", MODEL)]
+    assert row["this_week"]["unpriced_units"] == pytest.approx(5.0) and row["this_week"]["per_unit_usd"] is None
+
+
+def test_a_provisioned_throughput_is_priced_only_by_the_admins_override_and_says_so(
+    aws: Any, cw: Any, now: datetime, capsys: Any, monkeypatch: Any
+) -> None:
+    # Given a Provisioned Throughput with tokens, and the admin's price per model-unit hour
+    arn = seed_bedrock.provisioned(aws.client("bedrock"), "pt-b", now - timedelta(days=2), units=1)
+    seed.put_series(cw, "AWS/Bedrock", "InputTokenCount", {"ModelId": arn}, [(now - timedelta(days=1), 20_000.0)])
+    monkeypatch.setenv("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "21.18")
+    # When read through the CLI
+    row = units_json(capsys)[("1k-tokens", "pt-b")]
+    # Then its hours cost the admin's price, and the figure names it as the admin's
+    hours = row["this_week"]["model_unit_hours"]
+    assert row["this_week"]["per_unit_usd"] == pytest.approx(hours * 21.18 / 20.0, abs=1e-3)  # hours read back rounded to 4 places
+    assert row["this_week"]["price_sources"] == ["admin override (BedrockModelUnitHourlyUsd)"]
+
+
+def test_the_digest_prices_bedrock_tokens_from_the_price_list_like_the_cli(
+    aws: Any, cw: Any, now: datetime, monkeypatch: Any, bedrock_prices: Any
+) -> None:
+    # Given a model's token traffic this week and its on-demand prices in AWS's Price List
+    seed.put_series(cw, "AWS/Bedrock", "InputTokenCount", {"ModelId": MODEL}, [(now - timedelta(days=1), 100_000.0)])
+    seed.put_series(cw, "AWS/Bedrock", "OutputTokenCount", {"ModelId": MODEL}, [(now - timedelta(days=1), 20_000.0)])
+    bedrock_prices.install(
+        "AmazonBedrock",
+        [
+            bedrock_entry(MODEL, "Input tokens", "1K tokens", "0.0002500000"),
+            bedrock_entry(MODEL, "Output tokens", "1K tokens", "0.0012500000"),
+        ],
+    )
+    monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", "")
+    app = load_function("notifier")
+    # When the deployed notifier reads the digest's unit-cost line
+    with recording() as calls:
+        line = app.unit_costs_line(now)
+    # Then the model's cost per 1,000 tokens is AWS's, exact, not unpriced, and every call is granted
+    per_k = (100 * 0.00025 + 20 * 0.00125) / 120
+    assert line is not None and f"{MODEL} {units.money(per_k)} per 1,000 tokens" in line, line
+    assert calls.ungranted("NotifierFunction") == []

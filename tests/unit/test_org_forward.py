@@ -125,14 +125,25 @@ def test_the_central_function_is_granted_what_its_code_calls_and_no_more():
 
     from reaper.org import central
     from reaper.record.actionlog import POST_CLAIM_PERMISSIONS
+    from reaper.report import bill
 
     template = loads((Path(__file__).resolve().parents[2] / "org" / "central.yaml").read_text())
     policies = template["Resources"]["CentralFunction"]["Properties"]["Policies"]
     statements = [s for p in policies if "Statement" in p for s in p["Statement"]]
     statements += [s for p in policies if "Fn::If" in p for s in p["Fn::If"][1]["Statement"]]
     granted = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
-    # the log (PutItem), the digest (Query, its once-a-day claim), Stop now (AssumeRole), the bot token
-    called = {*central.PERMISSIONS, "dynamodb:Query", *POST_CLAIM_PERMISSIONS, *click.PERMISSIONS, "secretsmanager:GetSecretValue"}
+    # the log (PutItem), the digest (Query, its once-a-day claim), Stop now (AssumeRole), the bot token, and with
+    # DigestBill=on only, the digest's bill line (docs/bill.md)
+    called = {
+        *central.PERMISSIONS,
+        "dynamodb:Query",
+        *POST_CLAIM_PERMISSIONS,
+        *click.PERMISSIONS,
+        "secretsmanager:GetSecretValue",
+        *bill.PERMISSIONS,
+    }
     assert granted == called
+    [bill_grant] = [p["Fn::If"] for p in policies if "Fn::If" in p and p["Fn::If"][0] == "HasDigestBill"]
+    assert [s["Action"] for s in bill_grant[1]["Statement"]] == ["ce:GetCostAndUsage"] and bill_grant[2] == {"Ref": "AWS::NoValue"}
     bus_policy = template["Resources"]["CentralEventBusPolicy"]["Properties"]["Statement"]
     assert bus_policy["Condition"] == {"StringEquals": {"aws:PrincipalOrgID": {"Ref": "OrganizationId"}}}

@@ -94,3 +94,50 @@ def test_a_total_is_unpriced_when_any_part_is_and_says_its_weakest_source():
     assert total([live, None]) is None and total([]) is None
     assert total([live, shipped]) == Price(3.0, SHIPPED, "2026-11-20")
     assert total([live, live]) == Price(2.0, LIVE, "2026-11-20")
+
+
+def bedrock_answer(model: str, inference_type: str, unit: str, usd: str, feature: str = "On-demand Inference") -> str:
+    attrs = {"regionCode": "us-east-1", "model": model, "feature": feature, "inferenceType": inference_type}
+    return json.dumps(
+        {
+            "product": {"sku": f"B-{inference_type}-{feature}", "attributes": attrs},
+            "terms": {"OnDemand": {"B.T": {"priceDimensions": {"B.T.R": {"unit": unit, "pricePerUnit": {"USD": usd}}}}}},
+            "publicationDate": "2026-11-20T00:00:00Z",
+        }
+    )
+
+
+class FakeBedrockPriceList:
+    """Answers AmazonBedrock GetProducts by the `model` filter (the documented shape)."""
+
+    def __init__(self, listed: dict[str, list[str]]) -> None:
+        self.listed, self.requests = listed, []  # type: ignore[var-annotated]
+
+    def get_products(self, **request: Any) -> dict[str, Any]:
+        self.requests.append(request)
+        assert request["ServiceCode"] == "AmazonBedrock"
+        model = next(f["Value"] for f in request["Filters"] if f["Field"] == "model")
+        return {"PriceList": self.listed.get(model, [])}
+
+
+def test_bedrock_token_prices_are_per_thousand_tokens_on_demand_only_and_one_request_per_model():
+    model = "amazon.nova-lite-v1:0"
+    listed = [
+        bedrock_answer(model, "Input tokens", "1K tokens", "0.0000600000"),
+        bedrock_answer(model, "Input tokens", "1K tokens", "0.0000300000", feature="Batch Inference"),
+        bedrock_answer(model, "Prompt cache read input tokens", "1K tokens", "0.0000150000"),
+        bedrock_answer(model, "Output tokens", "1M tokens", "0.2400000000"),
+    ]
+    api, store = FakeBedrockPriceList({model: listed}), MemoryStore()
+    pricer = Pricer(lambda: api, store)
+    assert pricer.bedrock_tokens("us-east-1", model, "input") == Price(0.00006, LIVE, "2026-11-20", "B-Input tokens-On-demand Inference")
+    output = pricer.bedrock_tokens("us-east-1", model, "output")
+    assert output is not None and abs(output.usd - 0.00024) < 1e-12 and output.live
+    assert len(api.requests) == 1 and ("bedrock", "us-east-1") in store.items
+    # a model the Price List does not list by its id: unpriced (the shipped copy has no Bedrock rows), asked again after a day
+    assert pricer.bedrock_tokens("us-east-1", "anthropic.claude-3-haiku-20240307-v1:0", "input") is None
+    assert store.items[("bedrock", "us-east-1")][0]["anthropic.claude-3-haiku-20240307-v1:0"]["sections"] == {}
+
+
+def test_bedrock_is_unpriced_with_the_api_off_never_zero():
+    assert Pricer.shipped_only().bedrock_tokens("us-east-1", "amazon.nova-lite-v1:0", "input") is None

@@ -20,6 +20,7 @@ from typing import Any
 SAGEMAKER = "AmazonSageMaker"
 EC2 = "AmazonEC2"
 FSX = "AmazonFSx"
+BEDROCK = "AmazonBedrock"
 PAGE = 100  # GetProducts' MaxResults upper bound
 
 # an accelerated EC2 instance as the reaper prices it: Linux, shared tenancy, no pre-installed software,
@@ -137,4 +138,26 @@ def fsx_lustre_sections(found: list[Listed]) -> dict[str, Listed]:
         throughput = re.sub(r"\D", "", a.get("throughputCapacity", ""))
         key = deployment if deployment.startswith("SCRATCH") or not throughput else f"{deployment}/{throughput}"
         out.setdefault(key, p)
+    return out
+
+
+# Bedrock's on-demand token prices (docs/aws-assumptions.md, "Bedrock prices from the Price List"): a product
+# with `feature` "On-demand Inference" (or none), `inferenceType` "Input tokens" or "Output tokens" exactly
+# (batch, cache, long-context, image ... are other values), priced per "1K tokens" (or "1M tokens" on newer
+# entries). The request asks for the model by `model` = the model id: an entry named by its display name
+# ("Claude 3 Haiku") does not match, and the model stays unpriced rather than matched by a guess.
+_TOKEN_DIRECTIONS = {"input tokens": "input", "output tokens": "output"}
+_PER_1K = {"1k tokens": 1.0, "1m tokens": 1000.0}  # unit -> thousands of tokens it prices
+
+
+def bedrock_token_sections(found: list[Listed]) -> dict[str, Listed]:
+    """{"input": price per 1,000 input tokens, "output": ... output tokens} for one model in one region."""
+    out: dict[str, Listed] = {}
+    for p in found:
+        a = p.attributes
+        direction = _TOKEN_DIRECTIONS.get(a.get("inferenceType", "").strip().lower())
+        per = _PER_1K.get(p.unit.strip().lower())
+        if direction is None or per is None or a.get("feature", "On-demand Inference") != "On-demand Inference":
+            continue
+        out.setdefault(direction, Listed(p.usd / per, "1K tokens", p.sku, p.as_of, p.attributes))
     return out

@@ -44,9 +44,18 @@ TRAINING = "sagemaker-training"
 EC2 = "ec2"
 FSX_LUSTRE = "fsx-lustre-gb-month"
 STUDIO = "sagemaker-studio"  # Studio app instances (JupyterLab, Code Editor, KernelGateway)
+BEDROCK_TOKENS = "bedrock-tokens"  # "<model id>/input|output" -> USD per 1,000 on-demand tokens
 
 # which Price List service answers a section; SageMaker's four sections come from one request per type
-_GROUP = {NOTEBOOK: "sagemaker", HOSTING: "sagemaker", TRAINING: "sagemaker", STUDIO: "sagemaker", EC2: "ec2", FSX_LUSTRE: "fsx"}
+_GROUP = {
+    NOTEBOOK: "sagemaker",
+    HOSTING: "sagemaker",
+    TRAINING: "sagemaker",
+    STUDIO: "sagemaker",
+    EC2: "ec2",
+    FSX_LUSTRE: "fsx",
+    BEDROCK_TOKENS: "bedrock",
+}
 PRICED_FOR = 7 * 24 * 3600  # a price read from the API is kept a week
 UNPRICED_FOR = 24 * 3600  # a type the API does not price is asked again after a day
 DEFAULT_PRICING_REGION = "us-east-1"
@@ -167,6 +176,12 @@ class Pricer:
         price = self._price(FSX_LUSTRE, region, "lustre", key, key)
         return None if price is None else price.times(capacity_gib / 730.0)
 
+    def bedrock_tokens(self, region: str, model_id: str, direction: str) -> Price | None:
+        """The model's on-demand price per 1,000 input or output tokens (AmazonBedrock); None: unpriced.
+
+        The shipped copy holds no Bedrock rows (PRICE_SOURCE.md): without the API, Bedrock is unpriced."""
+        return self._price(BEDROCK_TOKENS, region, model_id, direction, f"{model_id}/{direction}")
+
     # -- the floor --
     def _price(self, section: str, region: str, lookup: str, key: str, row_key: str) -> Price | None:
         """`lookup`: what one request asks for (an instance type; "lustre"); `key`: the price in its answer (a
@@ -235,6 +250,9 @@ def _sections(group: str, client: Any, region: str, lookup: str, counter: list[i
         fields = {"regionCode": region, "instanceType": lookup, **price_list.EC2_FILTERS}
         box = price_list.ec2_price(list(price_list.products(client, price_list.EC2, fields, counter)))
         listed = {EC2: box} if box is not None else {}
+    elif group == "bedrock":
+        fields = {"regionCode": region, "model": lookup}
+        listed = price_list.bedrock_token_sections(list(price_list.products(client, price_list.BEDROCK, fields, counter)))
     else:
         fields = {"regionCode": region, "fileSystemType": "Lustre"}
         listed = price_list.fsx_lustre_sections(list(price_list.products(client, price_list.FSX, fields, counter)))

@@ -161,7 +161,9 @@ def _log_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
 def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     rp = sub.add_parser("report", parents=common, help="what was reclaimed and what it saved, from the action log")
     rp.add_argument("--since", help="how far back (default 7d, with --bill 30d; at most 400d)")
-    rp.add_argument("--by", choices=GROUPS, default="owner")
+    rp.add_argument(
+        "--by", choices=GROUPS, default="owner", help="group by (default owner); with --bill, project groups the bill by ml:project"
+    )
     rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
     rp.add_argument(
         "--discounts",
@@ -581,15 +583,18 @@ def _bill(args: argparse.Namespace, now: datetime, output: str) -> int:
     if output not in ("table", "json") or args.out:
         raise UsageError("--bill writes table or json")
     _known_kinds(args.kind)
+    tag = bill.PROJECT_TAG if args.by == "project" else bill.STAGE_TAG
+    if args.org and tag == bill.PROJECT_TAG:
+        raise UsageError("--org --bill groups by account and usage type (Cost Explorer takes two groupings): --by project is per account")
     args.since = args.since or "30d"
     since = parse_since(args.since, now)
     rt = _runtime(args, _org(args, _settings(args)), needs_table=True)
     assert rt.log is not None
     entries = [e for e in rt.log.entries(since, now) if matches(e, kinds=args.kind)]
-    read = bill.read(rt.clients()("ce"), rt.log, since, now, org=bool(args.org))
+    read = bill.read(rt.clients()("ce"), rt.log, since, now, org=bool(args.org), tag=tag)
     buckets = reconcile.buckets(read)
     rows = [] if read.refused else reconcile.reconcile(read, entries, now)
-    to_tag = reconcile.to_tag(entries)
+    to_tag = reconcile.to_tag(entries, read.tag)
     out = Printer()
     if output == "json":
         for line in to_json_lines(bill_view.json_rows(read, buckets, rows, to_tag)):

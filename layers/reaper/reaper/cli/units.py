@@ -17,7 +17,12 @@ def report(rt: Runtime, now: datetime, output: str, out: Callable[[str], None]) 
     for region in regions:
         clients = rt.clients(region)
         found += unit_costs.read(
-            clients("sagemaker"), clients("cloudwatch"), region, now, unit_costs.price_book(clients.pricer), bedrock=clients("bedrock")
+            clients("sagemaker"),
+            clients("cloudwatch"),
+            region,
+            now,
+            unit_costs.price_book(clients.pricer, rt.settings.bedrock_model_unit_hourly_usd),
+            bedrock=clients("bedrock"),
         )
     if output == "json":
         for line in to_json_lines(u.as_json() for u in found):

@@ -12,6 +12,9 @@ from dataclasses import dataclass, replace
 
 LIVE = "AWS Price List API"
 SHIPPED = "shipped copy of AWS's price list"
+# a figure the admin typed in (a stack parameter kept as an explicit override where AWS's price list has no
+# entry the reaper can read: Bedrock's price per model-unit hour, docs/prices.md); every figure says so
+ADMIN_OVERRIDE = "admin override"
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,7 @@ class Price:
     """An hourly (or per GB-month) list price in USD, with its source and the date it is from."""
 
     usd: float
-    source: str  # LIVE or SHIPPED
+    source: str  # LIVE, SHIPPED, or ADMIN_OVERRIDE (with the parameter's name)
     as_of: str | None = None  # ISO date: the price list's publication date (live) or the copy's date (shipped)
     sku: str | None = None  # the price list's SKU, when one product priced it
 
@@ -58,7 +61,9 @@ def total(prices: Iterable[Price | None]) -> Price | None:
 
 
 def source_of(price: Price | None) -> str:
-    """A short word for a table column: 'live', 'shipped', or 'unpriced'."""
+    """A short word for a table column: 'live', 'shipped', 'admin', or 'unpriced'."""
     if price is None:
         return "unpriced"
+    if price.source.startswith(ADMIN_OVERRIDE):
+        return "admin"
     return "live" if price.live else "shipped"

@@ -205,9 +205,10 @@ class Settings(BaseModel):
     # impact (USD) an anomaly needs before AWS alerts
     anomaly_topic_arn: str | None = None
     anomaly_threshold_usd: float = Field(default=100.0, ge=0, le=1_000_000)
-    # Bedrock Provisioned Throughput: the price per model unit-hour its cost estimates use
-    # (an estimate: AWS prices it per model and commitment; 0 = no dollar figures)
-    bedrock_model_unit_hourly_usd: float = Field(default=20.0, ge=0, le=10_000)
+    # Bedrock Provisioned Throughput: deprecated, kept as the admin's explicit override of the price per
+    # model-unit hour (AWS's Price List holds no entry the reaper can read for it, docs/prices.md); every
+    # figure it makes says it is the admin's. 0 (the default): unpriced, never $0
+    bedrock_model_unit_hourly_usd: float = Field(default=0.0, ge=0, le=10_000)
     # LivePrices (docs/prices.md): list prices from the AWS Price List API, cached in the action-log table;
     # off: the shipped copy of AWS's price list alone. The API is served from these regions only.
     live_prices: bool = True

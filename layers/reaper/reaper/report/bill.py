@@ -1,8 +1,8 @@
 """What AWS billed, read from Cost Explorer (GetCostAndUsage) for `reaper report --bill` (docs/bill.md).
 
 One request per report, plus its pages: DAILY, UnblendedCost and UsageQuantity, grouped by USAGE_TYPE
-and the `ml:stage` cost-allocation tag (or, across the organisation, by LINKED_ACCOUNT and USAGE_TYPE:
-GroupBy takes two). Cost Explorer charges $0.01 per paginated request, so the answer is kept for the
+and the `ml:stage` cost-allocation tag (`ml:project` with `--by project`), or, across the organisation,
+by LINKED_ACCOUNT and USAGE_TYPE (GroupBy takes two). Cost Explorer charges $0.01 per paginated request, so the answer is kept for the
 day in the action-log table and a second report that day reads it from there.
 Refusals (no data yet, an expired bill, too many calls) are said, never guessed around.
 """
@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from reaper.core.timeutil import as_utc
 
 STAGE_TAG = "ml:stage"
+PROJECT_TAG = "ml:project"  # `reaper report --bill --by project`: the request's tag grouping instead of ml:stage
 METRICS = ("UnblendedCost", "UsageQuantity")
 PERMISSIONS = ("ce:GetCostAndUsage",)  # the CLI user's, never a function's (tests/unit/test_iam.py)
 DIGEST_PERIOD = timedelta(days=30)  # the digest's line reads what `reaper report --bill` reads by default
@@ -48,8 +49,9 @@ class BillLine:
     usd: float
     quantity: float
     estimated: bool
-    stage: str | None = None  # None: no ml:stage value on the bill (untagged, or the tag is not activated)
+    stage: str | None = None  # None: no ml:stage value on the bill (untagged, the tag not activated, or not asked)
     account: str = ""
+    project: str | None = None  # the ml:project value, when the bill was grouped by it (--by project)
 
 
 @dataclass
@@ -58,14 +60,19 @@ class Bill:
     end: date  # exclusive, as Cost Explorer's TimePeriod
     org: bool
     lines: list[BillLine] = field(default_factory=list)
+    tag: str | None = STAGE_TAG  # the cost-allocation tag the request grouped by (None across the organisation)
     requests: int = 0  # paid requests this report made (0: read from the day's cache)
     refused: str | None = None  # why there is no bill: said in the report
     truncated: bool = False
 
+    def tag_value(self, line: BillLine) -> str | None:
+        """The line's value of the tag this bill was grouped by (None: untagged, or the tag not activated)."""
+        return line.project if self.tag == PROJECT_TAG else line.stage
+
     @property
     def tag_seen(self) -> bool:
-        """Any ml:stage value on the bill: an activated tag that something carries."""
-        return any(line.stage for line in self.lines)
+        """Any value of the grouped tag on the bill: an activated tag that something carries."""
+        return any(self.tag_value(line) for line in self.lines)
 
     @property
     def estimated_days(self) -> list[date]:
@@ -75,11 +82,11 @@ class Bill:
         return sum(line.usd for line in self.lines)
 
 
-def request(start: date, end: date, org: bool) -> dict[str, Any]:
+def request(start: date, end: date, org: bool, tag: str = STAGE_TAG) -> dict[str, Any]:
     group_by = [{"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"}] if org else []
     group_by.append({"Type": "DIMENSION", "Key": "USAGE_TYPE"})
     if not org:
-        group_by.append({"Type": "TAG", "Key": STAGE_TAG})
+        group_by.append({"Type": "TAG", "Key": tag})
     return {
         "TimePeriod": {"Start": start.isoformat(), "End": end.isoformat()},
         "Granularity": "DAILY",
@@ -94,15 +101,17 @@ def period(since: datetime, now: datetime) -> tuple[date, date]:
     return min(as_utc(since).date(), end - timedelta(days=1)), end
 
 
-def read(ce: Any, cache: BillCache | None, since: datetime, now: datetime, org: bool) -> Bill:
+def read(ce: Any, cache: BillCache | None, since: datetime, now: datetime, org: bool, tag: str = STAGE_TAG) -> Bill:
+    """`tag`: the cost-allocation tag of the request's second grouping (ml:stage, or ml:project); not across the
+    organisation, whose two groupings are the linked account and the usage type."""
     start, end = period(since, now)
-    bill = Bill(start, end, org)
-    ask = request(start, end, org)
+    bill = Bill(start, end, org, tag=None if org else tag)
+    ask = request(start, end, org, tag)
     key = hashlib.sha256(json.dumps(ask, sort_keys=True).encode()).hexdigest()
     day = as_utc(now).date().isoformat()
     kept = cache.cached_bill(day, key) if cache is not None else None
     if kept is not None:
-        bill.lines = _parse(json.loads(zlib.decompress(kept)), org)
+        bill.lines = _parse(json.loads(zlib.decompress(kept)), org, tag)
         return bill
     try:
         results = _pages(ce, ask, bill)
@@ -112,7 +121,7 @@ def read(ce: Any, cache: BillCache | None, since: datetime, now: datetime, org: 
             raise
         bill.refused = REFUSED[code]
         return bill
-    bill.lines = _parse(results, org)
+    bill.lines = _parse(results, org, tag)
     packed = zlib.compress(json.dumps(results).encode())
     if cache is not None and not bill.truncated and len(packed) <= CACHE_LIMIT:
         cache.put_bill(day, key, packed, now)
@@ -134,7 +143,7 @@ def _pages(ce: Any, ask: dict[str, Any], bill: Bill) -> list[dict[str, Any]]:
             return results
 
 
-def _parse(results: list[dict[str, Any]], org: bool) -> list[BillLine]:
+def _parse(results: list[dict[str, Any]], org: bool, tag: str = STAGE_TAG) -> list[BillLine]:
     lines = []
     for result in results:
         day = date.fromisoformat(result["TimePeriod"]["Start"])
@@ -145,11 +154,11 @@ def _parse(results: list[dict[str, Any]], org: bool) -> list[BillLine]:
             usd = float(metrics.get("UnblendedCost", {}).get("Amount", 0) or 0)
             quantity = float(metrics.get("UsageQuantity", {}).get("Amount", 0) or 0)
             if org:
-                account, usage_type, stage = keys[0], keys[1], None
-            else:
-                usage_type, tag = keys[0], keys[1] if len(keys) > 1 else ""
-                account, stage = "", _tag_value(tag)
-            lines.append(BillLine(day, usage_type, usd, quantity, estimated, stage, account))
+                lines.append(BillLine(day, keys[1], usd, quantity, estimated, None, keys[0]))
+                continue
+            value = _tag_value(keys[1] if len(keys) > 1 else "")
+            stage, project = (None, value) if tag == PROJECT_TAG else (value, None)
+            lines.append(BillLine(day, keys[0], usd, quantity, estimated, stage, "", project))
     return lines
 
 

@@ -17,7 +17,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from reaper.report import summary
-from reaper.report.bill import Bill, BillLine
+from reaper.report.bill import PROJECT_TAG, Bill, BillLine
 
 TOLERANCE = 0.02
 BUCKETS = ("training", "inference", "development", "storage and data")
@@ -71,8 +71,9 @@ def bucket(line: BillLine) -> str:
 @dataclass
 class Buckets:
     usd: dict[str, float] = field(default_factory=dict)
-    untagged: dict[str, float] = field(default_factory=dict)  # per bucket: spend with no ml:stage value
+    untagged: dict[str, float] = field(default_factory=dict)  # per bucket: spend with no value of the bill's tag
     total: float = 0.0
+    projects: dict[str | None, float] = field(default_factory=dict)  # --by project: spend per ml:project (None: untagged)
 
 
 def buckets(bill: Bill) -> Buckets:
@@ -81,15 +82,18 @@ def buckets(bill: Bill) -> Buckets:
         b = bucket(line)
         out.usd[b] += line.usd
         out.total += line.usd
-        if line.stage is None:
+        if bill.tag_value(line) is None:
             out.untagged[b] += line.usd
+        if bill.tag == PROJECT_TAG:
+            out.projects[line.project] = out.projects.get(line.project, 0.0) + line.usd
     return out
 
 
-def to_tag(entries: Iterable[dict[str, Any]]) -> list[str]:
-    """Resources the log saw without an ml:stage: what to tag so their spend leaves the untagged line
-    (entries with an ARN: a sweep's tallies and notices name no resource)."""
-    return sorted({f"{e.get('kind')}/{e.get('id')}" for e in entries if e.get("arn") and not str(e.get("stage") or "").strip()})
+def to_tag(entries: Iterable[dict[str, Any]], tag: str | None = None) -> list[str]:
+    """Resources the log saw without the bill's tag (ml:stage; ml:project with --by project): what to tag so their
+    spend leaves the untagged line (entries with an ARN: a sweep's tallies and notices name no resource)."""
+    field_name = "project" if tag == PROJECT_TAG else "stage"
+    return sorted({f"{e.get('kind')}/{e.get('id')}" for e in entries if e.get("arn") and not str(e.get(field_name) or "").strip()})
 
 
 @dataclass

@@ -19,9 +19,11 @@
 
 Money is AWS's list price (reaper.aws.pricing), with its source; what has no price is counted as
 unpriced and never as $0: a unit cost is the priced cost over the priced units, and says how many
-units it leaves out. Bedrock token prices are read from the price table's `bedrock-tokens` section
-(`<model id>/input` and `<model id>/output`, USD per 1,000 tokens), which the shipped copy does not
-have yet: until it does, Bedrock's unit cost is unpriced and its tokens are still counted.
+units it leaves out. Bedrock token prices come from the Pricer (AmazonBedrock in the Price List API,
+`<model id>/input` and `<model id>/output`, USD per 1,000 tokens); the shipped copy has no Bedrock rows,
+so without the API a model is unpriced and its tokens are still counted. AWS's Price List holds no
+entry the reaper can read for a Provisioned Throughput's model-unit hour: it is unpriced unless the admin
+sets `BedrockModelUnitHourlyUsd`, an explicit override every figure it makes names as such.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper.aws import metrics, pricing
+from reaper.core.price import ADMIN_OVERRIDE, Price
 from reaper.core.timeutil import as_utc
 
 WEEK = timedelta(days=7)
 PAGE = 100
 NO_PROJECT = "(no project)"
-BEDROCK_TOKENS = "bedrock-tokens"  # price-table section: "<model id>/input|output" -> USD per 1,000 tokens
+BEDROCK_TOKENS = pricing.BEDROCK_TOKENS  # "<model id>/input|output" -> USD per 1,000 tokens
 BEDROCK_PROVISIONED = "bedrock-provisioned"  # "<model id>/<commitment or none>" -> USD per model-unit hour
 PERMISSIONS = (
     "sagemaker:Search",
@@ -47,6 +50,7 @@ PERMISSIONS = (
     "bedrock:ListProvisionedModelThroughputs",
 )
 TOKEN_METRICS = ("InputTokenCount", "OutputTokenCount")
+OVERRIDE_SOURCE = f"{ADMIN_OVERRIDE} (BedrockModelUnitHourlyUsd)"
 
 # (section, region, key) -> (usd, source) or None: the one place unit costs read prices
 PriceBook = Callable[[str, str, str | None], tuple[float, str] | None]
@@ -60,16 +64,31 @@ def list_price(section: str, region: str, key: str | None) -> tuple[float, str] 
     return float(found["usd"]), f"{found.get('source') or 'price table'} ({found.get('as_of') or 'undated'})"
 
 
-def price_book(pricer: pricing.Pricer) -> PriceBook:
-    """The runtime's prices (the Price List API, cached, or the shipped copy: docs/prices.md) as a PriceBook."""
+def price_book(pricer: pricing.Pricer, unit_hour_override: float = 0.0) -> PriceBook:
+    """The runtime's prices (the Price List API, cached, or the shipped copy: docs/prices.md) as a PriceBook.
+
+    `unit_hour_override`: the admin's BedrockModelUnitHourlyUsd (0: none), the only price a Provisioned
+    Throughput's model-unit hour has (docs/unit-costs.md); its figures say it is the admin's."""
 
     def book(section: str, region: str, key: str | None) -> tuple[float, str] | None:
-        if section not in (pricing.TRAINING, pricing.HOSTING):  # Bedrock: the Pricer reads no Bedrock prices yet
+        found: Price | None
+        if section == BEDROCK_TOKENS and key:
+            model, _, direction = key.rpartition("/")
+            found = pricer.bedrock_tokens(region, model, direction)
+        elif section == BEDROCK_PROVISIONED:
+            found = admin_unit_hour(unit_hour_override)
+        elif section in (pricing.TRAINING, pricing.HOSTING):
+            found = pricer.hourly(section, region, key)
+        else:
             return list_price(section, region, key)
-        found = pricer.hourly(section, region, key)
         return None if found is None else (found.usd, found.label)
 
     return book
+
+
+def admin_unit_hour(usd: float) -> Price | None:
+    """The admin's price per Bedrock model-unit hour, named as theirs; None (unpriced) when not set."""
+    return Price(usd, OVERRIDE_SOURCE) if usd > 0 else None
 
 
 @dataclass

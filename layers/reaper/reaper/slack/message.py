@@ -25,6 +25,7 @@ from pydantic import JsonValue
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject, PlainTextObject
 
+from reaper.core.price import ADMIN_OVERRIDE
 from reaper.core.text import cut
 from reaper.record.message import NoticeMessage, ResourceLine, VerdictMessage
 
@@ -146,6 +147,8 @@ def price_note(p: ResourceLine) -> str:
         return ""
     # a queued body is text from the queue: its source and date are cut to what a label needs (Slack's 3,000 a section)
     when = f", {cut(p.price_as_of, 40)}" if p.price_as_of else ""
+    if p.price_source.startswith(ADMIN_OVERRIDE):  # the admin's figure, never called AWS's list price (docs/prices.md)
+        return f" ({escape(cut(p.price_source, 120))}, not AWS's list price)"
     return f" (list price, {escape(cut(p.price_source, 120))}{escape(when)})"
 
 

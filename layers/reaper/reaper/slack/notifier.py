@@ -34,7 +34,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from reaper.aws import anomalies
+from reaper.aws import anomalies, pricing
 from reaper.aws import discounts as commitments
 from reaper.core.errors import BadEventError
 from reaper.core.events import is_sns, parse_sns
@@ -56,7 +56,14 @@ __all__ = ["HeldBack", "Notifier", "PoisonMessage", "handle_queue_batch", "parse
 # into its own namespace only (template.yaml conditions PutMetricData on it)
 # the digest's unit-cost line reads training jobs, endpoints and their metrics (reaper/report/units.py)
 PERMISSIONS = frozenset(
-    {"secretsmanager:GetSecretValue", *POST_CLAIM_PERMISSIONS, "dynamodb:Query", *savings_metric.PERMISSIONS, *unit_costs.PERMISSIONS}
+    {
+        "secretsmanager:GetSecretValue",
+        *POST_CLAIM_PERMISSIONS,
+        "dynamodb:Query",
+        *savings_metric.PERMISSIONS,
+        *unit_costs.PERMISSIONS,
+        *pricing.PERMISSIONS,  # the digest's unit costs, priced by the Pricer (the price cache: Query, PutItem above)
+    }
 )
 # DiscountAwareSavings=on (template condition DiscountsOn): the digest's Cost Explorer coverage read
 # AnomalyAlerts=on (template condition AnomalyAlertsOn): the monitors' setup, and an alert's owner
@@ -92,6 +99,9 @@ class Notifier:
     discounts: Callable[[datetime], commitments.Discounts] | None = None
     # () -> a Cost Explorer client: DigestBill=on only, the digest's line against the bill (docs/bill.md)
     cost_explorer: Callable[[], Any] | None = None
+    # the organisation's digest (the central function): the bill by linked account, each member's stops against
+    # its own account's drop (docs/bill.md, "Across the organisation")
+    bill_org: bool = False
     # AnomalyAlerts=on: the anomaly topic and the clients behind it (reaper/slack/anomaly_alerts.py)
     anomalies: AnomalyAlerts | None = None
     # now -> the digest's unit-cost line (reaper/report/units.py), read only by the invocation that posts
@@ -244,7 +254,7 @@ class Notifier:
         assert self.log is not None and self.cost_explorer is not None
         since = now - bill.DIGEST_PERIOD
         try:
-            read = bill.read(self.cost_explorer(), self.log, since, now, org=False)
+            read = bill.read(self.cost_explorer(), self.log, since, now, org=self.bill_org)
         except (ClientError, BotoCoreError) as exc:
             logger.warning("the digest's bill line was not read", extra={"problem": type(exc).__name__})
             return f"not read ({type(exc).__name__}): see `reaper report --bill`"

@@ -5,6 +5,10 @@ and its expiry, model): no Get per resource. Tags come from bedrock:ListTagsForR
 per Provisioned Throughput: the Resource Groups Tagging API's list of supported services does not
 name Bedrock Provisioned Throughput (docs/aws-assumptions.md), and an account holds few of them
 (each model unit is a quota AWS grants on request).
+
+Price: AWS's Price List holds no entry the reaper can read for a model-unit hour (docs/prices.md), so a
+Provisioned Throughput is unpriced unless the admin sets BedrockModelUnitHourlyUsd, an explicit override
+whose figures say they are the admin's (Price source "admin override (BedrockModelUnitHourlyUsd)").
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from typing import Any
 
 from reaper.aws.clients import Clients
 from reaper.core.model import Resource
+from reaper.core.price import ADMIN_OVERRIDE, Price
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.bedrock_pt.model import KIND, PtFacts
+
+OVERRIDE_SOURCE = f"{ADMIN_OVERRIDE} (BedrockModelUnitHourlyUsd)"
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
@@ -47,7 +54,7 @@ def to_resource(region: str, s: dict[str, Any], tags: dict[str, str], settings: 
         tags=tags,
         instance_type=str(s.get("foundationModelArn", "")).rsplit("/", 1)[-1] or None,
         instance_count=units,
-        hourly_usd=round(units * price, 4) if price > 0 else None,
+        price=Price(round(units * price, 4), OVERRIDE_SOURCE) if price > 0 and units > 0 else None,
         created_at=created,
         changed_at=as_utc(s["lastModifiedTime"]) if s.get("lastModifiedTime") else created,
         facts=PtFacts(

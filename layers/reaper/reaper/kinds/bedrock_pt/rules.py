@@ -39,7 +39,7 @@ def decide(resource: Resource, signal: PtSignal | None, view: TagView, settings:
         "model_units": facts.model_units,
         "desired_model_units": facts.desired_model_units,
         "unit_hourly_usd": facts.unit_hourly_usd,
-        "price_is_estimate": True,
+        "price_source": None if resource.price is None else resource.price.label,  # the admin's override, or unpriced
     }
     if facts.commitment:
         return _committed(resource, facts, signal, calls, evidence, now)
@@ -96,7 +96,7 @@ def _usd(hourly: float | None, hours: float) -> float | None:
 def _cost(hourly: float | None, hours: float) -> str:
     if hourly is None:
         return ""
-    return f" at an estimated ${hourly:,.2f}/h: ${hourly * hours:,.2f} idle over {hours:,.0f} h"
+    return f" at ${hourly:,.2f}/h (the admin's price per model-unit hour): ${hourly * hours:,.2f} idle over {hours:,.0f} h"
 
 
 def _committed(
