@@ -29,6 +29,8 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
     for user in ("cy", "dee", "eve", "fay", "gus"):
         studio.user(sm, d, user, {"ml:owner": f"{user}@example.com"})
     old, stale, fresh = now - timedelta(days=2), now - timedelta(hours=3), now - timedelta(minutes=10)
+    # covered by idle shutdown (120 min) and within its timeout plus the margin: not yet due a look (trust, then verify)
+    recent = now - timedelta(hours=1)
     cases: dict[str, tuple[dict[str, Any], str, str | None]] = {
         # case: (app arguments, verdict, reason code)
         "idle-canvas": ({"user_name": "cy", "app_type": "Canvas", "created": old, "last_active": stale}, "act", None),
@@ -40,8 +42,8 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
         "busy-canvas": ({"user_name": "eve", "app_type": "Canvas", "created": old, "last_active": fresh}, "keep", None),
         "young-canvas": ({"user_name": "fay", "app_type": "Canvas", "created": fresh, "last_active": fresh}, "keep", None),
         "silent-canvas": ({"user_name": "gus", "app_type": "Canvas", "created": old}, "keep", "no-canvas-metric"),
-        "covered-lab": ({"space_name": "ana-lab", "instance_type": "ml.g5.xlarge", "created": old}, "keep", "idle-shutdown-on"),
-        "covered-code": ({"space_name": "ana-code", "app_type": "CodeEditor", "created": old}, "keep", "idle-shutdown-on"),
+        "covered-lab": ({"space_name": "ana-lab", "instance_type": "ml.g5.xlarge", "created": recent}, "keep", "idle-shutdown-on"),
+        "covered-code": ({"space_name": "ana-code", "app_type": "CodeEditor", "created": recent}, "keep", "idle-shutdown-on"),
         "custom-image-lab": (
             {"space_name": "ana-custom", "image_arn": CUSTOM_IMAGE, "created": old},
             "keep",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reaper.kinds.ec2 import catalog
-from reaper.kinds.ec2.ssm import NVIDIA_SMI
+from reaper.kinds.ec2.ssm import COMMAND
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import ssm_commands
@@ -86,7 +86,7 @@ def test_idle_sample_with_idle_cpu_and_network_would_stop_it(aws, ec2, cw, ssm_k
     assert "nvidia-smi reads 0 % on all 2 GPU(s)" in by_id[box]["reason"]
     assert result["acted"] == [] and seed_ec2.state(ec2, box) == "running"
     # exactly the one read-only command, to that box, and every call granted to the function with the opt-in
-    assert ssm_kit._reaper_ssm.commands == [[NVIDIA_SMI]] and sent_to(calls) == [box]
+    assert ssm_kit._reaper_ssm.commands == [[COMMAND]] and sent_to(calls) == [box]
     assert calls.actions <= function_actions("Ec2Function", {"GpuSsmReadsOn"})
     assert calls.calls["ssm:ListCommandInvocations"] == 1
 

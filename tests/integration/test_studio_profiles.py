@@ -34,14 +34,15 @@ def lab_off() -> dict[str, Any]:
 @pytest.fixture
 def fleet(sm: Any) -> dict[str, str]:
     """One domain with idle shutdown on (120 min): ana turned it off for JupyterLab in her profile, dee for Code
-    Editor, cy set her own timeout, bo left it; each has a JupyterLab or Code Editor app two days old."""
+    Editor, cy set her own timeout, bo left it; each has a JupyterLab or Code Editor app half an hour old."""
     d = studio.domain(sm, "lab")
     for user in ("ana", "bo", "cy", "dee"):
         studio.user(sm, d, user, {"ml:owner": f"{user}@example.com"})
     sm.update_user_profile(DomainId=d, UserProfileName="ana", UserSettings=lab_off())
     sm.update_user_profile(DomainId=d, UserProfileName="dee", UserSettings={"CodeEditorAppSettings": studio.idle_block(False)})
     sm.update_user_profile(DomainId=d, UserProfileName="cy", UserSettings={"JupyterLabAppSettings": studio.idle_block(True, 240)})
-    old = datetime.now(UTC) - timedelta(days=2)
+    # younger than their timeouts plus the margin (docs/kinds/studio-app.md, trust then verify): covered apps not yet due a look
+    old = datetime.now(UTC) - timedelta(minutes=30)
     apps = {}
     for space, owner, app_type in (
         ("ana-lab", "ana", "JupyterLab"),

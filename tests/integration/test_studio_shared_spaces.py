@@ -38,7 +38,8 @@ def fleet(sm: Any) -> dict[str, str]:
     studio.user(sm, vice, "cy", {"ml:owner": "cy@example.com"})
     sm.update_user_profile(DomainId=on, UserProfileName="ana", UserSettings={"JupyterLabAppSettings": studio.idle_block(True, 240)})
     sm.update_user_profile(DomainId=vice, UserProfileName="cy", UserSettings={"JupyterLabAppSettings": studio.idle_block(False)})
-    old = datetime.now(UTC) - timedelta(days=2)
+    # younger than their timeouts plus the margin (docs/kinds/studio-app.md, trust then verify): covered apps not yet due a look
+    old = datetime.now(UTC) - timedelta(minutes=30)
     smd = studio.smd_image(sm)
     apps: dict[str, str] = {"domain": on, "vice": vice}
     for domain, space, owner, kwargs in (

@@ -113,3 +113,59 @@ def test_invocations_not_finished_within_the_bound_are_unknown_and_batches_hold_
     assert fake.polls == 3 * (int(ssm.WAIT_SECONDS // ssm.POLL_SECONDS) + 1)
     assert {s.status for s in out.values()} == {"failed"} and set(out) == set(ids)
     assert "had not answered" in out[ids[0]].detail
+
+
+# -- the instance store, read by the same command (issue 37, item 1) ---------------------------------
+def store_output(*lines: str, gpus: str = "0, 431") -> str:
+    return "\n".join(["#gpu", gpus, "#store", *lines]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("lines", "status", "disks", "with_data", "used"),
+    [
+        (
+            ("disk nvme1n1", "mount /dev/nvme0n1p1 9 99 1 /", "mount /dev/nvme1n1 48000000000 250000000000 1 /opt/dlami/nvme"),
+            "read",
+            ("nvme1n1",),
+            ("/opt/dlami/nvme",),
+            48_000_000_000,
+        ),
+        (("disk nvme1n1", "mount /dev/nvme1n1 72000000 250000000000 0 /opt/dlami/nvme"), "read", ("nvme1n1",), (), 0),
+        (("disk nvme1n1",), "read", ("nvme1n1",), (), 0),
+        # a partition, and a RAID 0 over two disks with LVM on top: both on the store
+        (("disk nvme1n1", "mount /dev/nvme1n1p1 5 9 1 /data"), "read", ("nvme1n1",), ("/data",), 5),
+        (
+            (
+                "disk nvme1n1",
+                "disk nvme2n1",
+                "holder md0 nvme1n1",
+                "holder md0 nvme2n1",
+                "holder dm-0 md0",
+                "mount /dev/dm-0 7 9 1 /scratch dir",
+            ),
+            "read",
+            ("nvme1n1", "nvme2n1"),
+            ("/scratch dir",),
+            7,
+        ),
+        # an EBS data volume with files is not the instance store
+        (("disk nvme2n1", "mount /dev/nvme1n1 7 9 1 /ebs"), "read", ("nvme2n1",), (), 0),
+        (("disk nvme1n1", "----------ERROR-------"), "failed", (), (), 0),
+        (("disk nvme1n1", "mount /dev/nvme1n1 lots 9 1 /x"), "failed", (), (), 0),
+        (("disk nvme1n1", "mount /dev/nvme1n1 5 9 maybe /x"), "failed", (), (), 0),
+    ],
+)
+def test_the_instance_store_section_is_read_or_refused(lines, status, disks, with_data, used):
+    store = ssm.parse(store_output(*lines)).store
+    assert store is not None and (store.status, store.disks) == (status, disks)
+    assert tuple(m.mount for m in store.with_data) == with_data and store.used_bytes == used
+
+
+def test_the_gpu_part_and_the_store_part_are_read_apart():
+    # nvidia-smi missing (a Neuron box): no GPU reading, the store still read
+    sample = ssm.parse(store_output("disk nvme1n1", gpus=""))
+    assert sample.status == "failed" and sample.store is not None and sample.store.status == "read"
+    # nvidia-smi's plain CSV (an older command's answer): a GPU reading, no store reading
+    assert ssm.parse("0, 431\n").store is None
+    # the marks without the store section: neither
+    assert ssm.parse("#gpu\n0, 431\n").status == "failed"

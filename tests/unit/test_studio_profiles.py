@@ -55,7 +55,7 @@ def judged(facts: AppFacts, settings: Settings = OFF):
         "us-east-1",
         "InService",
         tags={},
-        created_at=NOW - timedelta(days=2),
+        created_at=NOW - timedelta(minutes=90),  # within a 120-minute timeout plus the margin: covered, not yet due a look
         facts=facts,
     )
     return decide(r, None, read_tags({}, settings), settings, NOW)

@@ -28,6 +28,10 @@ NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 S = Settings()
 
 
+# younger than its timeout plus the margin (docs/kinds/studio-app.md, trust then verify): covered, not yet due a look
+YOUNG = NOW - timedelta(minutes=45)
+
+
 def app(
     app_type: str = "Canvas",
     created: datetime | None = NOW - timedelta(days=1),
@@ -113,7 +117,7 @@ def test_jupyterlab_and_code_editor_are_never_idle_whatever_their_age(app_type):
     old = app(app_type, created=NOW - timedelta(days=30))
     d = run(old, None)
     assert d.verdict is Verdict.KEEP and d.unknown == "no-activity-signal" and "StudioEnforceIdleShutdownMinutes" in d.reason
-    covered = run(app(app_type, idle_shutdown=120), None)
+    covered = run(app(app_type, idle_shutdown=120, created=YOUNG), None)
     assert covered.verdict is Verdict.KEEP and covered.unknown == "idle-shutdown-on" and "after 120 min idle" in covered.reason
     custom = run(app(app_type, idle_shutdown=120, image="team-image"), None)
     assert custom.verdict is Verdict.KEEP and custom.unknown == "idle-shutdown-unsupported-image" and "team-image" in custom.reason
@@ -199,7 +203,7 @@ def test_the_admin_timeout_is_held_to_what_aws_accepts():
 )
 def test_idle_shutdown_counts_only_on_sagemaker_distribution_2_or_newer(version, old):
     # Given a JupyterLab app its domain's idle shutdown covers, on SageMaker Distribution `version` (None: not said)
-    d = run(app("JupyterLab", idle_shutdown=120, smd_version=version), None)
+    d = run(app("JupyterLab", idle_shutdown=120, smd_version=version, created=YOUNG), None)
     # Then it is covered only from 2.0 on; before, or unsaid, it is unknown with the image's own code and fix
     if old:
         assert d.verdict is Verdict.KEEP and d.unknown == "idle-shutdown-old-image" and "2.0 or newer" in d.reason
@@ -216,7 +220,7 @@ def test_a_custom_image_is_unknown_whatever_its_domain_says_and_says_why():
 @pytest.mark.parametrize("app_type", ["JupyterLab", "CodeEditor"])
 def test_a_shared_space_follows_its_space_settings_and_says_so(app_type):
     # covered when its domain's DefaultSpaceSettings turn idle shutdown on
-    covered = run(app(app_type, idle_shutdown=60, shared=True), None)
+    covered = run(app(app_type, idle_shutdown=60, shared=True, created=YOUNG), None)
     assert covered.unknown == "idle-shutdown-on" and "shared space's (DefaultSpaceSettings)" in covered.reason
     # unknown when they do not (Code Editor: there is no such setting), with the shared-space code and its fix
     off = run(app(app_type, shared=True), None)
@@ -259,3 +263,16 @@ def test_a_domain_whose_shared_spaces_lack_idle_shutdown_is_reported_and_the_opt
     assert shared_idle_settings({"DefaultSpaceSettings": {"JupyterLabAppSettings": ON, "CodeEditorAppSettings": ON}}) == (
         IdleSetting("JupyterLab", True, 120),
     )
+
+
+# these apps have no IAM sign-in (JupyterReads could not read them): the code without "jupyterlab-"; the one
+# JupyterReads reaches is tests/integration/test_studio_idle_shutdown_verified.py's
+@pytest.mark.parametrize(("app_type", "code"), [("JupyterLab", "idle-shutdown-unverified"), ("CodeEditor", "idle-shutdown-unverified")])
+def test_a_covered_app_past_its_timeout_and_the_margin_is_covered_by_aws_unverified(app_type, code):
+    # Given an app idle shutdown (120 min) covers, running for a day, and nothing read for it
+    d = run(app(app_type, idle_shutdown=120), None)
+    # Then it is kept as unknown, saying since when it should have been stopped and how to verify it
+    assert d.verdict is Verdict.KEEP and d.unknown == code
+    assert d.reason.startswith("covered by AWS, unverified since 2026-") and "after 120 min idle" in d.reason
+    # created a day before NOW (12:00), due at its 120-minute timeout plus the 30-minute margin
+    assert d.evidence["unverified_since"] == "2026-12-01T14:30:00Z" and "unverified since 2026-12-01T14:30:00Z" in d.reason

@@ -16,6 +16,12 @@ DescribeInstanceInformation and no ListCommandInvocations, and every invocation 
   carries CommandPlugins with the plugin's Output ("Output of the plugin execution",
   https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_CommandPlugin.html).
 Every state lives on moto's SSM backend: in-process and server mode (ThreadedMotoServer) alike.
+
+`box_output` is what the reaper's one command (reaper.kinds.ec2.ssm.COMMAND) prints on a box with those GPUs
+and block devices: nvidia-smi's CSV, then the instance-store NVMe disks (named by their model, "Amazon EC2 NVMe
+Instance Storage": https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/nvme-ebs-volumes.html and
+https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/InstanceStorage.html), the devices built over them, and each
+mounted /dev filesystem with df's used bytes and whether anything but lost+found is at its top.
 """
 
 from __future__ import annotations
@@ -59,6 +65,22 @@ def register(backend: Any, instance_id: str, ping: str = "Online") -> None:
 
 def stdout(backend: Any, instance_id: str, text: str) -> None:
     kit(backend).stdout[instance_id] = text
+
+
+def box_output(
+    gpus: str = "0, 431\n",
+    disks: tuple[str, ...] = (),
+    holders: tuple[tuple[str, str], ...] = (),
+    mounts: tuple[tuple[str, int, bool, str], ...] = (),
+) -> str:
+    """What the reaper's command prints on such a box. `mounts`: (device, used bytes, has files, mount point); a
+    device is its /dev name as readlink -f gives it (nvme1n1, md0, dm-0), and the root EBS volume is always there."""
+    lines = ["#gpu", *gpus.strip().splitlines(), "#store"]
+    lines += [f"disk {d}" for d in disks]
+    lines += [f"holder {h} {s}" for h, s in holders]
+    lines += ["mount /dev/nvme0n1p1 4294967296 107374182400 1 /"]  # the EBS root: never the instance store
+    lines += [f"mount /dev/{d} {used} 250000000000 {int(files)} {path}" for d, used, files, path in mounts]
+    return "\n".join(lines) + "\n"
 
 
 class SsmValidation(JsonRESTError):

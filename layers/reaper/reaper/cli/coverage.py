@@ -56,7 +56,8 @@ def _reasons(c: Coverage, settings: Any) -> list[str]:
         on = opt_in_on(t.reason, settings)
         if on is not None:
             state = f" [{t.reason.opt_in} is {'on' if on else 'off'}]"
-        out.append(f"    {t.reason.code}: {t.resources} (${t.hourly_usd:,.2f}/h{unpriced}) {t.reason.label}{state}")
+        since = f" (unverified since {t.since})" if t.since else ""
+        out.append(f"    {t.reason.code}: {t.resources} (${t.hourly_usd:,.2f}/h{unpriced}) {t.reason.label}{since}{state}")
         out.append(f"      fix: {t.reason.fix}")
     return out
 

@@ -231,6 +231,22 @@ REASONS: dict[str, Reason] = {
             covered=True,
         ),
         Reason(
+            "jupyterlab-idle-shutdown-unverified",
+            "covered by AWS, unverified: a JupyterLab app SageMaker's idle shutdown should have stopped, still running past its "
+            "timeout plus the margin; JupyterReads reads it",
+            "turn on JupyterReads: an app idle past its timeout is then deleted (the shutdown did not fire), one in use is kept "
+            "(docs/kinds/studio-app.md)",
+            opt_in="JupyterReads",
+            setting="jupyter_reads",
+        ),
+        Reason(
+            "idle-shutdown-unverified",
+            "covered by AWS, unverified: a Studio app SageMaker's idle shutdown should have stopped, still running past its "
+            "timeout plus the margin, that nothing the reaper may read can verify (Code Editor, or an IAM Identity Center domain)",
+            "look at the space; an idle-shutdown lifecycle configuration, or JupyterLab in an IAM domain with JupyterReads "
+            "(docs/kinds/studio-app.md)",
+        ),
+        Reason(
             "not-read",
             "a read failed this sweep",
             "see the sweep's errors or the resource's reason (`reaper plan`), then the next sweep reads again",
@@ -255,8 +271,11 @@ class ReasonTally:
     resources: int = 0
     hourly_usd: float = 0.0
     unpriced: int = 0  # resources without a list price (not in the dollars)
+    since: str | None = None  # the earliest `unverified_since` of its resources (covered by AWS, unverified)
 
-    def add(self, hourly: float | None) -> None:
+    def add(self, hourly: float | None, since: object = None) -> None:
+        if isinstance(since, str) and (self.since is None or since < self.since):
+            self.since = since
         self.resources += 1
         if hourly is None:
             self.unpriced += 1
@@ -293,7 +312,7 @@ class Coverage:
             self.unknown_unpriced += o.resource.hourly_usd is None
             if o.resource.price is not None and o.resource.hourly_usd is not None:
                 self.price_sources.add(o.resource.price.label)
-            self.reasons.setdefault(code, ReasonTally(reason(code))).add(o.resource.hourly_usd)
+            self.reasons.setdefault(code, ReasonTally(reason(code))).add(o.resource.hourly_usd, o.decision.evidence.get("unverified_since"))
         else:
             self.judged += 1
 
@@ -323,6 +342,7 @@ class Coverage:
                     "fix": t.reason.fix,
                     "opt_in": t.reason.opt_in,
                     "opt_in_on": opt_in_on(t.reason, settings),
+                    **({"unverified_since": t.since} if t.since else {}),
                 }
                 for t in self.ranked()
             ],

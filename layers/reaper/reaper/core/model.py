@@ -81,6 +81,12 @@ class Resource:
         return parts[4] if len(parts) > 4 else ""
 
 
+# Evidence key of a person's explicit consent to a loss a kind's guard otherwise refuses (the only one today: the
+# data on an EC2 instance store, "Stop anyway" in Slack: docs/slack.md). Set only by reaper.slack.stop from a click
+# the interactions function authorised (owner or admin) and recorded; read by the kind's guard.
+CONSENT = "consent"
+
+
 @dataclass(frozen=True)
 class Decision:
     """What to do with one resource and why. `evidence` holds the figures behind the reason."""

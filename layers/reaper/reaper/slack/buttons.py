@@ -7,6 +7,10 @@
   action through `pipeline.enforce` (lease, claim, state and protection read again), under its own
   role and its IAM Deny backstop, records and posts the outcome, and answers in the thread
   (reaper.slack.stop).
+- Stop anyway (an EC2 box kept for the files on its instance store; the button shows how many GB): the
+  owner's or an admin's consent to losing them, claimed once per message and recorded in the action log
+  (`instance-store-consent`) before the stop is handed to the ec2 function as a Stop now that carries it
+  (reaper.slack.stop). A second click on the same message records nothing more and stops nothing more.
 - Restore (endpoints, FSx): the restore function is invoked with the resource's name, as
   `reaper restore NAME`; it posts the result when done.
 - Confirm (a budget made from a tag, in the admin channel): admins only. The confirmation (project,
@@ -33,11 +37,12 @@ from reaper.core.timeutil import iso
 from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot
 from reaper.slack.message import escape
-from reaper.slack.request import Click
+from reaper.slack.request import STOP_ANYWAY, Click
 
 SNOOZE = timedelta(hours=24)
 MAX_BUDGET_USD = 1_000_000.0  # the contract's bound on a dollar tag
 RESTORABLE = frozenset({"endpoint", "fsx"})
+MAX_CONSENT_GB = 1_000_000.0  # no instance store is larger (the biggest are tens of TB)
 STOP_SOURCE, STOP_DETAIL_TYPE = "mlreaper.slack", "Stop now"
 
 # (target: a kind name or "restore", event) -> None; invokes that function asynchronously
@@ -92,6 +97,8 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
         except AwsError as exc:
             return _answer(base, "failed", f"Could not start restoring `{base['id']}`: {short(exc)}. Nothing was done; click again.")
         return _answer(base, "delegated", f"Restoring `{base['id']}` for <@{click.user}>; the result is posted when it is done.")
+    if click.action == STOP_ANYWAY:
+        return _stop_anyway(rt, click, base, now, dry, kind.name, invoke)
     event = stop_event(click, now)
     try:
         invoke(kind.name, event)
@@ -114,6 +121,55 @@ def stop_event(click: Click, now: datetime) -> dict[str, Any]:
         "resources": [],
         "detail": {"arn": click.arn, "user": click.user, "response_url": click.response_url, "thread_ts": click.thread_ts},
     }
+
+
+def _stop_anyway(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bool, kind: str, invoke: Invoke) -> Answer:
+    """The owner's (or an admin's) consent to losing the instance store's files: recorded once, then a Stop now
+    that carries it (docs/slack.md, Stop anyway)."""
+    gb = click.gb
+    base = {**base, "gb": gb}
+    if kind != "ec2" or gb is None or not 0 <= gb <= MAX_CONSENT_GB:
+        return _answer(base, "refused", "Stop anyway is only for an EC2 instance store, with the figure it showed: nothing was done.")
+    if dry:
+        return _answer(
+            base, "dry-run", f"Would stop `{base['id']}` and lose the {gb:,.1f} GB on its instance store (dry-run: nothing was changed)."
+        )
+    if rt.log is None:
+        return _answer(base, "refused", "No action log to record the consent in: nothing was done.")
+    key = f"instance-store-consent|{click.arn}|{click.thread_ts or click.signature}"
+    try:
+        if not rt.log.claim(key, now):
+            return _answer(
+                base,
+                "duplicate",
+                f"Stop anyway on `{base['id']}` was already asked from this message: it is recorded once and handed over once.",
+            )
+        rt.log.record(
+            {
+                **base,
+                "type": "instance-store-consent",
+                "result": "consented",
+                "reason": f"{click.user} consents to losing the {gb:,.1f} GB on its instance store",
+            },
+            now,
+            f"consent:{click.signature[-32:]}",
+        )
+    except AwsError as exc:
+        return _answer(base, "failed", f"Could not record the consent: {short(exc)}. Nothing was done; click again.")
+    event = stop_event(click, now)
+    event["detail"]["consent"] = {"gb": gb}
+    try:
+        invoke(kind, event)
+    except AwsError as exc:
+        return _answer(
+            base, "failed", f"Consent recorded, but the stop of `{base['id']}` could not be handed over: {short(exc)}. Nothing was stopped."
+        )
+    return _answer(
+        base,
+        "delegated",
+        f"<@{click.user}> asked to stop `{base['id']}` anyway (the {gb:,.1f} GB on its instance store is lost): "
+        "checking it again, then acting.",
+    )
 
 
 def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bool) -> Answer:

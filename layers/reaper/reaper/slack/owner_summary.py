@@ -25,6 +25,7 @@ from reaper.slack.message import (
     mention,
     money,
 )
+from reaper.slack.request import STOP_ANYWAY
 
 MAX_LISTED = 20
 
@@ -33,13 +34,27 @@ RESTORABLE = frozenset({"endpoint", "fsx"})
 BUTTON_VALUE_MAX = 2000
 
 
+STORE_USED_GB = "instance_store_used_gb"  # reaper.kinds.ec2.rules: the GB of files on a kept box's instance store
+
+
+def store_gb(item: ResourceLine) -> float | None:
+    """The GB of files on an EC2 box's instance store, for a box kept for them only (Stop anyway), else None."""
+    gb = item.evidence.get(STORE_USED_GB)
+    if item.kind != "ec2" or str(item.verdict) != "keep" or isinstance(gb, bool) or not isinstance(gb, int | float):
+        return None
+    return float(gb)
+
+
 def buttons_for(item: ResourceLine) -> list[tuple[str, str]]:
     """(action_id, label) for what can be asked of this resource from Slack."""
     out = [("reaper:snooze", "Snooze 24 h"), ("reaper:exempt", "Exempt")]
+    gb = store_gb(item)
     if item.executed and item.kind in RESTORABLE:
         out.append(("reaper:restore", "Restore"))
     elif item.verdict in ("act", "warn") and not item.executed and item.action:
         out.append(("reaper:stop", "Stop now"))
+    elif gb is not None:
+        out.append((STOP_ANYWAY, f"Stop anyway (the {gb:,.1f} GB on the instance store is lost)"))
     return out
 
 
@@ -58,7 +73,8 @@ def render(p: OwnerSummaryMessage) -> Message:
         icon = VERDICT_ICON.get(str(item.verdict), "")
         text = f"{icon} *{headline(item)}* · {escape(item.region)}\n{escape(item.reason)}\n{cost_line(item)}"
         blocks.append(SectionBlock(text=MarkdownTextObject(text=cuts.cut(text, SECTION_TEXT_MAX, "item"))))
-        value = button_value({"arn": item.arn, "kind": item.kind})  # all else is read again on a click
+        gb = store_gb(item)  # Stop anyway carries the figure it shows: the consent covers that much
+        value = button_value({"arn": item.arn, "kind": item.kind, **({"gb": gb} if gb is not None else {})})  # all else is read again
         if len(value) <= BUTTON_VALUE_MAX and item.arn:
             blocks.append(
                 ActionsBlock(

@@ -40,7 +40,8 @@ MAX_BODY_BYTES = 64 * 1024  # a block_actions payload is a few KiB; Slack's own 
 MAX_JSON_DEPTH = 32  # a button click's payload nests 5 deep
 MAX_SIGNATURE = 128  # `v0=` and 64 hex digits; the claim's key holds it whole
 MAX_LOGGED_KEY = 1024  # a DynamoDB sort key is at most 1,024 bytes
-ACTIONS = frozenset({"reaper:snooze", "reaper:exempt", "reaper:restore", "reaper:stop", "reaper:confirm-budget"})
+STOP_ANYWAY = "reaper:stop-anyway"  # an EC2 box kept for its instance store's files: stop it, and they are lost
+ACTIONS = frozenset({"reaper:snooze", "reaper:exempt", "reaper:restore", "reaper:stop", STOP_ANYWAY, "reaper:confirm-budget"})
 
 
 class RequestRefused(Exception):
@@ -63,6 +64,7 @@ class Click:
     project: str | None = None  # confirm-budget: the budget's ml:project
     usd: float | None = None  # confirm-budget: the amount the message showed
     logged: str | None = None  # the central digest's Stop now: the organisation log's key of the record it showed
+    gb: float | None = None  # Stop anyway: the GB on the instance store the button said would be lost
 
     def record(self) -> dict[str, Any]:
         """The start of the click's action-log record: which button, on what, by whom."""
@@ -188,6 +190,7 @@ def parse_click(body: str, signature: str) -> Click:
             project=str(value["project"]) if "project" in value else None,
             usd=float(value["usd"]) if "usd" in value else None,
             logged=str(value["logged"])[:MAX_LOGGED_KEY] if "logged" in value else None,
+            gb=float(value["gb"]) if "gb" in value else None,
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):  # float(10**400)
         raise RequestRefused(400, "not a button click from an mlreaper message") from None

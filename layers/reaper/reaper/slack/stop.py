@@ -10,6 +10,11 @@ kind's action is carried out with a Decision ACT through the sweep's tail: time,
 state, protection and those reasons read again just before the change, then recorded and posted
 like a sweep's. A click skips the idle wait and the grace period, never a guard. The outcome is
 answered in the clicked message's thread.
+
+Stop anyway (an EC2 box kept for the files on its instance store): the same door, with the owner's (or an
+admin's) consent, recorded by the interactions function before it handed the click over, carried in the
+decision's evidence (`CONSENT`); the kind's guard lets the instance store through on it, and only on it
+(a fresh reading of more than the figure consented to still refuses: reaper.kinds.ec2.rules).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from reaper.core.model import Decision, Mode, Resource, Verdict
+from reaper.core.model import CONSENT, Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, production_guard
 from reaper.core.settings import Settings
 from reaper.kinds.base import Kind
@@ -31,13 +36,15 @@ class _Click:
     """A rule's decision judged for a Stop-now click (a pipeline.Judge). Keeps the state it found when
     no action may start from it, so the answer says so."""
 
-    def __init__(self, settings: Settings, user: str) -> None:
-        self.settings, self.user = settings, user
+    def __init__(self, settings: Settings, user: str, consent: dict[str, Any] | None = None) -> None:
+        self.settings, self.user, self.consent = settings, user, consent
         self.nothing_to_stop: str | None = None
 
     def __call__(self, kind: Kind, r: Resource, ruled: Decision, view: TagView) -> Decision:
         # The kind's rule names the action (an endpoint is deleted or taken to zero by its type, an FSx
         # file system is backed up first); when the rule would keep it, the kind's first action.
+        if self.consent is not None:
+            ruled = ruled.with_(evidence={**ruled.evidence, CONSENT: self.consent})
         first = next(iter(kind.actions.values()))
         action = (kind.actions.get(ruled.action) if ruled.action else None) or (first if r.state in first.valid_origin_states else None)
         if ruled.verdict in (Verdict.EXEMPT, Verdict.ERROR):  # exempt, snoozed, bad tag, production: as a sweep
@@ -51,12 +58,29 @@ class _Click:
         else:
             decision = Decision(
                 Verdict.ACT,
-                f"{action.name} now, asked in Slack by {self.user} (the rule said: {ruled.reason})",
+                f"{action.name} now, asked in Slack by {self.user}{self._consented()} (the rule said: {ruled.reason})",
                 action=action.name,
                 evidence=ruled.evidence,
                 skip_grace=True,
             )
         return production_guard(decision, view, self.settings)
+
+    def _consented(self) -> str:
+        if self.consent is None:
+            return ""
+        return f", who consented to losing the {float(self.consent.get('gb') or 0):,.1f} GB on its instance store"
+
+
+def consent_of(detail: dict[str, Any], user: str) -> dict[str, Any] | None:
+    """The consent a Stop-anyway event carries (reaper.slack.buttons), or None: the figure shown, and who gave it."""
+    given = detail.get("consent")
+    if not isinstance(given, dict):
+        return None
+    try:
+        gb = float(given["gb"])
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+    return {"gb": gb, "user": user} if 0 <= gb <= 1_000_000 and user else None
 
 
 def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -65,7 +89,7 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     name = escape(arn.rsplit("/", 1)[-1])  # shown in the thread: escaped like every message (docs/slack.md, Escaping)
     if region not in rt.regions:
         return _said(detail, f"`{name}`: not a resource in a region mlreaper sweeps; nothing was done.", "refused")
-    click = _Click(rt.settings, user)
+    click = _Click(rt.settings, user, consent_of(detail, user))
     outcomes = pipeline.sweep_kind(rt, kind, region, now, event_id, lambda _msg: None, only=[arn], judge=click)
     found = [o for o in outcomes if o.resource.arn == arn]
     if not found:

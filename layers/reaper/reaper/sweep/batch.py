@@ -110,7 +110,7 @@ class Batch:
     def _gated(self, action: Action, o: Outcome, read: tuple[str | None, dict[str, str]] | None = None) -> bool:
         """The gate, alone, just before the batch's call: True when this change may be made."""
         try:
-            o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason, read)
+            o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason, read, ruled=o.decision)
         except AwsError as exc:
             o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
         except Exception as exc:  # a bug in a kind's check: this resource's error, as process() makes it

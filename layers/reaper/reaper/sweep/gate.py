@@ -33,12 +33,20 @@ AGAIN = "read again just before the change"
 
 
 def gate(
-    kind: Kind, action: Action, resource: Resource, ctx: ActContext, reason: str = "", read: tuple[str | None, dict[str, str]] | None = None
+    kind: Kind,
+    action: Action,
+    resource: Resource,
+    ctx: ActContext,
+    reason: str = "",
+    read: tuple[str | None, dict[str, str]] | None = None,
+    ruled: Decision | None = None,
 ) -> Result | None:
     """None when the change may be made now; else the Result that says why nothing was done.
 
     `read`: the state and tags a batch's one read of its members (`Kind.read_many`) found just now for
-    this resource; without it, both are read here. AWS errors of the reads propagate: the caller reports
+    this resource; without it, both are read here. `ruled`: the decision about to be carried out, which the
+    kind's guard may read (EC2: an instance store read empty this sweep, or a recorded consent).
+    AWS errors of the reads propagate: the caller reports
     them as a failure, nothing changed.
     """
     ctx.read_now.clear()
@@ -51,7 +59,7 @@ def gate(
     protected, fresh = protected_now(ctx, resource, None if read is None else read[1])
     if protected:
         return Result.protected(protected)
-    why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings)
+    why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings, ruled)
     if why is not None:
         return Result.refused(f"refused to {action.name}: {why} ({AGAIN}): nothing done")
     # the action takes what was read here rather than reading it again (ActContext.gated)

@@ -492,7 +492,9 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, gated: b
     """The gate (unless `gated`: a batch's, just passed), then the change alone."""
     d, r = outcome.decision, outcome.resource
     try:
-        stopped = None if gated else gate(kind, action, r, ctx, d.reason)  # state, protection and the kind's guards, read again now
+        stopped = (
+            None if gated else gate(kind, action, r, ctx, d.reason, ruled=d)
+        )  # state, protection and the kind's guards, read again now
         if stopped is not None:
             return stopped
         detail = action.runner()(ctx, r, d)

@@ -76,6 +76,38 @@ class GpuSample:
     status: str  # "read", "no-agent" (no online SSM Agent), "failed" (not delivered, not finished, not parseable)
     gpus: tuple[tuple[float, float], ...] = ()  # per GPU: (utilization.gpu %, memory.used MiB)
     detail: str = ""  # why there is no reading; never the command's raw output
+    store: StoreReading | None = None  # the instance store, read by the same command (None: not asked)
+
+
+@dataclass(frozen=True)
+class StoreMount:
+    """A mounted filesystem on the instance store (a store disk, its partition, or a RAID/LVM device over it)."""
+
+    device: str  # e.g. "nvme1n1", "md0"
+    mount: str  # where it is mounted, e.g. "/opt/dlami/nvme"
+    used_bytes: int  # df's Used: the filesystem's own overhead included
+    has_files: bool  # anything at its top but lost+found: data a stop would erase
+
+
+@dataclass(frozen=True)
+class StoreReading:
+    """GpuSsmReads: the instance store as the box sees it (kinds/ec2/ssm.py), read in the same command as nvidia-smi.
+
+    `status` "read" or "failed" (no reading: today's rule, kept). An instance-store NVMe device names itself
+    in /sys/block/*/device/model as "Amazon EC2 NVMe Instance Storage" (docs/aws-assumptions.md, I-1)."""
+
+    status: str
+    disks: tuple[str, ...] = ()  # the instance-store NVMe devices found
+    mounts: tuple[StoreMount, ...] = ()  # the filesystems mounted on them
+    detail: str = ""  # why there is no reading; never the command's raw output
+
+    @property
+    def with_data(self) -> tuple[StoreMount, ...]:
+        return tuple(m for m in self.mounts if m.has_files)
+
+    @property
+    def used_bytes(self) -> int:
+        return sum(m.used_bytes for m in self.with_data)
 
 
 @dataclass(frozen=True)
@@ -85,6 +117,7 @@ class Ec2Signal:
     accelerator: dict[str, Series] = field(default_factory=dict)  # metric name -> Maximum per period
     window_end: datetime | None = None  # end of the last period the idle window covers
     gpu_sample: GpuSample | None = None  # GpuSsmReads, for a GPU box without a GPU series; None = not read
+    store: StoreReading | None = None  # GpuSsmReads, for a box with an instance store; None = not read
 
 
 def align(now: datetime) -> datetime:

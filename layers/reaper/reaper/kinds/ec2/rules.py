@@ -3,7 +3,8 @@
 In order: not running; managed by something else; instance-store root; a Spot instance that cannot
 stop; off-hours; started too recently; then the evidence — every signal under its threshold in
 every period of the window, or it is kept. Last, a stop that would erase instance-store data waits
-for the owner's `reaper:disposable=true`.
+for the owner's `reaper:disposable=true` or their "Stop anyway" in Slack; with GpuSsmReads the box's
+instance store is read, and one that holds nothing is stopped like any other (docs/kinds/ec2.md).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper.aws.metrics import Series
-from reaper.core.model import Decision, Resource, Verdict
+from reaper.core.model import CONSENT, Decision, Resource, Verdict
 from reaper.core.policy import TagView, off_hours_stop
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
@@ -33,6 +34,7 @@ from reaper.kinds.ec2.model import (
     Ec2Facts,
     Ec2Signal,
     GpuSample,
+    StoreReading,
     align,
     window_end,
 )
@@ -44,6 +46,16 @@ UNKNOWN = "unknown_evidence"
 
 # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html
 # "You can't stop or hibernate instance store-backed instances."
+# Evidence keys of the instance store, as GpuSsmReads read it this sweep (kinds/ec2/ssm.py): nothing on it (the
+# stop loses nothing), or what is on it (GB and where). The Slack button reads STORE_USED_GB.
+STORE_EMPTY = "instance_store_empty"
+STORE_USED_GB = "instance_store_used_gb"
+STORE_MOUNTS = "instance_store_mounts"
+GB = 1_000_000_000
+# A consent covers the figure it was shown: a fresh reading above it by more than this refuses the stop.
+CONSENT_SLACK = 1.10
+CONSENT_SLACK_GB = 1.0
+
 INSTANCE_STORE_ROOT = "instance-store root device: it cannot be stopped, only terminated, and the reaper never terminates"
 
 
@@ -64,14 +76,16 @@ def decide(resource: Resource, signal: Ec2Signal | None, view: TagView, settings
 
     decision = off_hours_stop(view, settings, now, ActionName.STOP) or _evidence(resource, facts, signal, view, settings, now)
     if decision.verdict is Verdict.ACT and facts.instance_store_gib and not view.disposable:
-        return _instance_store_kept(resource, facts, decision, settings)
+        return _instance_store(resource, facts, decision, settings, signal.store if signal else None)
     return decision
 
 
 def guard(resource: Resource, view: TagView, settings: Settings, ruled: Decision | None = None) -> str | None:
     """Why this instance is not changed whatever asks (a sweep, a kill date, a budget, a Stop-now click),
     or None. Read on the tags as they are now (the gate passes them read again just before the stop).
-    With `ruled` (the rule's fresh decision, for a click), unknown evidence keeps it too."""
+    With `ruled` (the rule's fresh decision, for a click; the decision about to be carried out, at the gate),
+    unknown evidence keeps it too, and an instance store is let through when this sweep read it empty or the
+    owner (or an admin) consented to losing what is on it."""
     facts = resource.facts_as(Ec2Facts)
     managed = managed_by(resource.tags) or facts.managed_by
     if managed:
@@ -81,12 +95,28 @@ def guard(resource: Resource, view: TagView, settings: Settings, ruled: Decision
     if facts.spot_stop:
         return facts.spot_stop
     if facts.instance_store_gib and not view.disposable:
+        why = _store_refusal(facts, settings, ruled)
+        if why is not None:
+            return why
+    if ruled is not None and ruled.verdict is Verdict.KEEP and ruled.evidence.get(UNKNOWN):
+        return ruled.reason
+    return None
+
+
+def _store_refusal(facts: Ec2Facts, settings: Settings, ruled: Decision | None) -> str | None:
+    """Why the instance store still keeps it, or None: read empty this sweep, or a consent that covers what is on it."""
+    evidence = ruled.evidence if ruled is not None else {}
+    if evidence.get(STORE_EMPTY) is True:
+        return None
+    consent = evidence.get(CONSENT)
+    if not isinstance(consent, dict):
         return (
             f"a stop erases its {facts.instance_store_gib} GB instance store (local NVMe): "
             f"tag {settings.tag('disposable')}=true to let the reaper stop it"
         )
-    if ruled is not None and ruled.verdict is Verdict.KEEP and ruled.evidence.get(UNKNOWN):
-        return ruled.reason
+    shown, now = float(consent.get("gb") or 0.0), evidence.get(STORE_USED_GB)
+    if isinstance(now, int | float) and now > shown * CONSENT_SLACK + CONSENT_SLACK_GB:
+        return f"its instance store now holds {now:,.1f} GB, more than the {shown:,.1f} GB consented to: the next message asks again"
     return None
 
 
@@ -284,6 +314,36 @@ def _no_accelerator_metric(resource: Resource, facts: Ec2Facts, metrics: tuple[s
     )
 
 
+def _instance_store(resource: Resource, facts: Ec2Facts, decision: Decision, settings: Settings, store: StoreReading | None) -> Decision:
+    """A stop the evidence asks for, on a box with an instance store: stopped when this sweep read nothing on it;
+    kept with the figure and where when it holds files; kept as today without a reading."""
+    if store is None or store.status != "read" or not store.disks:
+        # no reading, or one that found no device naming itself instance storage on a type that has some: the
+        # model string is how the box tells them apart (docs/aws-assumptions.md, I-1), so without it, today's rule
+        return _instance_store_kept(resource, facts, decision, settings)
+    if not store.with_data:
+        where = ", ".join(f"{m.mount} (no files)" for m in store.mounts) or "nothing mounted"
+        return decision.with_(
+            reason=f"{decision.reason}; its {facts.instance_store_gib} GB instance store holds nothing ({where}): the stop loses nothing",
+            evidence={**decision.evidence, STORE_EMPTY: True, "instance_store_gib": facts.instance_store_gib},
+        )
+    used = round(store.used_bytes / GB, 1)
+    where = ", ".join(f"{m.mount} ({m.used_bytes / GB:,.1f} GB)" for m in store.with_data)
+    return Decision(
+        Verdict.KEEP,
+        f"would stop ({decision.reason}), but its instance store holds {used:,.1f} GB of files at {where}, and a stop "
+        f"erases it: the owner (or an admin) can stop it anyway from Slack, or tag {settings.tag('disposable')}=true",
+        evidence={
+            **decision.evidence,
+            "instance_store_gib": facts.instance_store_gib,
+            STORE_USED_GB: used,
+            STORE_MOUNTS: [m.mount for m in store.with_data],
+        },
+        notify=True,
+        notify_key=f"ec2-instance-store-data:{resource.id}:{iso(facts.launched_at) if facts.launched_at else '-'}",
+    )
+
+
 def _instance_store_kept(resource: Resource, facts: Ec2Facts, decision: Decision, settings: Settings) -> Decision:
     # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/InstanceStorage.html: instance-store data
     # is lost when the instance is stopped, hibernated or terminated.
@@ -307,5 +367,5 @@ def kill_decision(
         return None
     decision = Decision(Verdict.ACT, reason, action=ActionName.STOP)
     if facts.instance_store_gib and not view.disposable:
-        return _instance_store_kept(resource, facts, decision, settings)
+        return _instance_store(resource, facts, decision, settings, signal.store if signal else None)
     return decision

@@ -70,36 +70,47 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     start = window_end(now) - timedelta(minutes=max(longest, LOOKBACK_MINUTES))
     series = fetch(clients("cloudwatch"), [q for r in readable for q in queries_for(r)], start, end)
     out: dict[str, Ec2Signal] = {}
-    samples = _gpu_samples(clients, readable, series, settings, now)
+    samples = _ssm_samples(clients, readable, series, settings, now)
     for r in readable:
+        sample = samples.get(r.id)
         accelerator = {m: series.get(f"{r.id}|acc|{m}", []) for m in accelerator_metrics(r.facts_as(Ec2Facts))}
         out[r.id] = Ec2Signal(
             cpu=series.get(f"{r.id}|cpu", []),
             network=network_sum(series.get(f"{r.id}|in", []), series.get(f"{r.id}|out", [])),
             accelerator={m: s for m, s in accelerator.items() if s},
             window_end=window_end(now),
-            gpu_sample=samples.get(r.id),
+            gpu_sample=sample if sample is not None and _no_gpu_series(r, series) else None,
+            store=sample.store if sample is not None and _has_store(r) else None,
         )
     return out
 
 
-def _gpu_samples(
+def _no_gpu_series(r: Resource, series: Mapping[str, Series]) -> bool:
+    return r.facts_as(Ec2Facts).accelerator == "gpu" and not series.get(f"{r.id}|acc|{GPU_SERIES}")
+
+
+def _has_store(r: Resource) -> bool:
+    return r.facts_as(Ec2Facts).instance_store_gib > 0
+
+
+def _ssm_samples(
     clients: Clients, readable: list[Resource], series: Mapping[str, Series], settings: Settings, now: datetime
 ) -> dict[str, GpuSample]:
-    """GpuSsmReads=on: an nvidia-smi sample for the GPU boxes without a GPU series, except those the reaper may
-    not change (exempt, snoozed, bad tag, production stage): IAM denies SendCommand on them too, and their
-    verdict does not depend on it."""
+    """GpuSsmReads=on: one command (nvidia-smi, and the instance store) for the GPU boxes without a GPU series and
+    the boxes with an instance store that is not tagged disposable, except those the reaper may not change
+    (exempt, snoozed, bad tag, production stage): IAM denies SendCommand on them too, and their verdict does
+    not depend on it."""
     if not settings.gpu_ssm_reads:
         return {}
-    candidates = [
-        r.id
-        for r in readable
-        if r.facts_as(Ec2Facts).accelerator == "gpu"
-        and not series.get(f"{r.id}|acc|{GPU_SERIES}")
-        and screen(view := read_tags(r.tags, settings), settings, now) is None
-        and not is_production(view, settings)
-    ]
+    candidates = [r.id for r in readable if _asked(r, series, settings, now)]
     return ssm.read(clients("ssm"), candidates) if candidates else {}
+
+
+def _asked(r: Resource, series: Mapping[str, Series], settings: Settings, now: datetime) -> bool:
+    view = read_tags(r.tags, settings)
+    if screen(view, settings, now) is not None or is_production(view, settings):
+        return False
+    return _no_gpu_series(r, series) or (_has_store(r) and not view.disposable)
 
 
 def network_sum(inbound: Series, outbound: Series) -> Series:

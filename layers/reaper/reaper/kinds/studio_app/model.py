@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
+
+from reaper.core.timeutil import as_utc
 
 KIND = "studio-app"
 
@@ -30,6 +32,10 @@ CANVAS_METRIC = "TimeSinceLastActive"
 NO_ACTIVITY_SIGNAL = "no-activity-signal"  # idle shutdown off in its domain: Code Editor, or JupyterLab JupyterReads cannot open
 JUPYTERLAB_NO_SIGNAL = "jupyterlab-no-activity-signal"  # idle shutdown off in its domain: JupyterLab JupyterReads can read
 IDLE_SHUTDOWN_ON = "idle-shutdown-on"  # SageMaker itself stops it when idle
+# SageMaker's idle shutdown should have stopped it, it still runs past its timeout plus IDLE_SHUTDOWN_MARGIN, and nothing
+# verified it is in use: "covered by AWS, unverified" (Code Editor or an SSO domain / a JupyterLab app JupyterReads can read)
+IDLE_SHUTDOWN_UNVERIFIED = "idle-shutdown-unverified"
+JUPYTERLAB_IDLE_SHUTDOWN_UNVERIFIED = "jupyterlab-idle-shutdown-unverified"
 UNSUPPORTED_IMAGE = "idle-shutdown-unsupported-image"  # a custom image: whether it supports idle shutdown cannot be read
 JUPYTERLAB_UNSUPPORTED_IMAGE = "jupyterlab-unsupported-image"  # the same, a JupyterLab app JupyterReads can read
 OLD_IMAGE = "idle-shutdown-old-image"  # SageMaker Distribution older than 2.0, or a version the app does not say
@@ -49,6 +55,9 @@ IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "Cod
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html
 SPACE_IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings"}
 SMD_FIRST_WITH_IDLE_SHUTDOWN = 2  # idle shutdown needs SageMaker Distribution 2.0 or newer (studio-updated-idle-shutdown.html)
+# Trust, then verify (docs/kinds/studio-app.md): an app idle shutdown covers is looked at again once it has run longer
+# than its timeout plus this margin (two default sweeps; the shutdown's own check and the app's deletion take minutes).
+IDLE_SHUTDOWN_MARGIN = timedelta(minutes=30)
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,29 @@ class AppFacts:
             return False
         major = (self.smd_version or "").split(".", 1)[0]
         return not (major.isdigit() and int(major) >= SMD_FIRST_WITH_IDLE_SHUTDOWN)
+
+    @property
+    def covered_by_aws(self) -> bool:
+        """SageMaker's built-in idle shutdown should stop it: a JupyterLab or Code Editor app with a timeout from its
+        domain, shared space or user profile, on SageMaker Distribution 2.0+ (what the rules call `idle-shutdown-on`)."""
+        return (
+            self.app_type in IDLE_SHUTDOWN_TYPES
+            and bool(self.idle_shutdown_minutes)
+            and self.custom_image is None
+            and not self.old_image
+            and self.profile_unread is None
+        )
+
+    @property
+    def verifiable(self) -> bool:
+        """A covered app whose Jupyter server JupyterReads can read (JupyterLab, IAM domain, a profile to sign in as)."""
+        return self.covered_by_aws and self.app_type == "JupyterLab" and self.auth_mode == "IAM" and bool(self.sign_in_as)
+
+    def verify_from(self, created_at: datetime | None) -> datetime | None:
+        """When a covered app still running is past due: created + its timeout + IDLE_SHUTDOWN_MARGIN (None: not covered)."""
+        if not self.covered_by_aws or created_at is None or not self.idle_shutdown_minutes:
+            return None
+        return as_utc(created_at) + timedelta(minutes=self.idle_shutdown_minutes) + IDLE_SHUTDOWN_MARGIN
 
     @property
     def owner_name(self) -> str:

@@ -15,8 +15,11 @@ from reaper.kinds.studio_app.model import (
     CANVAS_METRIC,
     CLASSIC_NO_SIGNAL,
     CLASSIC_SERVER_NO_SIGNAL,
+    IDLE_SHUTDOWN_MARGIN,
     IDLE_SHUTDOWN_ON,
     IDLE_SHUTDOWN_TYPES,
+    IDLE_SHUTDOWN_UNVERIFIED,
+    JUPYTERLAB_IDLE_SHUTDOWN_UNVERIFIED,
     JUPYTERLAB_NO_SIGNAL,
     JUPYTERLAB_OLD_IMAGE,
     JUPYTERLAB_PROFILE_IDLE_OFF,
@@ -58,9 +61,14 @@ def decide(resource: Resource, signal: AppActivity | JupyterReading | None, view
             f"running for {human_duration(now - as_utc(resource.created_at))}, less than the idle window ({window} min)",
             evidence=evidence,
         )
+    if isinstance(signal, JupyterReading) and facts.covered_by_aws:
+        return _verify(facts, signal, now, evidence, settings, resource.created_at)
     if isinstance(signal, JupyterReading):
         return _from_jupyter(facts, signal, window, now, evidence)
     if facts.app_type in IDLE_SHUTDOWN_TYPES:
+        due = facts.verify_from(resource.created_at)
+        if due is not None and now >= due:  # covered by AWS, and running past its timeout plus the margin: unread
+            return _unverified(facts, evidence, settings, due, "")
         return _no_signal(facts, evidence, settings)
     if facts.app_type != CANVAS:
         return Decision(
@@ -79,6 +87,51 @@ def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: da
     blind = f"AWS records no user activity for {facts.app_type} apps ({why})"
     decision = judge(reading, window, now, action=ActionName.DELETE, blind=blind, evidence=dict(evidence))
     return decision.with_(reason=f"{decision.reason}; {OPEN_WORK}") if decision.verdict is Verdict.ACT else decision
+
+
+def _verify(
+    facts: AppFacts, reading: JupyterReading, now: datetime, evidence: dict[str, object], settings: Settings, created: datetime | None
+) -> Decision:
+    """Trust, then verify: an app SageMaker's idle shutdown should stop, past its timeout plus the margin, read through
+    its Jupyter server. Idle for longer than that means the shutdown did not fire (an open kernel session keeps the
+    app alive): delete the app, its space and storage kept. In use: covered, verified. Unreadable: unverified."""
+    timeout = facts.idle_shutdown_minutes or 0
+    window = timeout + int(IDLE_SHUTDOWN_MARGIN.total_seconds() // 60)
+    evidence = {**evidence, "idle_shutdown_minutes": timeout}
+    blind = f"SageMaker's built-in idle shutdown ({timeout} min) should stop this {facts.app_type} app when idle"
+    decision = judge(reading, window, now, action=ActionName.DELETE, blind=blind, evidence=dict(evidence))
+    if decision.verdict is Verdict.ACT:
+        return decision.with_(
+            reason=f"SageMaker's built-in idle shutdown ({timeout} min) did not fire: {decision.reason} "
+            f"(its timeout plus {window - timeout} min); {OPEN_WORK}",
+            evidence={**decision.evidence, "idle_shutdown_missed": True},
+        )
+    if decision.unknown is not None:
+        due = facts.verify_from(created) or now
+        return _unverified(facts, evidence, settings, due, f"; its Jupyter server could not be read: {reading.unreadable or 'no reading'}")
+    return decision.with_(
+        reason=f"{decision.reason}; SageMaker's idle shutdown ({timeout} min) covers it (verified through its Jupyter server)"
+    )
+
+
+def _unverified(facts: AppFacts, evidence: dict[str, object], settings: Settings, due: datetime, read: str) -> Decision:
+    """Covered by AWS, still running past its timeout plus the margin, and nothing read says it is in use."""
+    if facts.verifiable:
+        fix = "turn on JupyterReads to verify it" if not settings.jupyter_reads else "see why its Jupyter server could not be read"
+    elif facts.app_type == "JupyterLab" and facts.auth_mode not in (None, "IAM"):
+        fix = f"its domain signs in through IAM Identity Center ({facts.auth_mode}): JupyterReads cannot open it; look at the space"
+    elif facts.app_type == "JupyterLab":
+        fix = "no user profile to sign in as: JupyterReads cannot open it; look at the space"
+    else:
+        fix = "a Code Editor app is not Jupyter: nothing the reaper can read verifies it; look at the space"
+    return Decision(
+        Verdict.KEEP,
+        f"covered by AWS, unverified since {iso(due)}: {_covered_by(facts)}, and it has run longer than that plus "
+        f"{int(IDLE_SHUTDOWN_MARGIN.total_seconds() // 60)} min"
+        f"{read}: unknown is not idle ({fix})",
+        evidence={**evidence, "idle_shutdown_minutes": facts.idle_shutdown_minutes, "unverified_since": iso(due)},
+        unknown=JUPYTERLAB_IDLE_SHUTDOWN_UNVERIFIED if facts.verifiable else IDLE_SHUTDOWN_UNVERIFIED,
+    )
 
 
 def _why_read(facts: AppFacts) -> str:
@@ -152,18 +205,9 @@ def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings)
             unknown=NOT_READ,
         )
     if facts.idle_shutdown_minutes is not None:
-        whose = (
-            "its user profile's"
-            if facts.profile_timeout
-            else "its shared space's (DefaultSpaceSettings)"
-            if facts.shared
-            else "SageMaker's"
-        )
         return Decision(
             Verdict.KEEP,
-            f"{whose} built-in idle shutdown stops this {facts.app_type} app "
-            f"{f'after {facts.idle_shutdown_minutes} min idle' if facts.idle_shutdown_minutes else 'when idle'} "
-            "(AWS records no user activity the reaper can read)",
+            f"{_covered_by(facts)} (AWS records no user activity the reaper can read)",
             evidence={**evidence, "idle_shutdown_minutes": facts.idle_shutdown_minutes},
             unknown=IDLE_SHUTDOWN_ON,
         )
@@ -179,6 +223,15 @@ def _no_signal(facts: AppFacts, evidence: dict[str, object], settings: Settings)
         evidence=evidence,
         unknown=JUPYTERLAB_NO_SIGNAL if facts.jupyter_readable else NO_ACTIVITY_SIGNAL,
     )
+
+
+def _covered_by(facts: AppFacts) -> str:
+    """Whose built-in idle shutdown stops this app, and after how long."""
+    whose = (
+        "its user profile's" if facts.profile_timeout else "its shared space's (DefaultSpaceSettings)" if facts.shared else "SageMaker's"
+    )
+    after = f"after {facts.idle_shutdown_minutes} min idle" if facts.idle_shutdown_minutes else "when idle"
+    return f"{whose} built-in idle shutdown stops this {facts.app_type} app {after}"
 
 
 def _profile_off(facts: AppFacts, evidence: dict[str, object], settings: Settings) -> Decision:

@@ -77,8 +77,12 @@ def _worth_reading(r: Resource, settings: Settings, now: datetime) -> bool:
 
 
 def _worth_opening(r: Resource, settings: Settings, now: datetime) -> bool:
-    """An app whose Jupyter server JupyterReads may open: readable, and neither production nor protected."""
-    if not isinstance(r.facts, AppFacts) or r.state != "InService" or not r.facts.jupyter_readable:
+    """An app whose Jupyter server JupyterReads may open: readable (or covered by SageMaker's idle shutdown and still
+    running past its timeout plus the margin: trust, then verify), and neither production nor protected."""
+    if not isinstance(r.facts, AppFacts) or r.state != "InService":
+        return False
+    due = r.facts.verify_from(r.created_at) if r.facts.verifiable else None
+    if not r.facts.jupyter_readable and (due is None or as_utc(now) < due):
         return False
     return _judgeable(r, settings, now) and not is_production(read_tags(r.tags, settings), settings)
 
