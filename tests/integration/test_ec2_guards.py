@@ -205,7 +205,7 @@ def test_thirty_percent_throttling_on_every_dependency_over_repeated_sweeps_lose
     assert stopped and stopped == set(executed) and len(executed) == len(set(executed))
     # Nothing lost: each stop is in the action log as done and queued for Slack once
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    logged = {e["id"] for e in log.entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
+    logged = {e["id"] for e in log.stored_entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
     assert stopped <= logged
     # Slack gets each message once: the notifier posts a message_key once, the first to arrive (a change's
     # final message and its write-ahead copy, if the copy outlived its sweep, share one key)

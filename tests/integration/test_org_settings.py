@@ -122,7 +122,9 @@ def test_an_ou_in_enforce_and_one_accounts_kind_in_dry_run_are_followed_by_each_
         f"Central settings for account {a['account']}: notebook dry-run",
     ]
     assert all("by arn:aws:" in n.text and "why:" in n.text for n in hub["posted"])
-    logged = [e for e in ActionLog(aws.client("dynamodb"), hub["table"]).entries(now - timedelta(minutes=1), now + timedelta(minutes=1))]
+    logged = [
+        e for e in ActionLog(aws.client("dynamodb"), hub["table"]).stored_entries(now - timedelta(minutes=1), now + timedelta(minutes=1))
+    ]
     assert sorted(e["title"] for e in logged if e.get("kind") == "org-settings") == sorted(n.title for n in hub["posted"])
     # And the next sweep in each member follows them: B and C enforce (a warning first), A's notebooks stay dry-run
     later = now + timedelta(minutes=15)

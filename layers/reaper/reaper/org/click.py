@@ -18,6 +18,7 @@ import boto3
 from reaper.aws.clients import RETRY_CONFIG
 from reaper.core.errors import BadEventError
 from reaper.record.actionlog import ActionLog
+from reaper.record.logentry import LogEntry
 
 PERMISSIONS = ("sts:AssumeRole",)
 LOOKBACK = timedelta(days=7)  # a digest's button is for a resource logged this week
@@ -39,10 +40,10 @@ def interactions_role_arn(central_account: str, partition: str = "aws") -> str:
     return f"arn:{partition}:iam::{central_account}:role/{INTERACTIONS_ROLE}"
 
 
-def function_for(entries: list[dict[str, Any]], arn: str) -> str | None:
+def function_for(entries: list[LogEntry], arn: str) -> str | None:
     """The member function that last logged `arn` (the forwarded records carry its name)."""
-    named = [e for e in entries if e.get("arn") == arn and e.get("function")]
-    return str(named[-1]["function"]) if named else None
+    named = [e.function for e in entries if e.arn == arn and e.function]
+    return named[-1] if named else None
 
 
 def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +69,7 @@ def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: dict[s
     arn = str((event.get("detail") or {}).get("arn") or "")
     account = arn.split(":")[4] if arn.count(":") >= 5 else ""
     # only the account in the ARN may have logged it: the log's `account` is EventBridge's, the sender's
-    function = function_for([e for e in log.entries(now - LOOKBACK, now) if e.get("account") == account], arn)
+    function = function_for([e for e in log.entries(now - LOOKBACK, now) if e.account == account], arn)
     if function is None:
         return {"refused": f"{arn or '(no arn)'} is in no member's record of the last {LOOKBACK.days} days: nothing was forwarded"}
     return forward_stop(sts, lambda_for, function, event)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,8 +37,12 @@ from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pydantic import JsonValue
 
 from reaper.core.timeutil import as_utc, iso
+from reaper.record.logentry import BadEntry, LogEntry, parse_entry
+
+log = logging.getLogger("reaper")
 
 LOG_TTL = timedelta(days=400)
 CLAIM_TTL = timedelta(days=8)
@@ -106,6 +111,8 @@ class ActionLog:
         self.table = table
         # each log entry, as written, also goes here (reaper.record.forward: the organisation's central bus)
         self.copy_to: Callable[[dict[str, Any]], None] | None = None
+        # entries `entries` could not read (sort key: problem), for the reader to say (reaper log, report)
+        self.skipped: list[str] = []
 
     # -- claims ------------------------------------------------------------------------
     def claim(self, key: str, now: datetime) -> bool:
@@ -418,8 +425,9 @@ class ActionLog:
         if self.copy_to is not None:
             self.copy_to(body)
 
-    def entries(self, since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
-        """Log entries from `since` to `until`, oldest first."""
+    def entries(self, since: datetime, until: datetime) -> Iterator[LogEntry]:
+        """Log entries from `since` to `until`, oldest first. An entry that is not one (reaper.record.logentry:
+        a field missing or of the wrong type) is skipped: said in the log and kept in `skipped`, never raised."""
         day = as_utc(since).date()
         last = as_utc(until).date()
         while day <= last:
@@ -431,11 +439,29 @@ class ActionLog:
             while True:
                 page = self.client.query(**request)
                 for item in page.get("Items", []):
-                    yield json.loads(item["entry"]["S"])
+                    entry = self._read(item)
+                    if entry is not None:
+                        yield entry
                 if "LastEvaluatedKey" not in page:
                     break
                 request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
             day += timedelta(days=1)
+
+    def stored_entries(self, since: datetime, until: datetime) -> Iterator[dict[str, JsonValue]]:
+        """`entries` as stored, every key (what `reaper log --output json` prints; tests read these)."""
+        return (e.stored for e in self.entries(since, until))
+
+    def _read(self, item: Mapping[str, Any]) -> LogEntry | None:
+        where = str(item.get("sk", {}).get("S", "?"))
+        try:
+            return parse_entry(item["entry"]["S"])
+        except (KeyError, TypeError):
+            problem = "no entry text"
+        except BadEntry as exc:
+            problem = str(exc)
+        self.skipped.append(f"{where}: {problem}")
+        log.warning("skipped a malformed action-log entry %s: %s", where, problem)
+        return None
 
     # -- budgets an admin confirmed (reaper.slack.buttons, reaper.aws.budgets) -------------------
     def confirm_budget(self, project: str, usd: float, user: str, now: datetime) -> None:
