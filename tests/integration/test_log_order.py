@@ -27,7 +27,11 @@ def test_entries_from_the_since_second_on_are_found_also_keys_in_whole_seconds(a
     # a key as written before keys carried microseconds
     aws.client("dynamodb").put_item(
         TableName=table,
-        Item={"pk": {"S": "LOG#2026-12-02"}, "sk": {"S": "2026-12-02T04:09:00Z#fsx#c#old"}, "entry": {"S": '{"kind": "fsx", "id": "c"}'}},
+        Item={
+            "pk": {"S": "LOG#2026-12-02"},
+            "sk": {"S": "2026-12-02T04:09:00Z#fsx#c#old"},
+            "entry": {"S": '{"kind": "fsx", "id": "c", "logged_at": "2026-12-02T04:09:00Z"}'},
+        },
     )
     found = [e["id"] for e in log.stored_entries(WARNED, WARNED + timedelta(minutes=1))]
     assert found == ["b", "c"]
