@@ -265,4 +265,4 @@ def test_the_central_settings_function_posts_each_change_to_the_central_admin_ch
     assert_within_limits({"text": post["text"], "blocks": blocks})
     # And the organisation's log has it, once
     logged = ActionLog(aws.client("dynamodb"), hub["table"]).entries(datetime.now(UTC) - timedelta(minutes=5), datetime.now(UTC))
-    assert [e["title"] for e in logged if e.get("kind") == "org-settings"] == result["told"]
+    assert [e.title for e in logged if e.kind == "org-settings"] == result["told"]

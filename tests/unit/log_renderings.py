@@ -1,5 +1,6 @@
 """What the read side makes of action-log entries: `reaper log` (text, JSON, CSV), `reaper report`, the
-daily digest, the savings metric and the organisation's coverage view. tests/plugins/log_capture.py
+daily digest (its anomalies too), the savings metric, the bill's reconciliation (what to tag, hours off by
+day) and the organisation's coverage view. tests/plugins/log_capture.py
 stored these for the entries it captured, made by the code before the LogEntry model;
 tests/unit/test_log_entry_seam.py makes them again through the model and compares.
 """
@@ -14,7 +15,7 @@ from reaper.cli.formats import LOG_COLUMNS, as_logged, log_row, to_csv, to_json_
 from reaper.cli.output import fit_log_line
 from reaper.core.timeutil import parse_instant
 from reaper.org import views
-from reaper.report import savings_metric
+from reaper.report import reconcile, savings_metric
 from reaper.report import summary as report
 from reaper.slack import digest
 
@@ -51,6 +52,9 @@ def together(texts: list[str]) -> dict[str, Any]:
         out[f"report_{by}_json"] = [g.to_json(by) for g in groups]
     out["unconfirmed"] = report.unconfirmed(entries)
     out["daily"] = {str(k): v for k, v in report.daily_savings(items, now - timedelta(days=30), now).items() if v}
+    out["hours_off"] = {str(k): v for k, v in report.daily_hours_off(items, now - timedelta(days=30), now).items() if v}
+    out["logged_days"] = sorted({str(report.logged_day(r.entry)) for r in items})
+    out["to_tag"] = reconcile.to_tag(entries)
     out["digest"] = digest.build(entries, now).model_dump_json()
     out["savings"] = {k: str(v) for k, v in savings_metric.saved_between(entries, now - timedelta(days=30), now).items()}
     rows = views.latest_coverage(entries)

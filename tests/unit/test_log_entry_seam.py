@@ -3,9 +3,11 @@ read the same by `reaper log`, `reaper report`, the digest, the savings metric a
 entry that is not one is said and skipped, never fatal.
 
 The old entries are tests/fixtures/log_entries_before_model.jsonl: captured by tests/plugins/log_capture.py
-from the code before the model (issue 35), running 20 integration test files: what a member's log recorded
-and what the organisation's central table took; each with what the read side of that code made of it
-(tests/unit/log_renderings.py), and of all of them together on its first line.
+from the code before the model (issue 35): 125 from 20 integration test files on the branch `logentry`'s base,
+41 more from main at d4ffeeb (test_anomaly_alerts, test_bill_report, test_endpoint_told, test_settle_unconfirmed:
+entries with their price's source, an anomaly, a cost entry); what a member's log recorded and what the
+organisation's central table took; each with what the read side of main at d4ffeeb (the last code before the
+model) made of it (tests/unit/log_renderings.py), and of all of them together on its first line.
 """
 
 from __future__ import annotations
