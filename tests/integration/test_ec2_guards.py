@@ -13,6 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reaper import kinds as kind_registry
+from reaper.core.events import StopNowDetail
 from reaper.core.settings import Settings
 from reaper.kinds.ec2 import catalog
 from reaper.record.actionlog import ActionLog
@@ -96,7 +97,7 @@ def rt(aws: Any, table: str) -> Any:
 
 
 def click(rt: Any, iid: str, now: datetime, user: str = "U0ADMIN01") -> dict[str, Any]:
-    detail = {"arn": f"arn:aws:ec2:us-east-1:123456789012:instance/{iid}", "user": user, "response_url": "", "thread_ts": None}
+    detail = StopNowDetail(arn=f"arn:aws:ec2:us-east-1:123456789012:instance/{iid}", user=user, response_url="", thread_ts=None)
     return stop_now(rt, kind_registry.get("ec2"), f"slack-{iid}", detail, now)
 
 

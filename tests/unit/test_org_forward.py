@@ -114,7 +114,7 @@ def test_org_coverage_keeps_each_members_newest_sweep():
 
 def test_stop_now_is_forwarded_only_for_a_resource_arn_with_its_account():
     with pytest.raises(Exception, match="account"):
-        click.forward_stop(None, lambda c, r: None, "fn", {"detail": {"arn": "nb-1"}})
+        click.forward_stop(None, lambda c, r: None, "fn", {"detail": {"arn": "nb-1", "user": "U0ADMIN01"}})
     assert click.role_arn("111122223333", "eu-west-1") == "arn:aws:iam::111122223333:role/mlreaper-central-action-eu-west-1"
     assert (
         click.function_for(
