@@ -34,7 +34,7 @@ from reaper.record.logentry import LogEntry
 from reaper.slack.bot import SlackBot
 from reaper.slack.buttons import Answer, stop_event
 from reaper.slack.interactions import serve
-from reaper.slack.request import Click
+from reaper.slack.request import Click, ClickRecord
 
 STOP = "reaper:stop"  # the one button the central digest renders (reaper.slack.digest)
 # The central interactions function's role, exactly (tests/unit/test_org_forward.py): the Slack secret, the
@@ -54,7 +54,7 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
     organisation log's record of the click."""
     parts = c.arn.split(":")
     account = parts[4] if len(parts) > 5 else ""
-    base: dict[str, Any] = {
+    base: ClickRecord = {
         **c.record(),
         "region": parts[3] if len(parts) > 5 else "",  # only from a whole ARN: the account must come with it
         "account": account,
