@@ -4,6 +4,7 @@ underutilisation notices (a reason to re-judge, never proof) and Capacity Block 
 from typing import Any
 
 from reaper.core.observability import logger, metrics
+from reaper.core.results import HandlerResult
 from reaper.handlers import build_runtime, handle_kind_event
 
 RUNTIME = build_runtime("capacity")
@@ -11,5 +12,5 @@ RUNTIME = build_runtime("capacity")
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> HandlerResult:
     return handle_kind_event(event, "capacity", RUNTIME, context=context)

@@ -1,5 +1,6 @@
 """The organisation's central function: member records in (EventBridge), the daily digest across accounts out."""
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,7 +38,7 @@ DIGEST = Notifier(
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> Mapping[str, object]:
     if event.get("detail-type") == "Scheduled Event":
         return DIGEST.post_daily_digest()
     if event.get("source") == STOP_SOURCE and event.get("detail-type") == STOP_DETAIL_TYPE:  # a click, forwarded only

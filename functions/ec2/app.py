@@ -3,6 +3,7 @@
 from typing import Any
 
 from reaper.core.observability import logger, metrics
+from reaper.core.results import HandlerResult
 from reaper.handlers import build_runtime, handle_kind_event
 
 RUNTIME = build_runtime("ec2")
@@ -10,5 +11,5 @@ RUNTIME = build_runtime("ec2")
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> HandlerResult:
     return handle_kind_event(event, "ec2", RUNTIME, context=context)

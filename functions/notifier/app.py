@@ -13,7 +13,7 @@ from reaper.record.actionlog import ActionLog
 from reaper.report import units as unit_costs
 from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot, cached_bot
-from reaper.slack.notifier import Notifier
+from reaper.slack.notifier import Notifier, NotifierResult
 from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
 from reaper.wiring import build_pricer
 
@@ -89,5 +89,5 @@ NOTIFIER = Notifier(
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> NotifierResult:
     return NOTIFIER.handle(event, context)

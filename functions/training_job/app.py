@@ -4,6 +4,7 @@ and SageMaker Training Job State Change events (checks at submission, final cost
 from typing import Any
 
 from reaper.core.observability import logger, metrics
+from reaper.core.results import HandlerResult
 from reaper.handlers import build_runtime, handle_kind_event
 
 RUNTIME = build_runtime("training-job")
@@ -11,5 +12,5 @@ RUNTIME = build_runtime("training-job")
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> HandlerResult:
     return handle_kind_event(event, "training-job", RUNTIME, context=context)

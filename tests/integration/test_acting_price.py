@@ -74,7 +74,7 @@ def test_a_finished_sweep_leaves_no_lease_no_unconfirmed_record_and_nothing_unpo
     # Then every stop is logged once, confirmed; every lease given back; nothing waits to be posted
     assert len(result["acted"]) == 12
     log = ActionLog(aws.client("dynamodb"), enforce["REAPER_TABLE"])
-    entries = [e for e in log.entries(now - timedelta(days=1), now + timedelta(days=1)) if e.get("executed")]
+    entries = [e for e in log.stored_entries(now - timedelta(days=1), now + timedelta(days=1)) if e.get("executed")]
     assert sorted(e["id"] for e in entries) == sorted(result["acted"])
     assert not any(e.get("unconfirmed") for e in entries)
     assert not [i for i in all_items(aws, enforce["REAPER_TABLE"]) if i["pk"]["S"].startswith("LEASE#")]
@@ -123,6 +123,6 @@ def test_settlements_ride_along_and_are_written_with_the_next_change(aws, table)
     assert begun(log, ARN + "-2", "sweep-a", "two", now, settle) is Begun.BEGUN
     # Then it was written: the list is empty, its record says done, and its lease is free for others
     assert settle == []
-    entries = [e for e in log.entries(now - timedelta(days=1), now + timedelta(days=1)) if e.get("id") == "-1"]
+    entries = [e for e in log.stored_entries(now - timedelta(days=1), now + timedelta(days=1)) if e.get("id") == "-1"]
     assert len(entries) == 1 and entries[0]["executed"] is True
     assert log.lease(ARN + "-1", "sweep-b", now)

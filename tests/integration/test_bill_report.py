@@ -45,10 +45,10 @@ def stopped(aws: Any, sm: Any, cw: Any, deployed_env: dict[str, str], monkeypatc
     result = handle_kind_event(event("notebook-schedule.json", id="live"), "notebook", load_function("notebook").RUNTIME, now=at)
     assert sorted(result["acted"]) == sorted(STOPPED)
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    acts = [e for e in log.entries(at - timedelta(hours=1), at + timedelta(hours=1)) if e.get("executed")]
-    hourly = sum(float(e["hourly_usd"]) for e in acts)
-    assert hourly > 0
-    return {"at": at, "hourly": hourly, "itype": acts[0]["instance_type"]}
+    acts = [e for e in log.entries(at - timedelta(hours=1), at + timedelta(hours=1)) if e.executed]
+    hourly = sum(e.hourly_usd or 0.0 for e in acts)
+    assert hourly > 0 and all(e.hourly_usd is not None for e in acts)
+    return {"at": at, "hourly": hourly, "itype": acts[0].instance_type}
 
 
 def _bill(stop_day: date, hourly: float, itype: str, restarted_days: int = 0, account: str = "") -> list[Line]:

@@ -177,6 +177,7 @@ def test_several_regions_in_one_sweep(aws, capsys):
 
 def test_log_lines_for_verdicts_and_notices():
     from reaper.cli.main import format_log_line
+    from reaper.record.logentry import from_mapping
 
     act = {
         "logged_at": "2026-12-02T10:00:00Z",
@@ -188,7 +189,7 @@ def test_log_lines_for_verdicts_and_notices():
         "region": "us-east-1",
         "reason": "idle",
     }
-    assert "would stop" in format_log_line(act) and "notebook nb (us-east-1) — idle" in format_log_line(act)
+    assert "would stop" in format_log_line(from_mapping(act)) and "notebook nb (us-east-1) — idle" in format_log_line(from_mapping(act))
     notice = {
         "type": "notice",
         "logged_at": "2026-12-02T10:00:00Z",
@@ -198,14 +199,25 @@ def test_log_lines_for_verdicts_and_notices():
         "title": "Restored",
         "text": "ep is InService",
     }
-    line = format_log_line(notice)
+    line = format_log_line(from_mapping(notice))
     assert "notice" in line and "Restored: ep is InService" in line and "None" not in line
 
 
 def test_log_line_for_a_cost_record():
     from reaper.cli.main import format_log_line
+    from reaper.record.logentry import from_mapping
 
     line = format_log_line(
-        {"type": "cost", "logged_at": "t", "action": "final-cost", "kind": "training-job", "id": "j", "region": "r", "reason": "est. $5"}
+        from_mapping(
+            {
+                "type": "cost",
+                "logged_at": "t",
+                "action": "final-cost",
+                "kind": "training-job",
+                "id": "j",
+                "region": "r",
+                "reason": "est. $5",
+            }
+        )
     )
     assert line.split()[1] == "cost" and "est. $5" in line

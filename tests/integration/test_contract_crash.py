@@ -54,7 +54,7 @@ def test_a_sweep_killed_the_instant_its_action_returns_still_logs_and_posts_it(a
     queued += [m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("id") == acted]
     # Then the action is in the action log once, as executed, and its message was queued once
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    logged = [e for e in log.entries(now - timedelta(days=1), now + timedelta(days=1)) if e.get("id") == acted and e.get("executed")]
+    logged = [e for e in log.stored_entries(now - timedelta(days=1), now + timedelta(days=1)) if e.get("id") == acted and e.get("executed")]
     assert len(logged) == 1 and logged[0]["verdict"] == "act", logged
     executed = [m for m in queued if m.get("executed")]
     assert len(executed) == 1 and "posted late" in executed[0]["reason"], queued

@@ -108,7 +108,7 @@ def test_a_scheduled_sweep_logs_its_coverage_and_publishes_the_dashboard_metrics
     assert result["unknown"] == 2
     now = datetime.now(UTC)
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    (entry,) = [e for e in log.entries(now - timedelta(hours=1), now) if e.get("type") == "coverage"]
+    (entry,) = [e for e in log.stored_entries(now - timedelta(hours=1), now) if e.get("type") == "coverage"]
     assert (entry["kind"], entry["unknown"], entry["reasons"][0]["code"]) == ("ec2", 2, "no-gpu-metric")
     assert entry["reason"] == "judged 2 of 4; can't judge 2 ($7.82/h: no-gpu-metric 2)"  # what `reaper log` shows
     emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"MLReaper/Coverage"' in line]

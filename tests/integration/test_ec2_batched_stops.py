@@ -87,7 +87,7 @@ def idle_boxes(ec2: Any, n: int, now: datetime, tags: dict[str, str] = DEV) -> l
 
 
 def logged(aws: Any, table: str, now: datetime) -> list[dict[str, Any]]:
-    return ActionLog(aws.client("dynamodb"), table).entries(now - timedelta(days=1), now + timedelta(days=1))
+    return ActionLog(aws.client("dynamodb"), table).stored_entries(now - timedelta(days=1), now + timedelta(days=1))
 
 
 def test_two_hundred_idle_boxes_stop_in_ten_calls_each_recorded_and_posted_once(aws, ec2, enforce, lambda_context, at_server):

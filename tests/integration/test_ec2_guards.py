@@ -13,6 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from reaper import kinds as kind_registry
+from reaper.core.events import StopNowDetail
 from reaper.core.settings import Settings
 from reaper.kinds.ec2 import catalog
 from reaper.record.actionlog import ActionLog
@@ -96,7 +97,7 @@ def rt(aws: Any, table: str) -> Any:
 
 
 def click(rt: Any, iid: str, now: datetime, user: str = "U0ADMIN01") -> dict[str, Any]:
-    detail = {"arn": f"arn:aws:ec2:us-east-1:123456789012:instance/{iid}", "user": user, "response_url": "", "thread_ts": None}
+    detail = StopNowDetail(arn=f"arn:aws:ec2:us-east-1:123456789012:instance/{iid}", user=user, response_url="", thread_ts=None)
     return stop_now(rt, kind_registry.get("ec2"), f"slack-{iid}", detail, now)
 
 
@@ -205,7 +206,7 @@ def test_thirty_percent_throttling_on_every_dependency_over_repeated_sweeps_lose
     assert stopped and stopped == set(executed) and len(executed) == len(set(executed))
     # Nothing lost: each stop is in the action log as done and queued for Slack once
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    logged = {e["id"] for e in log.entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
+    logged = {e["id"] for e in log.stored_entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
     assert stopped <= logged
     # Slack gets each message once: the notifier posts a message_key once, the first to arrive (a change's
     # final message and its write-ahead copy, if the copy outlived its sweep, share one key)

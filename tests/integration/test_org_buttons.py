@@ -152,7 +152,7 @@ def _interactions_role_sts(aws: boto3.session.Session) -> Any:
 
 def clicks(hub: dict[str, Any]) -> list[dict[str, Any]]:
     now = hub["now"]
-    return [e for e in hub["log"].entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.get("type") == "slack-click"]
+    return [e for e in hub["log"].stored_entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.get("type") == "slack-click"]
 
 
 def said(hub: dict[str, Any], name: str) -> list[str]:

@@ -122,7 +122,9 @@ def test_an_ou_in_enforce_and_one_accounts_kind_in_dry_run_are_followed_by_each_
         f"Central settings for account {a['account']}: notebook dry-run",
     ]
     assert all("by arn:aws:" in n.text and "why:" in n.text for n in hub["posted"])
-    logged = [e for e in ActionLog(aws.client("dynamodb"), hub["table"]).entries(now - timedelta(minutes=1), now + timedelta(minutes=1))]
+    logged = [
+        e for e in ActionLog(aws.client("dynamodb"), hub["table"]).stored_entries(now - timedelta(minutes=1), now + timedelta(minutes=1))
+    ]
     assert sorted(e["title"] for e in logged if e.get("kind") == "org-settings") == sorted(n.title for n in hub["posted"])
     # And the next sweep in each member follows them: B and C enforce (a warning first), A's notebooks stay dry-run
     later = now + timedelta(minutes=15)
@@ -263,4 +265,4 @@ def test_the_central_settings_function_posts_each_change_to_the_central_admin_ch
     assert_within_limits({"text": post["text"], "blocks": blocks})
     # And the organisation's log has it, once
     logged = ActionLog(aws.client("dynamodb"), hub["table"]).entries(datetime.now(UTC) - timedelta(minutes=5), datetime.now(UTC))
-    assert [e["title"] for e in logged if e.get("kind") == "org-settings"] == result["told"]
+    assert [e.title for e in logged if e.kind == "org-settings"] == result["told"]

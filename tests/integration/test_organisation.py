@@ -281,7 +281,7 @@ def test_a_member_stack_set_to_standalone_forwards_nothing(aws, table, sm, cw):
     rt = build_runtime(Settings.validated({"table": table}), session=aws, region=REGION)
     sweep_in_parts(rt, "notebook", now, "standalone", None)
     assert rt.forwarder is None and rt.log is not None and rt.log.copy_to is None
-    assert any(e.get("id") == "idle" for e in rt.log.entries(now - timedelta(minutes=5), now + timedelta(minutes=1)))
+    assert any(e.get("id") == "idle" for e in rt.log.stored_entries(now - timedelta(minutes=5), now + timedelta(minutes=1)))
 
 
 def test_the_central_log_refuses_an_event_without_its_senders_account(aws):

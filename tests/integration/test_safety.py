@@ -45,7 +45,7 @@ def idle_notebooks(sm: Any, cw: Any, names: list[str], now: datetime, extra: dic
 
 
 def log_entries(aws: Any, table: str, now: datetime) -> list[dict[str, Any]]:
-    return list(ActionLog(aws.client("dynamodb"), table).entries(now - timedelta(days=1), now + timedelta(days=1)))
+    return list(ActionLog(aws.client("dynamodb"), table).stored_entries(now - timedelta(days=1), now + timedelta(days=1)))
 
 
 @pytest.fixture

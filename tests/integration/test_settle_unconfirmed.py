@@ -285,7 +285,7 @@ def test_a_begin_takes_along_only_the_settlements_that_fit_in_100_items(aws, tab
     # and what is left is settled apart, in transactions within the bound too
     log.settle(settle)
     assert max(sizes) <= TRANSACT_MAX
-    done = [e for e in log.entries(now - timedelta(minutes=1), now + timedelta(minutes=1)) if e.get("executed")]
+    done = [e for e in log.entries(now - timedelta(minutes=1), now + timedelta(minutes=1)) if e.executed]
     assert len(done) == waiting
 
 
@@ -347,9 +347,9 @@ def attack_run(n: int, rng: random.Random, monkeypatch: pytest.MonkeyPatch, rate
             first.setdefault(m["message_key"], m)
         stops = [m for m in first.values() if m.get("id") in made and m.get("action") == "stop"]
         logged = {
-            e["id"]: as_logged(e)
+            e.id: as_logged(e)
             for e in ActionLog(session.client("dynamodb"), TABLE).entries(now - timedelta(hours=1), now + timedelta(hours=1))
-            if e.get("action") == "stop"
+            if e.action == "stop"
         }
         wrong: Counter[str] = Counter(made=len(made))
         wrong["said not done, was done"] = len(

@@ -87,7 +87,7 @@ def test_a_dry_run_sweep_of_200_idle_notebooks_is_one_message_per_owner_and_one_
     # and every resource still has its own record in the action log, none left unposted
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
     now = datetime.now(UTC)
-    assert len([e for e in log.entries(now - timedelta(hours=1), now) if e.get("type") == "verdict"]) == N
+    assert len([e for e in log.stored_entries(now - timedelta(hours=1), now) if e.get("type") == "verdict"]) == N
     assert log.unposted(now + timedelta(hours=1)) == []
     with SlackApi(USERS) as api:
         bot = bot_for(api)

@@ -79,7 +79,7 @@ def tags(sm: Any, arn: str) -> dict[str, str]:
 
 def clicks(rt: Runtime, now: datetime) -> list[dict[str, Any]]:
     assert rt.log is not None
-    return [e for e in rt.log.entries(now - timedelta(hours=1), now + timedelta(minutes=1)) if e.get("type") == "slack-click"]
+    return [e for e in rt.log.stored_entries(now - timedelta(hours=1), now + timedelta(minutes=1)) if e.get("type") == "slack-click"]
 
 
 def test_the_owner_snoozes_and_the_tag_the_record_and_the_thread_answer_follow(world, sm):
@@ -201,7 +201,9 @@ def test_stop_now_runs_in_the_kind_function_through_enforce_and_answers_in_the_t
     assert first["stop_now"] == "act" and again["stop_now"] == "state"  # stopping already: nothing to stop
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
     acted = [
-        e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.get("verdict") == "act" and e.get("executed")
+        e
+        for e in log.stored_entries(now - timedelta(hours=1), now + timedelta(minutes=5))
+        if e.get("verdict") == "act" and e.get("executed")
     ]
     assert len(acted) == 1 and "asked in Slack by U0ANA0001" in acted[0]["reason"]
     assert [m["id"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("type") == "verdict"] == ["nb-ana"]

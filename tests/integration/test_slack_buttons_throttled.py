@@ -70,7 +70,7 @@ def test_thirty_percent_throttling_on_every_dependency_loses_no_change_and_answe
     assert plain.log is not None
     logged = {
         e["arn"]
-        for e in plain.log.entries(now - timedelta(minutes=1), now + timedelta(minutes=5))
+        for e in plain.log.stored_entries(now - timedelta(minutes=1), now + timedelta(minutes=5))
         if e.get("type") in ("slack-click", "slack-click-ahead") and e.get("result") in ("done", "started")
     }
     tagged = {

@@ -55,7 +55,7 @@ def test_thirty_percent_throttling_on_every_dependency_loses_nothing_and_posts_n
     assert deleted and deleted == set(executed) and len(executed) == len(set(executed))
     # every deletion is in the action log as done
     log = ActionLog(aws.client("dynamodb"), deployed_env["REAPER_TABLE"])
-    logged = {e.get("arn") for e in log.entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
+    logged = {e.get("arn") for e in log.stored_entries(now - timedelta(hours=1), now + timedelta(hours=1)) if e.get("executed")}
     assert deleted <= logged
     # and reaches Slack once: the first message of each key is what the notifier posts
     first: dict[str, dict] = {}

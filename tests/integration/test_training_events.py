@@ -22,7 +22,7 @@ STOPPED = "training-job-state-stopped.json"
 
 def log_entries(aws, table: str) -> list[dict]:
     now = datetime.now(UTC)
-    return list(ActionLog(aws.client("dynamodb"), table).entries(now - timedelta(hours=1), now + timedelta(hours=1)))
+    return list(ActionLog(aws.client("dynamodb"), table).stored_entries(now - timedelta(hours=1), now + timedelta(hours=1)))
 
 
 def test_a_job_started_without_tags_or_ceiling_is_told_once_whatever_the_deliveries(aws, sm, deployed_env, lambda_context):

@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from reaper.record.logentry import from_mapping
 from reaper.report.bill import Bill, BillLine, _tag_value, period, request
 from reaper.report.reconcile import OTHER, bucket, buckets, reconcile, to_tag
 
@@ -74,6 +75,7 @@ def test_to_tag_names_logged_resources_without_a_stage_and_never_a_tally():
         {"kind": "notebook", "id": "*", "arn": "", "stage": None},
         {"kind": "ec2", "id": "i-1", "arn": "arn:i-1", "stage": "  "},
     ]
+    entries = [from_mapping({"logged_at": "2026-12-05T10:00:00Z", **e}) for e in entries]
     assert to_tag(entries) == ["ec2/i-1", "notebook/a"]
 
 
@@ -82,7 +84,7 @@ def test_a_stop_with_no_billed_day_before_it_is_named_not_reconciled():
     stop = {"logged_at": "2026-11-05T10:00:00Z", "kind": "notebook", "id": "nb", "region": "us-east-1", "arn": "arn:nb"}
     stop |= {"verdict": "act", "executed": True, "hourly_usd": 1.0}
     lines = [line("USE1-Notebk:ml.t3.medium", 0.0, day=date(2026, 11, 5) + timedelta(days=n)) for n in range(30)]
-    (row,) = reconcile(Bill(date(2026, 11, 5), date(2026, 12, 5), False, lines), [stop], now)
+    (row,) = reconcile(Bill(date(2026, 11, 5), date(2026, 12, 5), False, lines), [from_mapping(stop)], now)
     assert not row.agrees and row.named() == ["no billed day before the first stop in the period: ask for a longer --since"]
 
 
@@ -98,7 +100,7 @@ def test_the_drop_is_read_from_the_instance_types_the_reaper_stopped():
         lines.append(line("USE1-Notebk:ml.m5.xlarge", 5.52 if day <= DAY else 11.04, day=day, quantity=24.0))
         lines.append(line("USE1-Notebk:VolumeUsage.gp2", 0.5, day=day))
     # When it is reconciled
-    (row,) = reconcile(Bill(date(2026, 11, 1), date(2026, 12, 1), False, lines), [stop], now)
+    (row,) = reconcile(Bill(date(2026, 11, 1), date(2026, 12, 1), False, lines), [from_mapping(stop)], now)
     # Then only the t3.medium usage counts: ten whole days after, $1.20 a day each
     assert row.after_days == 10 and row.drop_usd == pytest.approx(12.0) and row.claimed_usd == pytest.approx(12.0)
     assert row.agrees

@@ -14,6 +14,7 @@ from reaper.core.coverage import REASONS, headline, opt_in_reach, tally
 from reaper.core.model import Decision, Mode, Outcome, Resource, Verdict
 from reaper.core.settings import Settings
 from reaper.kinds.ec2.model import gpu_search
+from reaper.record.logentry import from_mapping
 from reaper.slack import digest
 from reaper_devkit import moto_ext, seed_ec2
 
@@ -67,7 +68,7 @@ def test_the_digest_says_how_many_it_cannot_judge_what_they_cost_and_the_top_fix
         {"type": "coverage", **rows[0], "logged_at": at.isoformat(), "event_id": "e2"},
     ]
     # When
-    payload = digest.build(entries, NOW)
+    payload = digest.build([from_mapping(e) for e in entries], NOW)
     text = str(digest.render(payload).blocks)
     # Then
     assert payload.coverage is not None and payload.coverage.unknown == 2 and payload.coverage.top_code == "no-gpu-metric"

@@ -11,6 +11,7 @@ from cfnlint.decode.cfn_yaml import loads
 
 from reaper.org import central, click
 from reaper.org import interactions as central_interactions
+from reaper.record.logentry import from_mapping
 from reaper.slack import digest
 
 NOW = datetime(2026, 3, 4, 15, 0, tzinfo=UTC)
@@ -45,7 +46,7 @@ def stop_buttons(message_blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_the_member_digest_has_no_stop_buttons():
     # entries without an account: a member's own log
     rows = [{k: v for k, v in entry("nb").items() if k != "account"}]
-    payload = digest.build(rows, NOW)
+    payload = digest.build([from_mapping(r) for r in rows], NOW)
     assert payload.stoppable == [] and stop_buttons(digest.render(payload).blocks) == []
 
 
@@ -60,7 +61,7 @@ def test_the_organisation_digest_offers_stop_now_for_what_still_waits_and_names_
         entry("yesterday", logged_at=(NOW - timedelta(days=1)).isoformat()),
         {**entry("tally"), "type": "coverage"},
     ]
-    payload = digest.build(rows, NOW)
+    payload = digest.build([from_mapping(r) for r in rows], NOW)
     assert [r.id for r in payload.stoppable] == ["waiting", "warned"]  # costliest first
     buttons = stop_buttons(digest.render(payload).blocks)
     values = [json.loads(b["value"]) for b in buttons]
@@ -72,7 +73,7 @@ def test_the_organisation_digest_offers_stop_now_for_what_still_waits_and_names_
 
 def test_the_organisation_digest_fits_slack_with_many_waiting_resources():
     rows = [entry(f"nb-{i:03d}", hourly_usd=float(i)) for i in range(80)]
-    message = digest.render(digest.build(rows, NOW))
+    message = digest.render(digest.build([from_mapping(r) for r in rows], NOW))
     assert len(message.blocks) <= 50
     assert len(stop_buttons(message.blocks)) == digest.STOP_LISTED
     assert "… and 50 more" in json.dumps(message.blocks, ensure_ascii=False)
@@ -80,7 +81,7 @@ def test_the_organisation_digest_fits_slack_with_many_waiting_resources():
 
 def test_a_user_written_name_is_escaped_in_the_digest_and_its_confirmation():
     rows = [entry("<!channel>&x", arn="arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/<!channel>&x")]
-    blocks = digest.render(digest.build(rows, NOW)).blocks
+    blocks = digest.render(digest.build([from_mapping(r) for r in rows], NOW)).blocks
     shown = [b["text"]["text"] for b in blocks if b.get("accessory")] + [b["confirm"]["text"]["text"] for b in stop_buttons(blocks)]
     assert len(shown) == 2 and all("<!channel>" not in t and "&lt;!channel&gt;&amp;x" in t for t in shown)
     # the button's value is not shown: it carries the ARN as written, read back only to be compared

@@ -15,6 +15,7 @@ from reaper.core.settings import Settings
 from reaper.org import click, views
 from reaper.record import forward
 from reaper.record.actionlog import ActionLog
+from reaper.record.logentry import from_mapping
 from reaper.slack import digest
 
 BUS = "arn:aws:events:eu-west-1:111122223333:event-bus/mlreaper-central-org"
@@ -92,9 +93,9 @@ def test_the_digest_counts_accounts_only_in_the_central_log():
     at = "2026-12-03T10:00:00+00:00"
     member = [{"type": "verdict", "kind": "notebook", "id": "a", "verdict": "act", "owner": "o", "logged_at": at}]
     central = [{**member[0], "account": "111122223333"}, {**member[0], "id": "b", "account": "444455556666"}]
-    assert digest.build(member, now).accounts == {}
-    assert "Accounts" not in json.dumps(digest.render(digest.build(member, now)).blocks)
-    payload = digest.build(central, now)
+    assert digest.build([from_mapping(e) for e in member], now).accounts == {}
+    assert "Accounts" not in json.dumps(digest.render(digest.build([from_mapping(e) for e in member], now)).blocks)
+    payload = digest.build([from_mapping(e) for e in central], now)
     assert payload.accounts == {"111122223333": 1, "444455556666": 1}
     assert "*Accounts:* 1 in 111122223333, 1 in 444455556666" in json.dumps(digest.render(payload).blocks)
 
@@ -104,18 +105,24 @@ def test_org_coverage_keeps_each_members_newest_sweep():
         {"type": "coverage", "account": "1", "kind": "notebook", "region": "r", "event_id": "old", "logged_at": "1", "unknown": 5},
         {"type": "coverage", "account": "1", "kind": "notebook", "region": "r", "event_id": "new", "logged_at": "2", "unknown": 1},
         {"type": "coverage", "account": "2", "kind": "notebook", "region": "r", "event_id": "x", "logged_at": "1", "unknown": 0},
-        {"type": "verdict", "account": "2", "kind": "notebook"},
+        {"type": "verdict", "account": "2", "kind": "notebook", "logged_at": "3"},
     ]
-    latest = views.latest_coverage(rows)
+    latest = views.latest_coverage(from_mapping(r) for r in rows)
     assert [(r["account"], r["event_id"]) for r in latest] == [("1", "new"), ("2", "x")]
     assert "2 account(s): can't judge 1 of" in views.format_coverage(latest)
 
 
 def test_stop_now_is_forwarded_only_for_a_resource_arn_with_its_account():
     with pytest.raises(Exception, match="account"):
-        click.forward_stop(None, lambda c, r: None, "fn", {"detail": {"arn": "nb-1"}})
+        click.forward_stop(None, lambda c, r: None, "fn", {"detail": {"arn": "nb-1", "user": "U0ADMIN01"}})
     assert click.role_arn("111122223333", "eu-west-1") == "arn:aws:iam::111122223333:role/mlreaper-central-action-eu-west-1"
-    assert click.function_for([{"arn": "a", "function": "f1"}, {"arn": "a", "function": "f2"}, {"arn": "b"}], "a") == "f2"
+    assert (
+        click.function_for(
+            [from_mapping({"logged_at": "", **e}) for e in ({"arn": "a", "function": "f1"}, {"arn": "a", "function": "f2"}, {"arn": "b"})],
+            "a",
+        )
+        == "f2"
+    )
 
 
 def test_the_central_function_is_granted_what_its_code_calls_and_no_more():

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from reaper.record.logentry import BadEntry, LogEntry, from_mapping
 from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, unconfirmed, would_act
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
@@ -18,20 +21,22 @@ def entry(
     hourly: float | None = 2.0,
     owner: str = "ana",
     **evidence: object,
-) -> dict:
-    return {
-        "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "kind": kind,
-        "id": rid,
-        "region": "us-east-1",
-        "verdict": verdict,
-        "executed": executed,
-        "action": "stop",
-        "hourly_usd": hourly,
-        "owner": owner,
-        "project": "llm",
-        "evidence": dict(evidence),
-    }
+) -> LogEntry:
+    return from_mapping(
+        {
+            "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "kind": kind,
+            "id": rid,
+            "region": "us-east-1",
+            "verdict": verdict,
+            "executed": executed,
+            "action": "stop",
+            "hourly_usd": hourly,
+            "owner": owner,
+            "project": "llm",
+            "evidence": dict(evidence),  # type: ignore[dict-item]
+        }
+    )
 
 
 def test_a_stopped_notebook_saves_its_price_until_it_is_seen_running_again():
@@ -47,14 +52,16 @@ def test_off_until_now_when_nothing_says_it_came_back():
 
 
 def test_an_endpoint_restore_ends_its_time_off():
-    restored = {
-        "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "type": "notice",
-        "kind": "endpoint",
-        "id": "ep",
-        "region": "us-east-1",
-        "title": "Restored endpoint ep",
-    }
+    restored = from_mapping(
+        {
+            "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "type": "notice",
+            "kind": "endpoint",
+            "id": "ep",
+            "region": "us-east-1",
+            "title": "Restored endpoint ep",
+        }
+    )
     (r,) = reclaimed([entry(NOW - timedelta(hours=5), "ep", kind="endpoint"), restored], NOW)
     assert r.hours_off == 4
 
@@ -84,7 +91,7 @@ def test_dry_run_and_errors_reclaim_nothing_and_unpriced_is_said():
         entry(NOW - timedelta(hours=2), "nop", hourly=None, owner="bo"),
     ]
     items = reclaimed(entries, NOW)
-    assert [r.entry["id"] for r in items] == ["nop"]
+    assert [r.entry.id for r in items] == ["nop"]
     groups = group(items, "owner")
     text = format_report(groups, "owner", NOW - timedelta(days=7), would_act(entries))
     assert "1 without a price" in text and "1 resource(s) would have been acted on" in text
@@ -112,7 +119,9 @@ def test_grouped_by_owner_kind_or_project_with_missing_values_named():
 
 
 def test_entries_with_unreadable_times_are_skipped_not_fatal():
-    assert reclaimed([{"logged_at": "garbage", "verdict": "act", "executed": True}, {"verdict": "act"}], NOW) == []
+    assert reclaimed([from_mapping({"logged_at": "garbage", "verdict": "act", "executed": True})], NOW) == []
+    with pytest.raises(BadEntry, match="logged_at"):  # no time at all: refused where it is read (ActionLog.entries skips it)
+        from_mapping({"verdict": "act"})
 
 
 def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
@@ -134,14 +143,16 @@ def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
 
 
 def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_rest():
-    back = {
-        "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "type": "notice",
-        "kind": "endpoint",
-        "id": "ep",
-        "region": "us-east-1",
-        "title": "Endpoint ep is back: InService",
-    }
+    back = from_mapping(
+        {
+            "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "type": "notice",
+            "kind": "endpoint",
+            "id": "ep",
+            "region": "us-east-1",
+            "title": "Endpoint ep is back: InService",
+        }
+    )
     entries = [
         entry(NOW - timedelta(hours=5), "ep", kind="endpoint", hourly=3.0),
         back,
@@ -150,7 +161,7 @@ def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_res
         entry(NOW - timedelta(hours=2), "job", kind="training-job", estimated_usd=1.0),
     ]
     items = reclaimed(entries, NOW)
-    assert next(r for r in items if r.entry["id"] == "ep").hours_off == 4
+    assert next(r for r in items if r.entry.id == "ep").hours_off == 4
     assert off_now(items) == (2, 1.5, 1)  # nb and box (unpriced); not ep, and a job is never "off"
     text = format_report(group(items, "kind"), "kind", NOW - timedelta(days=1), 0, 120, items)
     assert "off now: 2 resource(s) that cost $1.50/h together, about $36.00 a day while they stay off; 1 without a price" in text
@@ -170,10 +181,10 @@ def test_the_report_table_fits_its_width_with_a_long_owner():
 
 def test_a_change_recorded_ahead_and_never_confirmed_is_neither_done_nor_saved():
     # Given a stop written ahead of the call (executed, unconfirmed) whose sweep died, and one confirmed stop
-    begun = {**entry(NOW - timedelta(hours=5), "nb-begun"), "unconfirmed": True}
+    begun = from_mapping({**entry(NOW - timedelta(hours=5), "nb-begun").stored, "unconfirmed": True})
     entries = [begun, entry(NOW - timedelta(hours=3), "nb-done")]
     # Then only the confirmed stop is reclaimed, by the report, its savings per day and the metric's code
-    assert [r.entry["id"] for r in reclaimed(entries, NOW)] == ["nb-done"]
+    assert [r.entry.id for r in reclaimed(entries, NOW)] == ["nb-done"]
     assert sum(v for day in daily_savings(reclaimed(entries, NOW), NOW - timedelta(days=1), NOW).values() for v in day.values()) == 6
     assert unconfirmed(entries) == 1 and would_act(entries) == 0
     from reaper.report.savings_metric import saved_between
@@ -185,7 +196,7 @@ def test_reaper_log_never_shows_an_unconfirmed_change_as_done():
     from reaper.cli.formats import as_logged, log_row
     from reaper.cli.output import format_log_line
 
-    begun = {**entry(NOW - timedelta(hours=5), "nb-begun"), "unconfirmed": True, "reason": "idle"}
+    begun = from_mapping({**entry(NOW - timedelta(hours=5), "nb-begun").stored, "unconfirmed": True, "reason": "idle"})
     assert " unconfirmed stop " in format_log_line(begun)
     assert as_logged(begun)["executed"] is False and as_logged(begun)["unconfirmed"] is True
     assert log_row(begun)["executed"] is False

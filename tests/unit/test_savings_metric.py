@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from reaper.core.settings import KINDS
+from reaper.record.logentry import LogEntry, from_mapping
 from reaper.report.savings_metric import LOOKBACK, NAMESPACE, SAVED, UNPRICED, day_savings, days_to_publish, metric_data
 from reaper.report.summary import group, reclaimed
 from reaper_devkit.iam_check import Request, granted
@@ -26,25 +27,27 @@ def entry(
     executed: bool = True,
     hourly: float | None = 2.0,
     **evidence: object,
-) -> dict:
-    return {
-        "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "kind": kind,
-        "id": rid,
-        "region": "us-east-1",
-        "verdict": verdict,
-        "executed": executed,
-        "action": "stop",
-        "hourly_usd": hourly,
-        "owner": "ana",
-        "project": "llm",
-        "evidence": dict(evidence),
-    }
+) -> LogEntry:
+    return from_mapping(
+        {
+            "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "kind": kind,
+            "id": rid,
+            "region": "us-east-1",
+            "verdict": verdict,
+            "executed": executed,
+            "action": "stop",
+            "hourly_usd": hourly,
+            "owner": "ana",
+            "project": "llm",
+            "evidence": dict(evidence),  # type: ignore[dict-item]
+        }
+    )
 
 
-def report_by_kind(entries: list[dict], since: datetime, now: datetime) -> dict[str, float]:
+def report_by_kind(entries: list[LogEntry], since: datetime, now: datetime) -> dict[str, float]:
     """What `reaper report --since ... --by kind` computes (cli._report: reclaimed -> group)."""
-    logged = [e for e in entries if since <= datetime.fromisoformat(e["logged_at"].replace("Z", "+00:00")) <= now]
+    logged = [e for e in entries if since <= datetime.fromisoformat(e.logged_at.replace("Z", "+00:00")) <= now]
     return {g.key: g.to_json("kind")["saved_usd"] for g in group(reclaimed(logged, now), "kind")}
 
 
@@ -54,14 +57,16 @@ def test_a_day_of_actions_is_what_the_report_says_for_that_day():
     entries = [
         entry(START + timedelta(hours=10), "nb"),
         entry(START + timedelta(hours=6), "ep", kind="endpoint", hourly=1.5),
-        {
-            "logged_at": (START + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "type": "notice",
-            "kind": "endpoint",
-            "id": "ep",
-            "region": "us-east-1",
-            "title": "Restored endpoint ep",
-        },
+        from_mapping(
+            {
+                "logged_at": (START + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "type": "notice",
+                "kind": "endpoint",
+                "id": "ep",
+                "region": "us-east-1",
+                "title": "Restored endpoint ep",
+            }
+        ),
         entry(
             START + timedelta(hours=3),
             "job",
@@ -127,11 +132,10 @@ def test_unpriced_and_unreadable_prices_are_counted_not_summed():
 
 def test_hostile_entries_never_break_the_day():
     entries = [
-        {"logged_at": "garbage", "verdict": "act", "executed": True},
-        {"verdict": "act"},
+        from_mapping({"logged_at": "garbage", "verdict": "act", "executed": True}),
         entry(START + timedelta(hours=1), "x", kind="<!channel>" * 300),
-        entry(START + timedelta(hours=1), "y", kind=None),
-    ]  # type: ignore[arg-type]
+        entry(START + timedelta(hours=1), "y", kind=None),  # type: ignore[arg-type]
+    ]
     figures = day_savings(entries, D1)
     # unknown kinds are one bounded dimension value, never the raw text
     assert figures["other"].saved_usd == 2 * 2.0 * 23 and all(len(d["Dimensions"][0]["Value"]) < 30 for d in metric_data(D1, figures))

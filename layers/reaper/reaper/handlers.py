@@ -13,9 +13,10 @@ from reaper import wiring
 from reaper.aws.faults import AwsError, short
 from reaper.core.deadline import Deadline
 from reaper.core.errors import BadEventError
-from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
+from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns, parse_stop_now
 from reaper.core.model import Outcome, Verdict
 from reaper.core.observability import MetricUnit, logger, metrics
+from reaper.core.results import HandlerResult, SweepSummary
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, interval, iso
 from reaper.record import coverage
@@ -34,7 +35,7 @@ def build_runtime(*kind_names: str) -> Runtime:
     return wiring.build_runtime(Settings.from_env())
 
 
-def summarize(event_id: str, outcomes: list[Outcome]) -> dict[str, Any]:
+def summarize(event_id: str, outcomes: list[Outcome]) -> SweepSummary:
     counts = {v.value: 0 for v in Verdict}
     for o in outcomes:
         counts[o.verdict.value] += 1
@@ -47,7 +48,7 @@ def summarize(event_id: str, outcomes: list[Outcome]) -> dict[str, Any]:
     }
 
 
-def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None, context: Any = None) -> dict[str, Any]:
+def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None, context: Any = None) -> HandlerResult:
     """A scheduled sweep of one kind, or an event the kind knows (state change, API call).
 
     With the Lambda context, the sweep knows its deadline and starts no change in its last seconds.
@@ -65,9 +66,10 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
     if ev.source == STOP_SOURCE and ev.detail_type == STOP_DETAIL_TYPE:  # invoked by the interactions function only
         from reaper.slack.stop import stop_now
 
-        result = stop_now(rt, kind_registry.get(kind_name), ev.id, ev.detail, now)
-        logger.info("stop now (Slack)", extra={"kind": kind_name, **result})
-        return result
+        # parsed before anything is read or changed: a malformed detail is a BadEventError, answered nowhere
+        stopped = stop_now(rt, kind_registry.get(kind_name), ev.id, parse_stop_now(ev.detail), now)
+        logger.info("stop now (Slack)", extra={"kind": kind_name, **stopped})
+        return stopped
     handler = kind_registry.get(kind_name).event_handler(ev.source, ev.detail_type)
     if handler is not None:
         result = handler(rt, ev, now, pipeline.check)  # the one door for the resources an event names
@@ -80,7 +82,7 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
 
 def sweep_in_parts(
     rt: Runtime, kind_name: str, now: datetime, event_id: str, context: Any, resume: continuation.Cursor | None = None
-) -> dict[str, Any]:
+) -> SweepSummary:
     """A sweep (or its part after `resume`); when time runs short, its next part is arranged to
     invoke this function again (reaper.sweep.continuation), and the chain record says so (reaper.sweep.chain).
 
@@ -125,7 +127,7 @@ class _PartSweep:
         self.unreadable: str | None = None
         self.started = resume.sweep_started if resume else now
 
-    def admit(self) -> dict[str, Any] | None:
+    def admit(self) -> SweepSummary | None:
         """None when this part runs; else the summary of why it does not (superseded, or deferred)."""
         rt, kind_name, event_id, resume = self.rt, self.kind_name, self.event_id, self.resume
         if rt.log is None:
@@ -159,7 +161,7 @@ class _PartSweep:
             self.wrote = True
         return continuation.arrange(self.rt.clients()("scheduler"), self.rt.settings, cursor, self.target, at)
 
-    def summarize(self, run: pipeline.SweepRun) -> dict[str, Any]:
+    def summarize(self, run: pipeline.SweepRun) -> SweepSummary:
         summary = summarize(self.event_id, run.outcomes)
         summary["part"] = self.this_part
         summary["unknown"] = sum(c.unknown for c in coverage.publish(self.rt, run.outcomes, self.now, self.event_id))
@@ -170,7 +172,7 @@ class _PartSweep:
             summary["after"] = run.next_part.after
         return summary
 
-    def close(self, run: pipeline.SweepRun, summary: dict[str, Any]) -> None:
+    def close(self, run: pipeline.SweepRun, summary: SweepSummary) -> None:
         """The chain record ends with the last part, or with a part that could not arrange the next."""
         if self.rt.log is None or not self.wrote:
             return
@@ -180,7 +182,7 @@ class _PartSweep:
         part = run.next_part.part if run.next_part is not None else self.this_part
         _close_chain(self.rt, self.kind_name, self.home, self.event_id, self.started, part, status, why, self.now)
 
-    def note_outlasted(self, run: pipeline.SweepRun, summary: dict[str, Any]) -> None:
+    def note_outlasted(self, run: pipeline.SweepRun, summary: SweepSummary) -> None:
         every = interval(self.rt.settings.sweep_schedule)
         if run.next_part is not None or self.resume is None or every is None or self.now - self.started <= every:
             return
@@ -233,7 +235,7 @@ def _close_chain(
         logger.error("chain record not closed", extra={"kind": kind, "event_id": event_id, "error": short(exc)})
 
 
-def handle_budget_notification(event: Any, kind_name: str, rt: Runtime, now: datetime, context: Any = None) -> dict[str, Any]:
+def handle_budget_notification(event: Any, kind_name: str, rt: Runtime, now: datetime, context: Any = None) -> SweepSummary:
     """An AWS Budgets notification (through the reaper's SNS topic): sweep the kind now.
 
     The message is only the trigger: its text is not parsed. The sweep reads every mlreaper budget's

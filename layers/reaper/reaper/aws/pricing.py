@@ -21,12 +21,13 @@ import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from reaper.aws import price_list
+from reaper.aws.dynamo_shapes import Item
 from reaper.core.price import LIVE, SHIPPED, Price
 
 log = logging.getLogger(__name__)
@@ -102,12 +103,31 @@ def fsx_hourly(region: str, deployment: str, per_unit_throughput: int | None, ca
     return None if price is None else round(price.usd * capacity_gib / 730.0, 4)
 
 
+class ListedPrice(TypedDict):
+    """One price the Price List API gave, as cached (reaper.aws.price_list.Listed without its product)."""
+
+    usd: float
+    sku: str | None
+    as_of: str | None
+
+
+class Lookup(TypedDict):
+    """One request's answer, cached: its prices by section (a SageMaker use, "ec2", an FSx deployment) and
+    until when (epoch seconds) it stands."""
+
+    sections: dict[str, ListedPrice]
+    until: int
+
+
+PriceMap = dict[str, Lookup]  # what was asked (an instance type; "lustre") -> its answer
+
+
 class PriceStore(Protocol):
     """Where read prices are kept between processes: one map per (service group, region)."""
 
-    def load(self, group: str, region: str) -> dict[str, Any]: ...
+    def load(self, group: str, region: str) -> PriceMap: ...
 
-    def save(self, group: str, region: str, entries: dict[str, Any], expires_at: int) -> None: ...
+    def save(self, group: str, region: str, entries: PriceMap, expires_at: int) -> None: ...
 
 
 class TablePriceStore:
@@ -116,7 +136,7 @@ class TablePriceStore:
     def __init__(self, dynamodb: Any, table: str) -> None:
         self.client, self.table = dynamodb, table
 
-    def load(self, group: str, region: str) -> dict[str, Any]:
+    def load(self, group: str, region: str) -> PriceMap:
         # Query, which every sweep function may call on the table already (reaper.sweep.iam), for the one item
         key = _key(group, region)
         items = self.client.query(
@@ -125,15 +145,15 @@ class TablePriceStore:
         item = items[0] if items else None
         if not item or "prices" not in item:
             return {}
-        found: dict[str, Any] = json.loads(item["prices"]["S"])
+        found: PriceMap = json.loads(item["prices"]["S"])
         return found
 
-    def save(self, group: str, region: str, entries: dict[str, Any], expires_at: int) -> None:
+    def save(self, group: str, region: str, entries: PriceMap, expires_at: int) -> None:
         item = {**_key(group, region), "prices": {"S": json.dumps(entries, sort_keys=True)}, "expires_at": {"N": str(expires_at)}}
         self.client.put_item(TableName=self.table, Item=item)
 
 
-def _key(group: str, region: str) -> dict[str, Any]:
+def _key(group: str, region: str) -> Item:
     return {"pk": {"S": f"PRICE#{group}#{region}"}, "sk": {"S": "-"}}
 
 
@@ -153,7 +173,7 @@ class Pricer:
         self.calls = 0  # GetProducts requests made by this process (bench/, tests)
         self.down: str | None = None if client is not None else "off"  # why the API is not asked at all
         self.down_for: dict[str, str] = {}  # a service the API refused (NotFoundException ...): not asked again
-        self._maps: dict[tuple[str, str], dict[str, Any]] = {}
+        self._maps: dict[tuple[str, str], PriceMap] = {}
 
     @classmethod
     def shipped_only(cls) -> Pricer:
@@ -202,9 +222,9 @@ class Pricer:
             return shipped(section, region, row_key)
         return Price(float(found["usd"]), LIVE, found.get("as_of"), found.get("sku"))
 
-    def _map(self, group: str, region: str) -> dict[str, Any]:
+    def _map(self, group: str, region: str) -> PriceMap:
         if (group, region) not in self._maps:
-            loaded: dict[str, Any] = {}
+            loaded: PriceMap = {}
             if self.store is not None:
                 try:
                     loaded = self.store.load(group, region)
@@ -213,7 +233,7 @@ class Pricer:
             self._maps[(group, region)] = loaded
         return self._maps[(group, region)]
 
-    def _save(self, group: str, region: str, entries: dict[str, Any]) -> None:
+    def _save(self, group: str, region: str, entries: PriceMap) -> None:
         if self.store is None:
             return
         try:
@@ -221,7 +241,7 @@ class Pricer:
         except (ClientError, BotoCoreError) as exc:  # a cache that cannot be written costs a request next time, nothing else
             log.warning("price cache not written (%s)", exc)
 
-    def _ask(self, group: str, region: str, lookup: str) -> dict[str, Any] | None:
+    def _ask(self, group: str, region: str, lookup: str) -> Lookup | None:
         """One request (pages aside) for one type in one region; None when the API failed (now down)."""
         counter = [0]
         try:
@@ -242,7 +262,7 @@ class Pricer:
         return {"sections": sections, "until": int(self.clock()) + keep}
 
 
-def _sections(group: str, client: Any, region: str, lookup: str, counter: list[int]) -> dict[str, Any]:
+def _sections(group: str, client: Any, region: str, lookup: str, counter: list[int]) -> dict[str, ListedPrice]:
     if group == "sagemaker":
         found = list(price_list.products(client, price_list.SAGEMAKER, {"regionCode": region, "instanceName": lookup}, counter))
         listed = price_list.sagemaker_sections(found, lookup)

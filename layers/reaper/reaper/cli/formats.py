@@ -13,6 +13,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pydantic import JsonValue
+
+from reaper.record.logentry import LogEntry
+
 OUTPUTS = ("table", "json", "csv")
 
 OUTCOME_COLUMNS = (
@@ -62,28 +66,28 @@ def to_json_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return [json.dumps(row, default=str) for row in rows]
 
 
-def as_logged(e: Mapping[str, Any]) -> dict[str, Any]:
-    """A log entry as `reaper log` shows it: a change recorded ahead and never confirmed (`unconfirmed`)
-    is not shown as done (`executed` false; the flag stays, so a reader knows to look at the resource)."""
-    return {**e, "executed": False} if e.get("unconfirmed") else dict(e)
+def as_logged(e: LogEntry) -> dict[str, JsonValue]:
+    """A log entry as `reaper log` shows it, every key as stored: a change recorded ahead and never confirmed
+    (`unconfirmed`) is not shown as done (`executed` false; the flag stays, so a reader knows to look at the resource)."""
+    return {**e.stored, "executed": False} if e.unconfirmed else e.stored
 
 
-def log_row(e: Mapping[str, Any]) -> dict[str, Any]:
+def log_row(e: LogEntry) -> dict[str, JsonValue]:
     """A log entry flattened for CSV: a notice's title and text are its reason."""
     row = as_logged(e)
     row.setdefault("type", "verdict")
-    if e.get("type") == "notice" and not e.get("reason"):
-        row["reason"] = ": ".join(str(x) for x in (e.get("title"), e.get("text")) if x)
+    if e.type == "notice" and not e.reason:
+        row["reason"] = ": ".join(x for x in (e.title, e.text) if x)
     return row
 
 
-def matches(e: Mapping[str, Any], kinds: Iterable[str] = (), verdicts: Iterable[str] = (), owners: Iterable[str] = ()) -> bool:
+def matches(e: LogEntry, kinds: Iterable[str] = (), verdicts: Iterable[str] = (), owners: Iterable[str] = ()) -> bool:
     """`--kind/--verdict/--owner` on a log entry (each repeatable; any value of one flag, all flags)."""
     want_k = {k.strip().lower() for k in kinds}
     want_v = {v.strip().lower() for v in verdicts}
     want_o = {o.strip().lower() for o in owners}
     return (
-        (not want_k or str(e.get("kind") or "").lower() in want_k)
-        and (not want_v or str(e.get("verdict") or "").lower() in want_v)
-        and (not want_o or str(e.get("owner") or "").strip().lower() in want_o)
+        (not want_k or (e.kind or "").lower() in want_k)
+        and (not want_v or (e.verdict or "").lower() in want_v)
+        and (not want_o or (e.owner or "").strip().lower() in want_o)
     )

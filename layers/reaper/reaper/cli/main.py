@@ -33,6 +33,7 @@ from reaper.report.summary import GROUPS
 if TYPE_CHECKING:
     from reaper.aws.discounts import Discounts
     from reaper.core.settings import Settings
+    from reaper.record.logentry import LogEntry
     from reaper.record.runtime import Runtime
 
 __all__ = ["main", "format_table", "format_log_line", "parse_since", "version", "AWS_ERROR", "CREDENTIALS", "USAGE"]
@@ -440,16 +441,26 @@ def parse_since(text: str, now: datetime) -> datetime:
     return now - timedelta(minutes=minutes)
 
 
-def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]]]:
+def _entries(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[LogEntry]]:
     since, entries, _ = _read_log(args, now)
     return since, entries
 
 
-def _read_log(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[dict[str, object]], Runtime]:
+def _read_log(args: argparse.Namespace, now: datetime) -> tuple[datetime, list[LogEntry], Runtime]:
+    """The log's entries from `since`; one it cannot read (a field missing or mistyped) is said on
+    stderr, with its sort key and the problem, and left out (docs/cli.md)."""
     since = parse_since(args.since, now)
     rt = _runtime(args, _org(args, _settings(args)), needs_table=True)
     assert rt.log is not None
-    return since, list(rt.log.entries(since, now)), rt
+    entries = list(rt.log.entries(since, now))
+    _say_skipped(rt)
+    return since, entries, rt
+
+
+def _say_skipped(rt: Runtime) -> None:
+    assert rt.log is not None
+    for problem in rt.log.skipped:
+        print(f"mlreaper: skipped a malformed log entry {problem}", file=sys.stderr)
 
 
 def _discounts(rt: Runtime, now: datetime) -> Discounts:
@@ -488,7 +499,7 @@ def _org_coverage(args: argparse.Namespace, now: datetime) -> int:
     from reaper.org import views
 
     _, entries = _entries(args, now)
-    rows = views.latest_coverage(e for e in entries if matches(e, kinds=args.kind) and (not args.region or e.get("region") in args.region))
+    rows = views.latest_coverage(e for e in entries if matches(e, kinds=args.kind) and (not args.region or e.region in args.region))
     out = Printer()
     if output_of(args) == "json":
         for line in to_json_lines(rows):
@@ -517,7 +528,7 @@ def _log(args: argparse.Namespace, now: datetime) -> int:
         return 0
     width = terminal_width()
     for e in entries:
-        out(f"{e.get('account')} {fit_log_line(e, width - 13)}" if args.org else fit_log_line(e, width))
+        out(f"{e.account} {fit_log_line(e, width - 13)}" if args.org else fit_log_line(e, width))
     return 0
 
 
@@ -591,6 +602,7 @@ def _bill(args: argparse.Namespace, now: datetime, output: str) -> int:
     rt = _runtime(args, _org(args, _settings(args)), needs_table=True)
     assert rt.log is not None
     entries = [e for e in rt.log.entries(since, now) if matches(e, kinds=args.kind)]
+    _say_skipped(rt)
     read = bill.read(rt.clients()("ce"), rt.log, since, now, org=bool(args.org), tag=tag)
     buckets = reconcile.buckets(read)
     rows = [] if read.refused else reconcile.reconcile(read, entries, now)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from reaper.core.errors import OutputError
 from reaper.core.model import Mode, Outcome, Resource, Verdict
 from reaper.core.text import cut
+from reaper.record.logentry import LogEntry
 
 DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what docs/cli.md promises
 MIN_REASON = 24
@@ -168,24 +169,25 @@ def price_sources(resources: list[Resource]) -> str:
     return "$/h: " + "; ".join(parts) if parts else ""
 
 
-def format_log_line(e: dict[str, object]) -> str:
-    at = str(e.get("logged_at") or "")
-    where = f"{e.get('kind')} {e.get('id')} ({e.get('region')})"
-    if e.get("type") == "notice":
-        body = str(e.get("title") or "")
-        text = str(e.get("text") or "").replace("\n", " ")
+def format_log_line(e: LogEntry) -> str:
+    at = e.logged_at
+    where = f"{e.kind} {e.id} ({e.region})"
+    if e.type == "notice":
+        body = e.title or ""
+        text = (e.text or "").replace("\n", " ")
         return f"{at:20} {'notice':6} {'-':18} {where} — {body}{': ' + text if text else ''}"
-    action = str(e.get("action") or "-")
-    if e.get("type") not in (None, "verdict") and not e.get("verdict"):
-        return f"{at:20} {str(e.get('type')):6} {action:18} {where} — {e.get('reason') or e.get('text') or ''}"
-    if e.get("verdict") == "act" and e.get("unconfirmed"):
+    action = e.action or "-"
+    if not e.is_verdict and not e.verdict:
+        return f"{at:20} {str(e.type):6} {action:18} {where} — {e.reason or e.text or ''}"
+    if e.verdict == "act" and e.unconfirmed:
         action = f"unconfirmed {action}"  # recorded before the call; how it ended was never recorded
-    elif e.get("verdict") == "act" and not e.get("executed"):
+    elif e.verdict == "act" and not e.executed:
         action = f"would {action}"
-    return f"{at:20} {str(e.get('verdict', '?')):6} {action:18} {where} — {e.get('reason')}"
+    verdict = str(e.verdict) if e.has("verdict") else "?"
+    return f"{at:20} {verdict:6} {action:18} {where} — {e.reason}"
 
 
-def fit_log_line(e: dict[str, object], width: int) -> str:
+def fit_log_line(e: LogEntry, width: int) -> str:
     """A log line that fits `width` (its column padding kept): the reason cut with an ellipsis, or on its
     own indented line when the time, verdict, action and resource leave it less than its minimum."""
     line = " ".join(format_log_line(e).splitlines())  # a reason from AWS may hold newlines: one entry, one line

@@ -95,3 +95,43 @@ def parse_sns(event: Any) -> SnsEvent:
 
 SCHEDULED = ("Scheduled Event",)
 SCHEDULE_SOURCES = ("aws.events", "aws.scheduler", "mlreaper")
+
+
+class StopAnywayConsent(BaseModel):
+    """What a Stop anyway click consented to lose: the instance store's figure the button showed (docs/slack.md,
+    Stop anyway; reaper.slack.buttons)."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+
+    gb: float = Field(ge=0, le=1_000_000)
+
+
+class StopNowDetail(BaseModel):
+    """The Stop now event's detail: which resource, who asked, and where to answer. The interactions function
+    writes it (reaper.slack.buttons.stop_event) and the central account forwards the same event
+    (reaper.org.click); the kind function parses it before it reads or changes anything (docs/slack.md,
+    Stop now). A field missing or of the wrong type, or one it does not know, is a BadEventError."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+
+    arn: str = Field(min_length=1, max_length=2048)  # IAM's bound on an ARN
+    user: str = Field(min_length=1, max_length=255)  # the clicker's Slack user id
+    response_url: str = Field(default="", max_length=2048)  # where the thread's answer goes (reaper.slack.reply)
+    thread_ts: str | None = Field(default=None, max_length=64)
+    consent: StopAnywayConsent | None = None  # a Stop anyway's (EC2 instance store), recorded before it was sent
+
+    @property
+    def region(self) -> str:
+        """The ARN's region, or "" when it is not a whole ARN (arn:partition:service:region:account:resource)."""
+        parts = self.arn.split(":")
+        return parts[3] if len(parts) >= 6 else ""
+
+    @property
+    def account(self) -> str:
+        parts = self.arn.split(":")
+        return parts[4] if len(parts) >= 6 else ""
+
+
+def parse_stop_now(detail: Any) -> StopNowDetail:
+    """A Stop now event's detail as its model; BadEventError naming the field and the problem otherwise."""
+    return parse_model(StopNowDetail, detail, "a Stop now event", "detail.")

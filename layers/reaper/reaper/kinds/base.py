@@ -22,6 +22,7 @@ from reaper.aws.clients import Clients
 from reaper.core.deadline import Deadline
 from reaper.core.model import Decision, KindAction, Outcome, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView
+from reaper.core.results import EventResult
 from reaper.core.settings import Settings
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ class Check(Protocol):
 
 
 # (runtime, event, now, the pipeline's door for named resources) -> summary of what the event did
-EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime, Check], dict[str, Any]]
+EventHandler = Callable[["Runtime", "EventBridgeEvent", datetime, Check], EventResult]
 
 
 @dataclass(frozen=True)
@@ -437,6 +438,7 @@ __all__ = [
     "BatchRun",
     "Check",
     "EventHandler",
+    "EventResult",
     "EventRoute",
     "Guard",
     "Kind",

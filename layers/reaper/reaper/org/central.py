@@ -9,6 +9,8 @@ event writes the same key again, so the log holds one copy.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,6 +18,9 @@ from reaper.core.errors import BadEventError
 from reaper.core.events import parse_eventbridge
 from reaper.core.timeutil import as_utc
 from reaper.record.forward import COVERAGE, RECORD, SOURCE
+from reaper.record.logentry import BadEntry, LogEntry, parse_entry
+
+log = logging.getLogger("reaper")
 
 PERMISSIONS = ("dynamodb:PutItem",)
 LOG_TTL = timedelta(days=400)  # as the member's log (reaper.record.actionlog)
@@ -39,14 +44,14 @@ def take(dynamodb: Any, table: str, event: Any) -> dict[str, Any]:
     return {"account": account, "kind": entry.get("kind"), "id": entry.get("id"), "type": entry.get("type")}
 
 
-def logged_at(entry: dict[str, Any]) -> datetime:
+def logged_at(entry: Mapping[str, object]) -> datetime:
     try:
         return as_utc(datetime.fromisoformat(str(entry.get("logged_at")).replace("Z", "+00:00")))
     except ValueError:
         raise BadEventError(f"a forwarded record without a readable logged_at ({entry.get('logged_at')!r})") from None
 
 
-def log_key(entry: dict[str, Any]) -> dict[str, Any]:
+def log_key(entry: Mapping[str, object]) -> dict[str, dict[str, str]]:
     """Where `take` files a member's record (as written, or as read back: the entry keeps its account and
     event_id), so the central digest's button can name the record it showed and the click read it back."""
     at, account, event_id = logged_at(entry), str(entry.get("account")), str(entry.get("event_id"))
@@ -59,10 +64,13 @@ def pk_of(sort_key: str) -> str:
     return f"LOG#{sort_key[:10]}"
 
 
-def read(dynamodb: Any, table: str, sort_key: str) -> dict[str, Any] | None:
-    """The record filed under `sort_key` (GetItem), or None."""
+def read(dynamodb: Any, table: str, sort_key: str) -> LogEntry | None:
+    """The record filed under `sort_key` (GetItem), or None: none there, or one that is not a log entry (said)."""
     item = dynamodb.get_item(TableName=table, Key={"pk": {"S": pk_of(sort_key)}, "sk": {"S": sort_key}}).get("Item")
     if item is None:
         return None
-    entry: dict[str, Any] = json.loads(item["entry"]["S"])
-    return entry
+    try:
+        return parse_entry(item.get("entry", {}).get("S", ""))
+    except BadEntry as exc:
+        log.warning("skipped a malformed organisation log entry %s: %s", sort_key, exc)
+        return None

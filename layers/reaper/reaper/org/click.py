@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import boto3
 
 from reaper.aws.clients import RETRY_CONFIG
 from reaper.core.errors import BadEventError
+from reaper.core.events import parse_eventbridge, parse_stop_now
 from reaper.record.actionlog import ActionLog
+from reaper.record.logentry import LogEntry
 
 PERMISSIONS = ("sts:AssumeRole",)
 LOOKBACK = timedelta(days=7)  # a digest's button is for a resource logged this week
@@ -39,17 +41,31 @@ def interactions_role_arn(central_account: str, partition: str = "aws") -> str:
     return f"arn:{partition}:iam::{central_account}:role/{INTERACTIONS_ROLE}"
 
 
-def function_for(entries: list[dict[str, Any]], arn: str) -> str | None:
+def function_for(entries: list[LogEntry], arn: str) -> str | None:
     """The member function that last logged `arn` (the forwarded records carry its name)."""
-    named = [e for e in entries if e.get("arn") == arn and e.get("function")]
-    return str(named[-1]["function"]) if named else None
+    named = [e.function for e in entries if e.arn == arn and e.function]
+    return named[-1] if named else None
 
 
-def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str, Any]) -> dict[str, Any]:
+class Forwarded(TypedDict):
+    """A Stop now handed to the member function that logged the resource."""
+
+    forwarded: str  # the resource's ARN
+    account: str
+    region: str
+    function: str
+
+
+class Refused(TypedDict):
+    refused: str
+
+
+def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str, Any]) -> Forwarded:
     """Invoke the member's `function` with the Stop now event (asynchronously, as the member's own
-    interactions function does); the member answers in the Slack thread itself."""
-    arn = str((event.get("detail") or {}).get("arn") or "")
-    parts = arn.split(":")
+    interactions function does); the member answers in the Slack thread itself. The event's detail is
+    parsed first (reaper.core.events.StopNowDetail): a malformed one is a BadEventError and nothing is assumed or invoked."""
+    detail = parse_stop_now(event.get("detail"))
+    arn, parts = detail.arn, detail.arn.split(":")
     if len(parts) < 6 or not (parts[4].isdigit() and len(parts[4]) == 12):
         raise BadEventError(f"Stop now needs a resource ARN with its account, got {arn!r}")
     partition, region, account = parts[1], parts[3], parts[4]
@@ -61,16 +77,16 @@ def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str
     return {"forwarded": arn, "account": account, "region": region, "function": function}
 
 
-def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: dict[str, Any], now: datetime) -> dict[str, Any]:
+def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: Any, now: datetime) -> Forwarded | Refused:
     """A Stop now event for a member's resource: the function that logged it (in the organisation's log,
     the last LOOKBACK, sent by the resource's own account) gets it. A resource its account never logged
-    is refused: there is no function to ask."""
-    arn = str((event.get("detail") or {}).get("arn") or "")
-    account = arn.split(":")[4] if arn.count(":") >= 5 else ""
+    is refused: there is no function to ask. A malformed event is a BadEventError before the log is read."""
+    detail = parse_stop_now(parse_eventbridge(event).detail)
+    arn, account = detail.arn, detail.account
     # only the account in the ARN may have logged it: the log's `account` is EventBridge's, the sender's
-    function = function_for([e for e in log.entries(now - LOOKBACK, now) if e.get("account") == account], arn)
+    function = function_for([e for e in log.entries(now - LOOKBACK, now) if e.account == account], arn)
     if function is None:
-        return {"refused": f"{arn or '(no arn)'} is in no member's record of the last {LOOKBACK.days} days: nothing was forwarded"}
+        return {"refused": f"{arn} is in no member's record of the last {LOOKBACK.days} days: nothing was forwarded"}
     return forward_stop(sts, lambda_for, function, event)
 
 

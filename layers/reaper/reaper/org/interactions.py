@@ -30,10 +30,11 @@ from typing import Any
 from reaper.aws.faults import AwsError, error_code, short
 from reaper.org import central, click
 from reaper.record.actionlog import ActionLog
+from reaper.record.logentry import LogEntry
 from reaper.slack.bot import SlackBot
 from reaper.slack.buttons import Answer, stop_event
 from reaper.slack.interactions import serve
-from reaper.slack.request import Click
+from reaper.slack.request import Click, ClickRecord
 
 STOP = "reaper:stop"  # the one button the central digest renders (reaper.slack.digest)
 # The central interactions function's role, exactly (tests/unit/test_org_forward.py): the Slack secret, the
@@ -53,7 +54,7 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
     organisation log's record of the click."""
     parts = c.arn.split(":")
     account = parts[4] if len(parts) > 5 else ""
-    base: dict[str, Any] = {
+    base: ClickRecord = {
         **c.record(),
         "region": parts[3] if len(parts) > 5 else "",  # only from a whole ARN: the account must come with it
         "account": account,
@@ -70,7 +71,7 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
         entry = _logged(log, c, now) if account.isdigit() and len(account) == 12 else None
     except AwsError as exc:
         return Answer.of(base, "failed", f"Could not read the organisation's log: {short(exc)}. Nothing was done; click again.")
-    if entry is None or entry.get("arn") != c.arn or entry.get("account") != account or not entry.get("function"):
+    if entry is None or entry.arn != c.arn or entry.account != account or not entry.function:
         return Answer.of(
             base,
             "refused",
@@ -78,7 +79,7 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
             "nothing was asked of any account.",
         )
     try:
-        click.forward_stop(sts, lambda_for, str(entry["function"]), stop_event(c, now))
+        click.forward_stop(sts, lambda_for, entry.function, stop_event(c, now))
     except AwsError as exc:
         if error_code(exc) in REFUSED_ROLE_CODES:
             return Answer.of(
@@ -98,7 +99,7 @@ def central_click(log: ActionLog | None, sts: Any, lambda_for: click.LambdaFor, 
     )
 
 
-def _logged(log: ActionLog | None, c: Click, now: datetime) -> dict[str, Any] | None:
+def _logged(log: ActionLog | None, c: Click, now: datetime) -> LogEntry | None:
     """The record the button names, read back from the organisation's log; None when there is none this week."""
     sk = c.logged or ""
     if log is None or sk[:10] < f"{now - click.LOOKBACK:%Y-%m-%d}":

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,8 +37,13 @@ from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pydantic import JsonValue
 
+from reaper.aws.dynamo_shapes import AttributeValue, Delete, Item, Put, Query, TransactItem
 from reaper.core.timeutil import as_utc, iso
+from reaper.record.logentry import BadEntry, LogEntry, parse_entry
+
+log = logging.getLogger("reaper")
 
 LOG_TTL = timedelta(days=400)
 CLAIM_TTL = timedelta(days=8)
@@ -77,7 +83,7 @@ class Settlement:
     holder: str
     kind: str
     id: str
-    entry: dict[str, Any] | None
+    entry: Mapping[str, object] | None
     now: datetime
     event_id: str
 
@@ -105,7 +111,9 @@ class ActionLog:
         self.client = dynamodb
         self.table = table
         # each log entry, as written, also goes here (reaper.record.forward: the organisation's central bus)
-        self.copy_to: Callable[[dict[str, Any]], None] | None = None
+        self.copy_to: Callable[[dict[str, object]], None] | None = None
+        # entries `entries` could not read (sort key: problem), for the reader to say (reaper log, report)
+        self.skipped: list[str] = []
 
     # -- claims ------------------------------------------------------------------------
     def claim(self, key: str, now: datetime) -> bool:
@@ -153,7 +161,7 @@ class ActionLog:
         arn: str,
         holder: str,
         claim_key: str,
-        entry: dict[str, Any],
+        entry: Mapping[str, object],
         now: datetime,
         event_id: str,
         settle: list[Settlement] | None = None,
@@ -167,7 +175,7 @@ class ActionLog:
         BEGUN when this caller may make the change; LEASED when another sweep holds the resource; CLAIMED
         when this decision was handled already under `claim_key` (an earlier delivery of the event).
         """
-        items: list[dict[str, Any]] = [
+        items: list[TransactItem] = [
             {"Put": {"TableName": self.table, **_lease_put(arn, holder, now)}},
             {"Put": {"TableName": self.table, **_claim_put(claim_key, now)}},
         ]
@@ -186,13 +194,13 @@ class ActionLog:
             return begun
         return self._begin(items)
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
+    def _transact(self, items: list[TransactItem]) -> None:
         """One TransactWriteItems, never past DynamoDB's limit on its items."""
         if len(items) > TRANSACT_MAX:
             raise TooManyItems(f"{len(items)} items in one transaction; TransactWriteItems takes {TRANSACT_MAX}")
         self.client.transact_write_items(TransactItems=items)
 
-    def _begin(self, items: list[dict[str, Any]]) -> Begun:
+    def _begin(self, items: list[TransactItem]) -> Begun:
         try:
             self._transact(items)
         except ClientError as exc:
@@ -214,8 +222,8 @@ class ActionLog:
         for i in range(0, len(settlements), SETTLE_BATCH):
             self._transact(self._settle_items(settlements[i : i + SETTLE_BATCH]))
 
-    def _settle_items(self, settlements: Sequence[Settlement]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
+    def _settle_items(self, settlements: Sequence[Settlement]) -> list[TransactItem]:
+        items: list[TransactItem] = []
         for s in settlements:
             if s.entry is None:  # nothing worth telling: the write-ahead copies go
                 items.append({"Delete": {"TableName": self.table, "Key": _log_key(s.kind, s.id, s.now, s.event_id)}})
@@ -276,10 +284,10 @@ class ActionLog:
         return PostClaim.CLAIMED
 
     def finish_post(
-        self, key: str, now: datetime, status: PostClaim, cut: tuple[str, ...] = (), record: dict[str, Any] | None = None
+        self, key: str, now: datetime, status: PostClaim, cut: tuple[str, ...] = (), record: Mapping[str, object] | None = None
     ) -> None:
         """Mark a claimed post sent (or unconfirmed); a message cut to fit keeps its full record here."""
-        values: dict[str, Any] = {":status": {"S": status.value}, ":at": {"S": iso(now)}}
+        values: Item = {":status": {"S": status.value}, ":at": {"S": iso(now)}}
         update = "SET #s = :status, finished_at = :at REMOVE lease_until"
         if cut:
             values[":cut"] = {"S": ",".join(cut)}
@@ -308,7 +316,7 @@ class ActionLog:
                 raise
 
     # -- sweep chains (reaper.sweep.chain) ---------------------------------------------------------
-    def chain(self, kind: str, region: str) -> dict[str, Any] | None:
+    def chain(self, kind: str, region: str) -> dict[str, str] | None:
         """The kind's chain record, read strongly consistent (a Query: what RECORD_PERMISSIONS grant)."""
         page = self.client.query(
             TableName=self.table,
@@ -326,8 +334,8 @@ class ActionLog:
         `fields` and `values` are strings or integers; the condition names them as `#status`, `#part`
         and `:name` (status and part are reserved words in DynamoDB expressions).
         """
-        item = {"pk": {"S": _chain_pk(kind, region)}, "sk": {"S": "-"}, **{k: _attr(v) for k, v in fields.items()}}
-        request: dict[str, Any] = {"TableName": self.table, "Item": item, "ConditionExpression": condition}
+        item: Item = {"pk": {"S": _chain_pk(kind, region)}, "sk": {"S": "-"}, **{k: _attr(v) for k, v in fields.items()}}
+        request: Put = {"TableName": self.table, "Item": item, "ConditionExpression": condition}
         names = {n: n[1:] for n in ("#status", "#part") if n in condition}  # DynamoDB refuses unused or empty ones
         if names:
             request["ExpressionAttributeNames"] = names
@@ -342,13 +350,13 @@ class ActionLog:
         return True
 
     # -- unposted messages --------------------------------------------------------------
-    def put_unposted(self, body: dict[str, Any], now: datetime, event_id: str, into: list[dict[str, Any]] | None = None) -> str:
+    def put_unposted(self, body: Mapping[str, object], now: datetime, event_id: str, into: list[TransactItem] | None = None) -> str:
         """Keep a message until it is queued; returns its sort key (to drop it once queued).
 
         With `into`, the write is added to that transaction instead of made now."""
         now = as_utc(now)
         key = _unposted_key(str(body.get("kind")), str(body.get("id")), now, event_id)
-        item = {
+        item: Item = {
             **key,
             "body": {"S": json.dumps(body, default=str)},
             "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
@@ -362,7 +370,7 @@ class ActionLog:
             self.client.put_item(TableName=self.table, Item=item)
         return str(key["sk"]["S"])
 
-    def unposted_sort_key(self, body: dict[str, Any], now: datetime, event_id: str) -> str:
+    def unposted_sort_key(self, body: Mapping[str, object], now: datetime, event_id: str) -> str:
         """The sort key `put_unposted` gives this message."""
         return str(_unposted_key(str(body.get("kind")), str(body.get("id")), now, event_id)["sk"]["S"])
 
@@ -402,11 +410,11 @@ class ActionLog:
         return out
 
     # -- log ---------------------------------------------------------------------------
-    def record(self, entry: dict[str, Any], now: datetime, event_id: str, into: list[dict[str, Any]] | None = None) -> None:
+    def record(self, entry: Mapping[str, object], now: datetime, event_id: str, into: list[TransactItem] | None = None) -> None:
         """Write a log entry; with `into`, add the write to that transaction instead of making it now."""
         now = as_utc(now)
         body = {**entry, "logged_at": iso(now), "event_id": event_id}
-        item = {
+        item: Item = {
             **_log_key(str(entry.get("kind")), str(entry.get("id")), now, event_id),
             "entry": {"S": json.dumps(body, default=str)},
             "expires_at": {"N": str(int((now + LOG_TTL).timestamp()))},
@@ -418,12 +426,13 @@ class ActionLog:
         if self.copy_to is not None:
             self.copy_to(body)
 
-    def entries(self, since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
-        """Log entries from `since` to `until`, oldest first."""
+    def entries(self, since: datetime, until: datetime) -> Iterator[LogEntry]:
+        """Log entries from `since` to `until`, oldest first. An entry that is not one (reaper.record.logentry:
+        a field missing or of the wrong type) is skipped: said in the log and kept in `skipped`, never raised."""
         day = as_utc(since).date()
         last = as_utc(until).date()
         while day <= last:
-            request: dict[str, Any] = {
+            request: Query = {
                 "TableName": self.table,
                 "KeyConditionExpression": "pk = :pk AND sk >= :from",
                 "ExpressionAttributeValues": {":pk": {"S": f"LOG#{day:%Y-%m-%d}"}, ":from": {"S": _sort_time(since)}},
@@ -431,11 +440,29 @@ class ActionLog:
             while True:
                 page = self.client.query(**request)
                 for item in page.get("Items", []):
-                    yield json.loads(item["entry"]["S"])
+                    entry = self._read(item)
+                    if entry is not None:
+                        yield entry
                 if "LastEvaluatedKey" not in page:
                     break
                 request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
             day += timedelta(days=1)
+
+    def stored_entries(self, since: datetime, until: datetime) -> Iterator[dict[str, JsonValue]]:
+        """`entries` as stored, every key (what `reaper log --output json` prints; tests read these)."""
+        return (e.stored for e in self.entries(since, until))
+
+    def _read(self, item: Mapping[str, Any]) -> LogEntry | None:
+        where = str(item.get("sk", {}).get("S", "?"))
+        try:
+            return parse_entry(item["entry"]["S"])
+        except (KeyError, TypeError):
+            problem = "no entry text"
+        except BadEntry as exc:
+            problem = str(exc)
+        self.skipped.append(f"{where}: {problem}")
+        log.warning("skipped a malformed action-log entry %s: %s", where, problem)
+        return None
 
     # -- budgets an admin confirmed (reaper.slack.buttons, reaper.aws.budgets) -------------------
     def confirm_budget(self, project: str, usd: float, user: str, now: datetime) -> None:
@@ -454,7 +481,7 @@ class ActionLog:
     def budget_confirmations(self) -> dict[str, tuple[float, str]]:
         """{project: (confirmed USD a month, who confirmed)}, read strongly consistent (Query: RECORD_PERMISSIONS)."""
         out: dict[str, tuple[float, str]] = {}
-        request: dict[str, Any] = {
+        request: Query = {
             "TableName": self.table,
             "KeyConditionExpression": "pk = :pk",
             "ExpressionAttributeValues": {":pk": {"S": BUDGETS_PK}},
@@ -512,18 +539,18 @@ class ActionLog:
         )
 
 
-def _log_key(kind: str, resource_id: str, now: datetime, event_id: str) -> dict[str, Any]:
+def _log_key(kind: str, resource_id: str, now: datetime, event_id: str) -> Item:
     # microseconds in the key: a warning and the action after it can fall in one second (two quick
     # sweeps), and whole seconds left them in the order of their event ids, i.e. by chance
     now = as_utc(now)
     return {"pk": {"S": f"LOG#{now:%Y-%m-%d}"}, "sk": {"S": f"{_sort_time(now)}#{kind}#{resource_id}#{event_id[:12]}"}}
 
 
-def _unposted_key(kind: str, resource_id: str, now: datetime, event_id: str) -> dict[str, Any]:
+def _unposted_key(kind: str, resource_id: str, now: datetime, event_id: str) -> Item:
     return {"pk": {"S": "UNPOSTED"}, "sk": {"S": f"{iso(as_utc(now))}#{kind}#{resource_id}#{event_id[:36]}"}}
 
 
-def _claim_put(key: str, now: datetime) -> dict[str, Any]:
+def _claim_put(key: str, now: datetime) -> Put:
     digest = hashlib.sha256(key.encode()).hexdigest()
     return {
         "Item": {
@@ -537,7 +564,7 @@ def _claim_put(key: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def _lease_put(arn: str, holder: str, now: datetime) -> dict[str, Any]:
+def _lease_put(arn: str, holder: str, now: datetime) -> Put:
     digest = hashlib.sha256(arn.encode()).hexdigest()
     now = as_utc(now)
     return {
@@ -555,7 +582,7 @@ def _lease_put(arn: str, holder: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def _lease_release(arn: str, holder: str) -> dict[str, Any]:
+def _lease_release(arn: str, holder: str) -> Delete:
     """Delete the lease if it is ours. In a transaction a lease found gone passes too (nothing to give
     back); alone, a ConditionalCheckFailed is ignored by `release`."""
     digest = hashlib.sha256(arn.encode()).hexdigest()
@@ -576,11 +603,11 @@ def _chain_pk(kind: str, region: str) -> str:
     return f"CHAIN#{kind}#{region}"
 
 
-def _attr(value: str | int) -> dict[str, str]:
+def _attr(value: str | int) -> AttributeValue:
     return {"N": str(value)} if isinstance(value, int) else {"S": value}
 
 
-def _post_key(key: str) -> dict[str, Any]:
+def _post_key(key: str) -> Item:
     return {"pk": {"S": f"POST#{hashlib.sha256(key.encode()).hexdigest()}"}, "sk": {"S": "-"}}
 
 

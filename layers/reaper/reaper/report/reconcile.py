@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from reaper.record.logentry import LogEntry
 from reaper.report import summary
 from reaper.report.bill import PROJECT_TAG, Bill, BillLine
 
@@ -89,11 +90,11 @@ def buckets(bill: Bill) -> Buckets:
     return out
 
 
-def to_tag(entries: Iterable[dict[str, Any]], tag: str | None = None) -> list[str]:
+def to_tag(entries: Iterable[LogEntry], tag: str | None = None) -> list[str]:
     """Resources the log saw without the bill's tag (ml:stage; ml:project with --by project): what to tag so their
     spend leaves the untagged line (entries with an ARN: a sweep's tallies and notices name no resource)."""
-    field_name = "project" if tag == PROJECT_TAG else "stage"
-    return sorted({f"{e.get('kind')}/{e.get('id')}" for e in entries if e.get("arn") and not str(e.get(field_name) or "").strip()})
+    project = tag == PROJECT_TAG
+    return sorted({f"{e.kind}/{e.id}" for e in entries if e.arn and not ((e.project if project else e.stage) or "").strip()})
 
 
 @dataclass
@@ -184,21 +185,21 @@ def kind_lines(bill: Bill, kind: str, account: str, types: frozenset[str] = froz
     ]
 
 
-def reconcile(bill: Bill, entries: list[dict[str, Any]], now: datetime) -> list[Reconciled]:
+def reconcile(bill: Bill, entries: list[LogEntry], now: datetime) -> list[Reconciled]:
     """One row per kind (per account across the organisation) the reaper stopped something of in the period."""
     items = [r for r in summary.reclaimed(entries, now) if r.hours_off is not None or r.saved_usd is not None]
-    keys = sorted({(str(r.entry.get("kind")), str(r.entry.get("account") or "") if bill.org else "") for r in items})
+    keys = sorted({(str(r.entry.kind), (r.entry.account or "") if bill.org else "") for r in items})
     return [_one(bill, kind, account, [r for r in items if _is(r, kind, account, bill.org)], now) for kind, account in keys]
 
 
 def _is(r: summary.Reclaimed, kind: str, account: str, org: bool) -> bool:
-    return str(r.entry.get("kind")) == kind and (not org or str(r.entry.get("account") or "") == account)
+    return str(r.entry.kind) == kind and (not org or (r.entry.account or "") == account)
 
 
 def _one(bill: Bill, kind: str, account: str, items: list[summary.Reclaimed], now: datetime) -> Reconciled:
     first = min(_day(r) for r in items)
-    types = frozenset(str(r.entry["instance_type"]) for r in items if r.entry.get("instance_type"))
-    lines = kind_lines(bill, kind, account, types if all(r.entry.get("instance_type") for r in items) else frozenset())
+    types = frozenset(r.entry.instance_type for r in items if r.entry.instance_type)
+    lines = kind_lines(bill, kind, account, types if all(r.entry.instance_type for r in items) else frozenset())
     days = [bill.start + timedelta(days=n) for n in range((bill.end - bill.start).days)]
     before = [d for d in days if d < first]
     after = [d for d in days if d > first]

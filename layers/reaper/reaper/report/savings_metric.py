@@ -26,7 +26,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from reaper.core.settings import KINDS
-from reaper.core.timeutil import as_utc, parse_instant
+from reaper.core.timeutil import as_utc
+from reaper.record.logentry import LogEntry
 from reaper.report.summary import reclaimed
 
 NAMESPACE = "MLReaper/Savings"
@@ -58,32 +59,25 @@ def day_bounds(day: date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-def _at(entry: dict[str, Any]) -> datetime | None:
-    try:
-        return parse_instant(str(entry.get("logged_at")))
-    except (TypeError, ValueError):
-        return None
+def _kind(entry: LogEntry) -> str:
+    kind = entry.kind
+    return kind if kind in KINDS else OTHER_KIND
 
 
-def _kind(entry: dict[str, Any]) -> str:
-    kind = entry.get("kind")
-    return kind if isinstance(kind, str) and kind in KINDS else OTHER_KIND
-
-
-def day_savings(entries: Iterable[dict[str, Any]], day: date) -> dict[str, DaySavings]:
+def day_savings(entries: Iterable[LogEntry], day: date) -> dict[str, DaySavings]:
     """Each kind's saving on `day` (UTC), from log entries logged before its end (read from LOOKBACK before it)."""
     return saved_between(entries, *day_bounds(day))
 
 
-def saved_between(entries: Iterable[dict[str, Any]], start: datetime, end: datetime) -> dict[str, DaySavings]:
+def saved_between(entries: Iterable[LogEntry], start: datetime, end: datetime) -> dict[str, DaySavings]:
     """Each kind's saving from `start` to `end` (a day for the metric; today or this week for the digest)."""
     start, end = as_utc(start), as_utc(end)
-    before_end = [e for e in entries if (at := _at(e)) is not None and start - LOOKBACK <= at < end]
+    before_end = [e for e in entries if (at := e.at) is not None and start - LOOKBACK <= at < end]
     saved: dict[str, float] = dict.fromkeys(KINDS, 0.0)
     unpriced: dict[str, int] = dict.fromkeys(KINDS, 0)
     resources: dict[str, int] = dict.fromkeys(KINDS, 0)
     for item in reclaimed(before_end, now=end):
-        at = _at(item.entry)
+        at = item.entry.at
         assert at is not None  # reclaimed() keeps only entries with a time
         kind = _kind(item.entry)
         if item.hours_off is None:  # a job: its whole bound, on the day it was stopped

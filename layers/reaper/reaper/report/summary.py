@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from reaper.core.price import Price
 from reaper.core.text import cut
-from reaper.core.timeutil import as_utc, parse_instant
+from reaper.core.timeutil import as_utc
+from reaper.record.logentry import LogEntry
 
 if TYPE_CHECKING:
     from reaper.aws.discounts import Discounts
@@ -35,7 +36,7 @@ TOTAL_NOTE = "list prices; time off ends when the log next shows it running, els
 class Reclaimed:
     """One executed action and its estimated saving."""
 
-    entry: dict[str, Any]
+    entry: LogEntry
     hours_off: float | None  # None for a job (it would have ended by itself)
     saved_usd: float | None  # None when the price is unknown
     still_off: bool = False  # nothing in the log says it ran again: it saves its hourly price every hour from now on
@@ -66,68 +67,66 @@ class Group:
         }
 
 
-def _key(e: dict[str, Any]) -> tuple[str, str, str]:
-    return (str(e.get("kind")), str(e.get("region")), str(e.get("id")))
+def _key(e: LogEntry) -> tuple[str, str, str]:
+    return (str(e.kind), str(e.region), str(e.id))
 
 
-def _at(e: dict[str, Any]) -> datetime | None:
-    try:
-        return parse_instant(str(e.get("logged_at")))
-    except (TypeError, ValueError):
-        return None
-
-
-def _back(e: dict[str, Any]) -> bool:
+def _back(e: LogEntry) -> bool:
     """A later entry that shows the resource was running again (or brought back)."""
-    if e.get("verdict") in ("act", "warn"):
+    if e.verdict in ("act", "warn"):
         return True
-    text = f"{e.get('action') or ''} {e.get('title') or ''}".lower()
+    text = f"{e.action or ''} {e.title or ''}".lower()
     return "restore" in text or " is back" in text  # "Restoring endpoint X", "Endpoint X is back"
 
 
-def done(e: dict[str, Any]) -> bool:
-    """An executed action. A change recorded ahead of the call and never confirmed (the sweep died
-    before it could record how it ended: `unconfirmed`) may not have been made: never counted."""
-    return e.get("verdict") == "act" and bool(e.get("executed")) and not e.get("unconfirmed")
+def done(e: LogEntry) -> bool:
+    """An executed action, confirmed (LogEntry.done)."""
+    return e.done
 
 
-def unconfirmed(entries: Iterable[dict[str, Any]]) -> int:
+def unconfirmed(entries: Iterable[LogEntry]) -> int:
     """Changes begun and never confirmed, by resource: said, not counted as reclaimed."""
-    return len({_key(e) for e in entries if e.get("verdict") == "act" and e.get("unconfirmed")})
+    return len({_key(e) for e in entries if e.verdict == "act" and e.unconfirmed})
 
 
 def unconfirmed_line(count: int) -> str:
     return f"unconfirmed: {count} change(s) began and were never confirmed (see `reaper log`): not counted as reclaimed"
 
 
-def job_saving(e: dict[str, Any]) -> float | None:
-    ev = e.get("evidence") if isinstance(e.get("evidence"), dict) else {}
-    assert isinstance(ev, dict)
-    spent, hourly = ev.get("estimated_usd"), e.get("hourly_usd")
+def _number(value: object) -> float | None:
+    """A figure from a kind's evidence (free-form JSON): a number, or a string of one, as the dict read did."""
+    if value is None or isinstance(value, dict | list):
+        return None
+    return float(value)  # type: ignore[arg-type]
+
+
+def job_saving(e: LogEntry) -> float | None:
+    ev = e.facts
+    spent, hourly = _number(ev.get("estimated_usd")), e.hourly_usd
+    max_usd, max_hours, elapsed = _number(ev.get("max_usd")), _number(ev.get("max_hours")), _number(ev.get("elapsed_hours"))
     limits: list[float] = []
-    if ev.get("max_usd") is not None and spent is not None:
-        limits.append(float(ev["max_usd"]) - float(spent))
-    if ev.get("max_hours") is not None and ev.get("elapsed_hours") is not None and hourly is not None:
-        limits.append((float(ev["max_hours"]) - float(ev["elapsed_hours"])) * float(hourly))
+    if max_usd is not None and spent is not None:
+        limits.append(max_usd - spent)
+    if max_hours is not None and elapsed is not None and hourly is not None:
+        limits.append((max_hours - elapsed) * hourly)
     return max(0.0, min(limits)) if limits else None
 
 
-def reclaimed(entries: Iterable[dict[str, Any]], now: datetime) -> list[Reclaimed]:
-    ordered = sorted((e for e in entries if _at(e) is not None), key=lambda e: str(e.get("logged_at")))
+def reclaimed(entries: Iterable[LogEntry], now: datetime) -> list[Reclaimed]:
+    ordered = sorted((e for e in entries if e.at is not None), key=lambda e: e.logged_at)
     out: list[Reclaimed] = []
     for i, e in enumerate(ordered):
-        if not done(e):
+        if not e.done:
             continue
-        ev = e.get("evidence")
-        if isinstance(ev, dict) and ev.get("estimated_usd") is not None:
+        if e.facts.get("estimated_usd") is not None:
             out.append(Reclaimed(e, None, job_saving(e)))
             continue
-        start = _at(e)
+        start = e.at
         assert start is not None
-        later = next((_at(x) for x in ordered[i + 1 :] if _key(x) == _key(e) and _back(x)), None)
+        later = next((x.at for x in ordered[i + 1 :] if _key(x) == _key(e) and _back(x)), None)
         hours = max(((later or now) - start).total_seconds() / 3600, 0.0)
-        hourly = e.get("hourly_usd")
-        out.append(Reclaimed(e, hours, None if hourly is None else float(hourly) * hours, still_off=later is None))
+        hourly = e.hourly_usd
+        out.append(Reclaimed(e, hours, None if hourly is None else hourly * hours, still_off=later is None))
     return out
 
 
@@ -138,7 +137,7 @@ def off_now(items: list[Reclaimed]) -> tuple[int, float, int]:
         if r.hours_off is not None:
             latest[_key(r.entry)] = r  # items are oldest first: the last action on a resource decides
     off = [r for r in latest.values() if r.still_off]
-    priced = [float(r.entry["hourly_usd"]) for r in off if r.entry.get("hourly_usd") is not None]
+    priced = [r.entry.hourly_usd for r in off if r.entry.hourly_usd is not None]
     return len(off), sum(priced), len(off) - len(priced)
 
 
@@ -153,7 +152,7 @@ def off_now_line(items: list[Reclaimed]) -> str | None:
 def group(items: list[Reclaimed], by: str) -> list[Group]:
     groups: dict[str, Group] = {}
     for r in items:
-        key = str(r.entry.get(by) or f"(no {by})")
+        key = str(r.entry.value(by) or f"(no {by})")
         g = groups.setdefault(key, Group(key))
         g.resources.add("/".join(_key(r.entry)))
         g.actions += 1
@@ -175,9 +174,9 @@ def apply_discounts(groups: list[Group], items: list[Reclaimed], by: str, discou
         g.saved_after_usd = 0.0
     found = {g.key: g for g in groups}
     for r in items:
-        ids = tuple(str(r.entry[k]) for k in ("id", "arn") if r.entry.get(k))
-        after = discounts.after(str(r.entry.get("kind")), r.saved_usd, ids, r.hours_off)
-        owner = found.get(str(r.entry.get(by) or f"(no {by})"))
+        ids = tuple(str(v) for v in (r.entry.id, r.entry.arn) if v)
+        after = discounts.after(str(r.entry.kind), r.saved_usd, ids, r.hours_off)
+        owner = found.get(str(r.entry.value(by) or f"(no {by})"))
         if owner is not None and after is not None and owner.saved_after_usd is not None:
             owner.saved_after_usd += after
 
@@ -191,9 +190,9 @@ def after_line(groups: list[Group], discounts: Discounts) -> str:
     return f"total after commitments: about ${after:,.2f} of the ${listed:,.2f} at list prices; {discounts.line()}"
 
 
-def would_act(entries: Iterable[dict[str, Any]]) -> int:
+def would_act(entries: Iterable[LogEntry]) -> int:
     """Dry-run findings: what enforce would have reclaimed (nothing was)."""
-    return len({_key(e) for e in entries if e.get("verdict") == "act" and not e.get("executed")})
+    return len({_key(e) for e in entries if e.verdict == "act" and not e.executed})
 
 
 def notes(g: Group) -> str:
@@ -216,14 +215,13 @@ def sources_line(items: list[Reclaimed]) -> str | None:
     'prices: 4 at AWS Price List API 2026-12-05, 1 at shipped copy of AWS's price list (dated 2026-12-02)'."""
     counts: dict[str, int] = {}
     for r in items:
-        if r.entry.get("hourly_usd") is None:
+        if r.entry.hourly_usd is None:
             continue
-        source = r.entry.get("price_source")
-        if not isinstance(source, str):
+        source = r.entry.price_source
+        if source is None:
             label = "a price whose source was not recorded (before prices said theirs)"
         else:
-            as_of = r.entry.get("price_as_of")
-            label = Price(0.0, source, as_of if isinstance(as_of, str) else None).label
+            label = Price(0.0, source, r.entry.price_as_of).label
         counts[label] = counts.get(label, 0) + 1
     if not counts:
         return None
@@ -284,14 +282,14 @@ def daily_savings(items: list[Reclaimed], since: datetime, now: datetime) -> dic
     first, last = as_utc(since).date(), as_utc(now).date()
     days: dict[date, dict[str, float]] = {first + timedelta(days=n): {} for n in range((last - first).days + 1)}
     for r in items:
-        kind, start = str(r.entry.get("kind")), _at(r.entry)
+        kind, start = str(r.entry.kind), r.entry.at
         if r.saved_usd is None or start is None:
             continue
         if r.hours_off is None:
             day = days.setdefault(start.date(), {})
             day[kind] = day.get(kind, 0.0) + r.saved_usd
             continue
-        hourly = float(r.entry.get("hourly_usd") or 0.0)
+        hourly = r.entry.hourly_usd or 0.0
         for on, hours in _day_parts(start, start + timedelta(hours=r.hours_off)):
             part = days.setdefault(on, {})
             part[kind] = part.get(kind, 0.0) + hourly * hours
@@ -303,7 +301,7 @@ def daily_hours_off(items: list[Reclaimed], since: datetime, now: datetime) -> d
     first, last = as_utc(since).date(), as_utc(now).date()
     days: dict[date, dict[str, float]] = {first + timedelta(days=n): {} for n in range((last - first).days + 1)}
     for r in items:
-        kind, start = str(r.entry.get("kind")), _at(r.entry)
+        kind, start = str(r.entry.kind), r.entry.at
         if r.hours_off is None or start is None:
             continue
         for on, hours in _day_parts(start, start + timedelta(hours=r.hours_off)):
@@ -312,8 +310,8 @@ def daily_hours_off(items: list[Reclaimed], since: datetime, now: datetime) -> d
     return dict(sorted(days.items()))
 
 
-def logged_day(e: dict[str, Any]) -> date | None:
-    at = _at(e)
+def logged_day(e: LogEntry) -> date | None:
+    at = e.at
     return None if at is None else at.date()
 
 

@@ -37,7 +37,7 @@ from reaper.core.timeutil import iso
 from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot
 from reaper.slack.message import escape
-from reaper.slack.request import STOP_ANYWAY, Click
+from reaper.slack.request import STOP_ANYWAY, Click, ClickRecord
 
 SNOOZE = timedelta(hours=24)
 MAX_BUDGET_USD = 1_000_000.0  # the contract's bound on a dollar tag
@@ -53,10 +53,10 @@ Invoke = Callable[[str, dict[str, Any]], None]
 class Answer:
     text: str  # said in the thread
     status: str  # done | refused | failed | delegated | dry-run
-    record: dict[str, Any]
+    record: ClickRecord
 
     @classmethod
-    def of(cls, base: dict[str, Any], status: str, text: str) -> Answer:
+    def of(cls, base: ClickRecord, status: str, text: str) -> Answer:
         """`text` said in the thread; the record is `base` with its result and reason."""
         return cls(text=text, status=status, record={**base, "result": status, "reason": text})
 
@@ -123,11 +123,12 @@ def stop_event(click: Click, now: datetime) -> dict[str, Any]:
     }
 
 
-def _stop_anyway(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bool, kind: str, invoke: Invoke) -> Answer:
+def _stop_anyway(rt: Runtime, click: Click, record: ClickRecord, now: datetime, dry: bool, kind: str, invoke: Invoke) -> Answer:
     """The owner's (or an admin's) consent to losing the instance store's files: recorded once, then a Stop now
     that carries it (docs/slack.md, Stop anyway)."""
     gb = click.gb
-    base = {**base, "gb": gb}
+    base = record.copy()
+    base["gb"] = gb
     if kind != "ec2" or gb is None or not 0 <= gb <= MAX_CONSENT_GB:
         return _answer(base, "refused", "Stop anyway is only for an EC2 instance store, with the figure it showed: nothing was done.")
     if dry:
@@ -172,7 +173,7 @@ def _stop_anyway(rt: Runtime, click: Click, base: dict[str, Any], now: datetime,
     )
 
 
-def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bool) -> Answer:
+def _tag(rt: Runtime, click: Click, base: ClickRecord, now: datetime, dry: bool) -> Answer:
     snooze = click.action == "reaper:snooze"
     key = rt.settings.tag("snooze-until" if snooze else "exempt")
     value = iso(now + SNOOZE) if snooze else "true"
@@ -201,7 +202,7 @@ def _tag(rt: Runtime, click: Click, base: dict[str, Any], now: datetime, dry: bo
     return _answer(base, "done", f"`{base['id']}` is {what}, at <@{click.user}>'s request.")
 
 
-def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, base: dict[str, Any]) -> Answer:
+def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, base: ClickRecord) -> Answer:
     """An admin makes a tag-made budget theirs, at the amount the message showed."""
     base = {**base, "region": "", "project": click.project, "usd": click.usd}
     if click.user not in bot.config.admins:
@@ -223,5 +224,5 @@ def _confirm_budget(rt: Runtime, bot: SlackBot, click: Click, now: datetime, bas
     )
 
 
-def _answer(base: dict[str, Any], status: str, text: str) -> Answer:
+def _answer(base: ClickRecord, status: str, text: str) -> Answer:
     return Answer.of(base, status, text)

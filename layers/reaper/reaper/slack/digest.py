@@ -13,15 +13,17 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from slack_sdk.models.blocks import Block, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
 from slack_sdk.models.blocks.basic_components import ConfirmObject, MarkdownTextObject, PlainTextObject
 
 from reaper.core.coverage import headline
 from reaper.core.timeutil import as_utc
 from reaper.org.central import log_key
-from reaper.record.message import CoverageHeadline, DailyDigestMessage, StoppableRow
+from reaper.record.logentry import LogEntry
+from reaper.record.message import AnomalyCause, CoverageHeadline, DailyDigestMessage, StoppableRow
 from reaper.report.savings_metric import saved_between
 from reaper.slack.message import HEADER_TEXT_MAX, SECTION_TEXT_MAX, Cuts, Message, button_value, escape, mention, money
 
@@ -42,9 +44,7 @@ def window_start(now: datetime) -> datetime:
     return day - timedelta(days=day.weekday())
 
 
-def build(
-    entries: Iterable[dict[str, Any]], now: datetime, discounts: Discounts | None = None, units: str | None = None
-) -> DailyDigestMessage:
+def build(entries: Iterable[LogEntry], now: datetime, discounts: Discounts | None = None, units: str | None = None) -> DailyDigestMessage:
     now = as_utc(now)
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     week = window_start(now)
@@ -55,19 +55,19 @@ def build(
     errors: list[str] = []
     entries = list(entries)
     for e in entries:
-        at = _time(e.get("logged_at"))
+        at = _time(e.logged_at)
         if at is None:
             continue
-        if at < today or e.get("type") not in (None, "verdict"):
+        if at < today or not e.is_verdict:
             continue
-        verdicts[str(e.get("verdict"))] += 1
-        kinds[str(e.get("kind"))] += 1
-        if e.get("account"):
-            accounts[str(e["account"])] += 1
-        if e.get("verdict") in ("act", "warn", "error"):
-            owners[str(e.get("owner") or "(no owner)")] += 1
-        if e.get("verdict") == "error":
-            errors.append(f"{e.get('kind')} {e.get('id')}: {e.get('error') or e.get('reason')}")
+        verdicts[str(e.verdict)] += 1
+        kinds[str(e.kind)] += 1
+        if e.account:
+            accounts[e.account] += 1
+        if e.verdict in ("act", "warn", "error"):
+            owners[e.owner or "(no owner)"] += 1
+        if e.verdict == "error":
+            errors.append(f"{e.kind} {e.id}: {e.error or e.reason}")
     reclaimed_today = sum(f.saved_usd for f in saved_between(entries, today, now).values())
     by_kind = saved_between(entries, week, now)
     reclaimed_week = sum(f.saved_usd for f in by_kind.values())
@@ -97,65 +97,80 @@ def build(
     )
 
 
-def _anomalies(entries: list[dict[str, Any]], today: datetime) -> list[str]:
+class _Anomaly(BaseModel):
+    """An anomaly's log entry (an AnomalyMessage as logged), the fields its digest line names."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    id: str
+    impact_usd: float | None = None
+    tag_key: str | None = None
+    value: str | None = None
+    owner: str | None = None
+    causes: list[AnomalyCause] = Field(default_factory=list)
+
+
+def _anomalies(entries: list[LogEntry], today: datetime) -> list[str]:
     """Today's cost anomalies (reaper.slack.anomaly_alerts), one line each, once per AnomalyId, costliest first."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, _Anomaly] = {}
     for e in entries:
-        at = _time(e.get("logged_at"))
-        if e.get("type") == "anomaly" and at is not None and at >= today and e.get("id"):
-            found[str(e["id"])] = e
-    ranked = sorted(found.values(), key=lambda e: -float(e.get("impact_usd") or 0.0))
+        at = _time(e.logged_at)
+        if e.type == "anomaly" and at is not None and at >= today and e.id:
+            try:
+                found[e.id] = _Anomaly.model_validate(e.stored)
+            except ValidationError:
+                continue  # not an anomaly as logged: no line rather than a wrong one
+    ranked = sorted(found.values(), key=lambda a: -(a.impact_usd or 0.0))
     lines = []
-    for e in ranked:
-        what = f"{e.get('tag_key')} {e.get('value')}" if e.get("tag_key") else str(e.get("value") or "spend")
-        cause = (e.get("causes") or [{}])[0]
-        why = " · ".join(str(cause[k]) for k in ("service", "usage_type") if cause.get(k)) or "no root cause named"
-        lines.append(f"{what}: ${float(e.get('impact_usd') or 0.0):,.2f} over expected ({why}), owner {e.get('owner') or 'none'}")
+    for a in ranked:
+        what = f"{a.tag_key} {a.value}" if a.tag_key else (a.value or "spend")
+        cause = a.causes[0] if a.causes else AnomalyCause()
+        why = " · ".join(str(v) for v in (cause.service, cause.usage_type) if v) or "no root cause named"
+        lines.append(f"{what}: ${a.impact_usd or 0.0:,.2f} over expected ({why}), owner {a.owner or 'none'}")
     return lines
 
 
-def _stoppable(entries: list[dict[str, Any]], today: datetime) -> tuple[list[StoppableRow], int]:
+def _stoppable(entries: list[LogEntry], today: datetime) -> tuple[list[StoppableRow], int]:
     """The organisation's digest only (entries that name their account): today's resources whose latest
     verdict is act or warn and that were not changed, each with the key of that record in the central log,
     for its Stop now button (reaper.org.interactions reads the record back). Costliest first."""
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[str, LogEntry] = {}
     for e in entries:  # oldest first: the last one per resource wins
-        at = _time(e.get("logged_at"))
-        if at is not None and at >= today and e.get("type") in (None, "verdict") and e.get("account") and e.get("arn"):
-            latest[str(e["arn"])] = e
+        at = _time(e.logged_at)
+        if at is not None and at >= today and e.is_verdict and e.account and e.arn:
+            latest[e.arn] = e
     rows = [
         StoppableRow(
-            arn=str(e["arn"]),
-            kind=str(e.get("kind")),
-            id=str(e.get("id")),
-            account=str(e["account"]),
-            verdict=str(e["verdict"]),
-            region=_text(e.get("region")),
-            owner=_text(e.get("owner")),
-            reason=_text(e.get("reason")),
-            hourly_usd=None if e.get("hourly_usd") is None else float(e["hourly_usd"]),
-            logged=log_key(e)["sk"]["S"],
+            arn=str(e.arn),
+            kind=str(e.kind),
+            id=str(e.id),
+            account=str(e.account),
+            verdict=str(e.verdict),
+            region=e.region,
+            owner=e.owner,
+            reason=e.reason,
+            hourly_usd=e.hourly_usd,
+            logged=log_key(e.stored)["sk"]["S"],
         )
         for e in latest.values()
-        if e.get("verdict") in ("act", "warn") and not e.get("executed") and e.get("action") and e.get("function")
+        if e.verdict in ("act", "warn") and not e.executed and e.action and e.function
     ]
     rows.sort(key=lambda r: -(r.hourly_usd or 0.0))
     return rows[:STOP_LISTED], len(rows)
 
 
-def _latest_coverage(entries: list[dict[str, Any]], today: datetime) -> list[dict[str, Any]]:
+def _latest_coverage(entries: list[LogEntry], today: datetime) -> list[dict[str, JsonValue]]:
     """Today's newest sweep per kind and region (every part of it), from its "coverage" log entries."""
     sweeps: dict[tuple[str, str], tuple[str, str]] = {}  # (kind, region) -> (logged_at, event_id) of the newest
-    rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    rows: dict[tuple[str, str, str], list[dict[str, JsonValue]]] = {}
     for e in entries:
-        at = _time(e.get("logged_at"))
-        if e.get("type") != "coverage" or at is None or at < today:
+        at = _time(e.logged_at)
+        if e.type != "coverage" or at is None or at < today:
             continue
-        where = (str(e.get("kind")), str(e.get("region")))
-        event = str(e.get("event_id"))
-        rows.setdefault((*where, event), []).append(e)
-        if where not in sweeps or sweeps[where][0] < str(e.get("logged_at")):
-            sweeps[where] = (str(e.get("logged_at")), event)
+        where = (str(e.kind), str(e.region))
+        event = str(e.event_id)
+        rows.setdefault((*where, event), []).append(e.stored)
+        if where not in sweeps or sweeps[where][0] < e.logged_at:
+            sweeps[where] = (e.logged_at, event)
     return [row for where, (_, event) in sweeps.items() for row in rows[(*where, event)]]
 
 
@@ -233,15 +248,11 @@ def _stop_blocks(p: DailyDigestMessage, cuts: Cuts) -> list[Block]:
     return blocks
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
 def _owner(owner: str) -> str:
     return "(no owner)" if owner == "(no owner)" else mention(owner)
 
 
-def _time(value: Any) -> datetime | None:
+def _time(value: str) -> datetime | None:
     try:
         return as_utc(datetime.fromisoformat(str(value).replace("Z", "+00:00")))
     except ValueError:

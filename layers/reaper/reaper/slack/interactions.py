@@ -20,7 +20,7 @@ from reaper.record.runtime import Runtime
 from reaper.slack.bot import SlackBot
 from reaper.slack.buttons import Answer, Invoke, handle_click
 from reaper.slack.reply import answer
-from reaper.slack.request import Click, RequestRefused, parse_click, verify
+from reaper.slack.request import Click, ClickRecord, RequestRefused, parse_click, verify
 
 RECORD_ATTEMPTS = 3  # each already retried by the client (standard mode)
 # (a signed, fresh, first click; the bot that verified it) -> what was done, said and recorded
@@ -92,7 +92,7 @@ def serve(event: Any, log: ActionLog | None, bot: SlackBot | None, now: datetime
     return http(200)
 
 
-def _replayed(click: Click) -> dict[str, Any]:
+def _replayed(click: Click) -> ClickRecord:
     return {
         **click.record(),
         "result": "replayed",
@@ -100,7 +100,7 @@ def _replayed(click: Click) -> dict[str, Any]:
     }
 
 
-def record_click(log: ActionLog, entry: dict[str, Any], now: datetime, event_id: str) -> None:
+def record_click(log: ActionLog, entry: ClickRecord, now: datetime, event_id: str) -> None:
     """The click's record; a failure is logged and counted, and never keeps the answer from being posted
     (a change the click made was recorded ahead of it)."""
     for attempt in range(RECORD_ATTEMPTS):

@@ -29,10 +29,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import JsonValue
 
 from reaper.aws import anomalies, pricing
 from reaper.aws import discounts as commitments
@@ -111,7 +113,7 @@ class Notifier:
     def lease(self) -> timedelta:
         return timedelta(seconds=self.policy.longest_post + self.min_interval + 5)
 
-    def handle(self, event: Any, context: Any = None) -> dict[str, Any]:
+    def handle(self, event: Any, context: Any = None) -> NotifierResult:
         if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event":
             return self.daily()
         if is_sns(event):
@@ -129,20 +131,20 @@ class Notifier:
         if bot is not None:
             batch = _Batch(self, "", context, bot=bot)
             processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-            return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
+            return process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context)
         if url is None:
             logger.info("Slack is not configured; the action log keeps the records", extra={"messages": len(event["Records"])})
             return {"batchItemFailures": []}
         batch = _Batch(self, url, context)
         processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-        return dict(process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context))
+        return process_partial_response(event=event, record_handler=batch.post_record, processor=processor, context=context)
 
-    def daily(self) -> dict[str, Any]:
+    def daily(self) -> DailyResult:
         """The daily schedule: the savings metric (any Slack mode), then the digest (bot mode).
         Both are tried; a failure of either raises afterwards, so the schedule's retry redoes it
         (each is claimed per day, so what succeeded is not done twice)."""
         failures: list[BaseException] = []
-        savings: dict[str, Any] = {}
+        savings: Published = {}
         try:
             savings = self.publish_savings()
         except Exception as exc:  # noqa: BLE001 - the digest still goes out; raised below
@@ -160,9 +162,10 @@ class Notifier:
             result = {"posted": False}
         if failures:
             raise failures[-1]
-        return {**result, "savings": savings}
+        result["savings"] = savings
+        return result
 
-    def setup_anomalies(self) -> dict[str, Any]:
+    def setup_anomalies(self) -> AnomalySetup:
         """AnomalyAlerts=on: the monitors on the ML tags and their subscription, created where missing."""
         if self.anomalies is None:
             return {}
@@ -171,7 +174,7 @@ class Notifier:
             logger.info("Cost Anomaly Detection set up", extra={"made": list(done.created)})
         return {"monitors": done.monitors, "subscription": done.subscription, "created": list(done.created)}
 
-    def handle_alerts(self, event: Any, context: Any = None) -> dict[str, Any]:
+    def handle_alerts(self, event: Any, context: Any = None) -> AlertsResult:
         """Cost Anomaly Detection alerts (SNS, AnomalyAlerts=on): each to its owner once (per AnomalyId),
         and into the action log for the digest. A failed post raises: Lambda retries the SNS delivery."""
         if self.anomalies is None:
@@ -214,7 +217,7 @@ class Notifier:
             logger.exception("unit costs were not read; the digest goes out without them")
             return None
 
-    def publish_savings(self) -> dict[str, Any]:
+    def publish_savings(self) -> Published:
         """Publish each complete day not yet published (see reaper.report.savings_metric); returns {day: {kind: usd}}."""
         if self.log is None or self.cloudwatch is None:
             logger.info("no savings metric: it needs the action log")
@@ -223,7 +226,7 @@ class Notifier:
         days = savings_metric.days_to_publish(now)
         first, _ = savings_metric.day_bounds(days[0])
         entries = list(self.log.entries(first - savings_metric.LOOKBACK, now))
-        published: dict[str, Any] = {}
+        published: Published = {}
         for day in days:
             key = f"metric|savings|{day:%Y-%m-%d}"
             claim = self.log.claim_post(key, now, self.lease)
@@ -261,7 +264,7 @@ class Notifier:
         rows = [] if read.refused else reconcile.reconcile(read, list(self.log.entries(since, now)), now)
         return bill_view.digest_line(read, rows)
 
-    def post_daily_digest(self) -> dict[str, Any]:
+    def post_daily_digest(self) -> DailyResult:
         """The admin channel's digest (bot mode), once per day however often the schedule fires.
         A failed post raises: the schedule's asynchronous invocation retries it."""
         bot = self.bot()
@@ -293,6 +296,32 @@ class Notifier:
         self.log.finish_post(key, self.clock(), PostClaim.SENT)
         metrics.add_metric(name="SlackDigestPosted", unit=MetricUnit.Count, value=1)
         return {"posted": True, "digest": payload.model_dump(mode="json")}
+
+
+Published = dict[str, dict[str, float]]  # the savings metric: UTC day -> {kind: USD}
+
+
+class DailyResult(TypedDict, total=False):
+    """The daily schedule: the digest (posted, or why not) and the savings metric's days."""
+
+    posted: bool
+    claim: str  # the digest's post claim when this invocation did not post it
+    digest: dict[str, JsonValue]  # the DailyDigestMessage posted
+    savings: Published
+
+
+class AnomalySetup(TypedDict, total=False):
+    monitors: dict[str, str]  # tag key -> monitor ARN
+    subscription: str
+    created: list[str]
+
+
+class AlertsResult(TypedDict):
+    posted: list[str]  # the AnomalyIds posted now
+
+
+# what the notifier function returns: the queue's partial-batch answer, the daily schedule's, the alerts'
+NotifierResult = PartialItemFailureResponse | DailyResult | AlertsResult
 
 
 @dataclass
@@ -396,6 +425,6 @@ def _payload(body: str | None) -> Message:
 
 def handle_queue_batch(
     event: Any, webhook: WebhookSource, log: ActionLog | None = None, context: Any = None, **options: Any
-) -> dict[str, Any]:
+) -> NotifierResult:
     """One SQS batch in, the partial-batch response out."""
     return Notifier(webhook=webhook, log=log, **options).handle(event, context)

@@ -30,7 +30,7 @@ import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 from reaper.slack.message import SLACK_ID
@@ -52,6 +52,28 @@ class RequestRefused(Exception):
         self.status = status
 
 
+class ClickRecord(TypedDict, total=False):
+    """A click's action-log record (type "slack-click"): which button, on what, by whom, and how it ended
+    (reaper.slack.buttons, reaper.org.interactions)."""
+
+    type: str
+    button: str
+    arn: str
+    kind: str
+    user: str
+    id: str
+    region: str
+    account: str  # the central digest's: the resource's account
+    via: str  # "central": clicked in the organisation's digest
+    owner: str | None
+    tag: dict[str, str]  # the protection tag a Snooze or Exempt writes
+    project: str | None  # a budget confirmation's
+    usd: float | None
+    gb: float | None  # a Stop anyway's: the instance store's figure consented to
+    result: str  # done | refused | failed | delegated | dry-run | replayed
+    reason: str  # what the thread was told
+
+
 @dataclass(frozen=True)
 class Click:
     action: str  # one of ACTIONS
@@ -66,7 +88,7 @@ class Click:
     logged: str | None = None  # the central digest's Stop now: the organisation log's key of the record it showed
     gb: float | None = None  # Stop anyway: the GB on the instance store the button said would be lost
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ClickRecord:
         """The start of the click's action-log record: which button, on what, by whom."""
         parts = self.arn.split(":")
         return {

@@ -22,8 +22,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from reaper.core.events import StopNowDetail
 from reaper.core.model import CONSENT, Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, production_guard
+from reaper.core.results import StopNowResult
 from reaper.core.settings import Settings
 from reaper.kinds.base import Kind
 from reaper.record.runtime import Runtime
@@ -71,21 +73,16 @@ class _Click:
         return f", who consented to losing the {float(self.consent.get('gb') or 0):,.1f} GB on its instance store"
 
 
-def consent_of(detail: dict[str, Any], user: str) -> dict[str, Any] | None:
+def consent_of(detail: StopNowDetail, user: str) -> dict[str, Any] | None:
     """The consent a Stop-anyway event carries (reaper.slack.buttons), or None: the figure shown, and who gave it."""
-    given = detail.get("consent")
-    if not isinstance(given, dict):
+    if detail.consent is None or not user:
         return None
-    try:
-        gb = float(given["gb"])
-    except (KeyError, TypeError, ValueError, OverflowError):
-        return None
-    return {"gb": gb, "user": user} if 0 <= gb <= 1_000_000 and user else None
+    return {"gb": detail.consent.gb, "user": user}
 
 
-def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now: datetime) -> dict[str, Any]:
-    arn, user = str(detail.get("arn") or ""), str(detail.get("user") or "")
-    region = arn.split(":")[3] if arn.count(":") >= 5 else ""
+def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: StopNowDetail, now: datetime) -> StopNowResult:
+    """The click through the sweep's door (module docstring); `detail` parsed already (reaper.core.events.parse_stop_now)."""
+    arn, user, region = detail.arn, detail.user, detail.region
     name = escape(arn.rsplit("/", 1)[-1])  # shown in the thread: escaped like every message (docs/slack.md, Escaping)
     if region not in rt.regions:
         return _said(detail, f"`{name}`: not a resource in a region mlreaper sweeps; nothing was done.", "refused")
@@ -111,6 +108,6 @@ def stop_now(rt: Runtime, kind: Kind, event_id: str, detail: dict[str, Any], now
     return _said(detail, text, outcome.verdict.value)
 
 
-def _said(detail: dict[str, Any], text: str, result: str) -> dict[str, Any]:
-    answer(str(detail.get("response_url") or ""), text, detail.get("thread_ts"))
+def _said(detail: StopNowDetail, text: str, result: str) -> StopNowResult:
+    answer(detail.response_url, text, detail.thread_ts)
     return {"stop_now": result, "said": text}

@@ -388,9 +388,9 @@ class Courier:
             end = as_utc(self.now)
             try:
                 self._told = frozenset(
-                    str(e["message_claim"])
+                    e.message_claim
                     for e in self.rt.log.entries(end.replace(hour=0, minute=0, second=0, microsecond=0), end)
-                    if e.get("message_claim")
+                    if e.message_claim
                 )
             except AwsError as exc:  # the claims decide alone, as they would without this read
                 log.warning("could not read today's action log; each message is claimed: %s", short(exc))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
@@ -32,33 +32,94 @@ def discover(clients: Clients, settings: Settings, now: datetime, only: Collecti
     return found
 
 
-def reservations(clients: Clients, only: Collection[str] | None = None) -> list[dict[str, Any]]:
+class Tag(TypedDict, total=False):
+    Key: str
+    Value: str
+
+
+class CommitmentInfo(TypedDict, total=False):
+    CommitmentEndDate: datetime
+
+
+class CapacityReservation(TypedDict, total=False):
+    """The fields read of DescribeCapacityReservations' CapacityReservation
+    (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html)."""
+
+    CapacityReservationId: str
+    CapacityReservationArn: str
+    CapacityReservationFleetId: str
+    ReservationType: str  # "default" | "capacity-block"
+    InstanceType: str
+    InstancePlatform: str
+    AvailabilityZone: str
+    Tenancy: str
+    TotalInstanceCount: int
+    AvailableInstanceCount: int
+    EbsOptimized: bool
+    State: str
+    StartDate: datetime
+    EndDate: datetime
+    EndDateType: str
+    InstanceMatchCriteria: str
+    CreateDate: datetime
+    Tags: list[Tag]
+    CommitmentInfo: CommitmentInfo
+
+
+class ReservedCapacitySummary(TypedDict, total=False):
+    InstanceType: str
+    AvailabilityZone: str
+
+
+class TrainingPlanSummary(TypedDict, total=False):
+    """The fields read of ListTrainingPlans' TrainingPlanSummary
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_TrainingPlanSummary.html)."""
+
+    TrainingPlanArn: str
+    TrainingPlanName: str
+    Status: str
+    DurationHours: int
+    DurationMinutes: int
+    UpfrontFee: str  # a decimal, as a string
+    CurrencyCode: str
+    TotalInstanceCount: int
+    AvailableInstanceCount: int
+    StartTime: datetime
+    EndTime: datetime
+    ReservedCapacitySummaries: list[ReservedCapacitySummary]
+
+
+class Filter(TypedDict):
+    Name: str
+    Values: list[str]
+
+
+def reservations(clients: Clients, only: Collection[str] | None = None) -> list[CapacityReservation]:
     paginator = clients("ec2").get_paginator("describe_capacity_reservations")
-    kwargs: dict[str, Any] = {"Filters": [{"Name": "state", "Values": ["active"]}]}
+    filters: list[Filter] = [{"Name": "state", "Values": ["active"]}]
     if only is not None:
-        kwargs["Filters"].append({"Name": "capacity-reservation-id", "Values": sorted(only)})
-    out: list[dict[str, Any]] = []
-    for page in paginator.paginate(**kwargs, PaginationConfig={"PageSize": 1000}):
+        filters.append({"Name": "capacity-reservation-id", "Values": sorted(only)})
+    out: list[CapacityReservation] = []
+    for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
         out.extend(page.get("CapacityReservations", []))
     return out
 
 
-def active_plans(clients: Clients) -> list[dict[str, Any]]:
+def active_plans(clients: Clients) -> list[TrainingPlanSummary]:
     sm = clients("sagemaker")
-    out: list[dict[str, Any]] = []
+    out: list[TrainingPlanSummary] = []
     token: str | None = None
     while True:
-        kwargs: dict[str, Any] = {"Filters": [{"Name": "Status", "Value": "Active"}], "MaxResults": 100}
-        if token:
-            kwargs["NextToken"] = token
-        page = sm.list_training_plans(**kwargs)
+        page = sm.list_training_plans(
+            Filters=[{"Name": "Status", "Value": "Active"}], MaxResults=100, **({"NextToken": token} if token else {})
+        )
         out.extend(page.get("TrainingPlanSummaries", []))
         token = page.get("NextToken")
         if not token:
             return out
 
 
-def source_of(cr: dict[str, Any]) -> Source:
+def source_of(cr: CapacityReservation) -> Source:
     return "capacity-block" if cr.get("ReservationType") == "capacity-block" else "odcr"
 
 
@@ -66,7 +127,7 @@ def _utc(value: Any) -> datetime | None:
     return as_utc(value) if isinstance(value, datetime) else None
 
 
-def to_resource(region: str, cr: dict[str, Any], pricer: Pricer) -> Resource:
+def to_resource(region: str, cr: CapacityReservation, pricer: Pricer) -> Resource:
     itype = str(cr.get("InstanceType") or "")
     total = int(cr.get("TotalInstanceCount") or 0)
     commitment = cr.get("CommitmentInfo") or {}
@@ -104,7 +165,7 @@ def to_resource(region: str, cr: dict[str, Any], pricer: Pricer) -> Resource:
     )
 
 
-def plan_resource(clients: Clients, plan: dict[str, Any]) -> Resource:
+def plan_resource(clients: Clients, plan: TrainingPlanSummary) -> Resource:
     arn = str(plan["TrainingPlanArn"])
     tags = {t["Key"]: t.get("Value", "") for t in clients("sagemaker").list_tags(ResourceArn=arn).get("Tags", [])}
     hours = float(plan.get("DurationHours") or 0) + float(plan.get("DurationMinutes") or 0) / 60

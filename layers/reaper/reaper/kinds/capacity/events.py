@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.model import Outcome
 from reaper.core.policy import OWNER
-from reaper.kinds.base import Check
+from reaper.kinds.base import Check, EventResult
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -47,9 +47,9 @@ class BlockEndingDetail(BaseModel):
     end_date: str | None = Field(default=None, alias="end-date")
 
 
-def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
+def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> EventResult:
     detail = parse_model(HealthDetail, ev.detail, "an AWS Health event", "detail.")
-    result: dict[str, Any] = {"event_id": ev.id, "checked": [], "acted": []}
+    result: EventResult = {"event_id": ev.id, "checked": [], "acted": []}
     if detail.eventTypeCode != UNDERUTILIZED:
         return {**result, "skipped": f"{detail.eventTypeCode}: not a capacity reservation underutilisation notice"}
     named = [*ev.resources, *(str(e.get("entityValue", "")) for e in detail.affectedEntities)]
@@ -68,7 +68,7 @@ def underutilized(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check
     }
 
 
-def block_ending(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
+def block_ending(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> EventResult:
     detail = parse_model(BlockEndingDetail, ev.detail, "a Capacity Block expiration warning", "detail.")
     cr_id = detail.capacity_reservation_id
     region = ev.region or rt.home_region
@@ -79,7 +79,7 @@ def block_ending(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check)
             for inst in reservation.get("Instances", []):
                 tags = {t["Key"].strip().lower(): t.get("Value", "").strip() for t in inst.get("Tags", [])}
                 by_owner.setdefault(tags.get(OWNER) or None, []).append(str(inst["InstanceId"]))
-    result: dict[str, Any] = {"event_id": ev.id, "checked": cr_id, "instances": sorted(i for v in by_owner.values() for i in v), "told": []}
+    result: EventResult = {"event_id": ev.id, "checked": cr_id, "instances": sorted(i for v in by_owner.values() for i in v), "told": []}
     if not by_owner:
         return {**result, "skipped": "nothing runs in it"}
     arn = next((r for r in ev.resources if cr_id in r), f"arn:aws:ec2:{region}:{ev.account}:capacity-reservation/{cr_id}")

@@ -10,7 +10,6 @@ the event delivered: its owner cannot be told, and production cannot be told fro
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.aws.faults import error_code
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import OWNER, STAGE
-from reaper.kinds.base import Check
+from reaper.kinds.base import Check, EventResult
 from reaper.kinds.ec2.catalog import accelerated_types
 from reaper.kinds.ec2.discover import partition
 from reaper.kinds.ec2.managed import manager
@@ -34,9 +33,9 @@ class StateChangeDetail(BaseModel):
     state: str = Field(min_length=1)
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> EventResult:
     detail = parse_model(StateChangeDetail, ev.detail, "an EC2 instance state-change event", "detail.")
-    result: dict[str, Any] = {"event_id": ev.id, "checked": detail.instance_id, "problems": [], "posted": False}
+    result: EventResult = {"event_id": ev.id, "checked": detail.instance_id, "problems": [], "posted": False}
     if detail.state != "running":
         return {**result, "skipped": f"state {detail.state}, only running instances are checked"}
     region = ev.region or rt.home_region

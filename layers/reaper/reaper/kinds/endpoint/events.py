@@ -12,7 +12,6 @@ Each is done and posted once per event, however often the event is delivered.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.aws.faults import is_not_found
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, is_dev, read_tags
-from reaper.kinds.base import Check
+from reaper.kinds.base import Check, EventResult
 from reaper.kinds.endpoint import wakeup
 from reaper.kinds.endpoint.model import CLASSIC, KIND, RestoreRecord
 from reaper.kinds.endpoint.restore import failed, finish_classic, latest_record
@@ -44,12 +43,12 @@ def status_of(value: str) -> str:
     return value.replace("_", "").replace(" ", "").upper()
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> EventResult:
     """A SageMaker Endpoint State Change (the declaration routes only those here)."""
     detail = parse_model(EndpointStateDetail, ev.detail, "an endpoint state change", "detail.")
     status = status_of(detail.EndpointStatus)
     region = ev.region or rt.home_region
-    result: dict[str, Any] = {"event_id": ev.id, "endpoint": detail.EndpointName, "status": detail.EndpointStatus}
+    result: EventResult = {"event_id": ev.id, "endpoint": detail.EndpointName, "status": detail.EndpointStatus}
     if rt.log is not None:
         record = latest_record(rt, detail.EndpointName)
         if record is not None and record.get("region", region) != region:
@@ -64,7 +63,7 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None 
     return {**result, "checked": None}
 
 
-def _follow_restore(rt: Runtime, record: RestoreRecord, status: str, now: datetime, ev: EventBridgeEvent) -> dict[str, Any]:
+def _follow_restore(rt: Runtime, record: RestoreRecord, status: str, now: datetime, ev: EventBridgeEvent) -> EventResult:
     assert rt.log is not None
     clients = rt.clients(record.get("region") or rt.home_region)
     started = record.get("restore_started_at") or record.get("reaped_at")
@@ -86,7 +85,7 @@ def _cancel_once(rt: Runtime, record: RestoreRecord, why: str, now: datetime) ->
     return wakeup.cancel(rt, record, now, why)
 
 
-def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: EventBridgeEvent, now: datetime) -> EventResult:
     sm = rt.clients(region)("sagemaker")
     name = detail.EndpointName
     arn = detail.EndpointArn or next((r for r in ev.resources if ":endpoint/" in r), "")
@@ -114,7 +113,7 @@ def _owner_check(rt: Runtime, region: str, detail: EndpointStateDetail, ev: Even
     gap = experiment_gap(view, rt.settings) if status_of(detail.EndpointStatus) == "CREATING" else None
     if gap is not None:
         problems.append(gap)
-    result: dict[str, Any] = {"checked": name, "problems": problems, "posted": False}
+    result: EventResult = {"checked": name, "problems": problems, "posted": False}
     if problems:
         what = "created" if status_of(detail.EndpointStatus) == "CREATING" else "updated"
         notice = NoticeMessage(

@@ -22,6 +22,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.endpoint.model import KIND, Told
 from reaper.record.actionlog import ActionLog
+from reaper.record.logentry import LogEntry
 
 log = logging.getLogger("reaper")
 
@@ -44,26 +45,25 @@ def told_today(
     out: dict[str, Told] = {}
     try:
         for entry in action_log.entries(day_start, end):
-            r = wanted.get(entry.get("arn") or "")
-            if r is None or entry.get("kind") != KIND or entry.get("region") != r.region:
+            r = wanted.get(entry.arn or "")
+            if r is None or entry.kind != KIND or entry.region != r.region:
                 continue
-            if entry.get("verdict") != verdicts.get(r.id) or entry.get("mode") != mode or entry.get("action") not in ACTIONS:
+            if entry.verdict != verdicts.get(r.id) or entry.mode != mode or entry.action not in ACTIONS:
                 continue
-            at = _parse(entry.get("logged_at"))
+            at = _parse(entry.logged_at)
             if at is None or at < day_start:
                 continue
             if r.changed_at is not None and as_utc(r.changed_at) > at:
                 continue  # changed since it was told: what it would be told may differ
-            evidence = entry.get("evidence")
-            said = evidence.get("type") if isinstance(evidence, dict) else None
+            said = entry.facts.get("type")
             price = _price(entry, r)
             out[r.id] = Told(
                 at=at,
-                action=str(entry["action"]),
+                action=str(entry.action),
                 hourly_usd=None if price is None else price.usd,
                 price=price,
-                instance_type=entry.get("instance_type"),
-                type=said,
+                instance_type=entry.instance_type,
+                type=said if isinstance(said, str) else None,
             )
     except AwsError as exc:  # optional: without it every configuration is read, as if none was told
         log.warning("could not read today's action log, so production endpoints' configurations are read: %s", short(exc))
@@ -71,14 +71,13 @@ def told_today(
     return out
 
 
-def _price(entry: dict[str, object], r: Resource) -> Price | None:
+def _price(entry: LogEntry, r: Resource) -> Price | None:
     """The hourly cost the message gave, with its source, while the endpoint still has that many instances."""
-    usd = entry.get("hourly_usd")
-    if entry.get("instance_count") != r.instance_count or not isinstance(usd, (int, float)):
+    usd = entry.hourly_usd
+    if entry.instance_count != r.instance_count or usd is None:
         return None
-    source, as_of = entry.get("price_source"), entry.get("price_as_of")
     # an entry written before prices said their source came from the shipped copy (docs/prices.md)
-    return Price(float(usd), source if isinstance(source, str) else SHIPPED, as_of if isinstance(as_of, str) else None)
+    return Price(float(usd), SHIPPED if entry.price_source is None else entry.price_source, entry.price_as_of)
 
 
 def _parse(value: object) -> datetime | None:

@@ -23,7 +23,7 @@ from reaper.core.events import EventBridgeEvent, M, parse_model
 from reaper.core.model import Outcome
 from reaper.core.policy import read_tags
 from reaper.core.timeutil import as_utc, iso
-from reaper.kinds.base import Check
+from reaper.kinds.base import Check, EventResult
 from reaper.kinds.fsx import FS_ID_PATTERN
 from reaper.kinds.fsx.jobs import lustre_inputs
 from reaper.kinds.fsx.rules import idle_window
@@ -64,7 +64,7 @@ def _parse(model: type[M], detail: dict[str, Any], what: str) -> M:
     return parse_model(model, detail, f"a {what} event", "detail.")
 
 
-def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
+def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> EventResult:
     """The one-off check a job's end arranged: are its file systems finished now?"""
     detail: IdleCheckDetail = _parse(IdleCheckDetail, ev.detail, IDLE_CHECK)
     region = detail.region or ev.region or rt.home_region
@@ -72,9 +72,9 @@ def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: C
     return {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
 
 
-def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> dict[str, Any]:
+def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> EventResult:
     detail: JobStateDetail = _parse(JobStateDetail, ev.detail, JOB_STATE_CHANGE)
-    result: dict[str, Any] = {"event_id": ev.id, "job": detail.TrainingJobName, "checked": [], "scheduled": {}}
+    result: EventResult = {"event_id": ev.id, "job": detail.TrainingJobName, "checked": [], "scheduled": {}}
     if detail.TrainingJobStatus not in ENDED:
         return {**result, "skipped": f"status {detail.TrainingJobStatus}: only ended jobs are looked at"}
     region = ev.region or rt.home_region
@@ -129,7 +129,7 @@ def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: date
     return f"check at {iso(due)} ({name})" if created else f"arranged already for {iso(due)} ({name})"
 
 
-def _verdicts(outcomes: list[Outcome]) -> dict[str, Any]:
+def _verdicts(outcomes: list[Outcome]) -> EventResult:
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.verdict.value] = counts.get(o.verdict.value, 0) + 1

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_cloudtrail, parse_model
 from reaper.core.policy import experiment_gap, read_tags
-from reaper.kinds.base import Check
+from reaper.kinds.base import Check, EventResult
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -46,13 +46,13 @@ def _status(value: str) -> str:
     return value.replace("_", "").replace(" ", "").upper()
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> EventResult:
     if ev.detail_type == STATE_CHANGE:
         return _state_change(rt, ev, now)
     return _cloudtrail(rt, ev, now)
 
 
-def _state_change(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def _state_change(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> EventResult:
     detail = parse_model(NotebookStateDetail, ev.detail, "a notebook instance state change", "detail.")
     name = detail.NotebookInstanceName
     if _status(detail.NotebookInstanceStatus) != "INSERVICE":
@@ -65,7 +65,7 @@ def _state_change(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str,
     return _check_and_tell(rt, ev, now, region, name, None)
 
 
-def _cloudtrail(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, Any]:
+def _cloudtrail(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> EventResult:
     detail = parse_cloudtrail(ev)
     if detail.eventName not in WATCHED_CALLS:
         raise BadEventError(f"notebook function does not handle CloudTrail {detail.eventName!r} calls")
@@ -79,11 +79,11 @@ def _cloudtrail(rt: Runtime, ev: EventBridgeEvent, now: datetime) -> dict[str, A
     return _check_and_tell(rt, ev, now, region, name, "created" if detail.eventName.startswith("Create") else "started")
 
 
-def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: str, name: str, how: str | None) -> dict[str, Any]:
+def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: str, name: str, how: str | None) -> EventResult:
     """`how`: "created" or "started" from a CloudTrail call; None from a state change, where a notebook
     InService within JUST_CREATED of its creation counts as created."""
     problems, facts = check(rt, region, name)
-    result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
+    result: EventResult = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
     if facts is None:
         return result
     if how is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
@@ -48,6 +48,29 @@ from reaper.kinds.studio_app.model import (
 )
 
 PAGE = 100
+
+
+class ResourceSpec(TypedDict, total=False):
+    """https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceSpec.html (the fields read)."""
+
+    InstanceType: str
+    SageMakerImageArn: str
+    SageMakerImageVersionAlias: str
+
+
+class AppDetails(TypedDict, total=False):
+    """ListApps' AppDetails, the fields read (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AppDetails.html)."""
+
+    DomainId: str
+    AppType: str
+    AppName: str
+    UserProfileName: str
+    SpaceName: str
+    Status: str
+    CreationTime: datetime
+    ResourceSpec: ResourceSpec
+
+
 OWNER_KEY = "ml:owner"
 STAGE_KEY = "ml:stage"
 SMD_IMAGE_PREFIX = "sagemaker-distribution"  # SageMaker Distribution images: sagemaker-distribution-cpu, -gpu
@@ -71,7 +94,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         if s.enabled
     }
     auth_mode = {d["DomainId"]: str(d.get("AuthMode") or "").upper() or None for d in domains}
-    apps = [a for a in _pages(sm, "list_apps", "Apps") if _billable_and_running(a)]
+    apps = [a for a in _apps(sm) if _billable_and_running(a)]
     found = [_facts(app, spaces, idle_minutes, auth_mode) for app in apps]
     read = profiles.read(sm, found)  # a user profile's idle settings win over its domain's (private spaces only)
     for app, facts in zip(apps, found, strict=True):
@@ -88,7 +111,7 @@ def _space(summary: dict[str, Any]) -> tuple[str | None, bool]:
 
 
 def _facts(
-    app: dict[str, Any],
+    app: AppDetails,
     spaces: Mapping[tuple[str, str], tuple[str | None, bool]],
     idle_minutes: Mapping[tuple[str, bool, str], int],
     auth_mode: Mapping[str, str | None],
@@ -115,7 +138,7 @@ def _facts(
 def _app(
     region: str,
     prefix: str,
-    app: dict[str, Any],
+    app: AppDetails,
     facts: AppFacts,
     tags: Mapping[str, dict[str, str]],
     settings: Settings,
@@ -155,14 +178,14 @@ def _with_space_protection(own: dict[str, str], space: dict[str, str], settings:
     return out
 
 
-def _custom_image(app: dict[str, Any]) -> str | None:
+def _custom_image(app: AppDetails) -> str | None:
     """The image name when an app runs an image other than SageMaker Distribution (idle shutdown needs SMD 2.0+)."""
     image_arn = (app.get("ResourceSpec") or {}).get("SageMakerImageArn") or ""
     name = image_arn.split(":image/", 1)[1] if ":image/" in image_arn else ""
     return name if name and not name.startswith(SMD_IMAGE_PREFIX) else None
 
 
-def _smd_version(app: dict[str, Any]) -> str | None:
+def _smd_version(app: AppDetails) -> str | None:
     """The SageMaker Distribution version an app says it runs (`ResourceSpec.SageMakerImageVersionAlias`, SemVer), if any.
 
     The image-version ARN's number is the image's version count, not the distribution's release: it says nothing here.
@@ -179,7 +202,14 @@ def _pages(sm: Any, operation: str, key: str) -> list[dict[str, Any]]:
     return items
 
 
-def _billable_and_running(app: dict[str, Any]) -> bool:
+def _apps(sm: Any) -> list[AppDetails]:
+    apps: list[AppDetails] = []
+    for page in sm.get_paginator("list_apps").paginate(PaginationConfig={"PageSize": PAGE}):
+        apps.extend(page.get("Apps", []))
+    return apps
+
+
+def _billable_and_running(app: AppDetails) -> bool:
     if app.get("Status") != "InService" or app.get("AppType") not in BILLABLE_TYPES:
         return False
     itype = (app.get("ResourceSpec") or {}).get("InstanceType")

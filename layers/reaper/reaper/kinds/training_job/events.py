@@ -24,7 +24,7 @@ from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, read_tags
 from reaper.core.timeutil import human_duration
-from reaper.kinds.base import Check
+from reaper.kinds.base import Check, EventResult
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
 from reaper.record.message import NoticeMessage
@@ -42,7 +42,7 @@ class TrainingStateDetail(BaseModel):
     TrainingJobStatus: str
 
 
-def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> dict[str, Any]:
+def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None = None) -> EventResult:
     """A "SageMaker Training Job State Change" from aws.sagemaker: the declaration routes only those here."""
     detail = parse_model(TrainingStateDetail, ev.detail, "a training job state change", "detail.")
     if detail.TrainingJobStatus not in KNOWN:
@@ -75,13 +75,13 @@ def _read(rt: Runtime, region: str, name: str) -> tuple[dict[str, Any], dict[str
     return desc, tags
 
 
-def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: datetime) -> dict[str, Any]:
+def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: datetime) -> EventResult:
     read = _read(rt, region, name)
     if read is None:
         return {"event_id": ev.id, "checked": name, "problems": [], "posted": False, "skipped": "the job is gone"}
     desc, tags = read
     problems = problems_of(rt, desc, tags, region)
-    result: dict[str, Any] = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
+    result: EventResult = {"event_id": ev.id, "checked": name, "problems": problems, "posted": False}
     if not problems:
         return result
     arn = desc["TrainingJobArn"]
@@ -148,13 +148,13 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
     return problems
 
 
-def final_cost(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: datetime) -> dict[str, Any]:
+def final_cost(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: datetime) -> EventResult:
     read = _read(rt, region, name)
     if read is None:
         return {"event_id": ev.id, "checked": name, "recorded": False, "skipped": "the job is gone"}
     desc, tags = read
     record = cost_record(desc, tags, region, rt, now)
-    result: dict[str, Any] = {"event_id": ev.id, "checked": name, "estimated_usd": record["estimated_usd"], "recorded": False}
+    result: EventResult = {"event_id": ev.id, "checked": name, "estimated_usd": record["estimated_usd"], "recorded": False}
     if rt.log is None:
         result["skipped"] = "no action log configured"
         return result
