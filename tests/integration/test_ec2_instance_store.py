@@ -219,8 +219,8 @@ def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, 
     # Then the consent is recorded once and the stop handed over once
     log = ActionLog(aws.client("dynamodb"), enforce["REAPER_TABLE"])
     entries = log.entries(now - timedelta(hours=1), now + timedelta(minutes=5))
-    consents = [e for e in entries if e.get("type") == "instance-store-consent"]
-    assert len(consents) == 1 and consents[0]["user"] == OWNER and consents[0]["gb"] == 48.0
+    consents = [e for e in entries if e.type == "instance-store-consent"]
+    assert len(consents) == 1 and consents[0].value("user") == OWNER and consents[0].value("gb") == 48.0
     assert "already asked from this message" in slack["api"].responses[-1]["text"]
     [(target, anyway_event)] = slack["invoked"]
     # When the ec2 function takes it (twice: Lambda's async retry)
@@ -231,9 +231,9 @@ def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, 
     assert first["stop_now"] == "act" and again["stop_now"] == "gone"  # ec2 lists running instances only
     assert seed_ec2.state(ec2, iid) in ("stopping", "stopped")
     acted = [
-        e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.get("verdict") == "act" and e.get("executed")
+        e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.verdict == "act" and e.executed
     ]
-    assert len(acted) == 1 and f"asked in Slack by {OWNER}, who consented to losing the 48.0 GB" in acted[0]["reason"]
+    assert len(acted) == 1 and f"asked in Slack by {OWNER}, who consented to losing the 48.0 GB" in str(acted[0].reason)
 
 
 def test_an_admin_may_consent_but_not_to_more_than_the_button_showed(aws, ec2, cw, ssm_kit, enforce, lambda_context, slack):

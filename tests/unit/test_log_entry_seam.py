@@ -49,7 +49,12 @@ def test_every_old_entry_validates_keeps_every_key_and_reads_as_before(captured:
 def test_together_the_old_entries_report_digest_and_cover_as_before():
     got = together([c["entry"] for c in OLD])
     for key, want in HEAD["together"].items():
-        assert got[key] == want, key
+        if isinstance(want, dict):  # a kind added since the capture (mlflow, storage) has a zero line, nothing more
+            added = {k: v for k, v in got[key].items() if k not in want}
+            assert all("saved_usd=0.0, unpriced=0, resources=0" in str(v) for v in added.values()), (key, added)
+            assert {k: v for k, v in got[key].items() if k in want} == want, key
+        else:
+            assert got[key] == want, key
 
 
 @pytest.mark.parametrize(
