@@ -244,6 +244,7 @@ def test_the_warning_tag_can_be_written_and_removed_on_the_kinds_own_resources(k
         "studio-app": "arn:aws:sagemaker:eu-west-1:123456789012:app/d-abc123/ana/jupyterlab/default",
         "capacity": "arn:aws:ec2:eu-west-1:123456789012:capacity-reservation/cr-0123456789abcdef0",
         "bedrock-pt": "arn:aws:bedrock:eu-west-1:123456789012:provisioned-model/0123abcd4567",
+        "storage": "arn:aws:ec2:eu-west-1:123456789012:volume/vol-0123456789abcdef0",
     }[kind]
     # Then both are granted on its resources, and neither on another account's
     for action in (write, remove):

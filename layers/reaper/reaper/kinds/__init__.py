@@ -22,6 +22,8 @@ KIND_PACKAGES: dict[str, str] = {
     # capacity reservations, Capacity Blocks, training plans
     "capacity": "reaper.kinds.capacity",
     "bedrock-pt": "reaper.kinds.bedrock_pt",
+    # storage left behind: the reaper's own FSx backups, unattached ML volumes (docs/kinds/storage.md)
+    "storage": "reaper.kinds.storage",
 }
 _loaded: dict[str, Kind] = {}
 
