@@ -37,6 +37,9 @@ def apply() -> None:
 
     ec2.apply()
     ec2_lookups.apply()
+    from reaper_devkit.moto_ext import ebs
+
+    ebs.apply()
     from reaper_devkit.moto_ext import aws_rules, sagemaker_shapes
 
     aws_rules.apply()
