@@ -30,8 +30,8 @@ from datetime import datetime
 from typing import Any
 
 from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
-from moto.ec2.exceptions import EC2ClientError
 from moto.ec2 import utils as ec2_utils
+from moto.ec2.exceptions import EC2ClientError
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.elastic_block_store import EBSBackend, Snapshot
 
