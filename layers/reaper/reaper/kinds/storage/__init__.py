@@ -54,6 +54,7 @@ DECLARATION = KindDeclaration(
         "ec2:DescribeSnapshots",
         "ec2:DescribeInstances",
         "ec2:DescribeInstanceTypes",
+        "sts:GetCallerIdentity",  # the account a volume's ARN names, only where REAPER_ACCOUNT_ID is not set (the CLI)
     ),
     confirm=f"{_P}.actions:confirm",
     actions={

@@ -81,7 +81,15 @@ def _backup(b: dict[str, Any], clients: Clients, settings: Settings, living: set
 def ml_volumes(clients: Clients, settings: Settings) -> list[Resource]:
     filters = [{"Name": "status", "Values": ["available"]}, {"Name": "tag-key", "Values": list(ML_TAG_KEYS)}]
     pages = clients("ec2").get_paginator("describe_volumes").paginate(Filters=filters, PaginationConfig={"PageSize": PAGE})
-    return [volume_resource(v, clients, settings) for page in pages for v in page.get("Volumes", [])]
+    found = [v for page in pages for v in page.get("Volumes", [])]
+    account = account_of(clients, settings) if found else ""
+    return [volume_resource(v, clients, account, settings.tag_prefix) for v in found]
+
+
+def account_of(clients: Clients, settings: Settings) -> str:
+    """The account a volume's ARN names: DescribeVolumes does not say it. The stack sets REAPER_ACCOUNT_ID; the CLI
+    asks STS once a sweep, and only when there are volumes (GetCallerIdentity needs no permission: API_GetCallerIdentity)."""
+    return settings.account_id or str(clients("sts").get_caller_identity()["Account"])
 
 
 def volume_arn(region: str, account: str, volume_id: str) -> str:
@@ -89,7 +97,7 @@ def volume_arn(region: str, account: str, volume_id: str) -> str:
 
 
 def volume_resource(
-    v: dict[str, Any], clients: Clients, settings: Settings, instance_id: str | None = None, stopped_since: datetime | None = None
+    v: dict[str, Any], clients: Clients, account: str, prefix: str, instance_id: str | None = None, stopped_since: datetime | None = None
 ) -> Resource:
     tags = _tags(v.get("Tags"))
     size, vtype = int(v.get("Size") or 0), str(v.get("VolumeType") or "standard")
@@ -97,7 +105,7 @@ def volume_resource(
     return Resource(
         kind=KIND,
         id=v["VolumeId"],
-        arn=volume_arn(clients.region, settings.account_id or "", v["VolumeId"]),
+        arn=volume_arn(clients.region, account, v["VolumeId"]),
         region=clients.region,
         state=str(v.get("State", "unknown")),
         tags=tags,
@@ -112,7 +120,7 @@ def volume_resource(
             throughput=v.get("Throughput"),
             encrypted=bool(v.get("Encrypted")),
             kms_key_id=v.get("KmsKeyId"),
-            snapshot_id=_tag(tags, settings.tag(SNAPSHOT_TAG)),
+            snapshot_id=_tag(tags, prefix + SNAPSHOT_TAG),
             instance_id=instance_id,
             stopped_since=stopped_since,
         ),
@@ -164,8 +172,9 @@ def stopped_box_volumes(clients: Clients, settings: Settings, now: datetime) -> 
                 boxes[vol] = (inst["InstanceId"], since)
     ids = sorted(boxes)
     ec2 = clients("ec2")
+    account = account_of(clients, settings) if ids else ""
     out: list[Resource] = []
     for i in range(0, len(ids), PAGE):
         for v in ec2.describe_volumes(VolumeIds=ids[i : i + PAGE]).get("Volumes", []):
-            out.append(volume_resource(v, clients, settings, *boxes[v["VolumeId"]]))
+            out.append(volume_resource(v, clients, account, settings.tag_prefix, *boxes[v["VolumeId"]]))
     return out
