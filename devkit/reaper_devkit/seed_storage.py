@@ -7,7 +7,7 @@ stopped) goes through the moto extensions' controls.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from reaper_devkit import seed_fsx
@@ -64,6 +64,16 @@ def volume(
     volume_id: str = ec2.create_volume(**kwargs)["VolumeId"]
     ebs_ext.set_volume(volume_id, made)
     return volume_id
+
+
+def stopped_gpu_box(ec2: Any, stopped: datetime, *, now: datetime, tags: dict[str, str] | None = None) -> str:
+    """A GPU instance (g5.xlarge, its root volume from the image) stopped at `stopped`; returns its id."""
+    from reaper_devkit import seed_ec2
+
+    iid = seed_ec2.instance(ec2, "g5.xlarge", tags or ML, now=now, launched_ago=now - stopped + timedelta(days=1))
+    ec2.stop_instances(InstanceIds=[iid])
+    ebs_ext.stopped_at(iid, stopped)
+    return iid
 
 
 def volume_state(ec2: Any, volume_id: str) -> str | None:

@@ -18,7 +18,7 @@
    one filter are ORed: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Filtering.html). moto
    reads wildcards only when one value is given, and with several asks for all of them at once.
 
-Test controls (`settle_snapshots`, `set_volume`) change the shared backends directly, so they work under
+Test controls (`settle_snapshots`, `set_snapshot`, `set_volume`, `stopped_at`) change the shared backends directly, so they work under
 mock_aws and against a ThreadedMotoServer in the same process.
 """
 
@@ -112,6 +112,18 @@ def set_volume(volume_id: str, created_at: datetime, region: str | None = None) 
             backend.volumes[volume_id].create_time = created_at
             return
     raise KeyError(f"no volume {volume_id}")
+
+
+def stopped_at(instance_id: str, when: datetime, region: str | None = None) -> None:
+    """When a stopped instance stopped, written as EC2 writes it in StateTransitionReason: "User initiated
+    (2026-11-01 10:00:00 GMT)" (moto writes the moment it stopped it, and "UTC")."""
+    for backend in _backends(region):
+        for reservation in backend.reservations.values():
+            for inst in reservation.instances:
+                if inst.id == instance_id:
+                    inst._reason = f"User initiated ({when.strftime('%Y-%m-%d %H:%M:%S')} GMT)"
+                    return
+    raise KeyError(f"no instance {instance_id}")
 
 
 def apply() -> None:

@@ -29,7 +29,7 @@ PAGE = 500  # DescribeVolumes: MaxResults 5-500 (API_DescribeVolumes)
 TYPES_PER_CALL = 100  # DescribeInstanceTypes: InstanceTypes, up to 100 (API_DescribeInstanceTypes)
 ACCELERATORS = ("GpuInfo", "NeuronInfo", "InferenceAcceleratorInfo")
 # "User initiated (2026-11-01 10:00:00 GMT)": the stop time EC2 writes in StateTransitionReason
-_STOPPED_AT = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) GMT\)")
+_STOPPED_AT = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (GMT|UTC)\)")
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
