@@ -66,11 +66,11 @@ def volume(
     return volume_id
 
 
-def stopped_gpu_box(ec2: Any, stopped: datetime, *, now: datetime, tags: dict[str, str] | None = None) -> str:
-    """A GPU instance (g5.xlarge, its root volume from the image) stopped at `stopped`; returns its id."""
+def stopped_gpu_box(ec2: Any, stopped: datetime | None, *, now: datetime, tags: dict[str, str] | None = None) -> str:
+    """A GPU instance (g5.xlarge, its root volume from the image) stopped at `stopped` (None: EC2 does not say); returns its id."""
     from reaper_devkit import seed_ec2
 
-    iid = seed_ec2.instance(ec2, "g5.xlarge", tags or ML, now=now, launched_ago=now - stopped + timedelta(days=1))
+    iid = seed_ec2.instance(ec2, "g5.xlarge", tags or ML, now=now, launched_ago=now - (stopped or now) + timedelta(days=1))
     ec2.stop_instances(InstanceIds=[iid])
     ebs_ext.stopped_at(iid, stopped)
     return iid

@@ -70,3 +70,15 @@ def test_a_stopped_gpu_boxs_volumes_are_reported_with_their_cost_and_never_chang
     assert seed_storage.volume_state(ec2, root) == "in-use"
     changed = [p for op, p in calls.made if op in ("CreateSnapshot", "DeleteVolume") and p.get("VolumeId") in {root, *recent}]
     assert changed == []
+
+
+def test_a_stopped_box_that_does_not_say_since_when_is_counted_by_reaper_coverage(aws, logged, capsys):
+    # Given a GPU box stopped with an empty StateTransitionReason (EC2 allows it)
+    ec2, now = aws.client("ec2"), datetime.now(UTC)
+    seed_storage.stopped_gpu_box(ec2, None, now=now)
+    # When `reaper coverage --kind storage` runs
+    assert main(["coverage", "--kind", "storage", "--json"]) == 0
+    # Then its volume is counted as unknown under stop-time-unknown, not judged and not dropped
+    [line] = [r for r in (json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()) if r["type"] == "coverage"]
+    assert (line["kind"], line["resources"], line["unknown"]) == ("storage", 1, 1)
+    assert [r["code"] for r in line["reasons"]] == ["stop-time-unknown"]

@@ -114,14 +114,15 @@ def set_volume(volume_id: str, created_at: datetime, region: str | None = None) 
     raise KeyError(f"no volume {volume_id}")
 
 
-def stopped_at(instance_id: str, when: datetime, region: str | None = None) -> None:
+def stopped_at(instance_id: str, when: datetime | None, region: str | None = None) -> None:
     """When a stopped instance stopped, written as EC2 writes it in StateTransitionReason: "User initiated
-    (2026-11-01 10:00:00 GMT)" (moto writes the moment it stopped it, and "UTC")."""
+    (2026-11-01 10:00:00 GMT)" (moto writes the moment it stopped it, and "UTC"). None: an empty reason, which
+    EC2 allows ("This might be an empty string": https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_Instance.html)."""
     for backend in _backends(region):
         for reservation in backend.reservations.values():
             for inst in reservation.instances:
                 if inst.id == instance_id:
-                    inst._reason = f"User initiated ({when.strftime('%Y-%m-%d %H:%M:%S')} GMT)"
+                    inst._reason = f"User initiated ({when.strftime('%Y-%m-%d %H:%M:%S')} GMT)" if when else ""
                     return
     raise KeyError(f"no instance {instance_id}")
 

@@ -14,8 +14,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from reaper.aws import pricing
@@ -33,7 +34,8 @@ _STOPPED_AT = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (GMT|UTC)\)")
 
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
-    return [*backups(clients, settings), *ml_volumes(clients, settings), *stopped_box_volumes(clients, settings, now)]
+    account = cache(lambda: account_of(clients, settings))  # asked at most once a sweep, and only for volumes
+    return [*backups(clients, settings), *ml_volumes(clients, settings, account), *stopped_box_volumes(clients, settings, now, account)]
 
 
 def _tags(pairs: list[dict[str, Any]] | None) -> dict[str, str]:
@@ -78,12 +80,10 @@ def _backup(b: dict[str, Any], clients: Clients, settings: Settings, living: set
     )
 
 
-def ml_volumes(clients: Clients, settings: Settings) -> list[Resource]:
+def ml_volumes(clients: Clients, settings: Settings, account: Callable[[], str]) -> list[Resource]:
     filters = [{"Name": "status", "Values": ["available"]}, {"Name": "tag-key", "Values": list(ML_TAG_KEYS)}]
     pages = clients("ec2").get_paginator("describe_volumes").paginate(Filters=filters, PaginationConfig={"PageSize": PAGE})
-    found = [v for page in pages for v in page.get("Volumes", [])]
-    account = account_of(clients, settings) if found else ""
-    return [volume_resource(v, clients, account, settings.tag_prefix) for v in found]
+    return [volume_resource(v, clients, account(), settings.tag_prefix) for page in pages for v in page.get("Volumes", [])]
 
 
 def account_of(clients: Clients, settings: Settings) -> str:
@@ -155,14 +155,15 @@ def accelerated(clients: Clients, types: list[str]) -> set[str]:
     return out
 
 
-def stopped_box_volumes(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
+def stopped_box_volumes(clients: Clients, settings: Settings, now: datetime, account: Callable[[], str]) -> list[Resource]:
     """The EBS volumes of accelerated instances stopped at least StorageIdleWeeks ago: reported, never changed."""
     cutoff = now - timedelta(weeks=settings.storage_idle_weeks)
-    long_stopped = [(i, since) for i in _stopped(clients) if (since := stopped_since(i)) is not None and since <= cutoff]
+    # a box that does not say when it stopped is listed too: kept as unknown (coverage `stop-time-unknown`), never guessed
+    long_stopped = [(i, since) for i in _stopped(clients) if (since := stopped_since(i)) is None or since <= cutoff]
     if not long_stopped:
         return []
     gpu = accelerated(clients, sorted({str(i.get("InstanceType")) for i, _ in long_stopped}))
-    boxes: dict[str, tuple[str, datetime]] = {}  # volume id -> (instance id, stopped since)
+    boxes: dict[str, tuple[str, datetime | None]] = {}  # volume id -> (instance id, stopped since)
     for inst, since in long_stopped:
         if inst.get("InstanceType") not in gpu:
             continue
@@ -172,9 +173,8 @@ def stopped_box_volumes(clients: Clients, settings: Settings, now: datetime) -> 
                 boxes[vol] = (inst["InstanceId"], since)
     ids = sorted(boxes)
     ec2 = clients("ec2")
-    account = account_of(clients, settings) if ids else ""
     out: list[Resource] = []
     for i in range(0, len(ids), PAGE):
         for v in ec2.describe_volumes(VolumeIds=ids[i : i + PAGE]).get("Volumes", []):
-            out.append(volume_resource(v, clients, account, settings.tag_prefix, *boxes[v["VolumeId"]]))
+            out.append(volume_resource(v, clients, account(), settings.tag_prefix, *boxes[v["VolumeId"]]))
     return out

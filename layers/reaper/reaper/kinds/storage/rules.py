@@ -138,12 +138,19 @@ def _phase_two(resource: Resource, settings: Settings, now: datetime, evidence: 
 
 def _stopped_box(resource: Resource, facts: VolumeFacts, now: datetime) -> Decision:
     since = facts.stopped_since
-    stopped = f"stopped since {iso(since)} ({human_duration(now - since)})" if since else "stopped"
+    if since is None:
+        return Decision(
+            Verdict.KEEP,
+            f"a volume of GPU instance {facts.instance_id}, stopped, but EC2 does not say since when: unknown ({monthly(resource)})",
+            evidence=_evidence(resource, instance_id=facts.instance_id),
+            unknown="stop-time-unknown",
+        )
+    stopped = f"stopped since {iso(since)} ({human_duration(now - since)})"
     return Decision(
         Verdict.KEEP,
         f"a volume of GPU instance {facts.instance_id}, {stopped}: {resource.instance_type}, {monthly(resource)}. The reaper never "
         f"changes a stopped box's disks; snapshot them and terminate the instance if it is done with",
-        evidence=_evidence(resource, instance_id=facts.instance_id, stopped_since=iso(since) if since else None),
+        evidence=_evidence(resource, instance_id=facts.instance_id, stopped_since=iso(since)),
         notify=True,
         notify_key=f"stopped-box:{facts.instance_id}",
     )
