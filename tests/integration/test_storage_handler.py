@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
@@ -63,7 +64,8 @@ def enforce(monkeypatch: pytest.MonkeyPatch, grace: int = 0, retention: int | No
 
 
 def sweep(lambda_context: Any) -> dict[str, Any]:
-    result: dict[str, Any] = load_function("storage").handler(event("storage-schedule.json"), lambda_context)
+    """One scheduled sweep: each its own delivery (a repeated delivery of one event acts once: invariant 5)."""
+    result: dict[str, Any] = load_function("storage").handler(event("storage-schedule.json", id=str(uuid4())), lambda_context)
     return result
 
 
@@ -193,3 +195,36 @@ def test_dry_run_changes_nothing(ec2, fsx, volumes, backups, deployed_env, lambd
         result = sweep(lambda_context)
     assert result["acted"] == [] and not calls.actions & CHANGING
     assert seed_storage.volume_state(ec2, volumes["ml"]) == "available" and seed_storage.backup_exists(fsx, backups["old"])
+
+
+def test_a_snapshot_deleted_between_the_phases_is_taken_again_and_the_volume_is_not_deleted(
+    ec2, volumes, deployed_env, lambda_context, monkeypatch
+):
+    # Given phase 1 ran (a snapshot started), and someone deleted that snapshot since
+    enforce(monkeypatch)
+    vol = volumes["ml"]
+    sweep(lambda_context)
+    [first] = ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
+    ec2.delete_snapshot(SnapshotId=first["SnapshotId"])
+    # When the next sweep runs
+    with recording() as calls:
+        result = sweep(lambda_context)
+    # Then a new snapshot is taken, the volume is kept, and the volume's marker names the new one
+    assert result["acted"] == [vol] and calls.calls["ec2:CreateSnapshot"] == 1 and calls.calls["ec2:DeleteVolume"] == 0
+    assert seed_storage.volume_state(ec2, vol) == "available"
+    [second] = ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
+    tags = {t["Key"]: t["Value"] for t in ec2.describe_volumes(VolumeIds=[vol])["Volumes"][0]["Tags"]}
+    assert second["SnapshotId"] != first["SnapshotId"] and tags["reaper:snapshot-id"] == second["SnapshotId"]
+
+
+def test_a_repeated_delivery_snapshots_once(ec2, volumes, deployed_env, lambda_context, monkeypatch):
+    # Given one scheduled event delivered twice (EventBridge delivers at least once)
+    enforce(monkeypatch)
+    delivered = event("storage-schedule.json")
+    app = load_function("storage")
+    with recording() as calls:
+        app.handler(delivered, lambda_context)
+        again = app.handler(delivered, lambda_context)
+    # Then one snapshot, one action
+    assert calls.calls["ec2:CreateSnapshot"] == 1 and again["acted"] == []
+    assert len(ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [volumes["ml"]]}])["Snapshots"]) == 1
