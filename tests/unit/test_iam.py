@@ -98,6 +98,17 @@ def test_buttons_write_only_the_two_protection_tags():
     assert keys == [{"Sub": "${TagPrefix}snooze-until"}, {"Sub": "${TagPrefix}exempt"}]
 
 
+def test_buttons_can_snooze_or_exempt_the_storage_kinds_volumes_and_backups():
+    # Given the buttons' tag statement, and a volume and an FSx backup the storage kind posts about
+    stmts = function_statements("InteractionsFunction")
+    for action, arn in (
+        ("ec2:CreateTags", "arn:aws:ec2:eu-west-1:123456789012:volume/vol-0123456789abcdef0"),
+        ("fsx:TagResource", "arn:aws:fsx:eu-west-1:123456789012:backup/backup-0123456789abcdef0"),
+    ):
+        # Then a snooze or exempt click may tag it (the condition on the two keys is the statement's own)
+        assert granted(Request(action, arn, {"aws:TagKeys": ("reaper:exempt",), "aws:PrincipalAccount": ("123456789012",)}), stmts), arn
+
+
 def test_no_function_uses_managed_or_wildcard_policies():
     for name, fn in FUNCTIONS.items():
         for policy in fn["Properties"].get("Policies", []):
