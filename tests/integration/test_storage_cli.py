@@ -13,6 +13,8 @@ import pytest
 from reaper.cli.main import main
 from reaper_devkit import seed_fsx, seed_storage
 from reaper_devkit.calls import recording
+from reaper_devkit.moto_ext import bedrock_imported
+from reaper_devkit.template import function_actions
 
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 
@@ -82,3 +84,22 @@ def test_a_stopped_box_that_does_not_say_since_when_is_counted_by_reaper_coverag
     [line] = [r for r in (json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()) if r["type"] == "coverage"]
     assert (line["kind"], line["resources"], line["unknown"]) == ("storage", 1, 1)
     assert [r["code"] for r in line["reasons"]] == ["stop-time-unknown"]
+
+
+def test_imported_bedrock_models_are_reported_with_their_cost_and_never_changed(aws, logged, capsys):
+    # Given an imported model made 90 days ago and one made 3 days ago
+    now = datetime.now(UTC)
+    old = bedrock_imported.imported_model("llama-ft-old", now - timedelta(days=90), {"ml:owner": "ana@example.com"})
+    bedrock_imported.imported_model("llama-ft-new", now - timedelta(days=3))
+    # When an enforcing sweep runs through the CLI
+    with recording() as calls:
+        assert main(["sweep", "--kind", "storage", "--mode", "enforce", "--grace-minutes", "0", "--json"]) == 0
+    got = rows(capsys.readouterr().out)
+    # Then the old one is reported, kept, unpriced (never $0), with its owner; the new one is not listed
+    row = got["llama-ft-old"]
+    assert row["arn"] == old and row["verdict"] == "keep" and row["executed"] is False and row["owner"] == "ana@example.com"
+    assert "Bedrock imported model" in row["reason"] and "unpriced" in row["reason"] and row["hourly_usd"] is None
+    assert "llama-ft-new" not in got
+    # and nothing in Bedrock was changed; every call is one the function's role grants
+    assert not {a for a in calls.actions if a.startswith("bedrock:") and not a.startswith("bedrock:List")}
+    assert calls.actions <= function_actions("StorageFunction")

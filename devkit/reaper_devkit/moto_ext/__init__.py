@@ -56,6 +56,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import bedrock_pt
 
     bedrock_pt.apply()
+    from reaper_devkit.moto_ext import bedrock_imported
+
+    bedrock_imported.apply()
     from reaper_devkit.moto_ext import budgets
 
     budgets.apply()

@@ -11,11 +11,14 @@ Which (docs/kinds/storage.md):
     `completed` and the grace has passed since; `reaper restore vol-…` makes the volume again from it.
   * Volumes of GPU/accelerator instances stopped for `StorageIdleWeeks` weeks: reported with their
     monthly cost, never changed (a stopped box's volumes are its disks: deleting one would break it).
+  * Bedrock imported models made `StorageIdleWeeks` weeks ago or more: reported with their monthly cost,
+    never changed (a deleted one comes back only by importing it again).
 
 Reads per sweep: DescribeBackups (one filtered listing; its answer holds the tags), DescribeFileSystems
 (which backed-up file systems still exist), DescribeVolumes (ML volumes, unattached; tags come with it),
 DescribeSnapshots by id (the snapshots phase 1 started, 1,000 a call) only when there are some,
-DescribeInstances (stopped instances) and DescribeInstanceTypes (once per process).
+DescribeInstances (stopped instances), DescribeInstanceTypes (the types found stopped), ListImportedModels and
+one ListTagsForResource per imported model.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -54,6 +57,8 @@ DECLARATION = KindDeclaration(
         "ec2:DescribeSnapshots",
         "ec2:DescribeInstances",
         "ec2:DescribeInstanceTypes",
+        "bedrock:ListImportedModels",
+        "bedrock:ListTagsForResource",  # an imported model's tags (the Tagging API does not list them)
         "sts:GetCallerIdentity",  # the account a volume's ARN names, only where REAPER_ACCOUNT_ID is not set (the CLI)
     ),
     confirm=f"{_P}.actions:confirm",

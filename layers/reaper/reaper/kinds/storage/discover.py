@@ -24,7 +24,7 @@ from reaper.aws.clients import Clients
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
-from reaper.kinds.storage.model import KIND, ML_TAG_KEYS, SNAPSHOT_TAG, SOURCE_FS_TAG, BackupFacts, VolumeFacts
+from reaper.kinds.storage.model import KIND, ML_TAG_KEYS, SNAPSHOT_TAG, SOURCE_FS_TAG, BackupFacts, ImportedModelFacts, VolumeFacts
 
 PAGE = 500  # DescribeVolumes: MaxResults 5-500 (API_DescribeVolumes)
 TYPES_PER_CALL = 100  # DescribeInstanceTypes: InstanceTypes, up to 100 (API_DescribeInstanceTypes)
@@ -35,7 +35,43 @@ _STOPPED_AT = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (GMT|UTC)\)")
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
     account = cache(lambda: account_of(clients, settings))  # asked at most once a sweep, and only for volumes
-    return [*backups(clients, settings), *ml_volumes(clients, settings, account), *stopped_box_volumes(clients, settings, now, account)]
+    return [
+        *backups(clients, settings),
+        *ml_volumes(clients, settings, account),
+        *stopped_box_volumes(clients, settings, now, account),
+        *imported_models(clients, settings, now),
+    ]
+
+
+def imported_models(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
+    """Bedrock imported models made at least StorageIdleWeeks ago: ListImportedModels (1,000 a page), and their tags,
+    one ListTagsForResource each (the Tagging API does not list them; an account holds few: a quota AWS sets)."""
+    bedrock = clients("bedrock")
+    cutoff = now - timedelta(weeks=settings.storage_idle_weeks)
+    found = [
+        m
+        for page in bedrock.get_paginator("list_imported_models").paginate(PaginationConfig={"PageSize": 1000})
+        for m in page.get("modelSummaries", [])
+        if as_utc(m["creationTime"]) <= cutoff
+    ]
+    out = []
+    for m in found:
+        tags = {t["key"]: t.get("value", "") for t in bedrock.list_tags_for_resource(resourceARN=m["modelArn"]).get("tags", [])}
+        out.append(
+            Resource(
+                kind=KIND,
+                id=str(m["modelName"]),
+                arn=str(m["modelArn"]),
+                region=clients.region,
+                state="imported",
+                tags=tags,
+                instance_type=f"Bedrock imported model ({m.get('modelArchitecture') or 'architecture not said'})",
+                price=None,  # the price list's Custom Model Import storage is not in the shipped copy: unpriced, never $0
+                created_at=as_utc(m["creationTime"]),
+                facts=ImportedModelFacts(str(m["modelName"]), m.get("modelArchitecture")),
+            )
+        )
+    return out
 
 
 def _tags(pairs: list[dict[str, Any]] | None) -> dict[str, str]:

@@ -32,6 +32,14 @@ class BackupFacts:
 
 
 @dataclass(frozen=True)
+class ImportedModelFacts:
+    """A Bedrock imported model (Custom Model Import): stored, and billed for that, until someone deletes it."""
+
+    name: str
+    architecture: str | None = None
+
+
+@dataclass(frozen=True)
 class VolumeFacts:
     """What DescribeVolumes says of a volume that a restore and the rules need."""
 

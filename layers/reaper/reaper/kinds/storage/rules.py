@@ -18,7 +18,7 @@ from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
 from reaper.kinds.storage import ActionName
-from reaper.kinds.storage.model import KIND, SNAPSHOT_TAG, BackupFacts, SnapshotState, StorageSignal, VolumeFacts
+from reaper.kinds.storage.model import KIND, SNAPSHOT_TAG, BackupFacts, ImportedModelFacts, SnapshotState, StorageSignal, VolumeFacts
 
 
 def monthly(resource: Resource) -> str:
@@ -36,6 +36,8 @@ def _evidence(resource: Resource, **more: Any) -> dict[str, Any]:
 def decide(resource: Resource, signal: StorageSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
     if isinstance(resource.facts, BackupFacts):
         return decide_backup(resource, resource.facts, view, settings, now)
+    if isinstance(resource.facts, ImportedModelFacts):
+        return _imported_model(resource, now)
     facts = resource.facts_as(VolumeFacts)
     if facts.instance_id is not None:
         return _stopped_box(resource, facts, now)
@@ -153,6 +155,19 @@ def _stopped_box(resource: Resource, facts: VolumeFacts, now: datetime) -> Decis
         evidence=_evidence(resource, instance_id=facts.instance_id, stopped_since=iso(since)),
         notify=True,
         notify_key=f"stopped-box:{facts.instance_id}",
+    )
+
+
+def _imported_model(resource: Resource, now: datetime) -> Decision:
+    """Reported, never changed: an imported model cannot be brought back once deleted (only imported again)."""
+    made = f"imported {human_duration(now - resource.created_at)} ago" if resource.created_at else "imported"
+    return Decision(
+        Verdict.KEEP,
+        f"a Bedrock imported model, {made}: stored and billed per month until deleted ({monthly(resource)}). The reaper "
+        f"never deletes it (only a new import brings it back); delete it in the Bedrock console if it is done with",
+        evidence=_evidence(resource, model=resource.id),
+        notify=True,
+        notify_key="imported-model",
     )
 
 
