@@ -69,6 +69,7 @@ SWEEPS_PER_MONTH = {
     "capacity": 30 * 24,  # CapacitySchedule: rate(1 hour)
     "bedrock-pt": 30 * 4,  # BedrockPtSchedule rate(6 hours)
     "mlflow": 30 * 4,  # MlflowSchedule rate(6 hours)
+    "storage": 30 * 4,  # StorageSchedule rate(6 hours)
 }
 AGENT_PUTS_PER_MONTH = 30 * 24 * 12  # the notebook agent sends a sample every 5 minutes (CONTRACT.md)
 # One sample as Logs counts it: the message in UTF-8 plus 26 bytes per event (the size PutLogEvents

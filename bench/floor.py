@@ -50,6 +50,10 @@ PAGE: dict[str, tuple[str, int]] = {
     "fsx:DescribeDataRepositoryAssociations": ("Associations", 25),
     "fsx:DescribeBackups": ("Backups", 2_147_483_647),
     "fsx:DescribeDataRepositoryTasks": ("DataRepositoryTasks", 2_147_483_647),
+    # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeVolumes.html (MaxResults 5-500)
+    "ec2:DescribeVolumes": ("Volumes", 500),
+    # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html (MaxResults 5-1,000)
+    "ec2:DescribeSnapshots": ("Snapshots", 1000),
     # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html (500 a page)
     "cloudwatch:ListMetrics": ("Metrics", 500),
 }
@@ -63,6 +67,8 @@ PAGE: dict[str, tuple[str, int]] = {
 BY_IDS: dict[str, tuple[str, int]] = {
     "fsx:DescribeBackups": ("BackupIds", 50),
     "fsx:DescribeDataRepositoryTasks": ("TaskIds", 50),
+    # the volumes of stopped GPU boxes, read by id (kinds/storage/discover.py: 500 a call, DescribeVolumes' page)
+    "ec2:DescribeVolumes": ("VolumeIds", 500),
 }
 LOG_PAGE_EVENTS, LOG_PAGE_BYTES = 10_000, 1_048_576
 METRIC_BATCH = 500  # GetMetricData: at most 500 MetricDataQuery structures per call

@@ -17,7 +17,7 @@ import pytest
 from reaper.kinds.ec2 import catalog
 from reaper.record.message import from_record
 from reaper.slack import post as slack
-from reaper_devkit import seed, seed_ec2
+from reaper_devkit import seed, seed_ec2, seed_storage
 from reaper_devkit import seed_studio as studio
 from tests.conftest import drain, event, load_function
 from tests.integration.test_safety import (
@@ -86,6 +86,22 @@ def _app_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
     return studio.status(aws.client("sagemaker"), arns[name]) != "InService"
 
 
+def _seed_volumes(aws: Any, now: datetime) -> dict[str, str]:
+    """ML volumes attached to nothing for six weeks: the storage kind's first action snapshots them."""
+    ec2 = aws.client("ec2")
+    out = {}
+    for name in NAMES:
+        vol = seed_storage.volume(ec2, now - timedelta(weeks=6), tags={"Name": name, **OWNER})
+        out[name] = f"arn:aws:ec2:{REGION}:{ACCOUNT}:volume/{vol}"
+    return out
+
+
+def _volume_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
+    vol = arns[name].rsplit("/", 1)[-1]
+    snaps = aws.client("ec2").describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
+    return bool(snaps) or seed_storage.volume_state(aws.client("ec2"), vol) is None
+
+
 @dataclass(frozen=True)
 class Kit:
     function: str
@@ -103,6 +119,7 @@ KITS = {
     "training-job": Kit("training_job", _seed_training_jobs, _training_job_changed),
     "studio-app": Kit("studio_app", _seed_apps, _app_changed),
     "ec2": Kit("ec2", _seed_instances, _instance_changed),
+    "storage": Kit("storage", _seed_volumes, _volume_changed),
 }
 
 

@@ -98,6 +98,17 @@ def test_buttons_write_only_the_two_protection_tags():
     assert keys == [{"Sub": "${TagPrefix}snooze-until"}, {"Sub": "${TagPrefix}exempt"}]
 
 
+def test_buttons_can_snooze_or_exempt_the_storage_kinds_volumes_and_backups():
+    # Given the buttons' tag statement, and a volume and an FSx backup the storage kind posts about
+    stmts = function_statements("InteractionsFunction")
+    for action, arn in (
+        ("ec2:CreateTags", "arn:aws:ec2:eu-west-1:123456789012:volume/vol-0123456789abcdef0"),
+        ("fsx:TagResource", "arn:aws:fsx:eu-west-1:123456789012:backup/backup-0123456789abcdef0"),
+    ):
+        # Then a snooze or exempt click may tag it (the condition on the two keys is the statement's own)
+        assert granted(Request(action, arn, {"aws:TagKeys": ("reaper:exempt",), "aws:PrincipalAccount": ("123456789012",)}), stmts), arn
+
+
 def test_no_function_uses_managed_or_wildcard_policies():
     for name, fn in FUNCTIONS.items():
         for policy in fn["Properties"].get("Policies", []):
@@ -245,6 +256,7 @@ def test_the_warning_tag_can_be_written_and_removed_on_the_kinds_own_resources(k
         "capacity": "arn:aws:ec2:eu-west-1:123456789012:capacity-reservation/cr-0123456789abcdef0",
         "bedrock-pt": "arn:aws:bedrock:eu-west-1:123456789012:provisioned-model/0123abcd4567",
         "mlflow": "arn:aws:sagemaker:eu-west-1:123456789012:mlflow-tracking-server/tracking",
+        "storage": "arn:aws:ec2:eu-west-1:123456789012:volume/vol-0123456789abcdef0",
     }[kind]
     # Then both are granted on its resources, and neither on another account's
     for action in (write, remove):

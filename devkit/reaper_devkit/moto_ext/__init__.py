@@ -37,6 +37,9 @@ def apply() -> None:
 
     ec2.apply()
     ec2_lookups.apply()
+    from reaper_devkit.moto_ext import ebs
+
+    ebs.apply()
     from reaper_devkit.moto_ext import aws_rules, sagemaker_shapes
 
     aws_rules.apply()
@@ -56,6 +59,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import mlflow
 
     mlflow.apply()  # after sagemaker_studio: its tag patch wraps the Studio one
+    from reaper_devkit.moto_ext import bedrock_imported
+
+    bedrock_imported.apply()
     from reaper_devkit.moto_ext import budgets
 
     budgets.apply()

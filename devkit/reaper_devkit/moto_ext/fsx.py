@@ -552,6 +552,16 @@ def set_file_system(
     raise KeyError(f"no file system {file_system_id}")
 
 
+def set_backup(backup_id: str, created_at: datetime, region: str | None = None) -> None:
+    """When a backup was made (moto stamps the moment it was made): what the storage kind's retention reads."""
+    for backend in _backends(region):
+        backup = backend.backups.get(backup_id)
+        if backup is not None:
+            backup.creation_time = created_at.timestamp()
+            return
+    raise KeyError(f"no backup {backup_id}")
+
+
 def set_association(association_id: str, lifecycle: str, region: str | None = None) -> None:
     for backend in _backends(region):
         dra = _state(backend, "associations").get(association_id)

@@ -25,6 +25,9 @@ NOT_FOUND_CODES = frozenset(
         "DataRepositoryTaskNotFound",
         "ObjectNotFoundException",
         "NoSuchEntity",
+        # EC2: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html
+        "InvalidVolume.NotFound",
+        "InvalidSnapshot.NotFound",
     }
 )
 # SageMaker's words for a missing resource under ValidationException

@@ -46,6 +46,10 @@ EC2 = "ec2"
 FSX_LUSTRE = "fsx-lustre-gb-month"
 STUDIO = "sagemaker-studio"  # Studio app instances (JupyterLab, Code Editor, KernelGateway)
 BEDROCK_TOKENS = "bedrock-tokens"  # "<model id>/input|output" -> USD per 1,000 on-demand tokens
+# storage left behind (kinds/storage): per GB-month, from the shipped copy only; a copy without the row
+# says "unpriced", never $0 (docs/kinds/storage.md)
+EBS_GB_MONTH = "ebs-gb-month"  # row: the volume type (gp3, gp2, io2, ...)
+FSX_BACKUP_GB_MONTH = "fsx-backup-gb-month"  # row: "lustre"
 
 # which Price List service answers a section; SageMaker's four sections come from one request per type
 _GROUP = {
@@ -201,6 +205,10 @@ class Pricer:
 
         The shipped copy holds no Bedrock rows (PRICE_SOURCE.md): without the API, Bedrock is unpriced."""
         return self._price(BEDROCK_TOKENS, region, model_id, direction, f"{model_id}/{direction}")
+    def storage_hourly(self, section: str, region: str, key: str, size_gib: int) -> Price | None:
+        """Stored GB priced per GB-month, as an hourly figure (x size / 730): the shipped copy's row, or None."""
+        price = shipped(section, region, key)
+        return None if price is None else price.times(size_gib / 730.0)
 
     # -- the floor --
     def _price(self, section: str, region: str, lookup: str, key: str, row_key: str) -> Price | None:

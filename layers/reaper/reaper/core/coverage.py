@@ -130,6 +130,13 @@ REASONS: dict[str, Reason] = {
             "kill date (reaper:kill-after) and the reaper stops it then (docs/kinds/mlflow.md)",
         ),
         Reason(
+            "stop-time-unknown",
+            "volume of a stopped GPU instance whose StateTransitionReason does not say when it stopped: how long its disks "
+            "have sat unused is unknown",
+            "none the reaper can make: look at the instance (stop and start it again writes the time; terminate it if it is "
+            "done with) (docs/kinds/storage.md)",
+        ),
+        Reason(
             "jupyter-unreachable",
             "its Jupyter server did not answer (stopped, network, timeout)",
             "none if it passes; the next sweep reads again (docs/jupyter-reads.md)",

@@ -37,6 +37,7 @@ USER_KEYS = (
     "wake",
     "patience",
     "min-improvement",
+    "keep",  # on a backup or snapshot the reaper made: never deleted by a retention (docs/kinds/storage.md)
 )
 REAPER_KEYS = (
     "warned-at",
@@ -49,6 +50,14 @@ REAPER_KEYS = (
     "source-security-groups",
     "source-subnets",
     "source-throughput",
+    # the storage kind's (docs/kinds/storage.md): the snapshot phase 1 took of a volume, and on that
+    # snapshot what the volume was, so `reaper restore vol-…` makes the same volume again
+    "snapshot-id",
+    "source-volume",
+    "source-az",
+    "source-type",
+    "source-size-gib",
+    "source-iops",
 )
 STAGE, OWNER, PROJECT = "ml:stage", "ml:owner", "ml:project"
 
@@ -75,6 +84,7 @@ class TagView:
     max_usd: float | None = None
     watch_metric: tuple[str, str] | None = None  # (metric name, "min" | "max")
     disposable: bool = False
+    keep: bool = False  # reaper:keep=true on a backup or snapshot the reaper made: never deleted by a retention
     kill_after: datetime | None = None
     budget_usd: float | None = None
     early_stop: str | None = None  # "median" on a tuning job; "converged" on a training job: stop it once converged or flat
@@ -109,6 +119,7 @@ def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
         max_usd=r.number("max-usd", integer=False, low=0, high=MAX_USD, strict=True),
         watch_metric=watch,
         disposable=r.flag("disposable"),
+        keep=r.flag("keep"),
         kill_after=r.instant("kill-after"),
         budget_usd=r.number("budget-usd", integer=False, low=0, high=MAX_USD, strict=True),
         early_stop=early_stop,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reaper.core.errors import ConfigError
 from reaper.core.model import Mode
 
-KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity", "bedrock-pt", "mlflow")
+KINDS = ("notebook", "endpoint", "training-job", "fsx", "studio-app", "ec2", "capacity", "bedrock-pt", "mlflow", "storage")
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -209,6 +209,11 @@ class Settings(BaseModel):
     # model-unit hour (AWS's Price List holds no entry the reaper can read for it, docs/prices.md); every
     # figure it makes says it is the admin's. 0 (the default): unpriced, never $0
     bedrock_model_unit_hourly_usd: float = Field(default=0.0, ge=0, le=10_000)
+    # Storage left behind (docs/kinds/storage.md): the reaper's own FSx backups are deleted this many days
+    # after they were made (None, the default: kept for ever; a backup tagged reaper:keep=true always is);
+    # an ML volume (tag key ml:*) unattached and made at least this many weeks ago is snapshotted, then deleted
+    storage_backup_retention_days: int | None = Field(default=None, ge=1, le=3_650)
+    storage_idle_weeks: int = Field(default=4, ge=1, le=104)
     # LivePrices (docs/prices.md): list prices from the AWS Price List API, cached in the action-log table;
     # off: the shipped copy of AWS's price list alone. The API is served from these regions only.
     live_prices: bool = True
@@ -447,6 +452,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_ANOMALY_TOPIC_ARN": "anomaly_topic_arn",
     "REAPER_ANOMALY_THRESHOLD_USD": "anomaly_threshold_usd",
     "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",
+    "REAPER_STORAGE_BACKUP_RETENTION_DAYS": "storage_backup_retention_days",
+    "REAPER_STORAGE_IDLE_WEEKS": "storage_idle_weeks",
 }
 
 

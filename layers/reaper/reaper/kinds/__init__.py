@@ -24,6 +24,8 @@ KIND_PACKAGES: dict[str, str] = {
     "bedrock-pt": "reaper.kinds.bedrock_pt",
     # SageMaker managed MLflow tracking servers
     "mlflow": "reaper.kinds.mlflow",
+    # storage left behind: the reaper's own FSx backups, unattached ML volumes (docs/kinds/storage.md)
+    "storage": "reaper.kinds.storage",
 }
 _loaded: dict[str, Kind] = {}
 

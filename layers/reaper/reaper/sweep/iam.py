@@ -39,6 +39,11 @@ TAG_ON_CREATE: dict[str, str] = {
     "fsx:CreateFileSystemFromBackup": "fsx:TagResource",
     # https://docs.aws.amazon.com/bedrock/latest/userguide/prov-thru-prereq.html (TagResource beside Create)
     "bedrock:CreateProvisionedModelThroughput": "bedrock:TagResource",
+    # "To tag a resource on creation, users must have permission to use the action that creates the resource, such as
+    # ec2:CreateVolume [and] permission to use the ec2:CreateTags action"
+    # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/supported-iam-actions-tagging.html
+    "ec2:CreateSnapshot": "ec2:CreateTags",
+    "ec2:CreateVolume": "ec2:CreateTags",
 }
 # Dependent actions: "The Dependent actions column of the Actions table shows additional permissions
 # that are required to successfully call an action" (Service Authorization Reference).

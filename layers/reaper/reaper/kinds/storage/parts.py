@@ -1,0 +1,34 @@
+"""The storage kind's parts, typed: the one module its declaration names (`parts="reaper.kinds.storage.parts:PARTS"`), so
+mypy checks its discover, signals, decide and the rest against `kinds.base.Parts` (a wrong signature fails `mypy --strict`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reaper.aws.clients import Clients
+from reaper.core.model import Resource
+from reaper.kinds.base import Parts, SignalContext
+from reaper.kinds.storage import actions, discover, rules, signals
+from reaper.kinds.storage.model import StorageSignal
+
+
+def _signals(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, StorageSignal]:
+    """Every kind's signals take one SignalContext; looked up when called (a test may patch it)."""
+    return signals.signals(ctx.clients, resources, ctx.settings, ctx.now)
+
+
+def _current_state(clients: Clients, resource: Resource) -> str | None:
+    """Read just before a change; looked up when called (a test may patch it)."""
+    return actions.current_state(clients, resource)
+
+
+PARTS: Parts[StorageSignal] = Parts(
+    discover=discover.discover,
+    signals=_signals,
+    decide=rules.decide,
+    current_state=_current_state,
+    undo_hint=actions.undo_hint,
+    current_read=actions.current_read,
+    kill_decision=rules.kill_decision,
+    guard=actions.guard,
+)

@@ -1,0 +1,183 @@
+"""The storage decision, pure: (backup or volume, signal, tags, settings, now) -> Decision.
+
+A reaper-made FSx backup is deleted only when the admin set a retention (StorageBackupRetentionDays),
+it is older than that, its file system is gone, and it is not tagged `reaper:keep=true`.
+An ML volume attached to nothing, made at least StorageIdleWeeks ago, is deleted in two phases:
+  phase 1  snapshot it (after the usual warning and grace);
+  phase 2  delete it, once that snapshot is `completed` and the grace has passed since it began.
+A stopped box's volume is only reported. Anything else keeps it, with the reason.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from reaper.core.model import HOURS_PER_MONTH, Decision, Resource, Verdict
+from reaper.core.policy import TagView
+from reaper.core.settings import Settings
+from reaper.core.timeutil import human_duration, iso
+from reaper.kinds.storage import ActionName
+from reaper.kinds.storage.model import KIND, SNAPSHOT_TAG, BackupFacts, ImportedModelFacts, SnapshotState, StorageSignal, VolumeFacts
+
+
+def monthly(resource: Resource) -> str:
+    """What it costs a month, or that the price list has no price for it (never $0)."""
+    if resource.price is None:
+        return "unpriced (no storage price in the shipped copy of AWS's price list)"
+    return f"${resource.price.usd * HOURS_PER_MONTH:,.2f}/month ({resource.price.label})"
+
+
+def _evidence(resource: Resource, **more: Any) -> dict[str, Any]:
+    usd = None if resource.price is None else round(resource.price.usd * HOURS_PER_MONTH, 2)
+    return {"what": resource.instance_type, "monthly_usd": usd, "price_source": resource.price.label if resource.price else None, **more}
+
+
+def decide(resource: Resource, signal: StorageSignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
+    if isinstance(resource.facts, BackupFacts):
+        return decide_backup(resource, resource.facts, view, settings, now)
+    if isinstance(resource.facts, ImportedModelFacts):
+        return _imported_model(resource, now)
+    facts = resource.facts_as(VolumeFacts)
+    if facts.instance_id is not None:
+        return _stopped_box(resource, facts, now)
+    return decide_volume(resource, facts, (signal or StorageSignal()).snapshot, settings, now)
+
+
+def decide_backup(resource: Resource, facts: BackupFacts, view: TagView, settings: Settings, now: datetime) -> Decision:
+    age = now - resource.created_at if resource.created_at else None
+    evidence = _evidence(resource, source_fs=facts.source_fs, age_days=None if age is None else round(age / timedelta(days=1), 1))
+
+    def keep(reason: str) -> Decision:
+        return Decision(Verdict.KEEP, f"{reason} ({monthly(resource)})", evidence=evidence)
+
+    if resource.state != "AVAILABLE":
+        return keep(f"{resource.state}: only AVAILABLE backups are candidates")
+    if facts.source_exists:
+        return keep(f"its file system {facts.source_fs} still exists: the fsx kind's backup, kept")
+    if view.keep:
+        return keep(f"tagged {settings.tag('keep')}=true: never deleted by a retention")
+    retention = settings.storage_backup_retention_days
+    if retention is None:
+        return keep("the reaper's backup of a deleted file system, kept: StorageBackupRetentionDays is not set (the default keeps them)")
+    if age is None or age < timedelta(days=retention):
+        made = "at an unknown time" if age is None else f"{human_duration(age)} ago"
+        return keep(f"made {made}, within the retention of {retention} d")
+    return Decision(
+        Verdict.ACT,
+        f"the reaper's backup of {facts.source_fs} (deleted), made {human_duration(age)} ago, past the retention of {retention} d "
+        f"({monthly(resource)}); once deleted, `reaper restore {facts.source_fs}` can no longer bring that file system back — "
+        f"tag {settings.tag('keep')}=true to keep it",
+        action=ActionName.DELETE_BACKUP,
+        evidence={**evidence, "retention_days": retention},
+    )
+
+
+def decide_volume(resource: Resource, facts: VolumeFacts, snap: SnapshotState | None, settings: Settings, now: datetime) -> Decision:
+    evidence = _evidence(resource, availability_zone=facts.availability_zone, snapshot_id=facts.snapshot_id)
+    if resource.state != "available":
+        return Decision(Verdict.KEEP, f"{resource.state}: only volumes attached to nothing are candidates", evidence=evidence)
+    idle = timedelta(weeks=settings.storage_idle_weeks)
+    if facts.snapshot_id is None:
+        if resource.created_at is not None and now - resource.created_at < idle:
+            return Decision(
+                Verdict.KEEP,
+                f"made {human_duration(now - resource.created_at)} ago, within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)",
+                evidence=evidence,
+            )
+        return _phase_one(resource, settings, evidence, "")
+    if snap is None:
+        return Decision(Verdict.KEEP, f"snapshot {facts.snapshot_id} was not read: nothing is deleted", evidence=evidence)
+    if not snap.found:
+        return _phase_one(resource, settings, evidence, f"snapshot {snap.id} no longer exists, so a new one is needed; ")
+    if snap.running:
+        progress = f" {snap.progress}" if snap.progress else ""
+        return Decision(
+            Verdict.KEEP,
+            f"in progress: snapshot {snap.id} {snap.state}{progress}; the volume is deleted at a later sweep once it is completed",
+            evidence={**evidence, "in_progress": True},
+        )
+    if not snap.done:
+        return Decision(
+            Verdict.ERROR,
+            f"snapshot {snap.id} is {snap.state}{': ' + snap.message if snap.message else ''}: nothing is deleted and the reaper will "
+            f"not retry on its own. Remove tag {settings.tag(SNAPSHOT_TAG)} to try again",
+            action=ActionName.DELETE_VOLUME,
+            evidence=evidence,
+            notify_key=f"snapshot-failed:{snap.id}",
+        )
+    return _phase_two(resource, settings, now, evidence, snap)
+
+
+def _phase_one(resource: Resource, settings: Settings, evidence: dict[str, Any], note: str) -> Decision:
+    return Decision(
+        Verdict.ACT,
+        f"an ML volume attached to nothing ({resource.instance_type}, {monthly(resource)}); {note}it is snapshotted first and deleted "
+        f"at a later sweep once the snapshot is completed — `reaper restore {resource.id}` makes it again from the snapshot",
+        action=ActionName.SNAPSHOT,
+        evidence=evidence,
+    )
+
+
+def _phase_two(resource: Resource, settings: Settings, now: datetime, evidence: dict[str, Any], snap: SnapshotState) -> Decision:
+    grace = timedelta(minutes=settings.grace_for(KIND))
+    due = (snap.started_at or now) + grace
+    if now < due:
+        return Decision(
+            Verdict.KEEP,
+            f"snapshot {snap.id} is completed; the volume is deleted after {iso(due)}, once the grace since the snapshot has passed",
+            evidence=evidence,
+        )
+    return Decision(
+        Verdict.ACT,
+        f"an ML volume attached to nothing ({resource.instance_type}, {monthly(resource)}); snapshot {snap.id} is completed, so it is "
+        f"deleted — `reaper restore {resource.id}` makes it again from the snapshot",
+        action=ActionName.DELETE_VOLUME,
+        evidence=evidence,
+        skip_grace=True,  # the owner was warned before phase 1, and the grace has passed since the snapshot began
+    )
+
+
+def _stopped_box(resource: Resource, facts: VolumeFacts, now: datetime) -> Decision:
+    since = facts.stopped_since
+    if since is None:
+        return Decision(
+            Verdict.KEEP,
+            f"a volume of GPU instance {facts.instance_id}, stopped, but EC2 does not say since when: unknown ({monthly(resource)})",
+            evidence=_evidence(resource, instance_id=facts.instance_id),
+            unknown="stop-time-unknown",
+        )
+    stopped = f"stopped since {iso(since)} ({human_duration(now - since)})"
+    return Decision(
+        Verdict.KEEP,
+        f"a volume of GPU instance {facts.instance_id}, {stopped}: {resource.instance_type}, {monthly(resource)}. The reaper never "
+        f"changes a stopped box's disks; snapshot them and terminate the instance if it is done with",
+        evidence=_evidence(resource, instance_id=facts.instance_id, stopped_since=iso(since)),
+        notify=True,
+        notify_key=f"stopped-box:{facts.instance_id}",
+    )
+
+
+def _imported_model(resource: Resource, now: datetime) -> Decision:
+    """Reported, never changed: an imported model cannot be brought back once deleted (only imported again)."""
+    made = f"imported {human_duration(now - resource.created_at)} ago" if resource.created_at else "imported"
+    return Decision(
+        Verdict.KEEP,
+        f"a Bedrock imported model, {made}: stored and billed per month until deleted ({monthly(resource)}). The reaper "
+        f"never deletes it (only a new import brings it back); delete it in the Bedrock console if it is done with",
+        evidence=_evidence(resource, model=resource.id),
+        notify=True,
+        notify_key="imported-model",
+    )
+
+
+def kill_decision(
+    resource: Resource, signal: StorageSignal | None, view: TagView, settings: Settings, now: datetime, reason: str
+) -> Decision | None:
+    """Past its kill date: phase 1 for an unattached volume not yet snapshotted; nothing else (a backup's end is its retention)."""
+    facts = resource.facts
+    if not isinstance(facts, VolumeFacts) or facts.instance_id is not None or facts.snapshot_id is not None:
+        return None
+    if resource.state != "available":
+        return None
+    return _phase_one(resource, settings, {}, f"{reason}; ")

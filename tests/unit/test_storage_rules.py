@@ -1,0 +1,76 @@
+"""The storage rule, pure: a reaper-made backup by its retention and reaper:keep; a volume's two phases; a
+stopped box's volume reported; nothing priced at $0."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from reaper.core.model import Resource, Verdict
+from reaper.core.policy import read_tags
+from reaper.core.price import SHIPPED, Price
+from reaper.core.settings import Settings
+from reaper.kinds.storage import ActionName
+from reaper.kinds.storage.model import BackupFacts, SnapshotState, StorageSignal, VolumeFacts
+from reaper.kinds.storage.rules import decide, kill_decision
+
+NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
+
+
+def backup(age_days: float, *, source_exists: bool = False, tags: dict[str, str] | None = None, state: str = "AVAILABLE") -> Resource:
+    return Resource(
+        "storage", "backup-0123abcd", "arn:aws:fsx:us-east-1:1:backup/backup-0123abcd", "us-east-1", state,
+        tags={"reaper:source-fs": "fs-0123abcd", **(tags or {})}, created_at=NOW - timedelta(days=age_days),
+        facts=BackupFacts("fs-0123abcd", source_exists, 1200),
+    )  # fmt: skip
+
+
+def volume(age_weeks: float = 6, snapshot_id: str | None = None, *, instance_id: str | None = None, state: str = "available") -> Resource:
+    facts = VolumeFacts("us-east-1a", "gp3", 100, 3000, 125, snapshot_id=snapshot_id, instance_id=instance_id,
+                        stopped_since=NOW - timedelta(weeks=5) if instance_id else None)  # fmt: skip
+    return Resource("storage", "vol-0123abcd", "arn:aws:ec2:us-east-1:1:volume/vol-0123abcd", "us-east-1", state,
+                    tags={"ml:owner": "a@x"}, created_at=NOW - timedelta(weeks=age_weeks), facts=facts)  # fmt: skip
+
+
+def judge(r: Resource, settings: Settings, signal: StorageSignal | None = None):  # type: ignore[no-untyped-def]
+    return decide(r, signal, read_tags(r.tags, settings), settings, NOW)
+
+
+def test_a_backup_is_kept_without_a_retention_and_deleted_past_one():
+    assert judge(backup(400), Settings()).verdict is Verdict.KEEP
+    d = judge(backup(31), Settings(storage_backup_retention_days=30))
+    assert d.verdict is Verdict.ACT and d.action is ActionName.DELETE_BACKUP and "can no longer bring" in d.reason
+    assert judge(backup(29), Settings(storage_backup_retention_days=30)).verdict is Verdict.KEEP
+
+
+def test_keep_tag_living_file_system_and_unfinished_backup_keep_it():
+    s = Settings(storage_backup_retention_days=1)
+    for r in (backup(40, tags={"reaper:keep": "True "}), backup(40, source_exists=True), backup(40, state="CREATING")):
+        assert judge(r, s).verdict is Verdict.KEEP, r
+
+
+def test_a_volume_is_snapshotted_first_then_deleted_after_completion_and_the_grace():
+    s = Settings(grace_minutes=60)
+    assert judge(volume(2 / 7), s).verdict is Verdict.KEEP  # two days old: within StorageIdleWeeks
+    first = judge(volume(), s)
+    assert first.verdict is Verdict.ACT and first.action is ActionName.SNAPSHOT
+    pending = StorageSignal(SnapshotState("snap-1", state="pending", started_at=NOW - timedelta(hours=3), progress="40%"))
+    assert judge(volume(snapshot_id="snap-1"), s, pending).verdict is Verdict.KEEP
+    young = StorageSignal(SnapshotState("snap-1", state="completed", started_at=NOW - timedelta(minutes=30)))
+    assert judge(volume(snapshot_id="snap-1"), s, young).verdict is Verdict.KEEP  # the grace since the snapshot began
+    done = StorageSignal(SnapshotState("snap-1", state="completed", started_at=NOW - timedelta(hours=2)))
+    last = judge(volume(snapshot_id="snap-1"), s, done)
+    assert last.verdict is Verdict.ACT and last.action is ActionName.DELETE_VOLUME and last.skip_grace
+    failed = StorageSignal(SnapshotState("snap-1", state="error", message="boom"))
+    assert judge(volume(snapshot_id="snap-1"), s, failed).verdict is Verdict.ERROR
+    gone = StorageSignal(SnapshotState("snap-1", found=False, state="gone"))
+    assert judge(volume(snapshot_id="snap-1"), s, gone).action is ActionName.SNAPSHOT
+    assert judge(volume(snapshot_id="snap-1"), s, None).verdict is Verdict.KEEP  # not read: nothing deleted
+
+
+def test_a_stopped_boxs_volume_is_reported_never_acted_on_and_priced_or_unpriced():
+    r = volume(instance_id="i-0abc", state="in-use")
+    d = judge(r, Settings())
+    assert d.verdict is Verdict.KEEP and d.notify and "unpriced" in d.reason and "$0" not in d.reason
+    assert kill_decision(r, None, read_tags({}, Settings()), Settings(), NOW, "kill date") is None
+    r.set_price(Price(0.0137, SHIPPED, "2026-12-02"))
+    assert "$10.00/month" in judge(r, Settings()).reason
