@@ -1,6 +1,7 @@
 """What the Lambda functions call: parse the event, run the core, return a summary.
 
-Functions in functions/<name>/app.py stay thin: decorators plus one call into here.
+Functions in functions/<name>/app.py stay thin: their runtime built at cold start (reaper.wiring),
+then decorators plus one call into here.
 """
 
 from __future__ import annotations
@@ -9,25 +10,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reaper import kinds as kind_registry
-from reaper import wiring
 from reaper.core.errors import BadEventError
 from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventbridge, parse_sns
 from reaper.core.observability import logger
-from reaper.core.settings import Settings
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.sweep import central_modes, continuation, pipeline
 from reaper.sweep.in_parts import sweep_in_parts
-
-
-def build_runtime(*kind_names: str) -> Runtime:
-    """Validated once at cold start: a bad configuration fails the deployment's first call loudly.
-
-    The named kinds are imported now, in the init phase, rather than on the first event.
-    """
-    for name in kind_names:
-        kind_registry.get(name)
-    return wiring.build_runtime(Settings.from_env())
 
 
 def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None, context: Any = None) -> dict[str, Any]:
