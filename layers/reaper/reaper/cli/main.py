@@ -50,7 +50,7 @@ INTERRUPTED = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a bad flag or value said on one line (the contract's exit 2), not a usage block."""
+    """argparse, with a bad flag or value said on one line (exit 2: docs/cli.md, Exit status), not a usage block."""
 
     def error(self, message: str) -> NoReturn:
         print(f"reaper: {message} (see {self.prog} --help)", file=sys.stderr)

@@ -127,7 +127,7 @@ class Settings(BaseModel):
     account_id: str | None = Field(default=None, pattern=r"^\d{12}$")
     org_settings_table: str | None = None  # the CLI's `reaper org set` (central credentials)
     agent_lifecycle_config: str = "mlreaper-activity-agent"
-    # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
+    # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (docs/kinds/notebook.md) and the
     # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
     agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
     attach_agent: bool = False
@@ -136,7 +136,7 @@ class Settings(BaseModel):
     jupyter_reads: bool = False
     agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings
-    max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the contract's bounds for the ceiling tags
+    max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the ceiling tags' bounds (docs/safety.md, item 2)
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
     training_default_ceilings_act: bool = False
@@ -254,7 +254,7 @@ class Settings(BaseModel):
             if name not in KINDS:
                 raise ValueError(f"unknown kind {name!r} (kinds: {', '.join(KINDS)})")
         for name, minutes in self.idle_minutes.items():
-            # the contract's sane bounds for reaper:idle-minutes hold for the stack's defaults too; past
+            # the sane bounds for reaper:idle-minutes (docs/safety.md, item 2) hold for the stack's defaults too; past
             # them a window's start overflows datetime (REAPER_IDLE_MINUTES_NOTEBOOK=99999999999999999999999)
             if not MIN_IDLE_MINUTES <= minutes <= MAX_IDLE_MINUTES:
                 raise ValueError(f"idle minutes for {name}: from {MIN_IDLE_MINUTES} to {MAX_IDLE_MINUTES:,} expected, got {minutes}")

@@ -12,7 +12,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 
 KIND = "notebook"
-NAMESPACE = "MLReaper"  # the contract's metric (AgentChannel=metric; with logs, agents installed before)
+NAMESPACE = "MLReaper"  # the agent's metric (docs/kinds/notebook.md; AgentChannel=metric; with logs, agents installed before)
 METRIC = "NotebookActivity"
 PERIOD = timedelta(minutes=5)
 LOOKBACK_MINUTES = 180  # read at least this much history, to say how long a notebook has been idle

@@ -73,7 +73,7 @@ def from_agent(
     if old_metric:
         evidence["source"] = f"{NAMESPACE}/{METRIC} (an agent installed before the stack used Logs; until the notebook restarts)"
     if view.warned_at is not None and last_active is not None and last_active > view.warned_at:
-        # the contract: activity between the warning and the action clears the warning, even when no sweep saw it live
+        # docs/kinds/notebook.md: activity between the warning and the action clears the warning, even when no sweep saw it live
         ago = human_duration(now - last_active) if now > last_active else "0 m"
         return Decision(
             Verdict.KEEP,

@@ -1,6 +1,6 @@
 """The activity agent's reports for every running notebook, by the stack's AgentChannel:
 
-- "metric" (the default, the contract): MLReaper/NotebookActivity in GetMetricData batches, as the
+- "metric" (the default; docs/kinds/notebook.md): MLReaper/NotebookActivity in GetMetricData batches, as the
   agent publishes it; the reaper never calls CloudWatch Logs.
 - "logs": one FilterLogEvents scan of the stack's log group (kinds/notebook/samples.py) over the
   usual window (the longer of the account's idle window and LOOKBACK_MINUTES); then, only for the

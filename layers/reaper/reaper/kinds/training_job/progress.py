@@ -3,7 +3,7 @@
 A job is stalled when it has run at least `stalled_minutes` and, over that window, none of its
 log streams got a new event and none of its hosts used CPU or GPU above BUSY_PERCENT. A job that
 still logs or computes, however slowly, is not stalled; a job without a CPU or GPU metric is unknown,
-never stalled (the contract's invariant 4), and its logs are not read.
+never stalled (docs/safety.md, item 5: missing signals are never idle), and its logs are not read.
 
 Sources, as AWS documents them (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html):
 - Metrics: namespaces /aws/sagemaker/TrainingJobs, /aws/sagemaker/ProcessingJobs and

@@ -241,7 +241,7 @@ def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings,
     if found.stop:
         return Decision(Verdict.ACT, "; ".join(found.stop), action=ActionName.STOP, evidence=evidence)
     if found.default_stop:
-        # The contract: account-wide defaults that would stop work the owner did not ask to be
+        # docs/safety.md, item 10: account-wide defaults that would stop work the owner did not ask to be
         # stopped notify only, unless the admin opts in (TrainingDefaultCeilingsAct).
         how = (
             f"nothing is stopped: the job carries no ceiling tag and the stack's default ceilings are notify-only. "

@@ -68,7 +68,7 @@ def warned_first(
     reason: str, action: KindAction, unless: str, evidence: dict[str, Any], view: TagView, grace: int, now: datetime, always: bool = False
 ) -> Decision:
     """The rule's own warning and grace: warn first (reaper:warned-at), act `grace` minutes after the
-    warning; a grace of 0 acts at once (the contract), unless `always`: then the action waits for a
+    warning; a grace of 0 acts at once (docs/tags.md, Modes, grace and verdicts), unless `always`: then the action waits for a
     later sweep than the warning's."""
     warned = view.warned_at
     if warned is None and (grace > 0 or always):
