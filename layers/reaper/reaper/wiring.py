@@ -54,6 +54,7 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
     home = region or (settings.regions[0] if settings.regions else None) or default_region(session)
     if not home:
         raise ConfigError("no AWS region: set AWS_REGION or pass --region")
+    kind_registry.check_settings(settings)  # each kind's own settings (kinds/<kind>/settings.py) read now, loudly
     rt = Runtime(settings=settings, home_region=home, session=session, pricer=build_pricer(settings, session, home))
     if settings.table:
         rt.log = ActionLog(rt.clients()("dynamodb"), settings.table)

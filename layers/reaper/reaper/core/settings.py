@@ -2,6 +2,13 @@
 
 Every value has the default the stack ships with; the template sets them from its parameters.
 Logic never reads os.environ: it is handed a Settings.
+
+`Settings` holds what more than one kind (or the sweep, the records, Slack) reads. A setting that one
+kind alone reads is in that kind's own model beside it (kinds/<kind>/settings.py, a `KindSettings`),
+read from the same REAPER_* variable (docs/configuration.md): `settings.of(Ec2Settings)`. The variables
+are kept in `Settings.environ`, so each kind's model is read from exactly what the shared one was; the
+runtime's construction (reaper.wiring) reads every kind's model at cold start, so a bad value still
+fails the function's first call loudly.
 """
 
 from __future__ import annotations
@@ -10,10 +17,10 @@ import os
 import re
 from collections.abc import Mapping
 from datetime import time
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from reaper.core.errors import ConfigError
 from reaper.core.model import Mode
@@ -83,8 +90,38 @@ class OffHours(BaseModel):
         return days
 
 
+class KindSettings(BaseModel):
+    """One kind's own settings (kinds/<kind>/settings.py): its fields, and the REAPER_* variable of each."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ENV_VARS: ClassVar[dict[str, str]] = {}  # environment variable -> field
+
+    @classmethod
+    def from_env(cls: type[K], env: Mapping[str, str]) -> K:
+        """Read its REAPER_* variables (blank ones keep the default). Raises ConfigError with one readable line."""
+        raw = {name: env[var].strip() for var, name in cls.ENV_VARS.items() if env.get(var, "").strip()}
+        return cls.validated(raw)
+
+    @classmethod
+    def validated(cls: type[K], raw: Mapping[str, Any]) -> K:
+        try:
+            return cls.model_validate(dict(raw))
+        except ValidationError as exc:
+            raise config_error(exc, {name: var for var, name in cls.ENV_VARS.items()}) from None
+
+
+K = TypeVar("K", bound=KindSettings)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(frozen=True)
+
+    # the REAPER_* variables it was read from (Settings.from_env): each kind's own model is read from them
+    environ: dict[str, str] = Field(default_factory=dict, repr=False)
+    # kind settings given outright (`with_kind`: the CLI, tests), by model name; the rest come from `environ`
+    kinds: dict[str, KindSettings] = Field(default_factory=dict, repr=False)
+    _read: dict[type[KindSettings], KindSettings] = PrivateAttr(default_factory=dict)
 
     mode: Mode = Mode.DRY_RUN
     kind_modes: dict[str, Mode] = Field(default_factory=dict)
@@ -177,18 +214,8 @@ class Settings(BaseModel):
     divergence_ratio: float = Field(default=2.0, gt=1, le=1_000)  # ... ending this far past the metric's best value
     gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
     gpu_idle_minutes: int = Field(default=30, ge=10, le=10_080)  # ... over this long
-    # FSx for Lustre: how far back training jobs count as using a file system, when an
-    # unfinished backup or export is reported as stuck, and the one-off check the job-ended event arranges
-    fsx_job_lookback_days: int = Field(default=14, ge=1, le=365)
-    fsx_stuck_hours: float = Field(default=24.0, gt=0, le=8_760)
-    fsx_check_function_arn: str | None = None
-    fsx_check_role_arn: str | None = None
-    # SageMaker Studio: turn the domains' built-in idle shutdown on with this timeout
-    # (None: only report domains where it is off). AWS accepts 60..525,600 minutes.
-    studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
-    # EC2: let CPU and network alone decide when an instance publishes no GPU metric
-    ec2_cpu_only: bool = False
-    # GpuSsmReads: one nvidia-smi sample through Systems Manager for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
+    # GpuSsmReads (EC2; the coverage report reads it too): one nvidia-smi sample through Systems Manager
+    # for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
     gpu_ssm_reads: bool = False
     # DigestBill: the daily digest's weekly line beside what AWS billed (one Cost Explorer read a day: docs/bill.md)
     digest_bill: bool = False
@@ -203,9 +230,6 @@ class Settings(BaseModel):
     # impact (USD) an anomaly needs before AWS alerts
     anomaly_topic_arn: str | None = None
     anomaly_threshold_usd: float = Field(default=100.0, ge=0, le=1_000_000)
-    # Bedrock Provisioned Throughput: the price per model unit-hour its cost estimates use
-    # (an estimate: AWS prices it per model and commitment; 0 = no dollar figures)
-    bedrock_model_unit_hourly_usd: float = Field(default=20.0, ge=0, le=10_000)
     # LivePrices (docs/prices.md): list prices from the AWS Price List API, cached in the action-log table;
     # off: the shipped copy of AWS's price list alone. The API is served from these regions only.
     live_prices: bool = True
@@ -282,6 +306,21 @@ class Settings(BaseModel):
             )
         return self
 
+    def of(self, model: type[K]) -> K:
+        """One kind's own settings: given by `with_kind`, else read from the environment (once)."""
+        given = self.kinds.get(model.__name__)
+        if isinstance(given, model):
+            return given
+        read = self._read.get(model)
+        if not isinstance(read, model):
+            read = model.from_env(self.environ)
+            self._read[model] = read
+        return read
+
+    def with_kind(self, *models: KindSettings) -> Settings:
+        """A copy with these kinds' own settings given outright."""
+        return self.replace(kinds={**self.kinds, **{type(m).__name__: m for m in models}})
+
     def mode_for(self, kind: str) -> Mode:
         return self.kind_modes.get(kind, self.mode)
 
@@ -299,7 +338,7 @@ class Settings(BaseModel):
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read REAPER_* variables. Raises ConfigError with one readable line."""
         env = os.environ if env is None else env
-        raw: dict[str, Any] = {}
+        raw: dict[str, Any] = {"environ": {k: v for k, v in env.items() if k.startswith("REAPER_")}}
         for var, name in ENV_VARS.items():
             value = env.get(var, "").strip()
             if value:
@@ -343,16 +382,21 @@ class Settings(BaseModel):
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "settings"
-            var = _VAR_OF.get(where) or (_VAR_OF.get(str(first["loc"][0])) if first["loc"] else None)
-            named = f"{var} ({where})" if var else where
-            got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
-            raise ConfigError(f"bad configuration: {named}: {first['msg']}{got}") from None
+            raise config_error(exc, _VAR_OF) from None
 
     def replace(self, **changes: Any) -> Settings:
-        """A copy with changes, validated like the original (CLI flags use this)."""
-        return self.validated({**self.model_dump(), **changes})
+        """A copy with changes, validated like the original (CLI flags use this); the kinds' own settings kept."""
+        return self.validated({**self.model_dump(exclude={"kinds"}), "kinds": dict(self.kinds), **changes})
+
+
+def config_error(exc: ValidationError, var_of: Mapping[str, str]) -> ConfigError:
+    """The first error in one line, naming the environment variable that set the field."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "settings"
+    var = var_of.get(where) or (var_of.get(str(first["loc"][0])) if first["loc"] else None)
+    named = f"{var} ({where})" if var else where
+    got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
+    return ConfigError(f"bad configuration: {named}: {first['msg']}{got}")
 
 
 # DynamoDB's naming rules: 3 to 255 of a-z A-Z 0-9 _ - . (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html);
@@ -417,14 +461,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
     "REAPER_DIVERGENCE_POINTS": "divergence_points",
     "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
-    "REAPER_FSX_JOB_LOOKBACK_DAYS": "fsx_job_lookback_days",
-    "REAPER_FSX_STUCK_HOURS": "fsx_stuck_hours",
-    "REAPER_FSX_CHECK_FUNCTION_ARN": "fsx_check_function_arn",
-    "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
     "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
     "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
-    "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
-    "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
     "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
     "REAPER_DIGEST_BILL": "digest_bill",
     "REAPER_LIVE_PRICES": "live_prices",
@@ -433,7 +471,6 @@ ENV_VARS: dict[str, str] = {
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
     "REAPER_ANOMALY_TOPIC_ARN": "anomaly_topic_arn",
     "REAPER_ANOMALY_THRESHOLD_USD": "anomaly_threshold_usd",
-    "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",
 }
 
 

@@ -34,6 +34,7 @@ from reaper.kinds.studio_app.model import (
     AppFacts,
     DomainFacts,
 )
+from reaper.kinds.studio_app.settings import StudioAppSettings
 
 OPEN_WORK = "the space and its storage volume stay: saved files are kept, unsaved notebook edits and kernel state are lost"
 
@@ -242,7 +243,7 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
     if not facts.off and not facts.shared_off:
         return Decision(Verdict.KEEP, f"domain {facts.domain_name}: built-in idle shutdown on ({', '.join(on)})", evidence=evidence)
     off = " and ".join([*facts.off, *(f"{t} in shared spaces" for t in facts.shared_off)])
-    minutes = settings.studio_enforce_idle_shutdown_minutes
+    minutes = settings.of(StudioAppSettings).enforce_idle_shutdown_minutes
     if minutes is None:
         return Decision(
             Verdict.KEEP,
