@@ -17,6 +17,7 @@ from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
 from reaper.kinds.ec2.settings import Ec2Settings
 from reaper.kinds.fsx.settings import FsxSettings
 from reaper.kinds.studio_app.settings import StudioAppSettings
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper_devkit.template import load
 
 T = load()
@@ -37,6 +38,19 @@ ROWS: list[tuple[str, str, type[KindSettings], str, Any]] = [
     ("REAPER_FSX_CHECK_ROLE_ARN", "arn:aws:iam::1:role/r", FsxSettings, "check_role_arn", "arn:aws:iam::1:role/r"),
     ("REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES", "120", StudioAppSettings, "enforce_idle_shutdown_minutes", 120),
     ("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "0", BedrockPtSettings, "model_unit_hourly_usd", 0.0),
+    ("REAPER_TRAINING_DEFAULT_CEILINGS_ACT", "true", TrainingJobSettings, "training_default_ceilings_act", True),
+    ("REAPER_STALLED_MINUTES", "90", TrainingJobSettings, "stalled_minutes", 90),
+    ("REAPER_STALLED_JOB_ACTION", "stop", TrainingJobSettings, "stalled_job_action", "stop"),
+    ("REAPER_CONVERGED_PATIENCE", "12", TrainingJobSettings, "converged_patience", 12),
+    ("REAPER_CONVERGED_MIN_IMPROVEMENT", "0.05", TrainingJobSettings, "converged_min_improvement", 0.05),
+    ("REAPER_CONVERGED_JOB_ACTION", "stop", TrainingJobSettings, "converged_job_action", "stop"),
+    ("REAPER_SPOT_WITHOUT_CHECKPOINTS", "stop", TrainingJobSettings, "spot_without_checkpoints", "stop"),
+    ("REAPER_WARM_POOL_MAX_MINUTES", "45", TrainingJobSettings, "warm_pool_max_minutes", 45),
+    ("REAPER_CEILING_WARN_PERCENT", "90", TrainingJobSettings, "ceiling_warn_percent", 90.0),
+    ("REAPER_DIVERGENCE_POINTS", "7", TrainingJobSettings, "divergence_points", 7),
+    ("REAPER_DIVERGENCE_RATIO", "3.5", TrainingJobSettings, "divergence_ratio", 3.5),
+    ("REAPER_GPU_IDLE_PERCENT", "40", TrainingJobSettings, "gpu_idle_percent", 40.0),
+    ("REAPER_GPU_IDLE_MINUTES", "20", TrainingJobSettings, "gpu_idle_minutes", 20),
 ]
 
 

@@ -175,23 +175,6 @@ class Settings(BaseModel):
     # training-job ceilings
     max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the ceiling tags' bounds (docs/safety.md, item 2)
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
-    # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
-    training_default_ceilings_act: bool = False
-    # stalled jobs: no new log event and no CPU or GPU use for this long; stopped (after a
-    # warning and the grace) only when the admin opts in, like the default ceilings
-    stalled_minutes: int = Field(default=60, ge=15, le=10_080)
-    stalled_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
-    # converged and flat training runs (docs/kinds/training-job.md#converged-and-flat-runs): told after
-    # `converged_patience` evaluations without a relative gain of `converged_min_improvement` (the
-    # tags reaper:patience and reaper:min-improvement override them per job); stopped (after a warning
-    # and the grace) only when the admin opts in, or the job carries reaper:early-stop=converged
-    converged_patience: int = Field(default=30, ge=1, le=10_080)
-    converged_min_improvement: float = Field(default=0.01, ge=0, le=0.5)
-    converged_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
-    # a managed spot training job without CheckpointConfig: told to its owner, or stopped (admin opt-in)
-    spot_without_checkpoints: str = Field(default="notify", pattern="^(notify|stop)$")
-    # managed warm pools kept longer than this (billed wall-clock minutes) are ended, after a warning
-    warm_pool_max_minutes: int = Field(default=30, ge=1, le=60)
     # endpoints: off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
@@ -209,11 +192,6 @@ class Settings(BaseModel):
     sweep_schedule: str | None = None
     continuation_schedule_group: str | None = None
     continuation_role_arn: str | None = None
-    ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
-    divergence_points: int = Field(default=5, ge=2, le=1_000)  # consecutive worsening datapoints that count as diverging
-    divergence_ratio: float = Field(default=2.0, gt=1, le=1_000)  # ... ending this far past the metric's best value
-    gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
-    gpu_idle_minutes: int = Field(default=30, ge=10, le=10_080)  # ... over this long
     # GpuSsmReads (EC2; the coverage report reads it too): one nvidia-smi sample through Systems Manager
     # for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
     gpu_ssm_reads: bool = False
@@ -439,14 +417,6 @@ ENV_VARS: dict[str, str] = {
     "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
-    "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
-    "REAPER_STALLED_MINUTES": "stalled_minutes",
-    "REAPER_STALLED_JOB_ACTION": "stalled_job_action",
-    "REAPER_CONVERGED_PATIENCE": "converged_patience",
-    "REAPER_CONVERGED_MIN_IMPROVEMENT": "converged_min_improvement",
-    "REAPER_CONVERGED_JOB_ACTION": "converged_job_action",
-    "REAPER_SPOT_WITHOUT_CHECKPOINTS": "spot_without_checkpoints",
-    "REAPER_WARM_POOL_MAX_MINUTES": "warm_pool_max_minutes",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
     "REAPER_ENDPOINT_LEARNED_WAKE": "endpoint_learned_wake",
     "REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "endpoint_wake_lead_minutes",
@@ -458,11 +428,6 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SWEEP_SCHEDULE": "sweep_schedule",
     "REAPER_CONTINUATION_SCHEDULE_GROUP": "continuation_schedule_group",
     "REAPER_CONTINUATION_ROLE_ARN": "continuation_role_arn",
-    "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
-    "REAPER_DIVERGENCE_POINTS": "divergence_points",
-    "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
-    "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
-    "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
     "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
     "REAPER_DIGEST_BILL": "digest_bill",
     "REAPER_LIVE_PRICES": "live_prices",

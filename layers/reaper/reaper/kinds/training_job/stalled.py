@@ -19,6 +19,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.model import WHAT, JobFacts, Progress
+from reaper.kinds.training_job.settings import TrainingJobSettings
 
 
 def stall_evidence(progress: Progress) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def stall_decision(
             f"no progress for {progress.minutes} min, as its parent {progress.parent}: judged and stopped with it",
             evidence=evidence,
         )
-    if settings.stalled_job_action != "stop":
+    if settings.of(TrainingJobSettings).stalled_job_action != "stop":
         return None
     reason = f"the {WHAT[facts.job_type]} is stalled: {progress.text()}"
     return warned_first(reason, ActionName.STOP, "unless it logs or computes again", evidence, view, settings.grace_minutes, now)
