@@ -100,3 +100,29 @@ def test_a_kinds_signals_and_state_are_looked_up_when_called(kind_name, monkeypa
     ctx = SignalContext(None, Settings(), datetime(2026, 12, 5, tzinfo=UTC))  # type: ignore[arg-type]
     assert parts.signals(ctx, []) == {"arn": "patched"}
     assert parts.current_state(None, None) == "Patched"  # type: ignore[arg-type]
+
+
+OPAQUE_SIGNAL = """
+from datetime import datetime
+
+from reaper import kinds
+from reaper.aws.clients import Clients
+from reaper.core.settings import Settings
+
+
+def peek(clients: Clients, settings: Settings, now: datetime) -> None:
+    signal = kinds.get("ec2").signals(clients, [], settings, now)["arn"]
+    print(signal.cpu)  # a kind's signal read by the sweep as if it knew the kind
+"""
+
+
+def test_a_kinds_signal_is_opaque_to_the_sweep_not_any(tmp_path, monkeypatch):
+    # Given code above the kinds reading an attribute of a signal the registry handed it
+    api = pytest.importorskip("mypy.api")
+    bad = tmp_path / "peek.py"
+    bad.write_text(textwrap.dedent(OPAQUE_SIGNAL))
+    monkeypatch.setenv("MYPYPATH", str(LAYER))
+    # When mypy --strict reads it
+    out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
+    # Then it is refused: the registry's signals are `object` (only the kind's own decide reads them), never Any
+    assert status == 1 and '"object" has no attribute "cpu"' in out, out

@@ -377,10 +377,10 @@ class Kind:
 
     def signals(
         self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
-    ) -> Mapping[str, Any]:
+    ) -> Mapping[str, object]:
         return self.parts.signals(SignalContext(clients, settings, now, log), resources)
 
-    def decide(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
+    def decide(self, resource: Resource, signal: object, view: TagView, settings: Settings, now: datetime) -> Decision:
         return self.parts.decide(resource, signal, view, settings, now)
 
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
@@ -401,7 +401,7 @@ class Kind:
         return read
 
     def kill_decision(
-        self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str
+        self, resource: Resource, signal: object, view: TagView, settings: Settings, now: datetime, reason: str
     ) -> Decision | None:
         """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
         d, pick = self.declaration, self.parts.kill_decision
