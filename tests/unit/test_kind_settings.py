@@ -16,6 +16,7 @@ from reaper.kinds import KIND_SETTINGS, check_settings, settings_models
 from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
 from reaper.kinds.ec2.settings import Ec2Settings
 from reaper.kinds.fsx.settings import FsxSettings
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.kinds.studio_app.settings import StudioAppSettings
 from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper_devkit.template import load
@@ -38,6 +39,11 @@ ROWS: list[tuple[str, str, type[KindSettings], str, Any]] = [
     ("REAPER_FSX_CHECK_ROLE_ARN", "arn:aws:iam::1:role/r", FsxSettings, "check_role_arn", "arn:aws:iam::1:role/r"),
     ("REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES", "120", StudioAppSettings, "enforce_idle_shutdown_minutes", 120),
     ("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "0", BedrockPtSettings, "model_unit_hourly_usd", 0.0),
+    ("REAPER_AGENT_LIFECYCLE_CONFIG", "team-agent", NotebookSettings, "agent_lifecycle_config", "team-agent"),
+    ("REAPER_AGENT_CHANNEL", "logs", NotebookSettings, "agent_channel", "logs"),
+    ("REAPER_ATTACH_AGENT", "true", NotebookSettings, "attach_agent", True),
+    ("REAPER_AGENT_PUBLISH_POLICY_ARN", "arn:aws:iam::1:policy/p", NotebookSettings, "agent_publish_policy_arn", "arn:aws:iam::1:policy/p"),
+    ("REAPER_NOTEBOOK_EARLY_WARNING", "false", NotebookSettings, "notebook_early_warning", False),
     ("REAPER_TRAINING_DEFAULT_CEILINGS_ACT", "true", TrainingJobSettings, "training_default_ceilings_act", True),
     ("REAPER_STALLED_MINUTES", "90", TrainingJobSettings, "stalled_minutes", 90),
     ("REAPER_STALLED_JOB_ACTION", "stop", TrainingJobSettings, "stalled_job_action", "stop"),
@@ -125,3 +131,12 @@ def test_the_shared_settings_parse_every_functions_environment_in_the_template(n
     special |= {"REAPER_WORK_START", "REAPER_WORK_END", "REAPER_WORK_DAYS", "REAPER_CLICK_TARGETS"}
     unread = {k for k in env if k.startswith("REAPER_") and k not in read | special and not k.startswith("REAPER_IDLE_MINUTES_")}
     assert unread == set()
+
+
+def test_a_setting_that_moved_is_refused_not_ignored():
+    # Given code that still hands the shared settings a field now in a kind's own model
+    # Then it is refused in one line, never silently dropped (its default would stand unseen)
+    with pytest.raises(ConfigError, match="fsx_stuck_hours"):
+        Settings.validated({"fsx_stuck_hours": 6})
+    with pytest.raises(ConfigError, match="cpu_onyl"):
+        Ec2Settings.validated({"cpu_only": True, "cpu_onyl": False})

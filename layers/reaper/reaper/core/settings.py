@@ -93,7 +93,7 @@ class OffHours(BaseModel):
 class KindSettings(BaseModel):
     """One kind's own settings (kinds/<kind>/settings.py): its fields, and the REAPER_* variable of each."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a field that moved (or never was) is refused, never ignored
 
     ENV_VARS: ClassVar[dict[str, str]] = {}  # environment variable -> field
 
@@ -115,7 +115,7 @@ K = TypeVar("K", bound=KindSettings)
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a field that moved (or never was) is refused, never ignored
 
     # the REAPER_* variables it was read from (Settings.from_env): each kind's own model is read from them
     environ: dict[str, str] = Field(default_factory=dict, repr=False)
@@ -163,15 +163,9 @@ class Settings(BaseModel):
     central_settings: str = Field(default="follow", pattern="^(follow|dry-run-only|ignore)$")
     account_id: str | None = Field(default=None, pattern=r"^\d{12}$")
     org_settings_table: str | None = None  # the CLI's `reaper org set` (central credentials)
-    agent_lifecycle_config: str = "mlreaper-activity-agent"
-    # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (docs/kinds/notebook.md) and the
-    # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
-    agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
-    attach_agent: bool = False
     # JupyterReads: read the Jupyter server of running notebooks without the agent, and of the Studio apps idle
     # shutdown does not cover (docs/jupyter-reads.md)
     jupyter_reads: bool = False
-    agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings
     max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the ceiling tags' bounds (docs/safety.md, item 2)
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
@@ -181,8 +175,6 @@ class Settings(BaseModel):
     # learned wake (issue 27): endpoints kept through and brought back before their usual traffic
     endpoint_learned_wake: bool = False
     endpoint_wake_lead_minutes: int = Field(default=30, ge=5, le=720)  # one sweep interval + the cold start
-    # notebooks (issue 27): on strong evidence the warning comes early, so the stop falls at the threshold
-    notebook_early_warning: bool = True
     restore_function_arn: str | None = None
     scheduler_role_arn: str | None = None
     schedule_group: str = "default"
@@ -410,17 +402,12 @@ ENV_VARS: dict[str, str] = {
     "REAPER_CENTRAL_SETTINGS": "central_settings",
     "REAPER_ACCOUNT_ID": "account_id",
     "REAPER_ORG_SETTINGS_TABLE": "org_settings_table",
-    "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
-    "REAPER_AGENT_CHANNEL": "agent_channel",
-    "REAPER_ATTACH_AGENT": "attach_agent",
     "REAPER_JUPYTER_READS": "jupyter_reads",
-    "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
     "REAPER_ENDPOINT_LEARNED_WAKE": "endpoint_learned_wake",
     "REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "endpoint_wake_lead_minutes",
-    "REAPER_NOTEBOOK_EARLY_WARNING": "notebook_early_warning",
     "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
     "REAPER_SCHEDULE_GROUP": "schedule_group",

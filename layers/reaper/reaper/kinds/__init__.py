@@ -26,6 +26,7 @@ KIND_PACKAGES: dict[str, str] = {
 }
 # the kinds with settings of their own (kinds/<kind>/settings.py: module, model); the rest read only the shared ones
 KIND_SETTINGS: dict[str, tuple[str, str]] = {
+    "notebook": ("reaper.kinds.notebook.settings", "NotebookSettings"),
     "training-job": ("reaper.kinds.training_job.settings", "TrainingJobSettings"),
     "fsx": ("reaper.kinds.fsx.settings", "FsxSettings"),
     "studio-app": ("reaper.kinds.studio_app.settings", "StudioAppSettings"),

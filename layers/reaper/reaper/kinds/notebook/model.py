@@ -10,6 +10,7 @@ from reaper.core.jupyter import JupyterKernel as JupyterKernel  # what JupyterRe
 from reaper.core.jupyter import JupyterReading as JupyterReading
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
+from reaper.kinds.notebook.settings import NotebookSettings
 
 KIND = "notebook"
 NAMESPACE = "MLReaper"  # the agent's metric (docs/kinds/notebook.md; AgentChannel=metric; with logs, agents installed before)
@@ -38,7 +39,7 @@ class ActivitySignal:
 
 def activity_log_group(settings: Settings) -> str:
     """The stack's log group for the agent's samples with AgentChannel=logs (template.yaml NotebookActivityLogGroup)."""
-    return f"/mlreaper/{settings.agent_lifecycle_config}"
+    return f"/mlreaper/{settings.of(NotebookSettings).agent_lifecycle_config}"
 
 
 def align(now: datetime) -> datetime:

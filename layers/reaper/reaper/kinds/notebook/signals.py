@@ -47,6 +47,7 @@ from reaper.kinds.notebook.model import (
     activity_log_group,
     align,
 )
+from reaper.kinds.notebook.settings import NotebookSettings
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, ActivitySignal]:
@@ -65,7 +66,7 @@ def _with_jupyter(
     """JupyterReads=on: the Jupyter server's reading for the notebooks without the agent (whose agent data
     would not be trusted), except those the reaper may not change (exempt, snoozed, bad tag, production
     stage): IAM denies their URL too, and their verdict does not depend on it."""
-    agent = settings.agent_lifecycle_config
+    agent = settings.of(NotebookSettings).agent_lifecycle_config
     names = [
         r.id
         for r in running
@@ -83,7 +84,7 @@ def _agent_signals(clients: Clients, running: list[Resource], settings: Settings
     usual = max(settings.idle_for(KIND), LOOKBACK_MINUTES)
     windows = {r.id: read_tags(r.tags, settings).idle_minutes or 0 for r in running}
     start = end - timedelta(minutes=max([usual, *windows.values()]))
-    if settings.agent_channel != "logs":
+    if settings.of(NotebookSettings).agent_channel != "logs":
         return _from_metric(clients, running, start, end)
     logs, group = clients("logs"), activity_log_group(settings)
     usual_start = end - timedelta(minutes=usual)
@@ -105,7 +106,11 @@ def _agent_signals(clients: Clients, running: list[Resource], settings: Settings
             continue
         for name, series in older.items():
             out[name] = ActivitySignal(series + list(out[name].series if name in out else []), end, source="logs")
-    old_agents = [r for r in running if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.agent_lifecycle_config]
+    old_agents = [
+        r
+        for r in running
+        if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.of(NotebookSettings).agent_lifecycle_config
+    ]
     if old_agents:
         out.update({key: signal for key, signal in _from_metric(clients, old_agents, start, end).items() if signal.series})
     return out
