@@ -15,7 +15,7 @@ from reaper.core.events import SCHEDULE_SOURCES, SCHEDULED, is_sns, parse_eventb
 from reaper.core.observability import logger
 from reaper.record.runtime import Runtime
 from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
-from reaper.sweep import central_modes, continuation, pipeline
+from reaper.sweep import continuation, org_modes, pipeline
 from reaper.sweep.in_parts import sweep_in_parts
 
 
@@ -25,7 +25,7 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
     With the Lambda context, the sweep knows its deadline and starts no change in its last seconds.
     """
     now = now or datetime.now(UTC)
-    rt = central_modes.follow(rt, now)  # the organisation's modes for this account, when it takes them
+    rt = org_modes.follow(rt, now)  # the organisation's modes for this account, when it takes them
     if is_sns(event):
         return handle_budget_notification(event, kind_name, rt, now, context)
     ev = parse_eventbridge(event)

@@ -26,9 +26,9 @@ from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.org.settings import AccountsUnder, organizations_accounts_under
 from reaper.record.actionlog import ActionLog
-from reaper.record.central_settings import CentralSettingsReader
 from reaper.record.forward import Forwarder
 from reaper.record.message import NoticeMessage
+from reaper.record.org_settings_reader import CentralSettingsReader
 from reaper.record.outbox import GroupedOutbox, QueueOutbox
 from reaper.record.runtime import Runtime
 from reaper.report import units as unit_costs

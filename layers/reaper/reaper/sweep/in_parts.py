@@ -14,7 +14,7 @@ from reaper.core.deadline import Deadline
 from reaper.core.model import Outcome, Verdict
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.timeutil import human_duration, interval, iso
-from reaper.record import coverage
+from reaper.record import coverage_metrics
 from reaper.record.runtime import Runtime
 from reaper.sweep import chain, continuation, pipeline
 
@@ -116,7 +116,7 @@ class _PartSweep:
     def summarize(self, run: pipeline.SweepRun) -> dict[str, Any]:
         summary = summarize(self.event_id, run.outcomes)
         summary["part"] = self.this_part
-        summary["unknown"] = sum(c.unknown for c in coverage.publish(self.rt, run.outcomes, self.now, self.event_id))
+        summary["unknown"] = sum(c.unknown for c in coverage_metrics.publish(self.rt, run.outcomes, self.now, self.event_id))
         if self.unreadable is not None:
             summary["chain"] = self.unreadable
         if run.next_part is not None:

@@ -35,7 +35,7 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     # AgentChannel=logs: the agent's samples are read from the stack's log group
-    # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/jupyter.py);
+    # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/notebook_jupyter.py);
     # the grant is denied on exempt and production notebooks like every change (template.yaml)
     conditional_permissions={
         "UseLogsChannel": ("logs:FilterLogEvents",),

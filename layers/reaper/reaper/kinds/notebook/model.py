@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reaper.aws.metrics import Series
-from reaper.core.jupyter import JupyterKernel as JupyterKernel  # what JupyterReads reads, named here as before
-from reaper.core.jupyter import JupyterReading as JupyterReading
+from reaper.core.jupyter_verdict import JupyterKernel as JupyterKernel  # what JupyterReads reads, named here as before
+from reaper.core.jupyter_verdict import JupyterReading as JupyterReading
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.notebook.settings import NotebookSettings

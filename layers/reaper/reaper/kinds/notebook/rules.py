@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper.aws.metrics import Series
-from reaper.core.jupyter import JupyterReading, judge
+from reaper.core.jupyter_verdict import JupyterReading, judge
 from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, is_production, off_hours_stop
 from reaper.core.settings import Settings
@@ -162,5 +162,5 @@ def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, setting
 
 def from_jupyter(reading: JupyterReading, window: int, now: datetime) -> Decision:
     """A notebook without the agent, judged by its Jupyter server (JupyterReads=on): the rule every
-    Jupyter reading shares (reaper.core.jupyter.judge), with the notebook's stop."""
+    Jupyter reading shares (reaper.core.jupyter_verdict.judge), with the notebook's stop."""
     return judge(reading, window, now, action=ActionName.STOP, blind="no activity agent", evidence={"agent": False})

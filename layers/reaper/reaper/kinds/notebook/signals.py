@@ -35,7 +35,7 @@ from reaper.core.model import Resource
 from reaper.core.policy import is_production, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, sweep_turn
-from reaper.kinds.notebook import jupyter, samples
+from reaper.kinds.notebook import notebook_jupyter, samples
 from reaper.kinds.notebook.model import (
     KIND,
     LOOKBACK_MINUTES,
@@ -74,7 +74,7 @@ def _with_jupyter(
         and screen(view := read_tags(r.tags, settings), settings, now) is None
         and not is_production(view, settings)
     ]
-    readings = jupyter.read_all(clients("sagemaker"), names, turn=sweep_turn(now, settings.sweep_schedule))
+    readings = notebook_jupyter.read_all(clients("sagemaker"), names, turn=sweep_turn(now, settings.sweep_schedule))
     end = align(now)
     return {name: replace(read.get(name) or ActivitySignal([], end), jupyter=reading) for name, reading in readings.items()}
 

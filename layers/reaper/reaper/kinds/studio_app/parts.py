@@ -3,7 +3,7 @@ mypy checks its discover, signals, decide and the rest against `kinds.base.Parts
 
 from __future__ import annotations
 
-from reaper.core.jupyter import JupyterReading
+from reaper.core.jupyter_verdict import JupyterReading
 from reaper.kinds.base import Parts, signals_of, state_of
 from reaper.kinds.studio_app import actions, discover, rules, signals
 from reaper.kinds.studio_app.model import AppActivity

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from reaper.core.jupyter import JupyterReading, judge
+from reaper.core.jupyter_verdict import JupyterReading, judge
 from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
@@ -75,7 +75,7 @@ def decide(resource: Resource, signal: AppActivity | JupyterReading | None, view
 
 
 def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: datetime, evidence: dict[str, object]) -> Decision:
-    """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter.judge)."""
+    """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter_verdict.judge)."""
     why = _why_read(facts)
     blind = f"AWS records no user activity for {facts.app_type} apps ({why})"
     decision = judge(reading, window, now, action=ActionName.DELETE, blind=blind, evidence=dict(evidence))
