@@ -19,7 +19,7 @@ instances, storage and data processing, no API request (not checked against the 
 JupyterReads (docs/jupyter-reads.md) reads each notebook's Jupyter server from the function: one
 CreatePresignedNotebookInstanceUrl, the hop, three GETs. Stated like the other latencies: 100 ms per
 HTTP request (a new connection each: the reader keeps none), the readings WORKERS at a time, all of
-them within BUDGET (reaper.kinds.notebook.jupyter), so a sweep's reading phase lasts
+them within BUDGET (reaper.kinds.notebook.notebook_jupyter), so a sweep's reading phase lasts
 ceil(reads / WORKERS) x (the reading's calls and requests at their latencies), and never longer than
 BUDGET: however slow the servers (each request may take REQUEST_TIMEOUT), the phase costs the function
 at most BUDGET seconds a sweep. Lambda bills the wall time, so that phase is GB-s like the rest.
@@ -31,11 +31,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from reaper.kinds.notebook import jupyter
+from reaper.kinds.notebook import notebook_jupyter
 
-JUPYTER_BUDGET_S = jupyter.BUDGET  # seconds for every Jupyter reading of a sweep
-JUPYTER_WORKERS = jupyter.WORKERS  # readings at a time
-PRESIGN = jupyter.PERMISSION  # sagemaker:CreatePresignedNotebookInstanceUrl
+JUPYTER_BUDGET_S = notebook_jupyter.BUDGET  # seconds for every Jupyter reading of a sweep
+JUPYTER_WORKERS = notebook_jupyter.WORKERS  # readings at a time
+PRESIGN = notebook_jupyter.PERMISSION  # sagemaker:CreatePresignedNotebookInstanceUrl
 
 LATENCY_S = {"cloudwatch:GetMetricData": 0.3, "logs:FilterLogEvents": 0.3}
 DEFAULT_LATENCY_S = 0.1

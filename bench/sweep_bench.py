@@ -33,6 +33,7 @@ from bench import kinds as bench_kinds  # noqa: E402
 from bench.floor import counting  # noqa: E402
 from reaper.core.deadline import RESERVE_SECONDS, Deadline  # noqa: E402
 from reaper.core.settings import Settings  # noqa: E402
+from reaper.kinds.notebook.settings import NotebookSettings  # noqa: E402
 from reaper.record.actionlog import create_table  # noqa: E402
 from reaper.record.runtime import Runtime  # noqa: E402
 from reaper.sweep import pipeline  # noqa: E402
@@ -94,7 +95,7 @@ def measure(
         t0 = time.monotonic()
         module.seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
         seeded = time.monotonic() - t0
-        settings = Settings(agent_channel=agent_channel)  # dry-run, no log, no Slack: the sweep's own calls
+        settings = Settings().with_kind(NotebookSettings(agent_channel=agent_channel))  # dry-run, no log, no Slack: the sweep's own calls
         if with_log:
             # with the action log: the first sweep of the day (every message due) is counted apart,
             # and the figures are of a later sweep that day (messages told already)
@@ -169,12 +170,14 @@ def measure_acting(kind: str, module: Any, n: int, agent_channel: str = "metric"
         seed = getattr(module, "seed_acting", module.seed)
         seed(session(), n, now, **({"agent_channel": agent_channel} if kind == "notebook" else {}))
         sweeps = getattr(module, "SWEEPS", kind)
-        dry_rt = build_runtime(Settings(agent_channel=agent_channel), region="us-east-1")
+        dry_rt = build_runtime(Settings().with_kind(NotebookSettings(agent_channel=agent_channel)), region="us-east-1")
         with recording() as dry:
             planned = pipeline.sweep(dry_rt, [sweeps], now, event_id="bench-dry")
         create_table(session().client("dynamodb"), "bench-log")
         queue = session().client("sqs").create_queue(QueueName="bench-queue")["QueueUrl"]
-        settings = Settings(agent_channel=agent_channel, mode="enforce", grace_minutes=0, table="bench-log", queue_url=queue)
+        settings = Settings(mode="enforce", grace_minutes=0, table="bench-log", queue_url=queue).with_kind(
+            NotebookSettings(agent_channel=agent_channel)
+        )
         rt = build_runtime(settings, region="us-east-1")
         with recording() as enforce:
             outcomes = pipeline.sweep(rt, [sweeps], now, event_id="bench-enforce")

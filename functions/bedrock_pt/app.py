@@ -3,11 +3,12 @@ record; committed ones reported before renewal)."""
 
 from typing import Any
 
+from reaper import wiring
 from reaper.core.observability import logger, metrics
 from reaper.core.results import HandlerResult
-from reaper.handlers import build_runtime, handle_kind_event
+from reaper.handlers import handle_kind_event
 
-RUNTIME = build_runtime("bedrock-pt")
+RUNTIME = wiring.kind_runtime("bedrock-pt")
 
 
 @metrics.log_metrics

@@ -3,11 +3,12 @@ underutilisation notices (a reason to re-judge, never proof) and Capacity Block 
 
 from typing import Any
 
+from reaper import wiring
 from reaper.core.observability import logger, metrics
 from reaper.core.results import HandlerResult
-from reaper.handlers import build_runtime, handle_kind_event
+from reaper.handlers import handle_kind_event
 
-RUNTIME = build_runtime("capacity")
+RUNTIME = wiring.kind_runtime("capacity")
 
 
 @metrics.log_metrics

@@ -3,11 +3,12 @@ kill date; `reaper restore` starts them) and the creation-time notice from Cloud
 
 from typing import Any
 
+from reaper import wiring
 from reaper.core.observability import logger, metrics
 from reaper.core.results import HandlerResult
-from reaper.handlers import build_runtime, handle_kind_event
+from reaper.handlers import handle_kind_event
 
-RUNTIME = build_runtime("mlflow")
+RUNTIME = wiring.kind_runtime("mlflow")
 
 
 @metrics.log_metrics

@@ -2,11 +2,12 @@
 
 from typing import Any
 
+from reaper import wiring
 from reaper.core.observability import logger, metrics
 from reaper.core.results import HandlerResult
-from reaper.handlers import build_runtime, handle_kind_event
+from reaper.handlers import handle_kind_event
 
-RUNTIME = build_runtime("notebook")
+RUNTIME = wiring.kind_runtime("notebook")
 
 
 @metrics.log_metrics

@@ -5,11 +5,11 @@ Invoked by the off-hours schedules (start of working hours) and, later, by the S
 
 from typing import Any
 
+from reaper import wiring
 from reaper.core.observability import logger, metrics
-from reaper.handlers import build_runtime
 from reaper.restore.request import handle_restore_request
 
-RUNTIME = build_runtime("endpoint", "fsx")  # the kinds that can restore
+RUNTIME = wiring.kind_runtime("endpoint", "fsx")  # the kinds that can restore
 
 
 @metrics.log_metrics

@@ -3,11 +3,12 @@ and SageMaker Training Job State Change events (checks at submission, final cost
 
 from typing import Any
 
+from reaper import wiring
 from reaper.core.observability import logger, metrics
 from reaper.core.results import HandlerResult
-from reaper.handlers import build_runtime, handle_kind_event
+from reaper.handlers import handle_kind_event
 
-RUNTIME = build_runtime("training-job")
+RUNTIME = wiring.kind_runtime("training-job")
 
 
 @metrics.log_metrics

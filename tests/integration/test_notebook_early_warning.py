@@ -30,6 +30,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.notebook.model import PERIOD, ActivitySignal, NotebookFacts, align
 from reaper.kinds.notebook.rules import early_span
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.sweep.pipeline import decide
 
 START = datetime(2026, 11, 17, 0, 0, tzinfo=UTC)
@@ -82,7 +83,7 @@ def sweep(nb: Notebook, t: datetime, settings: Settings, count: bool) -> None:
     """One sweep over one running notebook, through the pipeline's decision; a stop is tallied and explained."""
     tags = {"ml:stage": "dev"} | ({"reaper:warned-at": iso(nb.warned)} if nb.warned else {})
     r = Resource("notebook", nb.name, f"arn:aws:sagemaker:us-east-1:1:notebook-instance/{nb.name}", "us-east-1", "InService", tags=tags)
-    r.facts = NotebookFacts(lifecycle_config=settings.agent_lifecycle_config)
+    r.facts = NotebookFacts(lifecycle_config=settings.of(NotebookSettings).agent_lifecycle_config)
     end = align(t)
     series = [(end - PERIOD * k, 1.0 if busy(nb.name, end - PERIOD * k) else 0.0) for k in range(36, 0, -1)]
     d, _ = decide(kinds.get("notebook"), r, ActivitySignal(series=series, window_end=end), settings, t)
@@ -103,7 +104,9 @@ def sweep(nb: Notebook, t: datetime, settings: Settings, count: bool) -> None:
 def explain(lost: Counter[str], ended: datetime, warned: datetime, stopped: datetime, settings: Settings) -> None:
     """The idle minutes a stop at `stopped` leaves unreclaimed after the threshold, by cause (module doc)."""
     window, grace = settings.idle_for("notebook"), settings.grace_for("notebook")
-    span = early_span(window, grace) if settings.notebook_early_warning and early_span(window, grace) < window else window
+    span = (
+        early_span(window, grace) if settings.of(NotebookSettings).notebook_early_warning and early_span(window, grace) < window else window
+    )
     counted_from = max(ended + window * MIN, START)
     if warned < ended + span * MIN or ended + window * MIN < START:  # warned at its first sweep, idle since before
         lost["d_cold_start"] += int((stopped - counted_from) / MIN)
@@ -178,7 +181,7 @@ def assert_accounted(tallies: dict[str, Tally]) -> None:
 
 def test_strong_evidence_warns_early_and_reclaims_more_idle_hours_with_no_live_work_stopped():
     # Given four notebooks with labelled sessions, enforce with the default 60 min threshold and grace
-    before = replay(Settings(mode="enforce", notebook_early_warning=False))
+    before = replay(Settings(mode="enforce").with_kind(NotebookSettings(notebook_early_warning=False)))
     # When strong evidence warns early (the reaper running from the replay's start, and in steady state)
     cold = replay(Settings(mode="enforce"))
     after = replay(Settings(mode="enforce"), warm_up_hours=24)

@@ -13,6 +13,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.notebook.model import PERIOD, ActivitySignal, NotebookFacts, align
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.sweep.pipeline import decide
 
 KIND = kinds.get("notebook")
@@ -24,7 +25,7 @@ WINDOW, GRACE = timedelta(minutes=60), timedelta(minutes=60)
 def notebook(warned: datetime | None, stage: str = "dev") -> Resource:
     tags = {"ml:stage": stage} | ({"reaper:warned-at": iso(warned)} if warned else {})
     r = Resource("notebook", "nb", "arn:aws:sagemaker:us-east-1:1:notebook-instance/nb", "us-east-1", "InService", tags=tags)
-    r.facts = NotebookFacts(lifecycle_config=ENFORCE.agent_lifecycle_config)
+    r.facts = NotebookFacts(lifecycle_config=ENFORCE.of(NotebookSettings).agent_lifecycle_config)
     return r
 
 

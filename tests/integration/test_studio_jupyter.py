@@ -19,7 +19,7 @@ from reaper.aws.clients import Clients
 from reaper.cli.main import main as cli
 from reaper.core.model import Outcome
 from reaper.core.settings import Settings
-from reaper.kinds.studio_app import jupyter as studio_jupyter
+from reaper.kinds.studio_app import studio_jupyter
 from reaper.kinds.studio_app.discover import discover
 from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed_studio as studio

@@ -157,8 +157,9 @@ def test_the_reads_stay_at_the_call_floor_and_the_notifier_may_make_them(
     monkeypatch.setenv("REAPER_SLACK_SECRET_ARN", "")
     app = load_function("notifier")
     # When the digest's line is read by the deployed notifier
+    assert app.NOTIFIER.units is not None
     with recording() as calls:
-        line = app.unit_costs_line(now)
+        line = app.NOTIFIER.units(now)
     # Then one Search page per 100 jobs, one for the endpoints, one config read each, one GetMetricData per kind of metric,
     # and one price request per instance type (2) and for Bedrock (1: the kit lists no AmazonBedrock catalogue, so
     # the service is refused once and not asked for the second model)

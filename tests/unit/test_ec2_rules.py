@@ -14,6 +14,7 @@ from reaper.kinds.ec2.catalog import describe
 from reaper.kinds.ec2.managed import managed_by, manager, spot_stop_problem
 from reaper.kinds.ec2.model import GPU_SERIES, PERIOD, Ec2Facts, Ec2Signal, window_end
 from reaper.kinds.ec2.rules import decide
+from reaper.kinds.ec2.settings import Ec2Settings
 
 NOW = datetime(2026, 12, 2, 14, 3, tzinfo=UTC)  # a Wednesday afternoon
 FACTS = Ec2Facts("gpu", "1 x NVIDIA T4g", "ebs", 0, "on-demand", None, None, False, NOW - timedelta(hours=6))
@@ -126,7 +127,7 @@ def test_a_network_gap_is_unknown():
 def test_no_gpu_metric_is_kept_and_told_once_per_instance():
     d = run(sig=signal())
     assert d.verdict is Verdict.KEEP and d.notify and d.notify_key == "ec2-no-accelerator-metric:i-0abc"
-    assert run(sig=signal(), settings=Settings(ec2_cpu_only=True)).verdict is Verdict.ACT
+    assert run(sig=signal(), settings=Settings().with_kind(Ec2Settings(cpu_only=True))).verdict is Verdict.ACT
 
 
 def test_neuron_instances_read_neuron_metrics():

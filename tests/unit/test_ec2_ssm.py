@@ -12,6 +12,7 @@ from reaper.core.model import Verdict
 from reaper.core.settings import Settings
 from reaper.kinds.ec2 import ssm
 from reaper.kinds.ec2.model import GpuSample
+from reaper.kinds.ec2.settings import Ec2Settings
 from tests.unit.test_ec2_rules import run, signal
 
 
@@ -68,7 +69,7 @@ def test_an_idle_sample_with_a_network_gap_is_only_a_sample():
 
 
 def test_cpu_only_policy_still_decides_when_the_sample_could_not_be_read():
-    settings = Settings(ec2_cpu_only=True)
+    settings = Settings().with_kind(Ec2Settings(cpu_only=True))
     decision = run(sig=replace(signal(), gpu_sample=GpuSample("no-agent")), settings=settings)
     assert decision.verdict is Verdict.ACT and "CPU-only policy" in decision.reason
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from reaper.aws import jupyter as reader
-from reaper.core.jupyter import JupyterReading
+from reaper.core.jupyter_verdict import JupyterReading
 from reaper_devkit.jupyter_hostile import Dripper, FakeJupyter, tls_files
 
 DOOR = reader.Door("CreatePresignedNotebookInstanceUrl", "the notebook's presigned URL", "no fix")

@@ -15,7 +15,7 @@ import pytest
 
 from reaper.aws import jupyter as reader
 from reaper.aws.jupyter_http import origin, same_origin
-from reaper.core.jupyter import JupyterReading
+from reaper.core.jupyter_verdict import JupyterReading
 from reaper_devkit.jupyter_hostile import FakeJupyter, tls_files
 
 NOTEBOOK = reader.Door("CreatePresignedNotebookInstanceUrl", "the notebook's presigned URL", "no fix")

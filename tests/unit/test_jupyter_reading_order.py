@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reaper.aws import jupyter as reader
-from reaper.core.jupyter import JupyterReading
+from reaper.core.jupyter_verdict import JupyterReading
 from reaper.core.timeutil import interval, sweep_turn
 
 KEYS = [f"nb-{i:04d}" for i in range(1000)]

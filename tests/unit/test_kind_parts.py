@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import importlib
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from reaper import kinds
-from reaper.kinds.base import Parts, load_parts
+from reaper.core.settings import Settings
+from reaper.kinds.base import Parts, SignalContext, load_parts
 
 LAYER = Path(__file__).resolve().parents[2] / "layers" / "reaper"
 
@@ -34,9 +36,8 @@ def test_something_else_named_as_parts_is_refused():
 
 
 WRONG = """
-from reaper.kinds.base import Parts
-from reaper.kinds.notebook import actions, discover, rules
-from reaper.kinds.notebook.parts import _signals
+from reaper.kinds.base import Parts, signals_of
+from reaper.kinds.notebook import actions, discover, rules, signals
 from reaper.kinds.notebook.model import ActivitySignal
 from reaper.core.model import Decision, Resource, Verdict
 
@@ -46,7 +47,7 @@ def decide(resource: Resource, signal: int | None) -> Decision:  # the wrong sig
 
 
 PARTS: Parts[ActivitySignal] = Parts(
-    discover=discover.discover, signals=_signals, decide=decide, current_state=actions.current_state, undo_hint=actions.undo_hint
+    discover=discover.discover, signals=signals_of(signals), decide=decide, current_state=actions.current_state, undo_hint=actions.undo_hint
 )
 """
 
@@ -58,3 +59,70 @@ def test_mypy_refuses_a_decide_with_the_wrong_signature(tmp_path, monkeypatch):
     monkeypatch.setenv("MYPYPATH", str(LAYER))
     out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
     assert status == 1 and 'Argument "decide" to "Parts" has incompatible type' in out, out
+
+
+ANOTHER_KINDS_SIGNALS = """
+from reaper.kinds.base import Parts, signals_of, state_of
+from reaper.kinds.ec2 import actions, discover, rules
+from reaper.kinds.ec2.model import Ec2Signal
+from reaper.kinds.notebook import signals as notebook_signals
+
+PARTS: Parts[Ec2Signal] = Parts(
+    discover=discover.discover,
+    signals=signals_of(notebook_signals),  # a notebook's signals for EC2's decide
+    decide=rules.decide,
+    current_state=state_of(actions),
+    undo_hint=actions.undo_hint,
+)
+"""
+
+
+def test_mypy_refuses_another_kinds_signals_through_the_one_helper(tmp_path, monkeypatch):
+    # Given EC2's parts built with the shared helper over the notebook's signals module
+    api = pytest.importorskip("mypy.api")
+    bad = tmp_path / "bad_parts.py"
+    bad.write_text(textwrap.dedent(ANOTHER_KINDS_SIGNALS))
+    monkeypatch.setenv("MYPYPATH", str(LAYER))
+    # When mypy --strict reads it
+    out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
+    # Then the helper carries the signal type: the mismatch is refused
+    assert status == 1 and "incompatible type" in out and "Ec2Signal" in out, out
+
+
+@pytest.mark.parametrize("kind_name", sorted(kinds.KIND_PACKAGES))
+def test_a_kinds_signals_and_state_are_looked_up_when_called(kind_name, monkeypatch):
+    # Given a kind's signals and state read patched after its parts were built (as tests patch them)
+    package = kinds.KIND_PACKAGES[kind_name]
+    parts = load_parts(kinds.declaration(kind_name).parts)
+    monkeypatch.setattr(importlib.import_module(f"{package}.signals"), "signals", lambda *a, **k: {"arn": "patched"})
+    monkeypatch.setattr(importlib.import_module(f"{package}.actions"), "current_state", lambda *a: "Patched")
+    # Then the parts call the patched ones
+    ctx = SignalContext(None, Settings(), datetime(2026, 12, 5, tzinfo=UTC))  # type: ignore[arg-type]
+    assert parts.signals(ctx, []) == {"arn": "patched"}
+    assert parts.current_state(None, None) == "Patched"  # type: ignore[arg-type]
+
+
+OPAQUE_SIGNAL = """
+from datetime import datetime
+
+from reaper import kinds
+from reaper.aws.clients import Clients
+from reaper.core.settings import Settings
+
+
+def peek(clients: Clients, settings: Settings, now: datetime) -> None:
+    signal = kinds.get("ec2").signals(clients, [], settings, now)["arn"]
+    print(signal.cpu)  # a kind's signal read by the sweep as if it knew the kind
+"""
+
+
+def test_a_kinds_signal_is_opaque_to_the_sweep_not_any(tmp_path, monkeypatch):
+    # Given code above the kinds reading an attribute of a signal the registry handed it
+    api = pytest.importorskip("mypy.api")
+    bad = tmp_path / "peek.py"
+    bad.write_text(textwrap.dedent(OPAQUE_SIGNAL))
+    monkeypatch.setenv("MYPYPATH", str(LAYER))
+    # When mypy --strict reads it
+    out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
+    # Then it is refused: the registry's signals are `object` (only the kind's own decide reads them), never Any
+    assert status == 1 and '"object" has no attribute "cpu"' in out, out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from reaper.core.model import Verdict
 from reaper.core.settings import Settings
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.sweep.pipeline import decide as pipeline_decide
 from tests.unit.test_notebook_rules import KIND, NOW, decide, nb, signal
 
@@ -32,7 +33,11 @@ def test_a_missing_sample_anywhere_in_the_window_is_not_strong_evidence():
 
 
 def test_no_early_warning_in_dry_run_with_grace_zero_or_when_turned_off():
-    for settings in (Settings(), Settings(mode="enforce", grace_minutes=0), Settings(mode="enforce", notebook_early_warning=False)):
+    for settings in (
+        Settings(),
+        Settings(mode="enforce", grace_minutes=0),
+        Settings(mode="enforce").with_kind(NotebookSettings(notebook_early_warning=False)),
+    ):
         assert decide(nb(), signal([0] * 6 + [1] * 6), settings).verdict is Verdict.KEEP
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from reaper.core.model import Verdict
-from reaper.kinds.notebook import jupyter
+from reaper.kinds.notebook import notebook_jupyter
 from reaper.kinds.notebook.model import JupyterKernel, JupyterReading
 from reaper.kinds.notebook.rules import from_jupyter
 
@@ -62,9 +62,9 @@ def test_a_reading_that_failed_is_unknown_with_its_code(code):
     ],
 )
 def test_an_answer_unlike_the_documented_models_is_unreadable(status, kernels, terminals):
-    with pytest.raises(jupyter._Failed) as err:
-        jupyter.parse(status, kernels, terminals)
-    assert err.value.code == jupyter.UNREADABLE
+    with pytest.raises(notebook_jupyter._Failed) as err:
+        notebook_jupyter.parse(status, kernels, terminals)
+    assert err.value.code == notebook_jupyter.UNREADABLE
 
 
 class Sagemaker:
@@ -82,24 +82,24 @@ class Sagemaker:
 def test_any_failure_is_a_reading_whose_text_never_holds_the_url():
     # Given a URL whose scheme the opener refuses, and one whose host cannot be resolved offline
     for url in ("file:///etc/passwd?authToken=SECRET", "https://nb.invalid?authToken=SECRET"):
-        reading = jupyter.read_one(Sagemaker(url=url), "nb", timeout=2)
-        assert reading.unknown in (jupyter.UNREADABLE, jupyter.UNREACHABLE)
+        reading = notebook_jupyter.read_one(Sagemaker(url=url), "nb", timeout=2)
+        assert reading.unknown in (notebook_jupyter.UNREADABLE, notebook_jupyter.UNREACHABLE)
         assert "SECRET" not in (reading.unreadable or "") and "nb.invalid" not in (reading.unreadable or "")
 
 
 def test_an_unexpected_error_is_unknown_not_raised():
-    reading = jupyter.read_one(Sagemaker(error=RuntimeError("https://x?authToken=SECRET")), "nb")
-    assert reading.unknown == jupyter.UNREACHABLE and "SECRET" not in (reading.unreadable or "")
+    reading = notebook_jupyter.read_one(Sagemaker(error=RuntimeError("https://x?authToken=SECRET")), "nb")
+    assert reading.unknown == notebook_jupyter.UNREACHABLE and "SECRET" not in (reading.unreadable or "")
 
 
 def test_the_session_asked_for_is_the_shortest_the_api_allows():
     sm = Sagemaker(error=RuntimeError("stop"))
-    jupyter.read_one(sm, "nb")
+    notebook_jupyter.read_one(sm, "nb")
     assert sm.asked == [{"NotebookInstanceName": "nb", "SessionExpirationDurationInSeconds": 1800}]
 
 
 def test_notebooks_not_read_within_the_budget_are_unknown_not_reached():
-    readings = jupyter.read_all(Sagemaker(error=RuntimeError("stop")), ["a", "b"], budget=0)
+    readings = notebook_jupyter.read_all(Sagemaker(error=RuntimeError("stop")), ["a", "b"], budget=0)
     assert set(readings) == {"a", "b"}
-    assert all(r.unknown in (jupyter.NOT_REACHED, jupyter.UNREACHABLE) for r in readings.values())
-    assert jupyter.read_all(Sagemaker(), []) == {}
+    assert all(r.unknown in (notebook_jupyter.NOT_REACHED, notebook_jupyter.UNREACHABLE) for r in readings.values())
+    assert notebook_jupyter.read_all(Sagemaker(), []) == {}

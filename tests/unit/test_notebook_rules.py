@@ -9,6 +9,7 @@ from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import OffHours, Settings
 from reaper.kinds.notebook.model import ActivitySignal, NotebookFacts
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper_devkit.seed import aligned
 
 KIND = kinds.get("notebook")
@@ -81,7 +82,7 @@ def test_off_hours_stops_dev_notebooks_whatever_the_activity():
 
 def test_stopped_notebooks_get_the_agent_only_when_asked_and_only_without_a_config():
     assert decide(nb(state="Stopped", lifecycle=None), None).verdict is Verdict.KEEP
-    s = Settings(attach_agent=True)
+    s = Settings().with_kind(NotebookSettings(attach_agent=True))
     d = decide(nb(state="Stopped", lifecycle=None), None, s)
     assert d.verdict is Verdict.ACT and d.action == "attach-agent" and d.skip_grace
     assert decide(nb(state="Stopped", lifecycle="team-config"), None, s).verdict is Verdict.KEEP
@@ -110,7 +111,7 @@ def test_forged_zeros_never_act_whatever_the_tags_or_grace():
 
 
 def test_the_configured_agent_name_is_the_one_trusted():
-    s = Settings(agent_lifecycle_config="team-agent")
+    s = Settings().with_kind(NotebookSettings(agent_lifecycle_config="team-agent"))
     assert decide(nb(lifecycle="team-agent"), signal([0] * 13), s).verdict is Verdict.ACT
     assert decide(nb(), signal([0] * 13), s).verdict is Verdict.KEEP  # the default name is not this stack's agent
 
@@ -121,7 +122,11 @@ def test_the_configured_agent_name_is_the_one_trusted():
 def test_a_silent_agent_after_30_minutes_in_service_is_told_once_per_start():
     # Given the agent attached, InService for 31 minutes, and not one datapoint
     since = NOW - timedelta(minutes=31)
-    d = decide(nb({"ml:owner": "ana@example.com"}, since=since), signal([]), Settings(agent_publish_policy_arn="arn:aws:iam::1:policy/pub"))
+    d = decide(
+        nb({"ml:owner": "ana@example.com"}, since=since),
+        signal([]),
+        Settings().with_kind(NotebookSettings(agent_publish_policy_arn="arn:aws:iam::1:policy/pub")),
+    )
     # Then it is kept and its owner is told, once per start of the notebook
     assert d.verdict is Verdict.KEEP and d.action is None and d.notify
     assert d.notify_key == "notebook-silent-agent:2026-12-02T13:36:00Z"
@@ -138,7 +143,7 @@ def test_a_silent_agent_after_30_minutes_in_service_is_told_once_per_start():
 
 def test_with_the_logs_channel_a_silent_agent_names_the_log_group_and_the_logs_endpoint():
     since = NOW - timedelta(minutes=31)
-    d = decide(nb(since=since), signal([]), Settings(agent_channel="logs"))
+    d = decide(nb(since=since), signal([]), Settings().with_kind(NotebookSettings(agent_channel="logs")))
     assert d.verdict is Verdict.KEEP and d.notify
     assert "no activity sample (log group /mlreaper/mlreaper-activity-agent, stream nb)" in d.reason
     assert "com.amazonaws.us-east-1.logs" in d.reason and "logs:PutLogEvents on /mlreaper/mlreaper-activity-agent" in d.reason
@@ -146,14 +151,14 @@ def test_with_the_logs_channel_a_silent_agent_names_the_log_group_and_the_logs_e
 
 
 def test_with_the_logs_channel_forged_samples_for_a_notebook_without_the_agent_are_named_as_samples():
-    d = decide(nb(lifecycle=None), signal([0] * 36), Settings(agent_channel="logs"))
+    d = decide(nb(lifecycle=None), signal([0] * 36), Settings().with_kind(NotebookSettings(agent_channel="logs")))
     assert d.verdict is Verdict.KEEP and "36 activity sample(s) for it ignored" in d.reason
 
 
 def test_the_metric_fallback_is_named_in_the_evidence_only_with_the_logs_channel():
     metric = ActivitySignal(signal([0] * 13).series, signal([]).window_end, source="metric")
     assert "source" not in decide(nb(), metric).evidence  # metric channel: the metric is the signal
-    with_logs = decide(nb(), metric, Settings(agent_channel="logs"))
+    with_logs = decide(nb(), metric, Settings().with_kind(NotebookSettings(agent_channel="logs")))
     assert with_logs.verdict is Verdict.ACT and "installed before the stack used Logs" in with_logs.evidence["source"]
 
 
@@ -163,7 +168,7 @@ def test_an_unknown_channel_is_refused_by_the_settings():
 
     for bad in ("LOGS", "log", "", "metric,logs"):
         with pytest.raises(ValidationError):
-            Settings(agent_channel=bad)
+            NotebookSettings(agent_channel=bad)
 
 
 def test_a_silent_agent_without_the_policy_arn_names_the_stack_output():

@@ -13,6 +13,7 @@ from reaper import kinds
 from reaper.core.model import Mode, Resource, Verdict
 from reaper.core.settings import OffHours, Settings
 from reaper.kinds.notebook.model import ActivitySignal, NotebookFacts
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.sweep.pipeline import decide
 from reaper_devkit.seed import aligned
 
@@ -26,7 +27,7 @@ settings_strategy = st.builds(
     Settings,
     mode=modes,
     grace_minutes=st.integers(0, 180),
-    attach_agent=st.booleans(),
+    kinds=st.builds(lambda attach: {"NotebookSettings": NotebookSettings(attach_agent=attach)}, st.booleans()),
     off_hours=st.builds(OffHours, enabled=st.booleans(), timezone=st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"])),
 )
 

@@ -231,7 +231,7 @@ def test_the_dashboard_shows_every_long_sweep_metric_the_handlers_count():
 
     counted = set(
         re.findall(
-            r'add_metric\(name="([A-Za-z]+)"', (Path(__file__).resolve().parents[2] / "layers/reaper/reaper/handlers.py").read_text()
+            r'add_metric\(name="([A-Za-z]+)"', (Path(__file__).resolve().parents[2] / "layers/reaper/reaper/sweep/in_parts.py").read_text()
         )
     )
     chain_metrics = {m for m in counted if m in {"SweepDeferred", "SweepOutlastedSchedule", "ContinuationDropped", "ChainRecordUnreadable"}}

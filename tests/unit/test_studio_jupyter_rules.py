@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from reaper.core.coverage import reason
-from reaper.core.jupyter import JupyterKernel, JupyterReading
+from reaper.core.jupyter_verdict import JupyterKernel, JupyterReading
 from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
-from reaper.kinds.studio_app import jupyter
+from reaper.kinds.studio_app import studio_jupyter
 from reaper.kinds.studio_app.model import AppFacts
 from reaper.kinds.studio_app.rules import decide
 
@@ -62,8 +62,8 @@ def test_which_apps_a_jupyter_reading_may_judge(facts, readable):
 
 
 def test_the_url_signs_in_as_the_spaces_owner_and_lands_on_the_apps_own_status():
-    assert (LAB.sign_in_as, jupyter.landing_uri(LAB)) == ("ana", "app:JupyterLab:api/status")
-    assert (CLASSIC.sign_in_as, jupyter.landing_uri(CLASSIC)) == ("ana", "app:JupyterServer:api/status")
+    assert (LAB.sign_in_as, studio_jupyter.landing_uri(LAB)) == ("ana", "app:JupyterLab:api/status")
+    assert (CLASSIC.sign_in_as, studio_jupyter.landing_uri(CLASSIC)) == ("ana", "app:JupyterServer:api/status")
 
 
 def test_an_idle_reading_deletes_the_app_saying_what_stays_and_a_busy_kernel_keeps_it():
@@ -121,7 +121,7 @@ class Sagemaker:
 
 def test_the_url_is_asked_for_only_after_describe_app_says_in_service_with_the_shortest_session():
     sm = Sagemaker("InService")
-    reading = jupyter.read_all(sm, [app()])[app().id]
+    reading = studio_jupyter.read_all(sm, [app()])[app().id]
     assert reading.unknown == "jupyter-unreachable" and "SECRET" not in (reading.unreadable or "")
     assert [op for op, _ in sm.asked] == ["DescribeApp", "CreatePresignedDomainUrl"]
     assert sm.asked[1][1] == {
@@ -137,6 +137,6 @@ def test_the_url_is_asked_for_only_after_describe_app_says_in_service_with_the_s
 @pytest.mark.parametrize("status", ["Pending", "Deleting", "Deleted", "Failed"])
 def test_an_app_not_in_service_at_the_moment_of_the_read_is_never_asked_a_url(status):
     sm = Sagemaker(status)
-    reading = jupyter.read_all(sm, [app()])[app().id]
+    reading = studio_jupyter.read_all(sm, [app()])[app().id]
     assert reading.unknown == "jupyter-unreachable" and status in (reading.unreadable or "")
     assert [op for op, _ in sm.asked] == ["DescribeApp"]

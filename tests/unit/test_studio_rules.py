@@ -23,6 +23,7 @@ from reaper.kinds.studio_app.discover import (
 )
 from reaper.kinds.studio_app.model import AppActivity, AppFacts, DomainFacts, IdleSetting
 from reaper.kinds.studio_app.rules import decide
+from reaper.kinds.studio_app.settings import StudioAppSettings
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 S = Settings()
@@ -172,7 +173,7 @@ def test_domain_with_idle_shutdown_off_is_reported_then_turned_on_only_with_the_
         and "CodeEditor" in report.reason
         and "JupyterLab" not in report.reason.split("off for")[1]
     )
-    enforce = run(off, None, Settings(studio_enforce_idle_shutdown_minutes=90))
+    enforce = run(off, None, Settings().with_kind(StudioAppSettings(enforce_idle_shutdown_minutes=90)))
     assert enforce.verdict is Verdict.ACT and enforce.action == "enable-idle-shutdown" and enforce.skip_grace
     on = run(domain({"JupyterLabAppSettings": ON, "CodeEditorAppSettings": ON}), None)
     assert on.verdict is Verdict.KEEP and not on.notify
@@ -192,9 +193,10 @@ def test_turning_on_keeps_the_other_settings_and_the_undo_turns_it_off_again():
 def test_the_admin_timeout_is_held_to_what_aws_accepts():
     from reaper.core.errors import ConfigError
 
-    with pytest.raises(ConfigError):
-        Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "59"})
-    assert Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "60"}).studio_enforce_idle_shutdown_minutes == 60
+    with pytest.raises(ConfigError, match="REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES"):
+        Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "59"}).of(StudioAppSettings)
+    taken = Settings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "60"}).of(StudioAppSettings)
+    assert taken.enforce_idle_shutdown_minutes == 60
 
 
 @pytest.mark.parametrize(
@@ -254,7 +256,7 @@ def test_a_domain_whose_shared_spaces_lack_idle_shutdown_is_reported_and_the_opt
     r = Resource("studio-app", "d-x", "arn:aws:sagemaker:us-east-1:1:domain/d-x", "us-east-1", "InService", facts=facts)
     report = run(r, None)
     assert report.verdict is Verdict.KEEP and report.notify and "JupyterLab in shared spaces" in report.reason
-    enforce = run(r, None, Settings(studio_enforce_idle_shutdown_minutes=90))
+    enforce = run(r, None, Settings().with_kind(StudioAppSettings(enforce_idle_shutdown_minutes=90)))
     assert enforce.verdict is Verdict.ACT and enforce.evidence["shared_idle_shutdown_off"] == ["JupyterLab"]
     # the undo puts back the shared spaces' block as it was (idle shutdown off), and leaves the user settings alone
     undo = undo_hint(r, "enable-idle-shutdown") or ""

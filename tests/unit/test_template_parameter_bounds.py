@@ -16,6 +16,7 @@ import pytest
 
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
+from reaper.kinds import check_settings
 from reaper_devkit.template import load
 
 T = load()
@@ -68,7 +69,7 @@ def test_each_number_has_a_max_the_settings_take_and_nothing_past_it(name, var):
     def settings(value: str) -> Settings:
         rendered = _rendered(expr, name, value)
         assert rendered is not None
-        return Settings.from_env({var: rendered})
+        return check_settings(Settings.from_env({var: rendered}))  # the shared settings and each kind's own
 
     top = param["MaxValue"]
     settings(str(top))  # the largest value the stack accepts works

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from reaper.core.model import Mode, Verdict
 from reaper.core.settings import Settings
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from tests.unit.test_training_rules import KIND, NOW, job, pipeline_decide, read_tags, sig
 
 STACK_DEFAULTS = Settings()  # what a fresh deploy gets
-OPTED_IN = Settings(training_default_ceilings_act=True)
+OPTED_IN = Settings().with_kind(TrainingJobSettings(training_default_ceilings_act=True))
 
 
 def decide(resource, settings):

@@ -14,6 +14,7 @@ from reaper.core.price import LIVE, Price
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.cost import cluster
 from reaper.kinds.training_job.model import Channel, Cluster, JobFacts, JobType, LogHit, Progress, Span, TrainingSignal, align
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper.kinds.training_job.starved import channels
 from reaper.sweep.pipeline import decide as pipeline_decide
 
@@ -64,7 +65,7 @@ def sig(metrics: dict[str, list[float]] | None = None, gpu: dict[str, list[float
     )
 
 
-DEFAULTS = Settings(training_default_ceilings_act=True)  # the admin opted in: default ceilings act
+DEFAULTS = Settings().with_kind(TrainingJobSettings(training_default_ceilings_act=True))  # the admin opted in: default ceilings act
 
 
 def decide(resource: Resource, signal: TrainingSignal | None = None, settings: Settings = DEFAULTS):
@@ -184,8 +185,15 @@ def test_both_ceilings_past_80_percent_make_a_new_key_so_the_second_is_told_too(
 
 
 def test_the_warning_share_is_a_setting():
-    assert not decide(job(20, spot=True), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify
-    assert decide(job(22), sig(), Settings(ceiling_warn_percent=90, training_default_ceilings_act=True)).notify_key == "ceiling-80:hours"
+    assert not decide(
+        job(20, spot=True), sig(), Settings().with_kind(TrainingJobSettings(ceiling_warn_percent=90, training_default_ceilings_act=True))
+    ).notify
+    assert (
+        decide(
+            job(22), sig(), Settings().with_kind(TrainingJobSettings(ceiling_warn_percent=90, training_default_ceilings_act=True))
+        ).notify_key
+        == "ceiling-80:hours"
+    )
 
 
 # -- divergence ---------------------------------------------------------------------------------
@@ -291,7 +299,7 @@ def full(resource: Resource, settings: Settings) -> Verdict:
 
 
 def test_exempt_snoozed_production_and_bad_tags_are_never_stopped_past_a_ceiling():
-    enforce = Settings(mode=Mode.ENFORCE, training_default_ceilings_act=True)
+    enforce = Settings(mode=Mode.ENFORCE).with_kind(TrainingJobSettings(training_default_ceilings_act=True))
     later = (NOW + timedelta(days=1)).strftime("%Y-%m-%d")
     for tags in ({"reaper:exempt": "true"}, {"reaper:snooze-until": later}, {"ml:stage": "prod"}, {"reaper:max-hours": "soon"}):
         assert full(job(30, tags), enforce) is Verdict.EXEMPT, tags
@@ -299,9 +307,14 @@ def test_exempt_snoozed_production_and_bad_tags_are_never_stopped_past_a_ceiling
 
 
 def test_grace_for_jobs_defaults_to_zero_and_a_longer_grace_warns_first():
-    assert full(job(30), Settings(mode=Mode.ENFORCE, training_default_ceilings_act=True)) is Verdict.ACT
+    assert full(job(30), Settings(mode=Mode.ENFORCE).with_kind(TrainingJobSettings(training_default_ceilings_act=True))) is Verdict.ACT
     assert (
-        full(job(30), Settings(mode=Mode.ENFORCE, kind_grace_minutes={"training-job": 15}, training_default_ceilings_act=True))
+        full(
+            job(30),
+            Settings(mode=Mode.ENFORCE, kind_grace_minutes={"training-job": 15}).with_kind(
+                TrainingJobSettings(training_default_ceilings_act=True)
+            ),
+        )
         is Verdict.WARN
     )
 

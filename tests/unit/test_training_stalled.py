@@ -10,12 +10,13 @@ from reaper.core.model import Mode, Resource, Verdict
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.model import Cluster, JobFacts, Progress, Span, TrainingSignal
 from reaper.kinds.training_job.progress import _judge, _Seen
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper.sweep.pipeline import decide
 
 KIND = kinds.get("training-job")
 NOW = datetime(2026, 12, 2, 14, 7, tzinfo=UTC)
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
-ENFORCE = Settings(mode=Mode.ENFORCE, grace_minutes=30, stalled_job_action="stop")
+ENFORCE = Settings(mode=Mode.ENFORCE, grace_minutes=30).with_kind(TrainingJobSettings(stalled_job_action="stop"))
 
 
 def transform(tags: dict[str, str] | None = None) -> Resource:

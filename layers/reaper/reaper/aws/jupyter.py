@@ -64,7 +64,7 @@ from botocore.exceptions import ClientError
 from reaper.aws import jupyter_http
 from reaper.aws.faults import error_code
 from reaper.aws.jupyter_http import Cut, Cutter, OffOrigin, Session, origin
-from reaper.core.jupyter import JupyterKernel, JupyterReading
+from reaper.core.jupyter_verdict import JupyterKernel, JupyterReading
 
 WORKERS = 40  # readings at a time: 1,000 servers reached in BUDGET at 0.5 s a request (docs/performance.md)
 REQUEST_TIMEOUT = 10.0  # seconds, each request with its redirects, in all (not per read)

@@ -205,6 +205,7 @@ class Pricer:
 
         The shipped copy holds no Bedrock rows (PRICE_SOURCE.md): without the API, Bedrock is unpriced."""
         return self._price(BEDROCK_TOKENS, region, model_id, direction, f"{model_id}/{direction}")
+
     def storage_hourly(self, section: str, region: str, key: str, size_gib: int) -> Price | None:
         """Stored GB priced per GB-month, as an hourly figure (x size / 730): the shipped copy's row, or None."""
         price = shipped(section, region, key)

@@ -10,7 +10,7 @@ import sys
 
 OK = 0
 SOME_ERROR = 1  # some resource got verdict `error`; all are still printed
-USAGE = 2  # bad usage or configuration (the contract's exit 2)
+USAGE = 2  # bad usage or configuration (exit 2: docs/cli.md, Exit status)
 CREDENTIALS = 3  # no AWS credentials, or credentials AWS refused (expired, unknown key)
 AWS_ERROR = 4  # an AWS service error that stopped the command
 INTERRUPTED = 130  # Ctrl-C: the shell's 128 + SIGINT

@@ -51,7 +51,7 @@ INTERRUPTED = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a bad flag or value said on one line (the contract's exit 2), not a usage block."""
+    """argparse, with a bad flag or value said on one line (exit 2: docs/cli.md, Exit status), not a usage block."""
 
     def error(self, message: str) -> NoReturn:
         print(f"reaper: {message} (see {self.prog} --help)", file=sys.stderr)
@@ -410,13 +410,13 @@ def _run(args: argparse.Namespace) -> int:
     outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
     out = Printer()
     if args.command == "coverage":
-        from reaper.cli import coverage
+        from reaper.cli import coverage_command
 
         if output == "json":
-            for line in to_json_lines(coverage.rows(outcomes, settings)):
+            for line in to_json_lines(coverage_command.rows(outcomes, settings)):
                 out(line)
         else:
-            out(coverage.format_coverage(outcomes, settings))
+            out(coverage_command.format_coverage(outcomes, settings))
         return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
     shown = select(outcomes, args.verdict, args.owner)
     if output == "json":

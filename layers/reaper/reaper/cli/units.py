@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from reaper.cli.formats import to_json_lines
+from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
 from reaper.record.runtime import Runtime
 from reaper.report import units as unit_costs
 
@@ -21,7 +22,7 @@ def report(rt: Runtime, now: datetime, output: str, out: Callable[[str], None]) 
             clients("cloudwatch"),
             region,
             now,
-            unit_costs.price_book(clients.pricer, rt.settings.bedrock_model_unit_hourly_usd),
+            unit_costs.price_book(clients.pricer, rt.settings.of(BedrockPtSettings).model_unit_hourly_usd),
             bedrock=clients("bedrock"),
         )
     if output == "json":

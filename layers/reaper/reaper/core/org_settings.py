@@ -9,7 +9,7 @@ kind's mode. A stack can take central settings (`follow`), take only what lowers
 (`dry-run-only`), or refuse them (`ignore`).
 
 Nothing unreadable is half-applied: a setting with one bad value is refused whole, and the member
-keeps its own settings (reaper.record.central_settings says so).
+keeps its own settings (reaper.record.org_settings_reader says so).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ REAPER_KEYS = (
 )
 STAGE, OWNER, PROJECT = "ml:stage", "ml:owner", "ml:project"
 
-# Sane bounds (the contract): anything outside cannot be what was meant, so it is unreadable.
+# Sane bounds (docs/safety.md, item 2; docs/tags.md): anything outside cannot be what was meant, so it is unreadable.
 IDLE_MINUTES = (5, 10_080)  # five minutes to a week
 MAX_HOURS = 8_760.0  # a year
 MAX_USD = 1_000_000.0
@@ -100,7 +100,7 @@ class TagView:
 
 
 def read_tags(tags: dict[str, str], settings: Settings) -> TagView:
-    """Read the contract's tags. Keys match case-insensitively; values are trimmed.
+    """Read the reaper's tags (docs/tags.md). Keys match case-insensitively; values are trimmed.
 
     Never raises, whatever the tags hold: what cannot be read is a problem, and a resource with a
     problem is exempt (see `screen`).
@@ -145,7 +145,7 @@ class _TagReader:
         self.by_key: dict[str, str] = {}
         for key, value in tags.items():
             k, v = str(key).strip().lower(), str(value).strip()
-            # values compare case-insensitively (the contract): `true` and ` TRUE ` under two spellings of one key agree
+            # values compare case-insensitively (docs/tags.md): `true` and ` TRUE ` under two spellings of one key agree
             ours = k.startswith(self.prefix) or k in (STAGE, OWNER, PROJECT)
             if k in self.by_key and self.by_key[k].lower() != v.lower() and ours:
                 self.problems.append(

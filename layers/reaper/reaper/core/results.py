@@ -19,7 +19,7 @@ class SweepSummary(TypedDict, total=False):
     acted: list[str]  # ids of the resources changed
     errors: list[str]  # "kind id: reason"
     part: int
-    unknown: int  # resources it could not judge (reaper.record.coverage)
+    unknown: int  # resources it could not judge (reaper.record.coverage_metrics)
     chain: str  # the chain record could not be read: swept anyway
     continues: str  # the next part's schedule, or why it was not arranged
     after: str  # the id the next part starts after

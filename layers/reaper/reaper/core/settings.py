@@ -2,6 +2,13 @@
 
 Every value has the default the stack ships with; the template sets them from its parameters.
 Logic never reads os.environ: it is handed a Settings.
+
+`Settings` holds what more than one kind (or the sweep, the records, Slack) reads. A setting that one
+kind alone reads is in that kind's own model beside it (kinds/<kind>/settings.py, a `KindSettings`),
+read from the same REAPER_* variable (docs/configuration.md): `settings.of(Ec2Settings)`. The variables
+are kept in `Settings.environ`, so each kind's model is read from exactly what the shared one was; the
+runtime's construction (reaper.wiring) reads every kind's model at cold start, so a bad value still
+fails the function's first call loudly.
 """
 
 from __future__ import annotations
@@ -10,10 +17,10 @@ import os
 import re
 from collections.abc import Mapping
 from datetime import time
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from reaper.core.errors import ConfigError
 from reaper.core.model import Mode
@@ -83,8 +90,38 @@ class OffHours(BaseModel):
         return days
 
 
+class KindSettings(BaseModel):
+    """One kind's own settings (kinds/<kind>/settings.py): its fields, and the REAPER_* variable of each."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a field that moved (or never was) is refused, never ignored
+
+    ENV_VARS: ClassVar[dict[str, str]] = {}  # environment variable -> field
+
+    @classmethod
+    def from_env(cls: type[K], env: Mapping[str, str]) -> K:
+        """Read its REAPER_* variables (blank ones keep the default). Raises ConfigError with one readable line."""
+        raw = {name: env[var].strip() for var, name in cls.ENV_VARS.items() if env.get(var, "").strip()}
+        return cls.validated(raw)
+
+    @classmethod
+    def validated(cls: type[K], raw: Mapping[str, Any]) -> K:
+        try:
+            return cls.model_validate(dict(raw))
+        except ValidationError as exc:
+            raise config_error(exc, {name: var for var, name in cls.ENV_VARS.items()}) from None
+
+
+K = TypeVar("K", bound=KindSettings)
+
+
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a field that moved (or never was) is refused, never ignored
+
+    # the REAPER_* variables it was read from (Settings.from_env): each kind's own model is read from them
+    environ: dict[str, str] = Field(default_factory=dict, repr=False)
+    # kind settings given outright (`with_kind`: the CLI, tests), by model name; the rest come from `environ`
+    kinds: dict[str, KindSettings] = Field(default_factory=dict, repr=False)
+    _read: dict[type[KindSettings], KindSettings] = PrivateAttr(default_factory=dict)
 
     mode: Mode = Mode.DRY_RUN
     kind_modes: dict[str, Mode] = Field(default_factory=dict)
@@ -126,35 +163,12 @@ class Settings(BaseModel):
     central_settings: str = Field(default="follow", pattern="^(follow|dry-run-only|ignore)$")
     account_id: str | None = Field(default=None, pattern=r"^\d{12}$")
     org_settings_table: str | None = None  # the CLI's `reaper org set` (central credentials)
-    agent_lifecycle_config: str = "mlreaper-activity-agent"
-    # AgentChannel: "metric" = the agent publishes MLReaper/NotebookActivity (the contract) and the
-    # reaper reads it; "logs" = samples in /mlreaper/<lifecycle config>, read first (docs/kinds/notebook.md, AgentChannel)
-    agent_channel: str = Field(default="metric", pattern="^(metric|logs)$")
-    attach_agent: bool = False
     # JupyterReads: read the Jupyter server of running notebooks without the agent, and of the Studio apps idle
     # shutdown does not cover (docs/jupyter-reads.md)
     jupyter_reads: bool = False
-    agent_publish_policy_arn: str | None = None  # the stack's NotebookActivityPublishPolicy (for the silent-agent fix)
     # training-job ceilings
-    max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the contract's bounds for the ceiling tags
+    max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the ceiling tags' bounds (docs/safety.md, item 2)
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
-    # the two above apply to jobs without a ceiling tag: notify-only unless the admin opts in
-    training_default_ceilings_act: bool = False
-    # stalled jobs: no new log event and no CPU or GPU use for this long; stopped (after a
-    # warning and the grace) only when the admin opts in, like the default ceilings
-    stalled_minutes: int = Field(default=60, ge=15, le=10_080)
-    stalled_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
-    # converged and flat training runs (docs/kinds/training-job.md#converged-and-flat-runs): told after
-    # `converged_patience` evaluations without a relative gain of `converged_min_improvement` (the
-    # tags reaper:patience and reaper:min-improvement override them per job); stopped (after a warning
-    # and the grace) only when the admin opts in, or the job carries reaper:early-stop=converged
-    converged_patience: int = Field(default=30, ge=1, le=10_080)
-    converged_min_improvement: float = Field(default=0.01, ge=0, le=0.5)
-    converged_job_action: str = Field(default="notify", pattern="^(notify|stop)$")
-    # a managed spot training job without CheckpointConfig: told to its owner, or stopped (admin opt-in)
-    spot_without_checkpoints: str = Field(default="notify", pattern="^(notify|stop)$")
-    # managed warm pools kept longer than this (billed wall-clock minutes) are ended, after a warning
-    warm_pool_max_minutes: int = Field(default=30, ge=1, le=60)
     # endpoints: off-hours restore at the start of working hours, and how long
     # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
     endpoint_off_hours_restore: bool = False
@@ -174,23 +188,8 @@ class Settings(BaseModel):
     sweep_schedule: str | None = None
     continuation_schedule_group: str | None = None
     continuation_role_arn: str | None = None
-    ceiling_warn_percent: float = Field(default=80.0, gt=0, lt=100)  # warn the owner once a job passes this share of a ceiling
-    divergence_points: int = Field(default=5, ge=2, le=1_000)  # consecutive worsening datapoints that count as diverging
-    divergence_ratio: float = Field(default=2.0, gt=1, le=1_000)  # ... ending this far past the metric's best value
-    gpu_idle_percent: float = Field(default=70.0, gt=0, le=100)  # GPU advisory below this average utilisation
-    gpu_idle_minutes: int = Field(default=30, ge=10, le=10_080)  # ... over this long
-    # FSx for Lustre: how far back training jobs count as using a file system, when an
-    # unfinished backup or export is reported as stuck, and the one-off check the job-ended event arranges
-    fsx_job_lookback_days: int = Field(default=14, ge=1, le=365)
-    fsx_stuck_hours: float = Field(default=24.0, gt=0, le=8_760)
-    fsx_check_function_arn: str | None = None
-    fsx_check_role_arn: str | None = None
-    # SageMaker Studio: turn the domains' built-in idle shutdown on with this timeout
-    # (None: only report domains where it is off). AWS accepts 60..525,600 minutes.
-    studio_enforce_idle_shutdown_minutes: int | None = Field(default=None, ge=60, le=525600)
-    # EC2: let CPU and network alone decide when an instance publishes no GPU metric
-    ec2_cpu_only: bool = False
-    # GpuSsmReads: one nvidia-smi sample through Systems Manager for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
+    # GpuSsmReads (EC2; the coverage report reads it too): one nvidia-smi sample through Systems Manager
+    # for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
     gpu_ssm_reads: bool = False
     # DigestBill: the daily digest's weekly line beside what AWS billed (one Cost Explorer read a day: docs/bill.md)
     digest_bill: bool = False
@@ -205,10 +204,6 @@ class Settings(BaseModel):
     # impact (USD) an anomaly needs before AWS alerts
     anomaly_topic_arn: str | None = None
     anomaly_threshold_usd: float = Field(default=100.0, ge=0, le=1_000_000)
-    # Bedrock Provisioned Throughput: deprecated, kept as the admin's explicit override of the price per
-    # model-unit hour (AWS's Price List holds no entry the reaper can read for it, docs/prices.md); every
-    # figure it makes says it is the admin's. 0 (the default): unpriced, never $0
-    bedrock_model_unit_hourly_usd: float = Field(default=0.0, ge=0, le=10_000)
     # Storage left behind (docs/kinds/storage.md): the reaper's own FSx backups are deleted this many days
     # after they were made (None, the default: kept for ever; a backup tagged reaper:keep=true always is);
     # an ML volume (tag key ml:*) unattached and made at least this many weeks ago is snapshotted, then deleted
@@ -262,7 +257,7 @@ class Settings(BaseModel):
             if name not in KINDS:
                 raise ValueError(f"unknown kind {name!r} (kinds: {', '.join(KINDS)})")
         for name, minutes in self.idle_minutes.items():
-            # the contract's sane bounds for reaper:idle-minutes hold for the stack's defaults too; past
+            # the sane bounds for reaper:idle-minutes (docs/safety.md, item 2) hold for the stack's defaults too; past
             # them a window's start overflows datetime (REAPER_IDLE_MINUTES_NOTEBOOK=99999999999999999999999)
             if not MIN_IDLE_MINUTES <= minutes <= MAX_IDLE_MINUTES:
                 raise ValueError(f"idle minutes for {name}: from {MIN_IDLE_MINUTES} to {MAX_IDLE_MINUTES:,} expected, got {minutes}")
@@ -300,6 +295,21 @@ class Settings(BaseModel):
             )
         return self
 
+    def of(self, model: type[K]) -> K:
+        """One kind's own settings: given by `with_kind`, else read from the environment (once)."""
+        given = self.kinds.get(model.__name__)
+        if isinstance(given, model):
+            return given
+        read = self._read.get(model)
+        if not isinstance(read, model):
+            read = model.from_env(self.environ)
+            self._read[model] = read
+        return read
+
+    def with_kind(self, *models: KindSettings) -> Settings:
+        """A copy with these kinds' own settings given outright."""
+        return self.replace(kinds={**self.kinds, **{type(m).__name__: m for m in models}})
+
     def mode_for(self, kind: str) -> Mode:
         return self.kind_modes.get(kind, self.mode)
 
@@ -317,7 +327,7 @@ class Settings(BaseModel):
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read REAPER_* variables. Raises ConfigError with one readable line."""
         env = os.environ if env is None else env
-        raw: dict[str, Any] = {}
+        raw: dict[str, Any] = {"environ": {k: v for k, v in env.items() if k.startswith("REAPER_")}}
         for var, name in ENV_VARS.items():
             value = env.get(var, "").strip()
             if value:
@@ -361,16 +371,21 @@ class Settings(BaseModel):
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "settings"
-            var = _VAR_OF.get(where) or (_VAR_OF.get(str(first["loc"][0])) if first["loc"] else None)
-            named = f"{var} ({where})" if var else where
-            got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
-            raise ConfigError(f"bad configuration: {named}: {first['msg']}{got}") from None
+            raise config_error(exc, _VAR_OF) from None
 
     def replace(self, **changes: Any) -> Settings:
-        """A copy with changes, validated like the original (CLI flags use this)."""
-        return self.validated({**self.model_dump(), **changes})
+        """A copy with changes, validated like the original (CLI flags use this); the kinds' own settings kept."""
+        return self.validated({**self.model_dump(exclude={"kinds"}), "kinds": dict(self.kinds), **changes})
+
+
+def config_error(exc: ValidationError, var_of: Mapping[str, str]) -> ConfigError:
+    """The first error in one line, naming the environment variable that set the field."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "settings"
+    var = var_of.get(where) or (var_of.get(str(first["loc"][0])) if first["loc"] else None)
+    named = f"{var} ({where})" if var else where
+    got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
+    return ConfigError(f"bad configuration: {named}: {first['msg']}{got}")
 
 
 # DynamoDB's naming rules: 3 to 255 of a-z A-Z 0-9 _ - . (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html);
@@ -406,25 +421,12 @@ ENV_VARS: dict[str, str] = {
     "REAPER_CENTRAL_SETTINGS": "central_settings",
     "REAPER_ACCOUNT_ID": "account_id",
     "REAPER_ORG_SETTINGS_TABLE": "org_settings_table",
-    "REAPER_AGENT_LIFECYCLE_CONFIG": "agent_lifecycle_config",
-    "REAPER_AGENT_CHANNEL": "agent_channel",
-    "REAPER_ATTACH_AGENT": "attach_agent",
     "REAPER_JUPYTER_READS": "jupyter_reads",
-    "REAPER_AGENT_PUBLISH_POLICY_ARN": "agent_publish_policy_arn",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
-    "REAPER_TRAINING_DEFAULT_CEILINGS_ACT": "training_default_ceilings_act",
-    "REAPER_STALLED_MINUTES": "stalled_minutes",
-    "REAPER_STALLED_JOB_ACTION": "stalled_job_action",
-    "REAPER_CONVERGED_PATIENCE": "converged_patience",
-    "REAPER_CONVERGED_MIN_IMPROVEMENT": "converged_min_improvement",
-    "REAPER_CONVERGED_JOB_ACTION": "converged_job_action",
-    "REAPER_SPOT_WITHOUT_CHECKPOINTS": "spot_without_checkpoints",
-    "REAPER_WARM_POOL_MAX_MINUTES": "warm_pool_max_minutes",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
     "REAPER_ENDPOINT_LEARNED_WAKE": "endpoint_learned_wake",
     "REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "endpoint_wake_lead_minutes",
-    "REAPER_NOTEBOOK_EARLY_WARNING": "notebook_early_warning",
     "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
     "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
     "REAPER_SCHEDULE_GROUP": "schedule_group",
@@ -432,17 +434,6 @@ ENV_VARS: dict[str, str] = {
     "REAPER_SWEEP_SCHEDULE": "sweep_schedule",
     "REAPER_CONTINUATION_SCHEDULE_GROUP": "continuation_schedule_group",
     "REAPER_CONTINUATION_ROLE_ARN": "continuation_role_arn",
-    "REAPER_CEILING_WARN_PERCENT": "ceiling_warn_percent",
-    "REAPER_DIVERGENCE_POINTS": "divergence_points",
-    "REAPER_DIVERGENCE_RATIO": "divergence_ratio",
-    "REAPER_FSX_JOB_LOOKBACK_DAYS": "fsx_job_lookback_days",
-    "REAPER_FSX_STUCK_HOURS": "fsx_stuck_hours",
-    "REAPER_FSX_CHECK_FUNCTION_ARN": "fsx_check_function_arn",
-    "REAPER_FSX_CHECK_ROLE_ARN": "fsx_check_role_arn",
-    "REAPER_GPU_IDLE_PERCENT": "gpu_idle_percent",
-    "REAPER_GPU_IDLE_MINUTES": "gpu_idle_minutes",
-    "REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": "studio_enforce_idle_shutdown_minutes",
-    "REAPER_EC2_CPU_ONLY": "ec2_cpu_only",
     "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
     "REAPER_DIGEST_BILL": "digest_bill",
     "REAPER_LIVE_PRICES": "live_prices",
@@ -451,7 +442,6 @@ ENV_VARS: dict[str, str] = {
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
     "REAPER_ANOMALY_TOPIC_ARN": "anomaly_topic_arn",
     "REAPER_ANOMALY_THRESHOLD_USD": "anomaly_threshold_usd",
-    "REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD": "bedrock_model_unit_hourly_usd",
     "REAPER_STORAGE_BACKUP_RETENTION_DAYS": "storage_backup_retention_days",
     "REAPER_STORAGE_IDLE_WEEKS": "storage_idle_weeks",
 }

@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 
 from reaper.core.errors import UsageError
+from reaper.core.settings import KindSettings, Settings
 from reaper.kinds.base import Kind, KindDeclaration
 
 KIND_PACKAGES: dict[str, str] = {
@@ -26,6 +27,15 @@ KIND_PACKAGES: dict[str, str] = {
     "mlflow": "reaper.kinds.mlflow",
     # storage left behind: the reaper's own FSx backups, unattached ML volumes (docs/kinds/storage.md)
     "storage": "reaper.kinds.storage",
+}
+# the kinds with settings of their own (kinds/<kind>/settings.py: module, model); the rest read only the shared ones
+KIND_SETTINGS: dict[str, tuple[str, str]] = {
+    "notebook": ("reaper.kinds.notebook.settings", "NotebookSettings"),
+    "training-job": ("reaper.kinds.training_job.settings", "TrainingJobSettings"),
+    "fsx": ("reaper.kinds.fsx.settings", "FsxSettings"),
+    "studio-app": ("reaper.kinds.studio_app.settings", "StudioAppSettings"),
+    "ec2": ("reaper.kinds.ec2.settings", "Ec2Settings"),
+    "bedrock-pt": ("reaper.kinds.bedrock_pt.settings", "BedrockPtSettings"),
 }
 _loaded: dict[str, Kind] = {}
 
@@ -63,3 +73,21 @@ def get(name: str) -> Kind:
 
 def all_kinds() -> list[Kind]:
     return [REGISTRY[name] for name in KIND_PACKAGES]
+
+
+def settings_models() -> dict[str, type[KindSettings]]:
+    """{kind: its own settings model}, for the kinds that have one (a small module beside the declaration)."""
+    models: dict[str, type[KindSettings]] = {}
+    for name, (module, model) in KIND_SETTINGS.items():
+        found = getattr(importlib.import_module(module), model)
+        if not (isinstance(found, type) and issubclass(found, KindSettings)):
+            raise RuntimeError(f"{module}.{model} is not a KindSettings")
+        models[name] = found
+    return models
+
+
+def check_settings(settings: Settings) -> Settings:
+    """Every kind's own settings read now (at cold start): a bad value fails loudly, naming its variable."""
+    for model in settings_models().values():
+        settings.of(model)
+    return settings

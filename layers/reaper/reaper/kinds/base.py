@@ -136,6 +136,39 @@ class Parts(Generic[S]):
     guard: Guard | None = None  # why the kind changes nothing on this resource whatever asks, or None
 
 
+S_co = TypeVar("S_co", covariant=True)
+
+
+class SignalsModule(Protocol[S_co]):
+    """A kind's `signals` module: its `signals(clients, resources, settings, now)`."""
+
+    def signals(self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime, /) -> Mapping[str, S_co]: ...
+
+
+class StateModule(Protocol):
+    """A kind's `actions` module: its `current_state(clients, resource)`."""
+
+    def current_state(self, clients: Clients, resource: Resource, /) -> str | None: ...
+
+
+def signals_of(module: SignalsModule[S]) -> Callable[[SignalContext, list[Resource]], Mapping[str, S]]:
+    """A kind's `signals.signals` behind the one SignalContext, looked up at each call (a test may patch it)."""
+
+    def read(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, S]:
+        return module.signals(ctx.clients, resources, ctx.settings, ctx.now)
+
+    return read
+
+
+def state_of(module: StateModule) -> Callable[[Clients, Resource], str | None]:
+    """A kind's `actions.current_state`, read just before a change; looked up at each call (a test may patch it)."""
+
+    def read(clients: Clients, resource: Resource) -> str | None:
+        return module.current_state(clients, resource)
+
+    return read
+
+
 def load_parts(ref: Ref) -> Parts[Any]:
     """The kind's `Parts`, checked to be one (a Ref is text: this is where it becomes a type again)."""
     parts = resolve(ref)
@@ -345,10 +378,10 @@ class Kind:
 
     def signals(
         self, clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
-    ) -> Mapping[str, Any]:
+    ) -> Mapping[str, object]:
         return self.parts.signals(SignalContext(clients, settings, now, log), resources)
 
-    def decide(self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime) -> Decision:
+    def decide(self, resource: Resource, signal: object, view: TagView, settings: Settings, now: datetime) -> Decision:
         return self.parts.decide(resource, signal, view, settings, now)
 
     def current_state(self, clients: Clients, resource: Resource) -> str | None:
@@ -369,7 +402,7 @@ class Kind:
         return read
 
     def kill_decision(
-        self, resource: Resource, signal: Any, view: TagView, settings: Settings, now: datetime, reason: str
+        self, resource: Resource, signal: object, view: TagView, settings: Settings, now: datetime, reason: str
     ) -> Decision | None:
         """What a past kill date leads to for this resource: ACT with the kind's action, or None."""
         d, pick = self.declaration, self.parts.kill_decision
@@ -451,5 +484,7 @@ __all__ = [
     "RestoreRun",
     "WakeRun",
     "resolve",
+    "signals_of",
     "standard_parts",
+    "state_of",
 ]

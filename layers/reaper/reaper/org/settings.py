@@ -7,7 +7,7 @@ The settings table (org/central.yaml `OrgSettingsTable`) holds two kinds of item
 - what each account follows: pk `<account id>`, sk `effective`, one JSON body with the layered modes,
   their sources and any problem, written by `reconcile` (the central settings function, on every
   change and hourly, so an account moved into an OU gets its settings within the hour).
-A member reads only its own effective item (the table's resource policy, reaper.record.central_settings).
+A member reads only its own effective item (the table's resource policy, reaper.record.org_settings_reader).
 """
 
 from __future__ import annotations

@@ -27,6 +27,18 @@ class NoOutbox:
         return {}
 
 
+class GroupedOutbox:
+    """An outbox whose messages are held to the end of the sweep and handed on as one summary per owner
+    (reaper.record.owner_summary). Chosen by reaper.wiring (Slack's bot mode); the courier asks the
+    outbox, never Slack's mode."""
+
+    def __init__(self, inner: Outbox) -> None:
+        self.inner = inner
+
+    def send(self, messages: Sequence[Message]) -> dict[int, str]:
+        return self.inner.send(messages)
+
+
 class QueueOutbox:
     """SQS: the notifier posts, retries, and leaves what fails in the dead-letter queue."""
 

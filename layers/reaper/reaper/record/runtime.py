@@ -13,8 +13,8 @@ from reaper.aws.clients import Clients
 from reaper.aws.pricing import Pricer
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
-from reaper.record.central_settings import CentralSettingsReader
 from reaper.record.forward import Forwarder
+from reaper.record.org_settings_reader import CentralSettingsReader
 from reaper.record.outbox import NoOutbox, Outbox
 
 

@@ -40,7 +40,7 @@ from reaper.slack.message import escape
 from reaper.slack.request import STOP_ANYWAY, Click, ClickRecord
 
 SNOOZE = timedelta(hours=24)
-MAX_BUDGET_USD = 1_000_000.0  # the contract's bound on a dollar tag
+MAX_BUDGET_USD = 1_000_000.0  # the bound on a dollar tag (docs/safety.md, item 2)
 RESTORABLE = frozenset({"endpoint", "fsx"})
 MAX_CONSENT_GB = 1_000_000.0  # no instance store is larger (the biggest are tens of TB)
 STOP_SOURCE, STOP_DETAIL_TYPE = "mlreaper.slack", "Stop now"

@@ -11,7 +11,8 @@ write-ahead copy) is retried with a short backoff within the sweep's deadline, a
 be written its message is held, its write-ahead copy stays, and the next sweep of the kind reads the
 resource's state, settles it and posts it once (reaper.sweep.reconcile).
 
-In bot mode (`REAPER_SLACK_MODE=bot`) messages are not queued one per resource: each outcome is
+With a grouped outbox (reaper.record.outbox.GroupedOutbox: Slack's bot mode, chosen in reaper.wiring)
+messages are not queued one per resource: each outcome is
 still recorded and kept as unposted as it happens, and `flush` (at the end of the sweep) queues
 one summary per owner (reaper.slack.owner_summary) and then drops its members from the unposted list.
 A sweep that dies first leaves them all unposted, and the next sweep posts them, grouped too.
@@ -36,6 +37,7 @@ from reaper.core.timeutil import as_utc
 from reaper.record import owner_summary
 from reaper.record.actionlog import Settlement, Unposted
 from reaper.record.message import BadMessage, Message, NoticeMessage, VerdictMessage, from_record
+from reaper.record.outbox import GroupedOutbox
 from reaper.record.runtime import Runtime
 from reaper.sweep import reconcile
 
@@ -115,7 +117,7 @@ class Courier:
 
     @property
     def grouped(self) -> bool:
-        return self.rt.settings.slack_mode == "bot"
+        return isinstance(self.rt.outbox, GroupedOutbox)
 
     def flush(self) -> None:
         self._settle()

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable
 from reaper import kinds as kind_registry
 from reaper.aws import pricing
 from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
-from reaper.record import actionlog, central_settings, forward, outbox
+from reaper.record import actionlog, forward, org_settings_reader, outbox
 from reaper.sweep import continuation
 
 # every sweep function: the action log, the queue, arranging the next part of a long sweep, and list prices
@@ -77,7 +77,7 @@ def sweep_function_permissions(kind_name: str, conditions: Collection[str] | Non
     (None: every conditional read too, i.e. whatever any deployment may call)."""
     central = set(forward.PERMISSIONS) if conditions is None or CENTRAL_BUS in conditions else set()
     if conditions is None or CENTRAL_SETTINGS in conditions:
-        central |= set(central_settings.PERMISSIONS)
+        central |= set(org_settings_reader.PERMISSIONS)
     return kind_registry.get(kind_name).permissions(conditions) | COMMON | central
 
 

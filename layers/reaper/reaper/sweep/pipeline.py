@@ -337,7 +337,7 @@ def _spend(rt: Runtime, kind: Kind, clients: Clients, now: datetime, event_id: s
     settings = rt.settings
     if not (kind.declaration.budgeted and settings.budget_topic_arn):
         return {}
-    # dry-run changes nothing in AWS (contract: "not even tags"), so budgets are only said, not created
+    # dry-run changes nothing in AWS (docs/safety.md, item 3: "not even tags"), so budgets are only said, not created
     enforcing = settings.mode_for(kind.name) is Mode.ENFORCE
     return read_budgets(rt, clients, settings, manage=kind.declaration.manages_budgets, create=enforcing, now=now, event_id=event_id)
 

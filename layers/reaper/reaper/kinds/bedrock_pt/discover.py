@@ -22,6 +22,7 @@ from reaper.core.price import ADMIN_OVERRIDE, Price
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.bedrock_pt.model import KIND, PtFacts
+from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
 
 OVERRIDE_SOURCE = f"{ADMIN_OVERRIDE} (BedrockModelUnitHourlyUsd)"
 
@@ -42,7 +43,7 @@ def tags_of(bedrock: Any, arn: str) -> dict[str, str]:
 
 def to_resource(region: str, s: dict[str, Any], tags: dict[str, str], settings: Settings) -> Resource:
     units = int(s.get("modelUnits") or 0)
-    price = settings.bedrock_model_unit_hourly_usd
+    price = settings.of(BedrockPtSettings).model_unit_hourly_usd
     created = as_utc(s["creationTime"])
     expires = s.get("commitmentExpirationTime")
     return Resource(

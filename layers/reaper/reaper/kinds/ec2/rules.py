@@ -38,6 +38,7 @@ from reaper.kinds.ec2.model import (
     align,
     window_end,
 )
+from reaper.kinds.ec2.settings import Ec2Settings
 
 MB = 1024 * 1024
 # Evidence key on a keep whose evidence could not be read (a gap, no GPU metric): a sweep keeps it, and
@@ -165,7 +166,7 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
     if not accelerator and sample is not None:
         evidence.update(accelerator_metric="nvidia-smi sample (GpuSsmReads)", gpu_sample=_figures(sample))
     elif not accelerator:
-        if not settings.ec2_cpu_only:
+        if not settings.of(Ec2Settings).cpu_only:
             return _no_accelerator_metric(resource, facts, metric_names, evidence)
         evidence["accelerator_metric"] = "none (REAPER_EC2_CPU_ONLY: CPU and network decide)"
     else:
@@ -216,7 +217,7 @@ def _usable_sample(signal: Ec2Signal | None, accelerator: dict[str, Series], set
     """The nvidia-smi sample, where it stands in for a GPU series. Without a reading, the CPU-only policy
     (the admin's choice) still lets CPU and network decide."""
     sample = signal.gpu_sample if signal and not accelerator else None
-    if sample is not None and sample.status != "read" and settings.ec2_cpu_only:
+    if sample is not None and sample.status != "read" and settings.of(Ec2Settings).cpu_only:
         return None
     return sample
 

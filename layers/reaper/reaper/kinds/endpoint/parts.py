@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reaper.aws.clients import Clients
 from reaper.core.model import Resource
-from reaper.kinds.base import Parts, SignalContext
+from reaper.kinds.base import Parts, SignalContext, state_of
 from reaper.kinds.endpoint import actions, discover, rules, signals
 from reaper.kinds.endpoint.model import EndpointSignal
 
@@ -18,16 +17,11 @@ def _signals(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, Endp
     return signals.signals(ctx.clients, resources, ctx.settings, ctx.now, log=ctx.log)
 
 
-def _current_state(clients: Clients, resource: Resource) -> str | None:
-    """Read just before a change; looked up when called (a test may patch it)."""
-    return actions.current_state(clients, resource)
-
-
 PARTS: Parts[EndpointSignal] = Parts(
     discover=discover.discover,
     signals=_signals,
     decide=rules.decide,
-    current_state=_current_state,
+    current_state=state_of(actions),
     undo_hint=actions.undo_hint,
     current_read=actions.current_read,
     kill_decision=rules.kill_decision,  # classic endpoints cannot scale to zero: delete for them

@@ -43,6 +43,7 @@ from reaper.kinds.fsx.model import (
     Method,
     RestoreRecord,
 )
+from reaper.kinds.fsx.settings import FsxSettings
 
 log = logging.getLogger("reaper")
 
@@ -188,7 +189,7 @@ def earlier_backup(ctx: ActContext, resource: Resource, decision: Decision) -> t
     in the last REAPER_FSX_STUCK_HOURS. docs/kinds/fsx.md, "A second backup".
     """
     proof = decision.evidence.get("idle_proof_from")
-    stuck = ctx.now - timedelta(hours=ctx.settings.fsx_stuck_hours)
+    stuck = ctx.now - timedelta(hours=ctx.settings.of(FsxSettings).stuck_hours)
     since = parse_instant(str(proof)) if proof else stuck
     ours = [a for a in made_for(ctx.clients("fsx"), resource.id, ctx.settings.tag(SOURCE_TAG)) if a.started_at and a.started_at >= since]
     usable = [a for a in ours if a.lifecycle in ADOPTABLE and (a.done or (a.started_at is not None and a.started_at >= stuck))]

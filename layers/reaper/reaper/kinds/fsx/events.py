@@ -27,6 +27,7 @@ from reaper.kinds.base import Check, EventResult
 from reaper.kinds.fsx import FS_ID_PATTERN
 from reaper.kinds.fsx.jobs import lustre_inputs
 from reaper.kinds.fsx.rules import idle_window
+from reaper.kinds.fsx.settings import FsxSettings
 from reaper.record.runtime import Runtime
 
 JOB_STATE_CHANGE = "SageMaker Training Job State Change"
@@ -99,9 +100,10 @@ def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: C
 def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: datetime) -> str:
     """A one-off EventBridge Scheduler schedule that invokes this function at `due` for `fs_id`."""
     s = rt.settings
+    own = s.of(FsxSettings)
     if due <= now:
         return "not needed: the idle window has ended already"
-    if not (s.fsx_check_function_arn and s.fsx_check_role_arn):
+    if not (own.check_function_arn and own.check_role_arn):
         return "not arranged: REAPER_FSX_CHECK_FUNCTION_ARN / REAPER_FSX_CHECK_ROLE_ARN are not set (the scheduled sweep will see it)"
     name = f"mlreaper-fsx-{fs_id}-{due:%Y%m%d%H%M}"
     payload = {
@@ -121,8 +123,8 @@ def arrange_check(rt: Runtime, region: str, fs_id: str, due: datetime, now: date
         group=s.schedule_group,
         at=due,
         timezone="UTC",
-        target_arn=s.fsx_check_function_arn,
-        role_arn=s.fsx_check_role_arn,
+        target_arn=own.check_function_arn,
+        role_arn=own.check_role_arn,
         payload=payload,
         description=f"mlreaper: is {fs_id} finished now that its idle window has ended?",
     )

@@ -36,6 +36,7 @@ from reaper.kinds.fsx.model import (
     JobRef,
     Phase,
 )
+from reaper.kinds.fsx.settings import FsxSettings
 
 
 def idle_window(view: TagView, settings: Settings) -> int:
@@ -194,7 +195,7 @@ def _phases(
         )
     age = now - art.started_at if art.started_at else timedelta(0)
     if art.running:
-        if age > timedelta(hours=settings.fsx_stuck_hours):
+        if age > timedelta(hours=settings.of(FsxSettings).stuck_hours):
             return Decision(
                 Verdict.ERROR,
                 f"{finished}; but {label} is still {art.lifecycle} after {human_duration(age)}: nothing is deleted, and the reaper "

@@ -25,6 +25,7 @@ from reaper.kinds.fsx.artifacts import backups, tasks
 from reaper.kinds.fsx.jobs import scan
 from reaper.kinds.fsx.model import KIND, METRICS, NAMESPACE, READ_LAG, Artifact, FsxFacts, FsxSignal, JobRef
 from reaper.kinds.fsx.rules import idle_window
+from reaper.kinds.fsx.settings import FsxSettings
 
 LAG = READ_LAG
 MAX_POINTS = 288
@@ -74,7 +75,7 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     # Jobs older than the idle window matter only to bring an untagged file system into scope:
     # when every file system is dev-tagged, jobs that ended before the window need no describe.
     all_dev = all(is_dev(v, settings) for v in views.values())
-    lookback_days = longest_window_days if all_dev else max(settings.fsx_job_lookback_days, longest_window_days)
+    lookback_days = longest_window_days if all_dev else max(settings.of(FsxSettings).job_lookback_days, longest_window_days)
     oldest = min((r.created_at for r in available if r.created_at), default=now - timedelta(days=lookback_days))
     jobs = scan(clients("sagemaker"), oldest - timedelta(minutes=5), now - timedelta(days=lookback_days))
     candidates = [r for r in available if _candidate(views[r.id], settings, jobs.get(r.id, []))]

@@ -1,7 +1,7 @@
 """SageMaker notebook instances: stopped when the activity agent reports them idle.
 
 Signal: the activity agent's 5-minute reports (1 = something active in the period, 0 = nothing):
-the contract's metric MLReaper/NotebookActivity (AgentChannel=metric, the default), or with
+the agent's metric MLReaper/NotebookActivity (docs/kinds/notebook.md) (AgentChannel=metric, the default), or with
 AgentChannel=logs one CloudWatch Logs event each in the stack's log group (stream = notebook), the
 metric still read for agents installed before until their notebook restarts. Idle means every
 period of the idle window reported 0; a gap anywhere in the window is unknown, and unknown is keep.
@@ -35,7 +35,7 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     # AgentChannel=logs: the agent's samples are read from the stack's log group
-    # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/jupyter.py);
+    # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/notebook_jupyter.py);
     # the grant is denied on exempt and production notebooks like every change (template.yaml)
     conditional_permissions={
         "UseLogsChannel": ("logs:FilterLogEvents",),

@@ -10,6 +10,7 @@ from reaper.aws.clients import Clients
 from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.notebook import ActionName
+from reaper.kinds.notebook.settings import NotebookSettings
 
 
 def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
@@ -19,9 +20,9 @@ def stop(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
 
 def attach_agent(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     ctx.clients("sagemaker").update_notebook_instance(
-        NotebookInstanceName=resource.id, LifecycleConfigName=ctx.settings.agent_lifecycle_config
+        NotebookInstanceName=resource.id, LifecycleConfigName=ctx.settings.of(NotebookSettings).agent_lifecycle_config
     )
-    return f"lifecycle configuration {ctx.settings.agent_lifecycle_config} attached; it reports from the next start"
+    return f"lifecycle configuration {ctx.settings.of(NotebookSettings).agent_lifecycle_config} attached; it reports from the next start"
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:

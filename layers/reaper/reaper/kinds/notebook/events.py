@@ -22,6 +22,7 @@ from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_cloudtrail, parse_model
 from reaper.core.policy import experiment_gap, read_tags
 from reaper.kinds.base import Check, EventResult
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -123,12 +124,12 @@ def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any
     raw_tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn).get("Tags", [])}
     tags = {k.strip().lower(): v.strip() for k, v in raw_tags.items()}
     problems: list[str] = []
-    if desc.get("NotebookInstanceLifecycleConfigName") != settings.agent_lifecycle_config:
+    if desc.get("NotebookInstanceLifecycleConfigName") != settings.of(NotebookSettings).agent_lifecycle_config:
         current = desc.get("NotebookInstanceLifecycleConfigName") or "none"
         problems.append(
             f"no activity agent (lifecycle configuration is {current}): the reaper cannot see when it is idle. "
             f"Stop it and run `aws sagemaker update-notebook-instance --notebook-instance-name {name} "
-            f"--lifecycle-config-name {settings.agent_lifecycle_config}`"
+            f"--lifecycle-config-name {settings.of(NotebookSettings).agent_lifecycle_config}`"
         )
     for key in ("ml:owner", "ml:stage"):
         if not tags.get(key):

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from reaper.aws.metrics import Series
-from reaper.core.jupyter import JupyterKernel as JupyterKernel  # what JupyterReads reads, named here as before
-from reaper.core.jupyter import JupyterReading as JupyterReading
+from reaper.core.jupyter_verdict import JupyterKernel as JupyterKernel  # what JupyterReads reads, named here as before
+from reaper.core.jupyter_verdict import JupyterReading as JupyterReading
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
+from reaper.kinds.notebook.settings import NotebookSettings
 
 KIND = "notebook"
-NAMESPACE = "MLReaper"  # the contract's metric (AgentChannel=metric; with logs, agents installed before)
+NAMESPACE = "MLReaper"  # the agent's metric (docs/kinds/notebook.md; AgentChannel=metric; with logs, agents installed before)
 METRIC = "NotebookActivity"
 PERIOD = timedelta(minutes=5)
 LOOKBACK_MINUTES = 180  # read at least this much history, to say how long a notebook has been idle
@@ -38,7 +39,7 @@ class ActivitySignal:
 
 def activity_log_group(settings: Settings) -> str:
     """The stack's log group for the agent's samples with AgentChannel=logs (template.yaml NotebookActivityLogGroup)."""
-    return f"/mlreaper/{settings.agent_lifecycle_config}"
+    return f"/mlreaper/{settings.of(NotebookSettings).agent_lifecycle_config}"
 
 
 def align(now: datetime) -> datetime:

@@ -7,13 +7,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper.aws.metrics import Series
-from reaper.core.jupyter import JupyterReading, judge
+from reaper.core.jupyter_verdict import JupyterReading, judge
 from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, is_production, off_hours_stop
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
 from reaper.kinds.notebook import ActionName
 from reaper.kinds.notebook.model import KIND, METRIC, NAMESPACE, PERIOD, ActivitySignal, NotebookFacts, align
+from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.kinds.notebook.silent import is_silent, silent_agent
 
 
@@ -23,9 +24,9 @@ def idle_window(view: TagView, settings: Settings) -> int:
 
 def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, settings: Settings, now: datetime) -> Decision:
     facts = resource.facts_as(NotebookFacts)
-    has_agent = facts.lifecycle_config == settings.agent_lifecycle_config
+    has_agent = facts.lifecycle_config == settings.of(NotebookSettings).agent_lifecycle_config
     if resource.state != "InService":
-        if resource.state == "Stopped" and settings.attach_agent and not facts.lifecycle_config:
+        if resource.state == "Stopped" and settings.of(NotebookSettings).attach_agent and not facts.lifecycle_config:
             return Decision(
                 Verdict.ACT,
                 "stopped notebook without the activity agent: attaching it so idleness can be seen after the next start",
@@ -54,7 +55,7 @@ def decide(resource: Resource, signal: ActivitySignal | None, view: TagView, set
     window_end = signal.window_end if signal else align(now)
     if is_silent(facts, points, window_end, now):
         return silent_agent(resource, facts, settings, now)
-    old_metric = signal is not None and signal.source == "metric" and settings.agent_channel == "logs"
+    old_metric = signal is not None and signal.source == "metric" and settings.of(NotebookSettings).agent_channel == "logs"
     return from_agent(points, window_end, window, old_metric, view, settings, now)
 
 
@@ -73,7 +74,7 @@ def from_agent(
     if old_metric:
         evidence["source"] = f"{NAMESPACE}/{METRIC} (an agent installed before the stack used Logs; until the notebook restarts)"
     if view.warned_at is not None and last_active is not None and last_active > view.warned_at:
-        # the contract: activity between the warning and the action clears the warning, even when no sweep saw it live
+        # docs/kinds/notebook.md: activity between the warning and the action clears the warning, even when no sweep saw it live
         ago = human_duration(now - last_active) if now > last_active else "0 m"
         return Decision(
             Verdict.KEEP,
@@ -116,7 +117,7 @@ def warn_early(
     grace = settings.grace_for(KIND)
     enforcing = settings.mode_for(KIND) is Mode.ENFORCE and not is_production(view, settings)
     killed = view.kill_after is not None and now >= view.kill_after  # past its kill date that rule decides, not idleness
-    if not (settings.notebook_early_warning and complete and grace > 0 and enforcing) or killed:
+    if not (settings.of(NotebookSettings).notebook_early_warning and complete and grace > 0 and enforcing) or killed:
         return None
     span = early_span(window, grace)
     if span >= window or last_active > window_end - timedelta(minutes=span):
@@ -145,13 +146,14 @@ def warn_early(
 def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, settings: Settings) -> Decision:
     """Without the agent, activity in its name is not evidence: anyone allowed PutMetricData into
     MLReaper (or, with AgentChannel=logs, to write the log group) can publish it (docs/kinds/notebook.md: Who may publish activity)."""
-    what = "activity sample(s)" if settings.agent_channel == "logs" else f"{NAMESPACE}/{METRIC} datapoint(s)"
+    own = settings.of(NotebookSettings)
+    what = "activity sample(s)" if own.agent_channel == "logs" else f"{NAMESPACE}/{METRIC} datapoint(s)"
     ignored = f"; {datapoints} {what} for it ignored: without the agent they are not trusted" if datapoints else ""
     return Decision(
         Verdict.KEEP,
-        f"no activity agent: lifecycle configuration is {facts.lifecycle_config or 'none'}, not {settings.agent_lifecycle_config}"
+        f"no activity agent: lifecycle configuration is {facts.lifecycle_config or 'none'}, not {own.agent_lifecycle_config}"
         f"{ignored}. To let the reaper see idleness, stop it and run `aws sagemaker update-notebook-instance --region "
-        f"{resource.region} --notebook-instance-name {resource.id} --lifecycle-config-name {settings.agent_lifecycle_config}`, "
+        f"{resource.region} --notebook-instance-name {resource.id} --lifecycle-config-name {own.agent_lifecycle_config}`, "
         "then start it",
         evidence={"agent": False, "ignored_datapoints": datapoints},
         unknown="no-agent",
@@ -160,5 +162,5 @@ def _no_agent(resource: Resource, facts: NotebookFacts, datapoints: int, setting
 
 def from_jupyter(reading: JupyterReading, window: int, now: datetime) -> Decision:
     """A notebook without the agent, judged by its Jupyter server (JupyterReads=on): the rule every
-    Jupyter reading shares (reaper.core.jupyter.judge), with the notebook's stop."""
+    Jupyter reading shares (reaper.core.jupyter_verdict.judge), with the notebook's stop."""
     return judge(reading, window, now, action=ActionName.STOP, blind="no activity agent", evidence={"agent": False})

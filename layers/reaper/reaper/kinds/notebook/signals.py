@@ -1,6 +1,6 @@
 """The activity agent's reports for every running notebook, by the stack's AgentChannel:
 
-- "metric" (the default, the contract): MLReaper/NotebookActivity in GetMetricData batches, as the
+- "metric" (the default; docs/kinds/notebook.md): MLReaper/NotebookActivity in GetMetricData batches, as the
   agent publishes it; the reaper never calls CloudWatch Logs.
 - "logs": one FilterLogEvents scan of the stack's log group (kinds/notebook/samples.py) over the
   usual window (the longer of the account's idle window and LOOKBACK_MINUTES); then, only for the
@@ -35,7 +35,7 @@ from reaper.core.model import Resource
 from reaper.core.policy import is_production, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, sweep_turn
-from reaper.kinds.notebook import jupyter, samples
+from reaper.kinds.notebook import notebook_jupyter, samples
 from reaper.kinds.notebook.model import (
     KIND,
     LOOKBACK_MINUTES,
@@ -47,6 +47,7 @@ from reaper.kinds.notebook.model import (
     activity_log_group,
     align,
 )
+from reaper.kinds.notebook.settings import NotebookSettings
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, ActivitySignal]:
@@ -65,7 +66,7 @@ def _with_jupyter(
     """JupyterReads=on: the Jupyter server's reading for the notebooks without the agent (whose agent data
     would not be trusted), except those the reaper may not change (exempt, snoozed, bad tag, production
     stage): IAM denies their URL too, and their verdict does not depend on it."""
-    agent = settings.agent_lifecycle_config
+    agent = settings.of(NotebookSettings).agent_lifecycle_config
     names = [
         r.id
         for r in running
@@ -73,7 +74,7 @@ def _with_jupyter(
         and screen(view := read_tags(r.tags, settings), settings, now) is None
         and not is_production(view, settings)
     ]
-    readings = jupyter.read_all(clients("sagemaker"), names, turn=sweep_turn(now, settings.sweep_schedule))
+    readings = notebook_jupyter.read_all(clients("sagemaker"), names, turn=sweep_turn(now, settings.sweep_schedule))
     end = align(now)
     return {name: replace(read.get(name) or ActivitySignal([], end), jupyter=reading) for name, reading in readings.items()}
 
@@ -83,7 +84,7 @@ def _agent_signals(clients: Clients, running: list[Resource], settings: Settings
     usual = max(settings.idle_for(KIND), LOOKBACK_MINUTES)
     windows = {r.id: read_tags(r.tags, settings).idle_minutes or 0 for r in running}
     start = end - timedelta(minutes=max([usual, *windows.values()]))
-    if settings.agent_channel != "logs":
+    if settings.of(NotebookSettings).agent_channel != "logs":
         return _from_metric(clients, running, start, end)
     logs, group = clients("logs"), activity_log_group(settings)
     usual_start = end - timedelta(minutes=usual)
@@ -105,7 +106,11 @@ def _agent_signals(clients: Clients, running: list[Resource], settings: Settings
             continue
         for name, series in older.items():
             out[name] = ActivitySignal(series + list(out[name].series if name in out else []), end, source="logs")
-    old_agents = [r for r in running if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.agent_lifecycle_config]
+    old_agents = [
+        r
+        for r in running
+        if r.id not in read and r.facts_as(NotebookFacts).lifecycle_config == settings.of(NotebookSettings).agent_lifecycle_config
+    ]
     if old_agents:
         out.update({key: signal for key, signal in _from_metric(clients, old_agents, start, end).items() if signal.series})
     return out

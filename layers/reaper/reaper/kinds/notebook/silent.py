@@ -15,6 +15,7 @@ from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.notebook.model import METRIC, NAMESPACE, SILENT_AFTER, NotebookFacts, activity_log_group
+from reaper.kinds.notebook.settings import NotebookSettings
 
 
 def is_silent(facts: NotebookFacts, points: Series, window_end: datetime, now: datetime) -> bool:
@@ -28,7 +29,7 @@ def is_silent(facts: NotebookFacts, points: Series, window_end: datetime, now: d
 def silent_agent(resource: Resource, facts: NotebookFacts, settings: Settings, now: datetime) -> Decision:
     assert facts.in_service_since is not None
     name, region = resource.id, resource.region
-    policy = settings.agent_publish_policy_arn or (
+    policy = settings.of(NotebookSettings).agent_publish_policy_arn or (
         "$(aws cloudformation describe-stacks --stack-name STACK --query "
         "\"Stacks[0].Outputs[?OutputKey=='NotebookActivityPublishPolicyArn'].OutputValue\" --output text)"
     )
@@ -45,7 +46,7 @@ def silent_agent(resource: Resource, facts: NotebookFacts, settings: Settings, n
     # https://docs.aws.amazon.com/sagemaker/latest/dg/appendix-notebook-and-internet-access.html
     # https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-interface-VPC.html
     # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch-logs-and-interface-VPC.html
-    logs = settings.agent_channel == "logs"
+    logs = settings.of(NotebookSettings).agent_channel == "logs"
     endpoint = "logs" if logs else "monitoring"
     vpc_fix = (
         f"read SUBNET SG <<< \"$({describe} --query '[SubnetId,SecurityGroups[0]]' --output text)\"; "

@@ -7,7 +7,7 @@ JupyterLab and Code Editor apps AWS publishes no user activity the reaper can re
 code; SageMaker's built-in idle shutdown is what reclaims them (on in the domain, unless the app's user
 profile turned it off: kinds/studio_app/profiles.py). With JupyterReads on, a JupyterLab app
 nothing else covers (idle shutdown off, a custom image) and a classic JupyterServer app are judged by
-their own Jupyter server, through CreatePresignedDomainUrl (kinds/studio_app/jupyter.py). Domains whose built-in idle shutdown
+their own Jupyter server, through CreatePresignedDomainUrl (kinds/studio_app/studio_jupyter.py). Domains whose built-in idle shutdown
 is off are reported once a day; with REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES it is turned on
 (the previous settings are kept in the action log so it can be turned back). A space's exempt,
 snooze and production tags protect its apps.
@@ -44,7 +44,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
     ),
-    # JupyterReads=on: an app nothing else judges is read through its own Jupyter server (kinds/studio_app/jupyter.py);
+    # JupyterReads=on: an app nothing else judges is read through its own Jupyter server (kinds/studio_app/studio_jupyter.py);
     # the grant is denied on exempt and production user profiles like every change (template.yaml)
     conditional_permissions={"JupyterReadsOn": ("sagemaker:CreatePresignedDomainUrl",)},
     confirm=f"{_P}.actions:confirm",

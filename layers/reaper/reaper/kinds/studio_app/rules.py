@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from reaper.core.jupyter import JupyterReading, judge
+from reaper.core.jupyter_verdict import JupyterReading, judge
 from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
@@ -37,6 +37,7 @@ from reaper.kinds.studio_app.model import (
     AppFacts,
     DomainFacts,
 )
+from reaper.kinds.studio_app.settings import StudioAppSettings
 
 OPEN_WORK = "the space and its storage volume stay: saved files are kept, unsaved notebook edits and kernel state are lost"
 
@@ -82,7 +83,7 @@ def decide(resource: Resource, signal: AppActivity | JupyterReading | None, view
 
 
 def _from_jupyter(facts: AppFacts, reading: JupyterReading, window: int, now: datetime, evidence: dict[str, object]) -> Decision:
-    """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter.judge)."""
+    """JupyterReads=on: the app's own Jupyter server, judged as a notebook's is (reaper.core.jupyter_verdict.judge)."""
     why = _why_read(facts)
     blind = f"AWS records no user activity for {facts.app_type} apps ({why})"
     decision = judge(reading, window, now, action=ActionName.DELETE, blind=blind, evidence=dict(evidence))
@@ -295,7 +296,7 @@ def decide_domain(facts: DomainFacts, settings: Settings) -> Decision:
     if not facts.off and not facts.shared_off:
         return Decision(Verdict.KEEP, f"domain {facts.domain_name}: built-in idle shutdown on ({', '.join(on)})", evidence=evidence)
     off = " and ".join([*facts.off, *(f"{t} in shared spaces" for t in facts.shared_off)])
-    minutes = settings.studio_enforce_idle_shutdown_minutes
+    minutes = settings.of(StudioAppSettings).enforce_idle_shutdown_minutes
     if minutes is None:
         return Decision(
             Verdict.KEEP,

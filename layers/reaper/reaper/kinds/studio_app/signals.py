@@ -15,7 +15,7 @@ those apps where the domain has it on. Classic KernelGateway apps: AWS records n
 JupyterReads=on: a JupyterLab app whose domain or user profile has idle shutdown off (or whose profile was not
 read) or that runs a custom image, and a
 classic JupyterServer app on a billed instance, are judged by their own Jupyter server
-(kinds/studio_app/jupyter.py: CreatePresignedDomainUrl, then read-only GETs), like a notebook without
+(kinds/studio_app/studio_jupyter.py: CreatePresignedDomainUrl, then read-only GETs), like a notebook without
 the agent. Code Editor is not Jupyter: nothing is read for it.
 
 Not read (so no query, no URL): apps that are exempt, snoozed or badly tagged, production apps (IAM
@@ -29,12 +29,12 @@ from datetime import datetime, timedelta
 
 from reaper.aws import metrics
 from reaper.aws.clients import Clients
-from reaper.core.jupyter import JupyterReading
+from reaper.core.jupyter_verdict import JupyterReading
 from reaper.core.model import Resource
 from reaper.core.policy import is_production, read_tags, screen
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, sweep_turn
-from reaper.kinds.studio_app import jupyter
+from reaper.kinds.studio_app import studio_jupyter
 from reaper.kinds.studio_app.model import CANVAS, CANVAS_METRIC, CANVAS_NAMESPACE, KIND, AppActivity, AppFacts
 
 LOOKBACK = timedelta(hours=1)  # the newest datapoint within the last hour says how long the app has been inactive
@@ -45,7 +45,9 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
     out: dict[str, AppActivity | JupyterReading] = {**_canvas(clients, resources, settings, now)}
     if settings.jupyter_reads:
         readable = [r for r in resources if _worth_opening(r, settings, now)]
-        out.update(jupyter.read_all(clients("sagemaker"), readable, turn=sweep_turn(now, settings.sweep_schedule)) if readable else {})
+        out.update(
+            studio_jupyter.read_all(clients("sagemaker"), readable, turn=sweep_turn(now, settings.sweep_schedule)) if readable else {}
+        )
     return out
 
 

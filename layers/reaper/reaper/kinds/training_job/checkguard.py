@@ -20,6 +20,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, iso
 from reaper.kinds.training_job.checkpoints import DEFAULT_MINUTES
 from reaper.kinds.training_job.model import CheckpointAge, JobFacts
+from reaper.kinds.training_job.settings import TrainingJobSettings
 
 
 def checkpoint_checks(
@@ -38,7 +39,7 @@ def checkpoint_checks(
             "managed spot without CheckpointConfig: an interruption restarts it from scratch and bills the lost hours again"
             " (save to /opt/ml/checkpoints and set CheckpointConfig.S3Uri)"
         )
-        if settings.spot_without_checkpoints == "stop":
+        if settings.of(TrainingJobSettings).spot_without_checkpoints == "stop":
             stop.append(f"{text}; stopped before it bills much (SpotWithoutCheckpoints=stop)")
         else:
             notes.append(("spot-no-checkpoints", text))

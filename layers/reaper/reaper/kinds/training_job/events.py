@@ -27,6 +27,7 @@ from reaper.core.timeutil import human_duration
 from reaper.kinds.base import Check, EventResult
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -103,7 +104,7 @@ def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, 
     # With the admin's opt-in, a spot job without checkpoints is stopped at once: the kind's sweep runs now
     # (the handler does it), so the stop passes the same gate as any other (protection, state, lease, claim).
     spot_bare = desc.get("EnableManagedSpotTraining") and not (desc.get("CheckpointConfig") or {}).get("S3Uri")
-    result["sweep_now"] = bool(spot_bare and rt.settings.spot_without_checkpoints == "stop" and not view.exempt)
+    result["sweep_now"] = bool(spot_bare and rt.settings.of(TrainingJobSettings).spot_without_checkpoints == "stop" and not view.exempt)
     return result
 
 
@@ -123,7 +124,11 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
         problems.append(
             "managed spot without CheckpointConfig: a spot interruption restarts it from scratch and bills the lost hours again; "
             "save to /opt/ml/checkpoints and set CheckpointConfig.S3Uri"
-            + (" — stopped now (the stack's SpotWithoutCheckpoints=stop)" if settings.spot_without_checkpoints == "stop" else "")
+            + (
+                " — stopped now (the stack's SpotWithoutCheckpoints=stop)"
+                if settings.of(TrainingJobSettings).spot_without_checkpoints == "stop"
+                else ""
+            )
         )
     max_runtime = (desc.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
     own_runtime = max_runtime is not None and max_runtime < settings.max_hours * 3600
@@ -139,7 +144,11 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
         problems.append(
             f"no ceiling of its own (a {settings.tag('max-hours')} or {settings.tag('max-usd')} tag, or MaxRuntimeInSeconds under "
             f"{settings.max_hours:g} h): the stack default applies — "
-            + ("stopped" if settings.training_default_ceilings_act else "reported (not stopped: the stack's defaults are notify-only)")
+            + (
+                "stopped"
+                if settings.of(TrainingJobSettings).training_default_ceilings_act
+                else "reported (not stopped: the stack's defaults are notify-only)"
+            )
             + f" after {settings.max_hours:g} h or about ${settings.max_usd:,.0f}, whichever comes first{reach}"
         )
     gap = experiment_gap(view, settings)

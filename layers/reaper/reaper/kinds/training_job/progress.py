@@ -3,7 +3,7 @@
 A job is stalled when it has run at least `stalled_minutes` and, over that window, none of its
 log streams got a new event and none of its hosts used CPU or GPU above BUSY_PERCENT. A job that
 still logs or computes, however slowly, is not stalled; a job without a CPU or GPU metric is unknown,
-never stalled (the contract's invariant 4), and its logs are not read.
+never stalled (docs/safety.md, item 5: missing signals are never idle), and its logs are not read.
 
 Sources, as AWS documents them (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html):
 - Metrics: namespaces /aws/sagemaker/TrainingJobs, /aws/sagemaker/ProcessingJobs and
@@ -46,6 +46,7 @@ from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, Progress
+from reaper.kinds.training_job.settings import TrainingJobSettings
 
 log = logging.getLogger("reaper")
 
@@ -76,7 +77,7 @@ class _Seen:
 def read_progress(clients: Clients, resources: Iterable[Resource], settings: Settings, now: datetime) -> dict[str, Progress]:
     """Progress of every running job old enough to judge, keyed by ARN (parents included)."""
     resources = list(resources)
-    minutes = settings.stalled_minutes
+    minutes = settings.of(TrainingJobSettings).stalled_minutes
     since = as_utc(now) - timedelta(minutes=minutes)
     judged = [r for r in resources if _judgeable(r, since)]
     seen = {r.arn: _Seen() for r in judged}

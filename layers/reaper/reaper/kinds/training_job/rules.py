@@ -25,6 +25,7 @@ from reaper.kinds.training_job.divergence import MAX, MIN, Finding, direction_of
 from reaper.kinds.training_job.gpu import idle_gpus
 from reaper.kinds.training_job.model import RUNNING, WHAT, JobFacts, TrainingSignal
 from reaper.kinds.training_job.plateau import Plateau, plateau
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper.kinds.training_job.signals import METRIC_LOOKBACK
 from reaper.kinds.training_job.spot import spot_advice
 from reaper.kinds.training_job.stalled import stall_decision, stall_evidence, stall_note, warned_first
@@ -107,7 +108,7 @@ def decide(resource: Resource, signal: TrainingSignal | None, view: TagView, set
 def _plateau_finding(found: Findings, p: Plateau, resource: Resource, view: TagView, settings: Settings, now: datetime) -> Decision | None:
     """A converged or flat run: told, or (opted in) warned then stopped after the grace."""
     text = p.text(resource.hourly_usd, now)
-    if view.early_stop == "converged" or settings.converged_job_action == "stop":
+    if view.early_stop == "converged" or settings.of(TrainingJobSettings).converged_job_action == "stop":
         how = f"tag {settings.tag('early-stop')}=converged" if view.early_stop == "converged" else "ConvergedJobAction=stop"
         return warned_first(
             text + f" ({how})", ActionName.STOP, "unless it improves again", found.evidence, view, settings.grace_minutes, now, always=True
@@ -137,9 +138,9 @@ def _evidence(resource: Resource, facts: JobFacts, c: Ceilings) -> dict[str, Any
 
 
 def _runtime_ceiling(found: Findings, c: Ceilings, settings: Settings) -> None:
-    share = settings.ceiling_warn_percent / 100.0
+    share = settings.of(TrainingJobSettings).ceiling_warn_percent / 100.0
     if c.hours >= c.max_hours:
-        (found.stop if c.hours_tagged or settings.training_default_ceilings_act else found.default_stop).append(
+        (found.stop if c.hours_tagged or settings.of(TrainingJobSettings).training_default_ceilings_act else found.default_stop).append(
             f"ran {human_duration(c.hours * 60)}, past its {c.max_hours:g} h runtime ceiling ({c.hours_source})"
         )
     elif c.hours >= share * c.max_hours:
@@ -163,7 +164,7 @@ def _spot_billed(found: Findings, facts: JobFacts, c: Ceilings) -> Ceilings:
 
 def _cost_ceiling(found: Findings, resource: Resource, facts: JobFacts, c: Ceilings, settings: Settings) -> None:
     spot = facts.spot
-    share = settings.ceiling_warn_percent / 100.0
+    share = settings.of(TrainingJobSettings).ceiling_warn_percent / 100.0
     if c.usd is None:
         unpriced = ", ".join(facts.cluster.unpriced) if facts.cluster.unpriced else "its instance type"
         found.evidence["unpriced"] = unpriced
@@ -181,7 +182,7 @@ def _cost_ceiling(found: Findings, resource: Resource, facts: JobFacts, c: Ceili
             f"an upper bound and the job is not stopped on it (the runtime ceiling still holds)"
         )
     elif c.usd >= c.max_usd:
-        (found.stop if c.usd_tagged or settings.training_default_ceilings_act else found.default_stop).append(
+        (found.stop if c.usd_tagged or settings.of(TrainingJobSettings).training_default_ceilings_act else found.default_stop).append(
             f"estimated cost ${c.usd:,.2f} is past its ${c.max_usd:,.2f} cost ceiling ({c.usd_source}; {basis})"
         )
     elif c.usd >= share * c.max_usd:
@@ -222,9 +223,10 @@ def _training_checks(
         found.plateau = _plateaued(resource, signal, view, settings, now)
         if found.plateau is not None:
             found.evidence["plateau"] = _plateau_evidence(found.plateau, resource.hourly_usd, now)
+    own = settings.of(TrainingJobSettings)
     advice = idle_gpus(
         signal.gpu if signal else {}, resource.instance_type, signal.window_end or now if signal else now,
-        settings.gpu_idle_minutes, settings.gpu_idle_percent,
+        own.gpu_idle_minutes, own.gpu_idle_percent,
     )  # fmt: skip
     if advice is not None and not found.stop:
         found.evidence["gpu"] = {"mean_percent": round(advice.mean, 1), "highest_percent": round(advice.highest, 1), "hosts": advice.hosts}
@@ -232,7 +234,7 @@ def _training_checks(
         tips = [input_advice(facts.inputs)]
         if advice.per_gpu and (smaller := smaller_family(resource.instance_type, resource.instance_count, resource.region, advice.mean)):
             tips.append(smaller)
-        found.notes.append(("gpu-idle", f"{advice.text(settings.gpu_idle_percent)}: " + "; ".join(tips)))
+        found.notes.append(("gpu-idle", f"{advice.text(own.gpu_idle_percent)}: " + "; ".join(tips)))
 
 
 def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings, settings: Settings) -> Decision:
@@ -241,7 +243,7 @@ def _conclude(found: Findings, facts: JobFacts, resource: Resource, c: Ceilings,
     if found.stop:
         return Decision(Verdict.ACT, "; ".join(found.stop), action=ActionName.STOP, evidence=evidence)
     if found.default_stop:
-        # The contract: account-wide defaults that would stop work the owner did not ask to be
+        # docs/safety.md, item 10: account-wide defaults that would stop work the owner did not ask to be
         # stopped notify only, unless the admin opts in (TrainingDefaultCeilingsAct).
         how = (
             f"nothing is stopped: the job carries no ceiling tag and the stack's default ceilings are notify-only. "
@@ -350,8 +352,8 @@ def _plateaued(resource: Resource, signal: TrainingSignal, view: TagView, settin
         return None
     end = signal.window_end or now
     saw_start = facts.started_at is not None and as_utc(facts.started_at) >= end - METRIC_LOOKBACK
-    patience = view.patience or settings.converged_patience
-    gain = settings.converged_min_improvement if view.min_improvement is None else view.min_improvement
+    patience = view.patience or settings.of(TrainingJobSettings).converged_patience
+    gain = settings.of(TrainingJobSettings).converged_min_improvement if view.min_improvement is None else view.min_improvement
     found = [plateau(m, signal.metrics.get(m, []), d, patience, gain, saw_start) for m, d in sorted(watched)]
     if any(p is None for p in found):
         return None
@@ -370,4 +372,5 @@ def _plateau_evidence(p: Plateau, hourly_usd: float | None, now: datetime) -> di
 
 def _diverged(signal: TrainingSignal, metric: str, direction: str, settings: Settings) -> Finding | None:
     values = [v for _, v in signal.metrics.get(metric, [])]
-    return diverged(metric, values, direction, settings.divergence_points, settings.divergence_ratio)
+    own = settings.of(TrainingJobSettings)
+    return diverged(metric, values, direction, own.divergence_points, own.divergence_ratio)

@@ -19,6 +19,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.model import WHAT, JobFacts, Progress
+from reaper.kinds.training_job.settings import TrainingJobSettings
 
 
 def stall_evidence(progress: Progress) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def stall_decision(
             f"no progress for {progress.minutes} min, as its parent {progress.parent}: judged and stopped with it",
             evidence=evidence,
         )
-    if settings.stalled_job_action != "stop":
+    if settings.of(TrainingJobSettings).stalled_job_action != "stop":
         return None
     reason = f"the {WHAT[facts.job_type]} is stalled: {progress.text()}"
     return warned_first(reason, ActionName.STOP, "unless it logs or computes again", evidence, view, settings.grace_minutes, now)
@@ -68,7 +69,7 @@ def warned_first(
     reason: str, action: KindAction, unless: str, evidence: dict[str, Any], view: TagView, grace: int, now: datetime, always: bool = False
 ) -> Decision:
     """The rule's own warning and grace: warn first (reaper:warned-at), act `grace` minutes after the
-    warning; a grace of 0 acts at once (the contract), unless `always`: then the action waits for a
+    warning; a grace of 0 acts at once (docs/tags.md, Modes, grace and verdicts), unless `always`: then the action waits for a
     later sweep than the warning's."""
     warned = view.warned_at
     if warned is None and (grace > 0 or always):

@@ -21,6 +21,7 @@ from reaper.core.timeutil import human_duration
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.cost import estimate
 from reaper.kinds.training_job.model import JobFacts, WarmPool
+from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper.kinds.training_job.stalled import warned_first
 
 ACTION = ActionName.END_WARM_POOL
@@ -35,6 +36,7 @@ def warm_pool_decision(resource: Resource, facts: JobFacts, view: TagView, setti
     pool = facts.warm_pool
     assert pool is not None
     kept = pool.retained_s / 60.0
+    max_minutes = settings.of(TrainingJobSettings).warm_pool_max_minutes
     pool_usd = retained_usd(resource, pool)
     run_usd = estimate(facts.spans, now)
     total = None if pool_usd is None or run_usd is None else round(pool_usd + run_usd, 2)
@@ -42,20 +44,19 @@ def warm_pool_decision(resource: Resource, facts: JobFacts, view: TagView, setti
         "warm_pool": {"status": pool.status, "retained_seconds": pool.retained_s, "keep_alive_seconds": pool.keep_alive_s},
         "warm_pool_usd": pool_usd,
         "estimated_usd": total,
-        "max_minutes": settings.warm_pool_max_minutes,
+        "max_minutes": max_minutes,
     }
     cost = f" (${pool_usd:,.2f} at list price)" if pool_usd is not None else ""
     why: list[str] = []
-    if kept >= settings.warm_pool_max_minutes:
-        why.append(
-            f"its warm pool has been kept {human_duration(kept)}{cost}, past the stack's {settings.warm_pool_max_minutes} min "
-            "(WarmPoolMaxMinutes)"
-        )
+    if kept >= max_minutes:
+        why.append(f"its warm pool has been kept {human_duration(kept)}{cost}, past the stack's {max_minutes} min (WarmPoolMaxMinutes)")
     if view.max_usd is not None and total is not None and total >= view.max_usd:
         why.append(f"with its warm pool the job has cost ${total:,.2f}, past its ${view.max_usd:,.2f} ceiling ({settings.tag('max-usd')})")
     if not why:
         return Decision(
-            Verdict.KEEP, f"warm pool kept {human_duration(kept)}{cost}, within {settings.warm_pool_max_minutes} min", evidence=evidence
+            Verdict.KEEP,
+            f"warm pool kept {human_duration(kept)}{cost}, within {max_minutes} min",
+            evidence=evidence,
         )
     reason = "; ".join(why) + ": the instances idle until a matching job reuses them"
     return warned_first(

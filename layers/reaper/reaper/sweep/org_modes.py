@@ -17,8 +17,8 @@ from datetime import datetime
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.org_settings import Reading, apply, describe
 from reaper.core.settings import Settings
-from reaper.record.central_settings import CentralSettingsReader
 from reaper.record.message import NoticeMessage
+from reaper.record.org_settings_reader import CentralSettingsReader
 from reaper.record.runtime import Runtime
 
 STATE_KEY = "central-settings"  # the member log's record of what it last told

@@ -28,7 +28,7 @@ class CentralSettingsReader:
     account: str
     policy: str  # follow | dry-run-only | ignore (the stack's CentralSettings parameter)
     _cached: tuple[datetime, Reading] | None = None
-    told: str | None = None  # the state this process last recorded (reaper.sweep.central_modes): no write while it holds
+    told: str | None = None  # the state this process last recorded (reaper.sweep.org_modes): no write while it holds
 
     def read(self, now: datetime) -> Reading:
         if self._cached is not None and timedelta(0) <= now - self._cached[0] < TTL:

@@ -29,7 +29,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws import jupyter as reader
 from reaper.aws.faults import error_code
-from reaper.core.jupyter import JupyterReading
+from reaper.core.jupyter_verdict import JupyterReading
 from reaper.core.model import Resource
 from reaper.kinds.studio_app.model import AppFacts
 
