@@ -1,0 +1,144 @@
+"""A week of use for every classic endpoint of a region, in one GetMetricData batch, and the advice
+rightsize.py draws from it (docs/kinds/endpoint.md#right-size-advice). Reads only; never an action.
+
+Per variant (dimensions EndpointName, VariantName), hourly: Invocations (Sum) and ModelLatency (Average,
+microseconds) in AWS/SageMaker; CPUUtilization, MemoryUtilization, GPUUtilization and GPUMemoryUtilization
+(Average) in /aws/sagemaker/Endpoints.
+https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html
+An endpoint's instance type comes from its configuration, read only for the endpoints whose week suggests
+advice (sparse, or CPU under a quarter busy): one DescribeEndpointConfig each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from botocore.exceptions import ClientError
+
+from reaper.aws import pricing
+from reaper.aws.clients import Clients
+from reaper.aws.metrics import MetricQuery, Series, fetch
+from reaper.core.model import Resource
+from reaper.core.price import Price
+from reaper.core.timeutil import as_utc
+from reaper.kinds.endpoint import rightsize
+from reaper.kinds.endpoint.model import IN_SERVICE, NAMESPACE, EndpointFacts
+from reaper.kinds.endpoint.rightsize import Advice, Usage
+
+INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+HOUR = 3600
+WEEK = timedelta(hours=rightsize.WEEK_HOURS)
+_METRICS = (  # (key suffix, namespace, metric, statistic)
+    ("calls", NAMESPACE, "Invocations", "Sum"),
+    ("latency", NAMESPACE, "ModelLatency", "Average"),
+    ("cpu", INSTANCE_NAMESPACE, "CPUUtilization", "Average"),
+    ("memory", INSTANCE_NAMESPACE, "MemoryUtilization", "Average"),
+    ("gpu", INSTANCE_NAMESPACE, "GPUUtilization", "Average"),
+    ("gpu_memory", INSTANCE_NAMESPACE, "GPUMemoryUtilization", "Average"),
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A classic endpoint in service: its name, configuration and variants (name, instances now)."""
+
+    name: str
+    region: str
+    config: str
+    variants: tuple[tuple[str, int], ...]
+
+
+def targets(resources: Iterable[Resource], now: datetime) -> list[Target]:
+    """The sweep's endpoints worth advising: classic (no components), not serverless, in service the whole week."""
+    out = []
+    for r in resources:
+        facts = r.facts_as(EndpointFacts)
+        since = max((as_utc(t) for t in (r.created_at, r.changed_at) if t is not None), default=None)
+        if r.state != IN_SERVICE or facts.serverless or facts.components or not facts.config:
+            continue
+        if since is None or since > as_utc(now) - WEEK:  # not a whole week of evidence
+            continue
+        out.append(Target(r.id, r.region, facts.config, tuple((v.name, v.current) for v in facts.variants)))
+    return out
+
+
+def queries(t: Target) -> list[MetricQuery]:
+    """Six hourly series per variant, merged per endpoint (their keys are the endpoint's)."""
+    return [
+        MetricQuery(f"{t.name}|{key}", namespace, metric, (("EndpointName", t.name), ("VariantName", v)), stat=stat, period=HOUR)
+        for v, _count in t.variants
+        for key, namespace, metric, stat in _METRICS
+    ]
+
+
+def usage_of(name: str, series: dict[str, Series]) -> Usage:
+    calls: dict[datetime, float] = {}
+    for at, value in series.get(f"{name}|calls", []):
+        calls[at] = calls.get(at, 0.0) + value
+    latency = [v for _at, v in series.get(f"{name}|latency", [])]
+
+    def peak(key: str) -> float | None:
+        values = [v for _at, v in series.get(f"{name}|{key}", [])]
+        return max(values) if values else None
+
+    return Usage(
+        invocations=sum(calls.values()),
+        active_hours=sum(1 for v in calls.values() if v > 0),
+        latency_ms=sum(latency) / len(latency) / 1000.0 if latency else None,
+        cpu_peak=peak("cpu"),
+        memory_peak=peak("memory"),
+        gpu_peak=peak("gpu"),
+        gpu_memory_peak=peak("gpu_memory"),
+    )
+
+
+def _worth_a_look(u: Usage) -> bool:
+    """Whether the week may give advice: sparse, or CPU low enough on any size (rightsize decides)."""
+    return u.invocations > 0 and (u.active_hours <= rightsize.SPARSE_SHARE * rightsize.WEEK_HOURS or u.cpu_peak is not None)
+
+
+def advise_region(clients: Clients, found: list[Target], now: datetime) -> list[Advice]:
+    """One GetMetricData batch (500 queries a call) for every target of the region, then each advice."""
+    if not found:
+        return []
+    end = as_utc(now).replace(minute=0, second=0, microsecond=0)
+    series = fetch(clients("cloudwatch"), [q for t in found for q in queries(t)], end - WEEK, end)
+    sm = clients("sagemaker")
+    out = []
+    for t in found:
+        u = usage_of(t.name, series)
+        if not _worth_a_look(u):
+            continue
+        try:
+            config = sm.describe_endpoint_config(EndpointConfigName=t.config)
+        except ClientError:  # a configuration gone or unreadable gives no advice, never a failed plan
+            continue
+        types = {v["VariantName"]: v.get("InstanceType") for v in config.get("ProductionVariants", [])}
+        kinds = {types.get(v) for v, _count in t.variants}
+        if len(kinds) != 1 or config.get("AsyncInferenceConfig") or None in kinds:  # one instance type, real-time
+            continue
+        instance_type = str(kinds.pop())
+        count = sum(c for _v, c in t.variants)
+        advice = rightsize.advise(t.name, t.region, instance_type, count, u, _pricer(clients, t.region))
+        if advice is not None:
+            out.append(advice)
+    return out
+
+
+def _pricer(clients: Clients, region: str) -> rightsize.PriceOf:
+    def price(instance_type: str, count: int) -> Price | None:
+        return clients.pricer.hourly(pricing.HOSTING, region, instance_type, count)
+
+    return price
+
+
+def advise_all(resources: Iterable[Resource], clients_for: Callable[[str], Clients], now: datetime) -> dict[tuple[str, str], Advice]:
+    """`reaper plan`: the advice for the sweep's endpoints, by (region, name): one batch per region."""
+    by_region: dict[str, list[Target]] = {}
+    for t in targets(resources, now):
+        by_region.setdefault(t.region, []).append(t)
+    return {
+        (a.region, a.endpoint): a for region, found in sorted(by_region.items()) for a in advise_region(clients_for(region), found, now)
+    }
