@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -24,7 +25,7 @@ from reaper.core.model import Resource
 from reaper.core.price import Price
 from reaper.core.timeutil import as_utc
 from reaper.kinds.endpoint import rightsize
-from reaper.kinds.endpoint.model import IN_SERVICE, NAMESPACE, EndpointFacts
+from reaper.kinds.endpoint.model import CLASSIC, IN_SERVICE, NAMESPACE, EndpointFacts
 from reaper.kinds.endpoint.rightsize import Advice, Usage
 
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
@@ -48,6 +49,7 @@ class Target:
     region: str
     config: str
     variants: tuple[tuple[str, int], ...]
+    types: tuple[tuple[str, str | None], ...] | None = None  # (variant, instance type), when the sweep read its configuration
 
 
 def targets(resources: Iterable[Resource], now: datetime) -> list[Target]:
@@ -60,7 +62,9 @@ def targets(resources: Iterable[Resource], now: datetime) -> list[Target]:
             continue
         if since is None or since > as_utc(now) - WEEK:  # not a whole week of evidence
             continue
-        out.append(Target(r.id, r.region, facts.config, tuple((v.name, v.current) for v in facts.variants)))
+        known = None if facts.details is None or facts.details.type != CLASSIC else facts.details.variants
+        types = None if known is None else tuple((v.name, v.instance_type) for v in known)
+        out.append(Target(r.id, r.region, facts.config, tuple((v.name, v.current) for v in facts.variants), types))
     return out
 
 
@@ -95,8 +99,11 @@ def usage_of(name: str, series: dict[str, Series]) -> Usage:
 
 
 def _worth_a_look(u: Usage) -> bool:
-    """Whether the week may give advice: sparse, or CPU low enough on any size (rightsize decides)."""
-    return u.invocations > 0 and (u.active_hours <= rightsize.SPARSE_SHARE * rightsize.WEEK_HOURS or u.cpu_peak is not None)
+    """Whether the week may give advice, before its instance type is read: sparse, or memory under half used (a
+    smaller size needs that whatever the type; rightsize decides the rest)."""
+    sparse = u.active_hours <= rightsize.SPARSE_SHARE * rightsize.WEEK_HOURS
+    roomy = u.cpu_peak is not None and u.memory_peak is not None and u.memory_peak < rightsize.MEMORY_SHARE
+    return u.invocations > 0 and (sparse or roomy)
 
 
 def advise_region(clients: Clients, found: list[Target], now: datetime) -> list[Advice]:
@@ -111,20 +118,30 @@ def advise_region(clients: Clients, found: list[Target], now: datetime) -> list[
         u = usage_of(t.name, series)
         if not _worth_a_look(u):
             continue
-        try:
-            config = sm.describe_endpoint_config(EndpointConfigName=t.config)
-        except ClientError:  # a configuration gone or unreadable gives no advice, never a failed plan
+        instance_type = _instance_type(sm, t)
+        if instance_type is None:
             continue
-        types = {v["VariantName"]: v.get("InstanceType") for v in config.get("ProductionVariants", [])}
-        kinds = {types.get(v) for v, _count in t.variants}
-        if len(kinds) != 1 or config.get("AsyncInferenceConfig") or None in kinds:  # one instance type, real-time
-            continue
-        instance_type = str(kinds.pop())
         count = sum(c for _v, c in t.variants)
         advice = rightsize.advise(t.name, t.region, instance_type, count, u, _pricer(clients, t.region))
         if advice is not None:
             out.append(advice)
     return out
+
+
+def _instance_type(sm: Any, t: Target) -> str | None:
+    """The one instance type of a real-time endpoint's variants: from the sweep's read, else its configuration."""
+    if t.types is not None:
+        types = dict(t.types)
+    else:
+        try:
+            config = sm.describe_endpoint_config(EndpointConfigName=t.config)
+        except ClientError:  # a configuration gone or unreadable gives no advice, never a failed plan
+            return None
+        if config.get("AsyncInferenceConfig"):
+            return None
+        types = {v["VariantName"]: v.get("InstanceType") for v in config.get("ProductionVariants", [])}
+    found = {types.get(v) for v, _count in t.variants}
+    return found.pop() if len(found) == 1 and None not in found else None
 
 
 def _pricer(clients: Clients, region: str) -> rightsize.PriceOf:
