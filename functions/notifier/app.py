@@ -9,6 +9,7 @@ from reaper.aws import anomalies, discounts
 from reaper.aws.clients import Clients, default_region
 from reaper.core.observability import logger, metrics
 from reaper.core.settings import Settings
+from reaper.kinds.endpoint import usage as endpoint_usage
 from reaper.record.actionlog import ActionLog
 from reaper.report import units as unit_costs
 from reaper.slack.anomaly_alerts import AnomalyAlerts
@@ -61,6 +62,13 @@ def unit_costs_line(now: datetime) -> str | None:
     return unit_costs.digest_line(found)
 
 
+def rightsize_line(now: datetime) -> str | None:
+    """The digest's right-size advice for this region's endpoints (docs/kinds/endpoint.md#right-size-advice): one
+    Search, one GetMetricData batch, a configuration for each endpoint its week may advise; advice, never an action."""
+    clients = Clients(CLIENTS.region, pricer=PRICER)
+    return endpoint_usage.digest_line(endpoint_usage.advise_region(clients, endpoint_usage.targets_from_search(clients, now), now))
+
+
 # AnomalyAlerts=on: Cost Explorer's one endpoint, and this account's tags for a project's owner
 ALERTS = (
     AnomalyAlerts(
@@ -84,6 +92,7 @@ NOTIFIER = Notifier(
     cost_explorer=(lambda: CLIENTS("ce")) if SETTINGS.digest_bill else None,
     anomalies=ALERTS,
     units=unit_costs_line,
+    advice=rightsize_line,
 )
 
 

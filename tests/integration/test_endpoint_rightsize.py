@@ -127,3 +127,44 @@ def test_the_week_is_read_in_one_batch_and_a_config_only_for_endpoints_it_may_ad
     extra = {k: v - sweep_only.by_operation().get(k, 0) for k, v in calls.by_operation().items()}
     assert {k: v for k, v in extra.items() if v} == {"cloudwatch:GetMetricData": 1, "sagemaker:DescribeEndpointConfig": 1}
     assert len(usage.queries(usage.Target("x", REGION, "c", (("AllTraffic", 1),)))) == 6
+
+
+@pytest.fixture
+def notifier(aws: Any, table: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The deployed notifier in bot mode against the kit's Slack."""
+    from reaper_devkit.slack_api import SlackApi
+    from tests.conftest import load_function
+
+    api = SlackApi(users={}).__enter__()
+    secret = json.dumps({"bot_token": "xoxb-t", "admin_channel": "C0ADMIN", "base_url": api.url})
+    arn = aws.client("secretsmanager").create_secret(Name="mlreaper-slack", SecretString=secret)["ARN"]
+    for k, v in {"REAPER_SLACK_SECRET_ARN": arn, "REAPER_TABLE": table}.items():
+        monkeypatch.setenv(k, v)
+    app = load_function("notifier")
+    app.api = api
+    yield app
+    api.__exit__(None, None, None)
+
+
+def test_the_digest_names_serverless_for_a_sparse_endpoint_and_nothing_for_a_busy_one(
+    notifier: Any, sm: Any, cw: Any, now: datetime
+) -> None:
+    # Given a sparse endpoint and a busy, right-sized one, a week old and more
+    endpoint(sm, "sparse", now, "ml.c5.xlarge")
+    seed_week(cw, "sparse", now, {h: 20.0 for h in (3, 30, 60, 90, 120)}, cpu=8.0, memory=20.0, gpu=None)
+    endpoint(sm, "busy", now, "ml.c5.xlarge")
+    seed_week(cw, "busy", now, dict.fromkeys(range(1, 168), 500.0), cpu=240.0, memory=70.0, gpu=None)
+    # When the deployed notifier posts the daily digest
+    with recording() as calls:
+        result = notifier.NOTIFIER.post_daily_digest()
+    # Then its advice line names serverless for the sparse one with the dollar difference, and nothing for the busy one
+    line = result["digest"]["advice"]
+    saving = round(monthly("ml.c5.xlarge"), 2)
+    assert line.startswith(f"sparse: serverless inference (up to ${saving:,.2f}/month less, serverless unpriced"), line
+    assert "busy" not in line
+    posted = json.dumps(notifier.api.posts_to("C0ADMIN")[-1]["blocks"])
+    assert "Right-size (advice only):" in posted and f"${saving:,.2f}/month" in posted
+    # And every call it made is granted to the notifier (the secret is granted by its parameter's ARN, which the
+    # kit's secret does not carry: not this read's)
+    assert [c for c in calls.ungranted("NotifierFunction") if not c.startswith("secretsmanager:")] == []
+    assert calls.by_operation()["cloudwatch:GetMetricData"] >= 1

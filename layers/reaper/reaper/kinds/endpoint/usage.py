@@ -137,9 +137,10 @@ def _instance_type(sm: Any, t: Target) -> str | None:
             config = sm.describe_endpoint_config(EndpointConfigName=t.config)
         except ClientError:  # a configuration gone or unreadable gives no advice, never a failed plan
             return None
-        if config.get("AsyncInferenceConfig"):
+        variants = config.get("ProductionVariants", [])
+        if config.get("AsyncInferenceConfig") or any(not v.get("ModelName") for v in variants):  # async, or components
             return None
-        types = {v["VariantName"]: v.get("InstanceType") for v in config.get("ProductionVariants", [])}
+        types = {v["VariantName"]: v.get("InstanceType") for v in variants}
     found = {types.get(v) for v, _count in t.variants}
     return found.pop() if len(found) == 1 and None not in found else None
 
@@ -159,3 +160,38 @@ def advise_all(resources: Iterable[Resource], clients_for: Callable[[str], Clien
     return {
         (a.region, a.endpoint): a for region, found in sorted(by_region.items()) for a in advise_region(clients_for(region), found, now)
     }
+
+
+def targets_from_search(clients: Clients, now: datetime) -> list[Target]:
+    """The digest (no sweep before it): the region's endpoints from Search pages, as `targets` keeps them."""
+    from reaper.kinds.endpoint.discover import search_endpoints
+
+    out = []
+    for ep in search_endpoints(clients):
+        variants = ep.get("ProductionVariants") or []
+        since = max((as_utc(t) for t in (ep.get("CreationTime"), ep.get("LastModifiedTime")) if t is not None), default=None)
+        serverless = any(v.get("CurrentServerlessConfig") for v in variants)
+        if ep.get("EndpointStatus") != IN_SERVICE or serverless or not variants or not ep.get("EndpointConfigName"):
+            continue
+        if since is None or since > as_utc(now) - WEEK:
+            continue
+        counts = tuple((str(v["VariantName"]), int(v.get("CurrentInstanceCount") or 0)) for v in variants)
+        out.append(Target(str(ep["EndpointName"]), clients.region, str(ep["EndpointConfigName"]), counts))
+    return out
+
+
+def digest_line(found: Iterable[Advice], most: int = 3) -> str | None:
+    """The digest's line: the largest monthly differences first, and how many more `reaper plan` shows."""
+    ranked = sorted(found, key=lambda a: (-a.monthly_saving, a.endpoint))
+    if not ranked:
+        return None
+    shown = [f"{a.endpoint}: {a.to} ({_short_money(a)})" for a in ranked[:most]]
+    more = f"; {len(ranked) - most} more" if len(ranked) > most else ""
+    return "; ".join(shown) + more + " (`reaper plan --kind endpoint`)"
+
+
+def _short_money(a: Advice) -> str:
+    saving = rightsize.usd(a.monthly_saving)
+    if a.monthly_after is None:
+        return f"up to {saving}/month less, serverless unpriced; {rightsize.usd(a.per_1k_before)} per 1,000 inferences now"
+    return f"{saving}/month less; per 1,000 inferences {rightsize.usd(a.per_1k_before)} -> {rightsize.usd(a.per_1k_after)}"
