@@ -3,14 +3,15 @@
 Advice only, never an action: `reaper plan` and the daily digest show it; no sweep acts on it.
 
 - Sparse traffic (requests in at most a quarter of the week's hours, the endpoint in service all week):
-  serverless inference, which "is ideal for workloads which have idle periods between traffic spurts and
-  can tolerate cold starts"; asynchronous inference instead for a GPU instance (serverless inference has
-  no GPUs) or long model latency ("requests with large payload sizes (up to 1GB), long processing times
-  (up to one hour)"). https://docs.aws.amazon.com/sagemaker/latest/dg/deploy-model.html#deploy-model-options
+  serverless inference, for "Workloads that have idle periods between traffic spikes and can tolerate cold
+  starts"; asynchronous inference instead for a GPU instance (serverless inference has no GPUs) or long model
+  latency ("Requests with large payload sizes up to 1GB, long processing times, and near real-time latency
+  requirements"). https://docs.aws.amazon.com/sagemaker/latest/dg/how-it-works-deployment.html
 - Under-used instances (every hour of the week under a quarter of its vCPUs and GPUs busy and under half
   of its memory and GPU memory used): the next smaller size of the same family that AWS's price list prices.
   CloudWatch's /aws/sagemaker/Endpoints CPUUtilization and GPUUtilization are the sum over cores or GPUs
-  (0-100 % each), GPUMemoryUtilization too; MemoryUtilization is 0-100 %.
+  (0-100 % each), GPUMemoryUtilization too; MemoryUtilization is 0-100 %; with several instances, the average
+  over them (one instance's figure). vCPUs are read from the size's name (large 2, xlarge 4, Nxlarge 4N).
   https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html#cloudwatch-metrics-endpoint-instance
 
 Money is the Pricer's (docs/prices.md): the instances' list price per hour x 730 a month. Serverless inference
