@@ -168,3 +168,26 @@ def test_the_digest_names_serverless_for_a_sparse_endpoint_and_nothing_for_a_bus
     # kit's secret does not carry: not this read's)
     assert [c for c in calls.ungranted("NotifierFunction") if not c.startswith("secretsmanager:")] == []
     assert calls.by_operation()["cloudwatch:GetMetricData"] >= 1
+
+
+def test_a_refused_metric_read_leaves_the_plan_whole_and_says_the_advice_was_not_read(
+    aws: Any, sm: Any, cw: Any, now: datetime, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a sparse endpoint, and CloudWatch refusing the week's read
+    from botocore.exceptions import ClientError
+
+    from reaper.kinds.endpoint import usage
+
+    endpoint(sm, "sparse", now, "ml.c5.xlarge")
+    seed_week(cw, "sparse", now, {3: 1.0}, cpu=8.0, memory=20.0, gpu=None)
+
+    def refused(*_args: Any, **_kw: Any) -> Any:
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetMetricData")
+
+    monkeypatch.setattr(usage, "fetch", refused)
+    # When the plan runs, Then it exits 0 with every endpoint's line, no advice, and says why on stderr
+    assert main(["plan", "--kind", "endpoint", "--json"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines() if line.strip()]
+    assert [r["id"] for r in lines] == ["sparse"] and lines[0]["advice"] is None
+    assert "right-size advice not read: ClientError" in captured.err

@@ -435,10 +435,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _advice(rt: Runtime, outcomes: list[Any], now: datetime) -> dict[tuple[str, str], Any]:
     """`reaper plan`: right-size advice for the endpoints it found (docs/kinds/endpoint.md#right-size-advice)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     from reaper.kinds.endpoint import usage
 
     endpoints = [o.resource for o in outcomes if o.resource.kind == "endpoint"]
-    return usage.advise_all(endpoints, rt.clients, now) if endpoints else {}
+    try:
+        return usage.advise_all(endpoints, rt.clients, now) if endpoints else {}
+    except (ClientError, BotoCoreError) as exc:  # advice is extra: the plan stands without it, and says so
+        print(f"right-size advice not read: {type(exc).__name__}", file=sys.stderr)
+        return {}
 
 
 def _with_advice(o: Any, advice: dict[tuple[str, str], Any] | None) -> dict[str, Any]:
