@@ -230,9 +230,7 @@ def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, 
     # Then the box is stopped once, and the record says whose consent
     assert first["stop_now"] == "act" and again["stop_now"] == "gone"  # ec2 lists running instances only
     assert seed_ec2.state(ec2, iid) in ("stopping", "stopped")
-    acted = [
-        e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.verdict == "act" and e.executed
-    ]
+    acted = [e for e in log.entries(now - timedelta(hours=1), now + timedelta(minutes=5)) if e.verdict == "act" and e.executed]
     assert len(acted) == 1 and f"asked in Slack by {OWNER}, who consented to losing the 48.0 GB" in str(acted[0].reason)
 
 

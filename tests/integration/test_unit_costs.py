@@ -305,7 +305,7 @@ def test_the_digest_prices_bedrock_tokens_from_the_price_list_like_the_cli(
     app = load_function("notifier")
     # When the deployed notifier reads the digest's unit-cost line
     with recording() as calls:
-        line = app.unit_costs_line(now)
+        line = app.NOTIFIER.units(now)
     # Then the model's cost per 1,000 tokens is AWS's, exact, not unpriced, and every call is granted
     per_k = (100 * 0.00025 + 20 * 0.00125) / 120
     assert line is not None and f"{MODEL} {units.money(per_k)} per 1,000 tokens" in line, line

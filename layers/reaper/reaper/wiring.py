@@ -25,6 +25,7 @@ from reaper.aws.pricing import Pricer, TablePriceStore
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
+from reaper.kinds.endpoint import usage as endpoint_usage
 from reaper.org.settings import AccountsUnder, organizations_accounts_under
 from reaper.record.actionlog import ActionLog
 from reaper.record.forward import Forwarder
@@ -150,6 +151,12 @@ def notifier(settings: Settings) -> Notifier:
         found = unit_costs.read(clients("sagemaker"), clients("cloudwatch"), clients.region, now, prices, bedrock=clients("bedrock"))
         return unit_costs.digest_line(found)
 
+    def rightsize_line(now: datetime) -> str | None:
+        """The digest's right-size advice for this region's endpoints (docs/kinds/endpoint.md#right-size-advice): one
+        Search, one GetMetricData batch, a configuration for each endpoint its week may advise; advice, never an action."""
+        priced = Clients(clients.region, pricer=pricer)
+        return endpoint_usage.digest_line(endpoint_usage.advise_region(priced, endpoint_usage.targets_from_search(priced, now), now))
+
     return Notifier(
         webhook=secret.webhook_url,
         log=ActionLog(clients("dynamodb"), settings.table) if settings.table else None,
@@ -160,6 +167,7 @@ def notifier(settings: Settings) -> Notifier:
         cost_explorer=(lambda: clients("ce")) if settings.digest_bill else None,
         anomalies=anomaly_alerts(settings, clients),
         units=unit_costs_line,
+        advice=rightsize_line,
     )
 
 

@@ -419,8 +419,9 @@ def _run(args: argparse.Namespace) -> int:
             out(coverage_command.format_coverage(outcomes, settings))
         return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
     shown = select(outcomes, args.verdict, args.owner)
+    advice = _advice(rt, outcomes, now) if args.command == "plan" else None
     if output == "json":
-        for line in to_json_lines(o.to_json() for o in shown):
+        for line in to_json_lines(_with_advice(o, advice) for o in shown):
             out(line)
     elif output == "csv":
         out(to_csv(OUTCOME_COLUMNS, (o.to_json() for o in shown)))
@@ -428,7 +429,32 @@ def _run(args: argparse.Namespace) -> int:
         out(format_table(shown))
         if len(shown) < len(outcomes):
             out(f"(showing {len(shown)} of {len(outcomes)} resources: --verdict/--owner filters)")
+        if advice:
+            out("\nRight-size advice (advice only; nothing is changed):\n" + "\n".join(f"  {a.text()}" for _k, a in sorted(advice.items())))
     return 1 if any(o.verdict is Verdict.ERROR for o in outcomes) else 0
+
+
+def _advice(rt: Runtime, outcomes: list[Any], now: datetime) -> dict[tuple[str, str], Any]:
+    """`reaper plan`: right-size advice for the endpoints it found (docs/kinds/endpoint.md#right-size-advice)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from reaper.kinds.endpoint import usage
+
+    endpoints = [o.resource for o in outcomes if o.resource.kind == "endpoint"]
+    try:
+        return usage.advise_all(endpoints, rt.clients, now) if endpoints else {}
+    except (ClientError, BotoCoreError) as exc:  # advice is extra: the plan stands without it, and says so
+        print(f"right-size advice not read: {type(exc).__name__}", file=sys.stderr)
+        return {}
+
+
+def _with_advice(o: Any, advice: dict[tuple[str, str], Any] | None) -> dict[str, Any]:
+    """An outcome's JSON; in `plan`, an endpoint's line also says its right-size advice (null: none)."""
+    line: dict[str, Any] = o.to_json()
+    if advice is not None and o.resource.kind == "endpoint":
+        found = advice.get((o.resource.region, o.resource.id))
+        line["advice"] = None if found is None else found.to_json()
+    return line
 
 
 def parse_since(text: str, now: datetime) -> datetime:

@@ -258,6 +258,7 @@ class DailyDigestMessage(_Body):
     anomalies: list[str] = Field(default_factory=list)  # today's cost anomalies, one line each
     anomalies_total: int = 0
     units: str | None = None  # the week's unit costs in one line (reaper.report.units)
+    advice: str | None = None  # right-size advice for endpoints in one line (reaper.kinds.endpoint.usage; never an action)
     stoppable: list[StoppableRow] = Field(default_factory=list)  # the organisation's digest only
     stoppable_total: int = 0
 

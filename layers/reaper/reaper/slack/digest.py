@@ -200,6 +200,8 @@ def render(p: DailyDigestMessage) -> Message:
         )
     if p.units:
         body += f"\n*Unit costs:* {escape(p.units)}"
+    if p.advice:
+        body += f"\n*Right-size (advice only):* {escape(p.advice)}"
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=cuts.cut(f"mlreaper daily digest {escape(p.date)}", HEADER_TEXT_MAX, "header", note=" …"))),
         SectionBlock(text=MarkdownTextObject(text=cuts.cut(body, SECTION_TEXT_MAX, "body"))),

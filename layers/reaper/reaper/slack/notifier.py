@@ -108,6 +108,8 @@ class Notifier:
     anomalies: AnomalyAlerts | None = None
     # now -> the digest's unit-cost line (reaper/report/units.py), read only by the invocation that posts
     units: Callable[[datetime], str | None] | None = None
+    # now -> the digest's right-size advice for endpoints (docs/kinds/endpoint.md#right-size-advice), read like units
+    advice: Callable[[datetime], str | None] | None = None
 
     @property
     def lease(self) -> timedelta:
@@ -207,14 +209,15 @@ class Notifier:
             self.log.record(payload.as_record(), self.clock(), f"sns:{message_id}")
         return posted
 
-    def _units_line(self, now: datetime) -> str | None:
-        """The week's unit costs in a line; a failed read leaves the line out (said in the log), never the digest."""
-        if self.units is None:
+    def _units_line(self, now: datetime, read: Callable[[datetime], str | None] | None = None, what: str = "unit costs") -> str | None:
+        """The week's unit costs (or `read`'s line) in a line; a failed read leaves the line out (said in the log), never the digest."""
+        read = self.units if read is None and what == "unit costs" else read
+        if read is None:
             return None
         try:
-            return self.units(now)
+            return read(now)
         except Exception:  # noqa: BLE001 - the digest goes out without the line
-            logger.exception("unit costs were not read; the digest goes out without them")
+            logger.exception("%s were not read; the digest goes out without them", what)
             return None
 
     def publish_savings(self) -> Published:
@@ -284,6 +287,8 @@ class Notifier:
             payload = daily_digest.build(entries, now, commitments_now, units_now)
         if self.cost_explorer is not None:
             payload = payload.model_copy(update={"bill": self._bill_line(now)})
+        if self.advice is not None:
+            payload = payload.model_copy(update={"advice": self._units_line(now, self.advice, "right-size advice")})
         message = daily_digest.render(payload)
         try:
             bot.post(payload, message)
