@@ -68,7 +68,7 @@ def test_plan_names_serverless_for_a_sparse_endpoint_with_the_dollar_difference_
     endpoint(sm, "sparse", now, "ml.c5.xlarge")
     seed_week(cw, "sparse", now, {h: 20.0 for h in (3, 30, 60, 90, 120)}, cpu=8.0, memory=20.0, gpu=None)
     endpoint(sm, "busy", now, "ml.c5.xlarge")
-    seed_week(cw, "busy", now, dict.fromkeys(range(1, 168), 500.0), cpu=240.0, memory=70.0, gpu=None)
+    seed_week(cw, "busy", now, dict.fromkeys(range(0, 168), 500.0), cpu=240.0, memory=70.0, gpu=None)
     # When the plan is read as JSON
     lines = plan_json(capsys)
     # Then the sparse one is told serverless, its instances' monthly list price the most it saves, serverless unpriced
@@ -110,7 +110,7 @@ def test_the_week_is_read_in_one_batch_and_a_config_only_for_endpoints_it_may_ad
     # configuration the sweep reads) and a sparse one of no stage (whose configuration the sweep does not read)
     for n in range(8):
         endpoint(sm, f"busy-{n}", now, "ml.c5.xlarge")
-        seed_week(cw, f"busy-{n}", now, dict.fromkeys(range(1, 168), 500.0), cpu=300.0, memory=70.0, gpu=None)
+        seed_week(cw, f"busy-{n}", now, dict.fromkeys(range(0, 168), 500.0), cpu=300.0, memory=70.0, gpu=None)
     endpoint(sm, "sparse", now, "ml.c5.xlarge")
     seed_week(cw, "sparse", now, {3: 1.0}, cpu=8.0, memory=20.0, gpu=None)
     endpoint(sm, "sparse-nostage", now, "ml.c5.xlarge", tags={"ml:owner": "bo@example.com"})
@@ -153,7 +153,7 @@ def test_the_digest_names_serverless_for_a_sparse_endpoint_and_nothing_for_a_bus
     endpoint(sm, "sparse", now, "ml.c5.xlarge")
     seed_week(cw, "sparse", now, {h: 20.0 for h in (3, 30, 60, 90, 120)}, cpu=8.0, memory=20.0, gpu=None)
     endpoint(sm, "busy", now, "ml.c5.xlarge")
-    seed_week(cw, "busy", now, dict.fromkeys(range(1, 168), 500.0), cpu=240.0, memory=70.0, gpu=None)
+    seed_week(cw, "busy", now, dict.fromkeys(range(0, 168), 500.0), cpu=240.0, memory=70.0, gpu=None)
     # When the deployed notifier posts the daily digest
     with recording() as calls:
         result = notifier.NOTIFIER.post_daily_digest()
