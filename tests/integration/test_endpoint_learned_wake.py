@@ -24,6 +24,7 @@ from reaper_devkit.calls import recording
 from reaper_devkit.seed import put_series
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
+from tests.helpers.wake import ENFORCE_NOW, GROUP, RESTORE_ARN, WAKE_TARGETS, deploy_wake
 
 START = datetime(2026, 11, 17, 0, 0, tzinfo=UTC)  # a Tuesday
 HOURS = 48
@@ -182,23 +183,11 @@ def test_without_learned_wake_the_same_replay_disrupts_periodic_traffic():
 
 WEDNESDAY = datetime(2026, 12, 9, 12, 40, tzinfo=UTC)
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
-RESTORE_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mlreaper-RestoreFunction"
-ROLE_ARN = "arn:aws:iam::123456789012:role/mlreaper-RestoreSchedulerRole"
-GROUP = "mlreaper-restores"
 
 
 @pytest.fixture
 def learned(aws, sm, cw, deployed_env, monkeypatch):
-    for k, v in {
-        "REAPER_MODE": "enforce",
-        "REAPER_GRACE_MINUTES": "0",
-        "REAPER_ENDPOINT_LEARNED_WAKE": "true",
-        "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN,
-        "REAPER_SCHEDULER_ROLE_ARN": ROLE_ARN,
-        "REAPER_SCHEDULE_GROUP": GROUP,
-    }.items():
-        monkeypatch.setenv(k, v)
-    aws.client("scheduler").create_schedule_group(Name=GROUP)
+    deploy_wake(aws, monkeypatch, {**ENFORCE_NOW, "REAPER_ENDPOINT_LEARNED_WAKE": "true", **WAKE_TARGETS})
     se.classic(sm, "demo-dev", DEV)  # a demo at 15:00 every day for the last week
     se.classic(sm, "pinned-dev", {**DEV, "reaper:wake": "mon-fri 12:00-18:00"})  # its owner pinned its hours
     se.classic(sm, "tutorial-dev", DEV)  # never called

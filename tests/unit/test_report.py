@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, unconfirmed, would_act
+from tests.helpers.log_entries import JOB_UNDER_CEILING, endpoint_notice, verdict_entry
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
@@ -19,19 +20,8 @@ def entry(
     owner: str = "ana",
     **evidence: object,
 ) -> dict:
-    return {
-        "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "kind": kind,
-        "id": rid,
-        "region": "us-east-1",
-        "verdict": verdict,
-        "executed": executed,
-        "action": "stop",
-        "hourly_usd": hourly,
-        "owner": owner,
-        "project": "llm",
-        "evidence": dict(evidence),
-    }
+    fields = {"logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "project": "llm", "evidence": dict(evidence)}
+    return verdict_entry(rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner=owner, **fields)
 
 
 def test_a_stopped_notebook_saves_its_price_until_it_is_seen_running_again():
@@ -47,14 +37,7 @@ def test_off_until_now_when_nothing_says_it_came_back():
 
 
 def test_an_endpoint_restore_ends_its_time_off():
-    restored = {
-        "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "type": "notice",
-        "kind": "endpoint",
-        "id": "ep",
-        "region": "us-east-1",
-        "title": "Restored endpoint ep",
-    }
+    restored = endpoint_notice(NOW - timedelta(hours=1), "Restored endpoint ep")
     (r,) = reclaimed([entry(NOW - timedelta(hours=5), "ep", kind="endpoint"), restored], NOW)
     assert r.hours_off == 4
 
@@ -64,12 +47,7 @@ def test_a_stopped_job_saves_at_most_what_its_ceiling_left_never_a_month():
     job = entry(
         NOW - timedelta(hours=1),
         "j",
-        kind="training-job",
-        hourly=40.0,
-        estimated_usd=80.0,
-        max_usd=200.0,
-        elapsed_hours=2.0,
-        max_hours=10.0,
+        **JOB_UNDER_CEILING,
     )
     (r,) = reclaimed([job], NOW)
     assert r.hours_off is None and r.saved_usd == 120
@@ -134,14 +112,7 @@ def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
 
 
 def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_rest():
-    back = {
-        "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "type": "notice",
-        "kind": "endpoint",
-        "id": "ep",
-        "region": "us-east-1",
-        "title": "Endpoint ep is back: InService",
-    }
+    back = endpoint_notice(NOW - timedelta(hours=1), "Endpoint ep is back: InService")
     entries = [
         entry(NOW - timedelta(hours=5), "ep", kind="endpoint", hourly=3.0),
         back,

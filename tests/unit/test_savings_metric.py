@@ -13,6 +13,7 @@ from reaper.report.savings_metric import LOOKBACK, NAMESPACE, SAVED, UNPRICED, d
 from reaper.report.summary import group, reclaimed
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import function_statements, load
+from tests.helpers.log_entries import JOB_UNDER_CEILING, endpoint_notice, verdict_entry
 
 D1 = date(2026, 11, 30)
 START = datetime(2026, 11, 30, tzinfo=UTC)
@@ -27,19 +28,8 @@ def entry(
     hourly: float | None = 2.0,
     **evidence: object,
 ) -> dict:
-    return {
-        "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "kind": kind,
-        "id": rid,
-        "region": "us-east-1",
-        "verdict": verdict,
-        "executed": executed,
-        "action": "stop",
-        "hourly_usd": hourly,
-        "owner": "ana",
-        "project": "llm",
-        "evidence": dict(evidence),
-    }
+    fields = {"logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "project": "llm", "evidence": dict(evidence)}
+    return verdict_entry(rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, **fields)
 
 
 def report_by_kind(entries: list[dict], since: datetime, now: datetime) -> dict[str, float]:
@@ -54,23 +44,11 @@ def test_a_day_of_actions_is_what_the_report_says_for_that_day():
     entries = [
         entry(START + timedelta(hours=10), "nb"),
         entry(START + timedelta(hours=6), "ep", kind="endpoint", hourly=1.5),
-        {
-            "logged_at": (START + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "type": "notice",
-            "kind": "endpoint",
-            "id": "ep",
-            "region": "us-east-1",
-            "title": "Restored endpoint ep",
-        },
+        endpoint_notice(START + timedelta(hours=12), "Restored endpoint ep"),
         entry(
             START + timedelta(hours=3),
             "job",
-            kind="training-job",
-            hourly=40.0,
-            estimated_usd=80.0,
-            max_usd=200.0,
-            elapsed_hours=2.0,
-            max_hours=10.0,
+            **JOB_UNDER_CEILING,
         ),
         entry(START + timedelta(hours=1), "dry", kind="ec2", executed=False, hourly=9.0),
     ]
@@ -201,12 +179,7 @@ def test_the_digest_counts_the_same_dollars_as_the_metric_and_the_report():
         entry(
             START + timedelta(hours=5),
             "job",
-            kind="training-job",
-            hourly=40.0,
-            estimated_usd=80.0,
-            max_usd=200.0,
-            elapsed_hours=2.0,
-            max_hours=10.0,
+            **JOB_UNDER_CEILING,
         ),
     ]
     end = START + timedelta(days=1)
