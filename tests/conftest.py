@@ -34,8 +34,10 @@ import pytest  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
+from reaper.kinds.ec2 import catalog  # noqa: E402
 from reaper.record.actionlog import create_table  # noqa: E402
 from reaper_devkit import boto_models, local_aws, moto_ext  # noqa: E402
+from tests.helpers.modes import enforce_mode  # noqa: E402
 
 moto_ext.apply()
 boto_models.share()
@@ -103,6 +105,24 @@ def deployed_env(table: str, queue: str, monkeypatch: pytest.MonkeyPatch) -> dic
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     return env
+
+
+@pytest.fixture
+def ec2(aws: boto3.session.Session) -> Any:
+    return aws.client("ec2")
+
+
+@pytest.fixture
+def fresh_ec2_catalog() -> None:
+    """Each moto account starts empty: the per-process EC2 instance-type catalogue must not leak between tests."""
+    catalog.forget()
+
+
+@pytest.fixture
+def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The deployed environment in enforce, grace 0: a sweep acts on what it finds reapable at once."""
+    enforce_mode(monkeypatch, 0)
+    return deployed_env
 
 
 def load_function(name: str) -> ModuleType:

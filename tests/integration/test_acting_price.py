@@ -9,8 +9,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
-
 from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog, Begun, Settlement
 from reaper_devkit import seed
@@ -19,13 +17,6 @@ from tests.conftest import drain, event, load_function
 
 IDLE = [0] * 36
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:notebook-instance/nb"
-
-
-@pytest.fixture
-def enforce(monkeypatch: pytest.MonkeyPatch, deployed_env: dict[str, str]) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
 
 
 def all_items(aws: Any, table: str) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from reaper_devkit import seed_bedrock
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import TABLE, drain, event, load_function, throttle
+from tests.helpers.modes import enforce_mode
 
 CHANGING = {
     "bedrock:DeleteProvisionedModelThroughput",
@@ -36,11 +37,6 @@ def fleet(bedrock: Any, cw: Any) -> dict[str, str]:
     return seed_bedrock.fleet(bedrock, cw, datetime.now(UTC))
 
 
-def enforce(monkeypatch: pytest.MonkeyPatch, grace: int = 0) -> None:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
-
-
 def by_name(aws: Any, env: dict[str, str]) -> dict[str, dict[str, Any]]:
     return {m["id"]: m for m in drain(aws, env["REAPER_QUEUE_URL"]) if m.get("kind") == "bedrock-pt"}
 
@@ -57,7 +53,7 @@ def test_enforce_deletes_only_the_idle_uncommitted_one_and_reports_each_with_idl
     aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch
 ):
     # Given the seeded account, enforce, grace 0, and the admin's override of $20 per model-unit hour
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     monkeypatch.setenv("REAPER_BEDROCK_MODEL_UNIT_HOURLY_USD", "20")
     app = load_function("bedrock_pt")
     # When the scheduled sweep runs
@@ -138,7 +134,7 @@ def test_dry_run_changes_nothing(aws, bedrock, fleet, deployed_env, lambda_conte
 
 
 def test_grace_warns_first_then_deletes_after_it(aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, grace=60)
+    enforce_mode(monkeypatch, grace=60)
     app = load_function("bedrock_pt")
     first = app.handler(event("bedrock-pt-schedule.json"), lambda_context)
     assert first["acted"] == [] and seed_bedrock.exists(bedrock, "pt-idle")
@@ -152,7 +148,7 @@ def test_grace_warns_first_then_deletes_after_it(aws, bedrock, fleet, deployed_e
 
 
 def test_the_renewal_warning_is_posted_once_however_often_the_sweep_runs(aws, fleet, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("bedrock_pt")
     for n in range(3):
         app.handler(event("bedrock-pt-schedule.json", id=f"run-{n}"), lambda_context)
@@ -161,7 +157,7 @@ def test_the_renewal_warning_is_posted_once_however_often_the_sweep_runs(aws, fl
 
 
 def test_the_same_event_three_times_deletes_and_posts_once(aws, fleet, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("bedrock_pt")
     results = [app.handler(event("bedrock-pt-schedule.json"), lambda_context) for _ in range(3)]
     assert [r["acted"] for r in results] == [["pt-idle"], [], []]
@@ -170,7 +166,7 @@ def test_the_same_event_three_times_deletes_and_posts_once(aws, fleet, deployed_
 
 
 def test_throttled_delete_is_an_error_and_nothing_is_deleted(aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("bedrock_pt")
     throttle(monkeypatch, app.RUNTIME.clients("us-east-1")("bedrock"), "delete_provisioned_model_throughput")
     result = app.handler(event("bedrock-pt-schedule.json"), lambda_context)
@@ -180,7 +176,7 @@ def test_throttled_delete_is_an_error_and_nothing_is_deleted(aws, bedrock, fleet
 
 def test_without_an_action_log_the_delete_is_refused(aws, bedrock, fleet, queue, lambda_context, monkeypatch):
     monkeypatch.setenv("REAPER_QUEUE_URL", queue)
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("bedrock_pt")
     with recording() as calls:
         result = app.handler(event("bedrock-pt-schedule.json"), lambda_context)
@@ -195,7 +191,7 @@ def test_a_protective_tag_added_after_discovery_stops_the_delete(aws, bedrock, f
 
     from reaper.kinds.bedrock_pt import parts
 
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     found = parts.PARTS.discover
 
     def then_tagged(clients, settings, now):
@@ -212,7 +208,7 @@ def test_a_protective_tag_added_after_discovery_stops_the_delete(aws, bedrock, f
 def test_reaper_restore_recreates_it_with_the_same_model_units_and_tags_in_one_command(
     aws, bedrock, fleet, deployed_env, lambda_context, monkeypatch
 ):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     load_function("bedrock_pt").handler(event("bedrock-pt-schedule.json"), lambda_context)
     assert not seed_bedrock.exists(bedrock, "pt-idle")
     with recording() as calls:

@@ -345,7 +345,7 @@ def test_an_admin_confirms_a_tag_made_budget_in_slack_and_then_it_acts(aws, sm, 
     from reaper.slack.interactions import handle_request
     from reaper.wiring import build_runtime
     from reaper_devkit.slack_api import SlackApi
-    from tests.integration.test_slack_buttons import ADMIN, OWNER, SECRET, signed
+    from tests.helpers.slack import ADMIN, OWNER, SECRET, signed
 
     # Given a budget a tag made (posted with a Confirm button), over its amount
     seed.notebook(sm, "tagged", {**VISION, "reaper:budget-usd": "100"})

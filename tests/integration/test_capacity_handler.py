@@ -19,6 +19,7 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import capacity
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
+from tests.helpers.modes import enforce_mode
 
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 CHANGING = {"ec2:CancelCapacityReservation", "ec2:CreateTags", "ec2:DeleteTags", "ec2:CreateCapacityReservation"}
@@ -31,11 +32,6 @@ class Account:
     committed: str
     block: str
     plan: str
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
 
 
 @pytest.fixture
@@ -66,16 +62,11 @@ def state(ec2: Any, cr: str) -> str:
     return str(ec2.describe_capacity_reservations(CapacityReservationIds=[cr])["CapacityReservations"][0]["State"])
 
 
-def enforce(monkeypatch: pytest.MonkeyPatch, grace: int) -> None:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
-
-
 def test_enforce_after_the_grace_cancels_only_the_idle_odcr_and_reports_the_rest(
     aws, ec2, cw, account, deployed_env, lambda_context, monkeypatch
 ):
     # Given the seeded account and a 60-minute grace
-    enforce(monkeypatch, 60)
+    enforce_mode(monkeypatch, 60)
     app = load_function("capacity")
     first = app.handler(event("capacity-schedule.json"), lambda_context)
     assert first["verdicts"]["warn"] == 1 and state(ec2, account.idle) == "active"
@@ -124,7 +115,7 @@ def test_dry_run_decides_everything_and_changes_nothing(aws, ec2, account, deplo
 
 @pytest.mark.parametrize("tags", [{"reaper:exempt": "true"}, {"ml:stage": "prod"}], ids=["exempt", "production"])
 def test_exempt_and_production_reservations_are_never_cancelled(aws, ec2, cw, deployed_env, lambda_context, monkeypatch, tags):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     cr = seed_capacity.odcr(ec2, tags={**OWNER, **tags}, now=now)
     seed_capacity.used(cw, cr, now)
@@ -134,7 +125,7 @@ def test_exempt_and_production_reservations_are_never_cancelled(aws, ec2, cw, de
 
 
 def test_protection_tag_set_between_discovery_and_the_cancel_wins(aws, ec2, cw, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     cr = seed_capacity.odcr(ec2, tags=OWNER, now=now)
     seed_capacity.used(cw, cr, now)
@@ -153,7 +144,7 @@ def test_protection_tag_set_between_discovery_and_the_cancel_wins(aws, ec2, cw, 
 
 
 def test_an_instance_launched_into_it_after_discovery_keeps_it(aws, ec2, cw, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     cr = seed_capacity.odcr(ec2, "p4d.24xlarge", 1, OWNER, now=now)
     seed_capacity.used(cw, cr, now)
@@ -174,7 +165,7 @@ def test_an_instance_launched_into_it_after_discovery_keeps_it(aws, ec2, cw, dep
 
 
 def test_a_reservation_in_use_or_with_a_metric_gap_is_kept(aws, ec2, cw, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     busy = seed_capacity.odcr(ec2, tags=OWNER, now=now)
     seed_capacity.used(cw, busy, now, values=[0.0] * 5 + [1.0])  # one instance in it six hours ago
@@ -188,7 +179,7 @@ def test_a_reservation_in_use_or_with_a_metric_gap_is_kept(aws, ec2, cw, deploye
 
 
 def test_throttled_cancel_is_an_error_and_the_sweep_goes_on(aws, ec2, cw, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     a, b = (seed_capacity.odcr(ec2, tags=OWNER, now=now) for _ in range(2))
     for cr in (a, b):
@@ -201,7 +192,7 @@ def test_throttled_cancel_is_an_error_and_the_sweep_goes_on(aws, ec2, cw, deploy
 
 
 def test_same_event_three_times_cancels_and_posts_once(aws, ec2, cw, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     cr = seed_capacity.odcr(ec2, tags=OWNER, now=now)
     seed_capacity.used(cw, cr, now)
@@ -213,7 +204,7 @@ def test_same_event_three_times_cancels_and_posts_once(aws, ec2, cw, deployed_en
 
 
 def test_restore_makes_a_new_equivalent_reservation(aws, ec2, cw, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     now = datetime.now(UTC)
     cr = seed_capacity.odcr(ec2, "p4d.24xlarge", 3, {**OWNER, "team": "vision"}, now=now)
     seed_capacity.used(cw, cr, now)
@@ -233,7 +224,7 @@ def test_restore_makes_a_new_equivalent_reservation(aws, ec2, cw, deployed_env, 
 
 
 def test_health_notice_rejudges_only_the_reservations_it_names(aws, ec2, cw, account, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch, 0)
+    enforce_mode(monkeypatch, 0)
     app = load_function("capacity")
     ev = event("capacity-health-underutilized.json", resources=[account.idle, account.committed])
     ev["detail"]["affectedEntities"] = [{"entityValue": account.idle}]

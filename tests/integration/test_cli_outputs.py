@@ -16,6 +16,7 @@ from reaper import __version__
 from reaper.cli.main import main
 from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed
+from tests.helpers.log_entries import verdict_entry
 
 HOSTILE = '<script>alert("pwned")</script>, "quoted"\nsecond line'
 LONG_REASON = "no activity for 3 h 05 m; " + "the agent reported 0 in every period, and nothing else said otherwise; " * 10
@@ -53,19 +54,8 @@ def log_entry(
     hourly: float | None = 2.0,
     **evidence: Any,
 ) -> None:
-    entry = {
-        "kind": kind,
-        "id": rid,
-        "region": "us-east-1",
-        "verdict": verdict,
-        "executed": executed,
-        "action": "stop",
-        "reason": reason,
-        "hourly_usd": hourly,
-        "owner": owner,
-        "project": "llm",
-        "evidence": evidence,
-    }
+    fields = {"reason": reason, "project": "llm", "evidence": evidence}
+    entry = verdict_entry(rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner=owner, **fields)
     log.record(entry, at, f"ev-{rid}-{at:%H%M%S}")
 
 

@@ -145,13 +145,6 @@ def enforcing(monkeypatch: pytest.MonkeyPatch, kind: str, grace_minutes: int) ->
     monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}={grace_minutes}")
 
 
-@pytest.fixture
-def enforce(monkeypatch: pytest.MonkeyPatch, deployed_env: dict[str, str]) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
-
-
 # -- an unreadable or odd-case tag exempts every kind, and the rest of its sweep goes on -----------------
 HOSTILE = {
     # case: (tags, words of the reason, posted): a bad tag is always told; a valid exemption is silent

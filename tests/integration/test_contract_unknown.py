@@ -20,13 +20,6 @@ from tests.integration.test_safety import OWNER
 METRIC_KINDS = ("ec2", "fsx", "notebook")
 
 
-@pytest.fixture
-def enforce(monkeypatch: pytest.MonkeyPatch, deployed_env: dict[str, str]) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
-
-
 def no_datapoints(monkeypatch: pytest.MonkeyPatch, client: Any) -> None:
     """GetMetricData answers every query, complete, with no datapoints: nothing reports the metric."""
 

@@ -10,16 +10,12 @@ from typing import Any
 import pytest
 
 from reaper.cli.main import main
-from reaper.kinds.ec2 import catalog
 from reaper_devkit import seed_ec2
+
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "reaper:disposable": "true"}
 G4_12X = 3.912  # g4dn.12xlarge, us-east-1 Linux On-Demand (reaper/aws/prices.json)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
 
 
 def lines(out: str) -> list[dict[str, Any]]:

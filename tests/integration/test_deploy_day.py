@@ -28,6 +28,8 @@ from tests.conftest import REGION
 from tests.integration import fsx_fleet, studio_fleet, training_fleet
 from tests.integration.test_notebook_jupyter import start_kernel
 
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
+
 SHIFT = timedelta(hours=2)
 KINDS = ["notebook", "studio-app", "ec2", "endpoint", "training-job", "fsx"]
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
@@ -45,11 +47,6 @@ def quiet() -> Iterator[JupyterServer]:
     """A second real Jupyter server that runs nothing (the shared one runs the busy kernel)."""
     with jupyter_server() as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
 
 
 class _Later(datetime):

@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.ec2.models.instances import InstanceBackend
 
-from reaper.kinds.ec2 import STOP_BATCH, catalog
+from reaper.kinds.ec2 import STOP_BATCH
 from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
 from reaper_devkit import seed_ec2
@@ -23,25 +23,10 @@ from reaper_devkit.moto_ext.ec2 import shape
 from reaper_devkit.seed import aligned, put_metric_data_in_process
 from tests.conftest import drain, event, load_function, throttle
 
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
+
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 IDLE = {"CPUUtilization": 1.5, "NetworkIn": 40_000.0, "NetworkOut": 40_000.0}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
-
-
-@pytest.fixture
-def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
 
 
 @pytest.fixture

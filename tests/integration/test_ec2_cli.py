@@ -9,16 +9,12 @@ from typing import Any
 import pytest
 
 from reaper.cli.main import main
-from reaper.kinds.ec2 import catalog
 from reaper_devkit import seed_ec2
 from tests.integration.ec2_fleet import build
 
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
+
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
 
 
 def rows(out: str) -> dict[str, dict[str, Any]]:

@@ -15,7 +15,6 @@ from botocore.exceptions import ClientError
 from reaper import kinds as kind_registry
 from reaper.core.events import StopNowDetail
 from reaper.core.settings import Settings
-from reaper.kinds.ec2 import catalog
 from reaper.record.actionlog import ActionLog
 from reaper.slack.stop import stop_now
 from reaper.sweep import pipeline
@@ -23,20 +22,12 @@ from reaper.wiring import build_runtime
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
 from tests.conftest import drain, load_function
-from tests.integration.test_safety import flaky
+from tests.helpers.faults import flaky
+
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 RAY_HEAD = {"ml:stage": "dev", "ray-cluster-name": "llm", "ray-node-type": "head", "ray-launch-config": "3f2a"}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
 
 
 def idle(ec2: Any, cw: Any, now: datetime, itype: str, tags: dict[str, str]) -> str:

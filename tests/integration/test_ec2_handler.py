@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from reaper.core.errors import BadEventError
-from reaper.kinds.ec2 import catalog
 from reaper.wiring import build_runtime
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
@@ -17,15 +16,7 @@ from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
 from tests.integration.ec2_fleet import Fleet, build
 
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()  # each moto account starts empty; the per-process cache must not leak between tests
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 
 
 @pytest.fixture

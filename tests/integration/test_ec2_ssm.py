@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from reaper.kinds.ec2 import catalog
 from reaper.kinds.ec2.ssm import COMMAND
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
@@ -17,19 +16,11 @@ from reaper_devkit.moto_ext import ssm_commands
 from reaper_devkit.template import function_actions
 from tests.conftest import REGION, drain, event, load_function
 
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
+
 OWNER = {"ml:owner": "ana@example.com"}
 IDLE_SAMPLE = "0, 431\n0, 2\n"  # two GPUs at 0 %: a model loaded on the first, nothing running
 BUSY_SAMPLE = "0, 431\n87, 20112\n"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_inference import set_status
 from reaper_devkit.template import function_actions
 from tests.conftest import TABLE, drain, event, load_function, throttle
+from tests.helpers.events import MALFORMED_ANY_KIND
+from tests.helpers.modes import enforce_mode
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 MUTATING = ("Delete", "Update", "Create", "Register", "Deregister", "Put", "Add")
@@ -87,11 +89,6 @@ def fleet(sm, cw, aas) -> dict[str, str]:
     }
 
 
-def enforce(monkeypatch, grace: int = 0) -> None:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
-
-
 def test_dry_run_decides_every_endpoint_and_changes_nothing(aws, sm, fleet, deployed_env, lambda_context):
     # Given the deployed defaults (dry-run)
     app = load_function("endpoint")
@@ -123,7 +120,7 @@ def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(
     aws, sm, aas, fleet, deployed_env, lambda_context, monkeypatch
 ):
     # Given enforce with no grace
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("endpoint")
     # When the schedule fires
     with recording() as calls:
@@ -159,7 +156,7 @@ def test_enforce_takes_exactly_the_idle_dev_endpoints_to_zero_each_its_own_way(
 
 def test_enforce_warns_first_then_acts_after_the_grace_period(aws, sm, fleet, deployed_env, lambda_context, monkeypatch):
     # Given enforce with a 60-minute grace
-    enforce(monkeypatch, grace=60)
+    enforce_mode(monkeypatch, grace=60)
     app = load_function("endpoint")
     # When the first sweep runs, Then it only warns and tags
     first = app.handler(event("endpoint-schedule.json"), lambda_context)
@@ -179,7 +176,7 @@ def test_enforce_warns_first_then_acts_after_the_grace_period(aws, sm, fleet, de
 
 
 def test_same_event_three_times_acts_and_posts_once(aws, sm, fleet, deployed_env, lambda_context, monkeypatch):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("endpoint")
     results = [app.handler(event("endpoint-schedule.json"), lambda_context) for _ in range(3)]
     assert sorted(results[0]["acted"]) == ["async-idle", "ic-idle", "idle-gpu"]
@@ -200,7 +197,7 @@ def two_idle_classics(sm: Any, deployed_env: dict[str, str]) -> None:
 
 def test_throttled_delete_is_an_error_and_the_sweep_goes_on(aws, sm, deployed_env, lambda_context, monkeypatch, two_idle_classics):
     # Given two idle classic endpoints, and DeleteEndpoint throttled for one of them
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("endpoint")
     client = app.RUNTIME.clients()("sagemaker")
     throttle(monkeypatch, client, "delete_endpoint", {"EndpointName": "a"})
@@ -225,7 +222,7 @@ def test_throttled_config_read_is_an_error_for_that_endpoint_only(aws, sm, deplo
 def test_without_an_action_log_every_endpoint_action_is_refused_and_nothing_changes(aws, sm, queue, lambda_context, monkeypatch):
     # Given enforce, a queue, and no action log
     monkeypatch.setenv("REAPER_QUEUE_URL", queue)
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     se.classic(sm, "classic", DEV)
     se.age("classic", now, 300)
@@ -245,7 +242,7 @@ def test_without_an_action_log_every_endpoint_action_is_refused_and_nothing_chan
 @pytest.mark.parametrize("missing", ["config", "model"])
 def test_missing_config_or_model_refuses_the_delete(aws, sm, deployed_env, lambda_context, monkeypatch, missing):
     # Given an idle dev endpoint whose config (or model) someone deleted
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     se.classic(sm, "orphan", DEV)
     se.age("orphan", datetime.now(UTC), 300)
     if missing == "config":
@@ -288,9 +285,7 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
 @pytest.mark.parametrize(
     "bad",
     [
-        "not an object",
-        {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
-        {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
+        *MALFORMED_ANY_KIND,
         {
             "id": "x",
             "detail-type": "SageMaker Endpoint State Change",
@@ -302,7 +297,7 @@ def test_the_delete_checks_again_just_before_acting(aws, sm, table):
     ],
 )
 def test_malformed_events_are_refused_and_change_nothing(aws, sm, fleet, deployed_env, lambda_context, monkeypatch, bad):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     app = load_function("endpoint")
     with pytest.raises(BadEventError):
         app.handler(bad, lambda_context)

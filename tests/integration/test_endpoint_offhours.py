@@ -12,30 +12,15 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
+from tests.helpers.wake import GROUP, OFF_HOURS, RESTORE_ARN, ROLE_ARN, deploy_wake
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 SATURDAY = datetime(2026, 12, 5, 11, 0, tzinfo=UTC)  # 12:00 in Berlin, not a working day
-RESTORE_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mlreaper-RestoreFunction"
-ROLE_ARN = "arn:aws:iam::123456789012:role/mlreaper-RestoreSchedulerRole"
-GROUP = "mlreaper-restores"
 
 
 @pytest.fixture
 def off_hours(aws, sm, cw, deployed_env, monkeypatch):
-    for k, v in {
-        "REAPER_MODE": "enforce",
-        "REAPER_GRACE_MINUTES": "0",
-        "REAPER_OFF_HOURS": "true",
-        "REAPER_TIMEZONE": "Europe/Berlin",
-        "REAPER_WORK_DAYS": "mon-fri",
-        "REAPER_WORK_START": "08:00",
-        "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "true",
-        "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN,
-        "REAPER_SCHEDULER_ROLE_ARN": ROLE_ARN,
-        "REAPER_SCHEDULE_GROUP": GROUP,
-    }.items():
-        monkeypatch.setenv(k, v)
-    aws.client("scheduler").create_schedule_group(Name=GROUP)
+    deploy_wake(aws, monkeypatch, OFF_HOURS)
     se.classic(sm, "llm-dev", DEV)
     se.components(sm, "ic-dev", {"ic-a": 1}, DEV)
     se.classic(sm, "llm-prod", {"ml:stage": "prod", "ml:owner": "ops@example.com"})

@@ -27,13 +27,11 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import TABLE, drain, event, load_function
+from tests.helpers.wake import GROUP, OFF_HOURS, deploy_wake
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 SATURDAY = datetime(2026, 12, 5, 11, 0, tzinfo=UTC)
 MONDAY = datetime(2026, 12, 7, 7, 0, tzinfo=UTC)  # 08:00 in Berlin: the wakes fire
-RESTORE_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mlreaper-RestoreFunction"
-ROLE_ARN = "arn:aws:iam::123456789012:role/mlreaper-RestoreSchedulerRole"
-GROUP = "mlreaper-restores"
 ENDPOINTS = ("llm-dev", "ic-dev", "async-dev")
 
 
@@ -75,22 +73,8 @@ class Weekend:
 
 @pytest.fixture
 def weekend(aws, sm, cw, deployed_env, monkeypatch, lambda_context) -> Weekend:
-    for k, v in {
-        "REAPER_MODE": "enforce",
-        "REAPER_GRACE_MINUTES": "0",
-        "REAPER_OFF_HOURS": "true",
-        "REAPER_TIMEZONE": "Europe/Berlin",
-        "REAPER_WORK_DAYS": "mon-fri",
-        "REAPER_WORK_START": "08:00",
-        "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "true",
-        "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN,
-        "REAPER_SCHEDULER_ROLE_ARN": ROLE_ARN,
-        "REAPER_SCHEDULE_GROUP": GROUP,
-        "REAPER_RESTORE_WAIT_MINUTES": "0",  # the restore function's, as deployed
-    }.items():
-        monkeypatch.setenv(k, v)
+    deploy_wake(aws, monkeypatch, {**OFF_HOURS, "REAPER_RESTORE_WAIT_MINUTES": "0"})  # its wait: the restore function's, as deployed
     monkeypatch.setattr(endpoint_restore, "sleep", lambda _s: None)
-    aws.client("scheduler").create_schedule_group(Name=GROUP)
     se.classic(sm, "llm-dev", DEV)
     se.components(sm, "ic-dev", {"ic-a": 1}, DEV)
     se.asynchronous(sm, "async-dev", DEV, count=2)

@@ -16,6 +16,7 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import fsx as fsx_ext
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
+from tests.helpers.events import MALFORMED_ANY_KIND
 from tests.integration.fsx_fleet import DELETED_IN_THE_END, EXPECTED, NOTIFY_IN_DRY_RUN, by_name, seed
 
 SCHEDULE = "fsx-schedule.json"
@@ -30,13 +31,6 @@ def fsx(aws) -> Any:
 @pytest.fixture
 def fleet(aws) -> dict[str, str]:
     return seed(aws, datetime.now(UTC))
-
-
-@pytest.fixture
-def enforce(deployed_env, monkeypatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
 
 
 def sweep(app: Any, now: datetime, event_id: str) -> dict[str, Any]:
@@ -298,9 +292,7 @@ def test_same_event_three_times_backs_up_once_and_posts_once(aws, fsx, enforce, 
 @pytest.mark.parametrize(
     "bad",
     [
-        "not an object",
-        {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
-        {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
+        *MALFORMED_ANY_KIND,
         {
             "id": "x",
             "detail-type": "SageMaker Training Job State Change",

@@ -23,13 +23,6 @@ from tests.integration.test_fsx_handler import one_persistent, sweep
 MARKER = "reaper:backup-id"
 
 
-@pytest.fixture
-def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
-
-
 class Killed(BaseException):
     """What a Lambda timeout looks like from inside: nothing after it runs."""
 

@@ -17,6 +17,7 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
+from tests.helpers.modes import enforce_mode
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 BUSY = [1] * 36  # active in every 5-minute period
@@ -30,11 +31,6 @@ def nb_status(sm: Any, name: str) -> str:
 def nb_tags(sm: Any, name: str) -> dict[str, str]:
     arn = sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceArn"]
     return {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn)["Tags"]}
-
-
-def enforce(monkeypatch: pytest.MonkeyPatch, grace: int) -> None:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
 
 
 @pytest.fixture
@@ -59,7 +55,7 @@ def test_notebook_past_its_kill_date_is_warned_then_stopped_whatever_its_activit
     aws, sm, notebooks, deployed_env, lambda_context, monkeypatch
 ):
     # Given enforce with a 60-minute grace, and notebooks busy in every period
-    enforce(monkeypatch, grace=60)
+    enforce_mode(monkeypatch, grace=60)
     app = load_function("notebook")
     # When the first sweep runs
     first = app.handler(event("notebook-schedule.json"), lambda_context)
@@ -89,7 +85,7 @@ def test_notebook_past_its_kill_date_is_warned_then_stopped_whatever_its_activit
 
 def test_exempt_tag_added_after_discovery_still_wins_over_a_kill_date(aws, sm, notebooks, deployed_env, lambda_context, monkeypatch):
     # Given no grace, and an exempt tag that appears between discovery and the stop
-    enforce(monkeypatch, grace=0)
+    enforce_mode(monkeypatch, grace=0)
     app = load_function("notebook")
     from reaper.aws import tagging
 
@@ -107,7 +103,7 @@ def test_exempt_tag_added_after_discovery_still_wins_over_a_kill_date(aws, sm, n
 
 def test_a_stopped_notebook_past_its_kill_date_is_left_as_it_is(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
     # Given a stopped notebook with the agent, past its kill date
-    enforce(monkeypatch, grace=0)
+    enforce_mode(monkeypatch, grace=0)
     seed.notebook(sm, "stopped-old", {**DEV, "reaper:kill-after": PAST})
     sm.stop_notebook_instance(NotebookInstanceName="stopped-old")
     # When the sweep runs, Then there is nothing to stop: keep, with the kill date said
@@ -138,7 +134,7 @@ def endpoints(sm: Any, cw: Any) -> datetime:
 
 def test_endpoints_past_their_kill_date_go_to_zero_after_the_warning(aws, sm, endpoints, deployed_env, lambda_context, monkeypatch):
     # Given enforce with a 60-minute grace and endpoints serving traffic
-    enforce(monkeypatch, grace=60)
+    enforce_mode(monkeypatch, grace=60)
     app = load_function("endpoint")
     first = app.handler(event("endpoint-schedule.json"), lambda_context)
     # Then the first sweep warns the three past their date (a staging one too: the owner set the date)

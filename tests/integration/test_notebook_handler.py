@@ -12,6 +12,7 @@ from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
+from tests.helpers.events import MALFORMED_ANY_KIND
 
 IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
@@ -166,9 +167,7 @@ def test_throttled_stop_is_an_error_and_the_sweep_goes_on(aws, sm, cw, deployed_
 @pytest.mark.parametrize(
     "bad",
     [
-        "not an object",
-        {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
-        {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
+        *MALFORMED_ANY_KIND,
         {
             "id": "x",
             "detail-type": "AWS API Call via CloudTrail",

@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from reaper.core.deadline import Deadline
 from reaper.handlers import handle_kind_event
@@ -21,6 +20,7 @@ from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
 from reaper_devkit import seed
 from tests.conftest import drain, event, load_function
+from tests.helpers.faults import flaky
 
 IDLE = [0] * 36
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
@@ -46,13 +46,6 @@ def idle_notebooks(sm: Any, cw: Any, names: list[str], now: datetime, extra: dic
 
 def log_entries(aws: Any, table: str, now: datetime) -> list[dict[str, Any]]:
     return list(ActionLog(aws.client("dynamodb"), table).stored_entries(now - timedelta(days=1), now + timedelta(days=1)))
-
-
-@pytest.fixture
-def enforce(monkeypatch: pytest.MonkeyPatch, deployed_env: dict[str, str]) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    return deployed_env
 
 
 # -- races: protection set after discovery ------------------------------------------------------
@@ -168,22 +161,6 @@ def test_a_sweep_killed_after_the_third_stop_has_logged_all_three_and_the_next_s
 
 
 # -- faults: throttling on every dependency -------------------------------------------------------
-def flaky(monkeypatch: pytest.MonkeyPatch, client: Any, rate: float, rng: random.Random) -> None:
-    """Every API method of `client` fails with ThrottlingException `rate` of the time (after retries)."""
-    for method in client.meta.method_to_api_mapping:
-        if method.startswith(("get_paginator", "can_paginate")):
-            continue
-        original = getattr(client, method)
-        operation = client.meta.method_to_api_mapping[method]
-
-        def throttled(*args: Any, _original: Any = original, _operation: str = operation, **kwargs: Any) -> Any:
-            if rng.random() < rate:
-                raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, _operation)
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(client, method, throttled)
-
-
 @pytest.mark.parametrize("service", ["sagemaker", "cloudwatch", "dynamodb", "sqs"])
 def test_thirty_percent_throttling_leaves_no_resource_without_a_verdict_and_nothing_executed_unreported(
     aws, sm, cw, enforce, lambda_context, monkeypatch, service

@@ -17,6 +17,7 @@ from reaper.report.savings_metric import NAMESPACE, SAVED, UNPRICED
 from reaper.slack.notifier import Notifier
 from reaper_devkit import seed
 from tests.conftest import load_function
+from tests.helpers.log_entries import verdict_entry
 
 SCHEDULED = {"detail-type": "Scheduled Event", "source": "aws.scheduler"}
 
@@ -50,18 +51,9 @@ def record(
     hourly: float | None = 2.0,
     **extra: Any,
 ) -> None:
-    entry = {
-        "type": "verdict",
-        "kind": kind,
-        "id": rid,
-        "region": "us-east-1",
-        "verdict": verdict,
-        "executed": executed,
-        "action": "stop",
-        "hourly_usd": hourly,
-        "owner": "ana@example.com",
-        **extra,
-    }
+    entry = verdict_entry(
+        rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner="ana@example.com", type="verdict", **extra
+    )
     log.record(entry, at, f"evt-{rid}-{at:%H%M}")
 
 

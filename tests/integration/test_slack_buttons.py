@@ -26,21 +26,7 @@ from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import drain, load_function
-
-SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-OWNER, OTHER, ADMIN = "U0ANA0001", "U0EVE0001", "U0ADMIN01"
-USERS = {"ana@example.com": OWNER, "eve@example.com": OTHER}
-
-
-def signed(body: str, at: datetime, secret: str = SECRET) -> dict[str, Any]:
-    ts = str(int(at.timestamp()))
-    sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {
-        "headers": {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig, "Content-Type": "application/x-www-form-urlencoded"},
-        "body": body,
-        "isBase64Encoded": False,
-        "requestContext": {"http": {"method": "POST"}},
-    }
+from tests.helpers.slack import ADMIN, OTHER, OWNER, SECRET, USERS, signed
 
 
 def click_body(api: SlackApi, action: str, arn: str, user: str, kind: str = "notebook") -> str:

@@ -19,8 +19,8 @@ from reaper.slack.interactions import handle_request
 from reaper.wiring import build_runtime
 from reaper_devkit import seed
 from reaper_devkit.slack_api import SlackApi
-from tests.integration.test_safety import flaky
-from tests.integration.test_slack_buttons import OWNER, SECRET, USERS, signed
+from tests.helpers.faults import flaky
+from tests.helpers.slack import OWNER, SECRET, USERS, signed
 
 BUTTONS = ("reaper:exempt", "reaper:snooze", "reaper:stop")
 

@@ -201,7 +201,7 @@ def test_a_confirm_click_on_a_budget_from_a_hostile_project_is_answered_escaped(
     from reaper.slack.budget_notice import render
     from reaper.slack.interactions import handle_request
     from reaper.wiring import build_runtime
-    from tests.integration.test_slack_buttons import ADMIN, SECRET, signed
+    from tests.helpers.slack import ADMIN, SECRET, signed
 
     # Given the budget notice for a project named to ping the channel, with its Confirm button, as rendered
     project = MENTIONS

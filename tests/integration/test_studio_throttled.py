@@ -13,7 +13,7 @@ from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
 from reaper_devkit import seed_studio as studio
 from tests.conftest import drain, load_function
-from tests.integration.test_safety import flaky
+from tests.helpers.faults import flaky
 
 DEV = {"ml:stage": "dev"}
 

@@ -14,6 +14,7 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
+from tests.helpers.events import MALFORMED_ANY_KIND
 from tests.integration import training_fleet as fleet
 
 SCHEDULE = "training-job-schedule.json"
@@ -205,9 +206,7 @@ def test_with_a_grace_period_a_diverged_job_is_warned_then_stopped(aws, sm, cw, 
 @pytest.mark.parametrize(
     "bad",
     [
-        "not an object",
-        {"detail-type": "Scheduled Event", "source": "aws.events"},  # no id
-        {"id": "x", "detail-type": "Something Else", "source": "aws.events", "detail": {}},
+        *MALFORMED_ANY_KIND,
         {
             "id": "x",
             "detail-type": "SageMaker Training Job State Change",

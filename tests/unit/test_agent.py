@@ -7,10 +7,9 @@ import importlib.util
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -31,6 +30,8 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 import embed_agent  # noqa: E402
 
+from tests.helpers.http import QuietHandler, serving
+
 AGENT = ROOT / "agent" / "activity_agent.py"
 
 
@@ -47,22 +48,12 @@ def test_agent_cannot_break_cloudformation_sub():
 def jupyter() -> Iterator[dict[str, Any]]:
     state: dict[str, Any] = {"kernels": [], "terminals": []}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802
-            key = self.path.rsplit("/", 1)[-1]
-            body = json.dumps(state.get(key, [])).encode()
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer(200, json.dumps(state.get(self.path.rsplit("/", 1)[-1], [])).encode())
 
-        def log_message(self, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state["url"] = f"http://127.0.0.1:{server.server_address[1]}"
-    yield state
-    server.shutdown()
+    with serving(Handler) as state["url"]:
+        yield state
 
 
 def agent_env(tmp_path: Path, url: str, **extra: str) -> dict[str, str]:
@@ -183,35 +174,24 @@ def imds() -> Iterator[dict[str, Any]]:
     seen: dict[str, Any] = {"gets_without_token": 0}
     creds = {"AccessKeyId": "ASIAEXAMPLE", "SecretAccessKey": "s3cr3t", "Token": "tok"}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_PUT(self) -> None:  # noqa: N802
             assert self.path == "/latest/api/token" and self.headers["X-aws-ec2-metadata-token-ttl-seconds"]
-            self._answer(200, b"imds-session")
+            self.answer(200, b"imds-session")
 
         def do_GET(self) -> None:  # noqa: N802
             if self.headers.get("X-aws-ec2-metadata-token") != "imds-session":
                 seen["gets_without_token"] += 1
-                return self._answer(401, b"")
+                return self.answer(401, b"")
             base = "/latest/meta-data/iam/security-credentials/"
             if self.path == base:
-                return self._answer(200, b"BaseNotebookInstanceEc2InstanceRole")
+                return self.answer(200, b"BaseNotebookInstanceEc2InstanceRole")
             if self.path == base + "BaseNotebookInstanceEc2InstanceRole":
-                return self._answer(200, json.dumps(creds).encode())
-            return self._answer(404, b"")
+                return self.answer(200, json.dumps(creds).encode())
+            return self.answer(404, b"")
 
-        def _answer(self, code: int, body: bytes) -> None:
-            self.send_response(code)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    seen["url"] = f"http://127.0.0.1:{server.server_address[1]}"
-    yield seen
-    server.shutdown()
+    with serving(Handler) as seen["url"]:
+        yield seen
 
 
 class Recorder(BaseHTTPRequestHandler):
@@ -236,11 +216,9 @@ class Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def logs_endpoint() -> Iterator[type[Recorder]]:
     handler = type("Handler", (Recorder,), {"seen": [], "answers": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    handler.url = f"http://127.0.0.1:{server.server_address[1]}/"  # type: ignore[attr-defined]
-    yield handler
-    server.shutdown()
+    with serving(handler) as url:
+        handler.url = f"{url}/"  # type: ignore[attr-defined]
+        yield handler
 
 
 def run_live(

@@ -167,36 +167,36 @@ def test_every_destructive_action_a_kind_declares_is_denied_on_exempt_and_produc
     assert statement_actions(exempt) == statement_actions(production) == kind_denied(kind)
 
 
-def test_the_jupyter_read_is_denied_on_exempt_and_production_notebooks_and_granted_only_when_opted_in():
-    # Given JupyterReads (a presigned URL opens the notebook's Jupyter, which could also run code)
-    presign = "sagemaker:CreatePresignedNotebookInstanceUrl"
-    assert kind_denied("notebook") == kind_destructive("notebook") | {presign}
-    denies = _denies("NotebookFunction")
+def _presign_denied_and_opted_in(kind: str, function: str, presign: str, grants: str, refuses: list[str]) -> None:
+    """`presign` is denied on exempt and production resources and granted only under JupyterReadsOn, on `grants`
+    and not on `refuses`."""
+    assert kind_denied(kind) == kind_destructive(kind) | {presign}
+    denies = _denies(function)
     assert presign in statement_actions(denies["DenyExempt"][0]) and presign in statement_actions(denies["DenyProduction"][0])
-    # Then it is granted only under JupyterReadsOn, on the account's notebook instances
-    assert presign not in function_actions("NotebookFunction", set(default_conditions()))
-    allows = [s for s in function_statements("NotebookFunction", {"JupyterReadsOn"}) if s["Effect"] == "Allow"]
+    # Then it is granted only under JupyterReadsOn, on the resources the API takes
+    assert presign not in function_actions(function, set(default_conditions()))
+    allows = [s for s in function_statements(function, {"JupyterReadsOn"}) if s["Effect"] == "Allow"]
     [stmt] = [s for s in allows if presign in statement_actions(s)]
     assert statement_actions(stmt) == {presign}
-    assert granted(Request(presign, "arn:aws:sagemaker:eu-west-1:123456789012:notebook-instance/nb"), [stmt])
-    assert not granted(Request(presign, "arn:aws:sagemaker:eu-west-1:210987654321:notebook-instance/nb"), [stmt])
+    assert granted(Request(presign, grants), [stmt])
+    assert not any(granted(Request(presign, arn), [stmt]) for arn in refuses)
+
+
+def test_the_jupyter_read_is_denied_on_exempt_and_production_notebooks_and_granted_only_when_opted_in():
+    # Given JupyterReads (a presigned URL opens the notebook's Jupyter, which could also run code)
+    nb = "arn:aws:sagemaker:eu-west-1:{}:notebook-instance/nb"
+    presign = "sagemaker:CreatePresignedNotebookInstanceUrl"
+    _presign_denied_and_opted_in("notebook", "NotebookFunction", presign, nb.format("123456789012"), [nb.format("210987654321")])
     assert load()["Parameters"]["JupyterReads"]["Default"] == "off"
 
 
 def test_the_studio_jupyter_read_is_denied_on_exempt_and_production_and_granted_only_when_opted_in():
     # Given JupyterReads for Studio (a presigned domain URL signs in as a user profile and opens its space's Jupyter)
-    presign = "sagemaker:CreatePresignedDomainUrl"
-    assert kind_denied("studio-app") == kind_destructive("studio-app") | {presign}
-    denies = _denies("StudioAppFunction")
-    assert presign in statement_actions(denies["DenyExempt"][0]) and presign in statement_actions(denies["DenyProduction"][0])
-    # Then it is granted only under JupyterReadsOn, on the account's user profiles (the API's resource)
-    assert presign not in function_actions("StudioAppFunction", set(default_conditions()))
-    allows = [s for s in function_statements("StudioAppFunction", {"JupyterReadsOn"}) if s["Effect"] == "Allow"]
-    [stmt] = [s for s in allows if presign in statement_actions(s)]
-    assert statement_actions(stmt) == {presign}
-    assert granted(Request(presign, "arn:aws:sagemaker:eu-west-1:123456789012:user-profile/d-abc/ana"), [stmt])
-    assert not granted(Request(presign, "arn:aws:sagemaker:eu-west-1:123456789012:notebook-instance/nb"), [stmt])
-    assert not granted(Request(presign, "arn:aws:sagemaker:eu-west-1:210987654321:user-profile/d-abc/ana"), [stmt])
+    profile = "arn:aws:sagemaker:eu-west-1:{}:user-profile/d-abc/ana"
+    others = ["arn:aws:sagemaker:eu-west-1:123456789012:notebook-instance/nb", profile.format("210987654321")]
+    _presign_denied_and_opted_in(
+        "studio-app", "StudioAppFunction", "sagemaker:CreatePresignedDomainUrl", profile.format("123456789012"), others
+    )
 
 
 def test_destructive_means_a_change_to_the_swept_resource():

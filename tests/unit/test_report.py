@@ -8,6 +8,7 @@ import pytest
 
 from reaper.record.logentry import BadEntry, LogEntry, from_mapping
 from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, unconfirmed, would_act
+from tests.helpers.log_entries import JOB_UNDER_CEILING
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
@@ -71,12 +72,7 @@ def test_a_stopped_job_saves_at_most_what_its_ceiling_left_never_a_month():
     job = entry(
         NOW - timedelta(hours=1),
         "j",
-        kind="training-job",
-        hourly=40.0,
-        estimated_usd=80.0,
-        max_usd=200.0,
-        elapsed_hours=2.0,
-        max_hours=10.0,
+        **JOB_UNDER_CEILING,
     )
     (r,) = reclaimed([job], NOW)
     assert r.hours_off is None and r.saved_usd == 120

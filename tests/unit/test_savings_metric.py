@@ -14,6 +14,7 @@ from reaper.report.savings_metric import LOOKBACK, NAMESPACE, SAVED, UNPRICED, d
 from reaper.report.summary import group, reclaimed
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import function_statements, load
+from tests.helpers.log_entries import JOB_UNDER_CEILING
 
 D1 = date(2026, 11, 30)
 START = datetime(2026, 11, 30, tzinfo=UTC)
@@ -70,12 +71,7 @@ def test_a_day_of_actions_is_what_the_report_says_for_that_day():
         entry(
             START + timedelta(hours=3),
             "job",
-            kind="training-job",
-            hourly=40.0,
-            estimated_usd=80.0,
-            max_usd=200.0,
-            elapsed_hours=2.0,
-            max_hours=10.0,
+            **JOB_UNDER_CEILING,
         ),
         entry(START + timedelta(hours=1), "dry", kind="ec2", executed=False, hourly=9.0),
     ]
@@ -205,12 +201,7 @@ def test_the_digest_counts_the_same_dollars_as_the_metric_and_the_report():
         entry(
             START + timedelta(hours=5),
             "job",
-            kind="training-job",
-            hourly=40.0,
-            estimated_usd=80.0,
-            max_usd=200.0,
-            elapsed_hours=2.0,
-            max_hours=10.0,
+            **JOB_UNDER_CEILING,
         ),
     ]
     end = START + timedelta(days=1)

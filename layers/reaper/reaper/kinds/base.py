@@ -78,10 +78,15 @@ class ActContext:
     # takes them (`gated`) instead of reading the same again; each gate empties it first, so one
     # change's reads never reach another's action.
     read_now: dict[str, Any] = field(default_factory=dict)
+    # a batch's members' gate reads, by ARN (reaper.sweep.batch): each member's own, kept from its gate until
+    # the batch's call is made, then emptied; an action made in a batch takes its own from here
+    read_batch: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def gated(self, arn: str, key: str) -> Any:
         """What the gate read just now for `arn` under `key` ("tags", "described"); None when it read nothing for it."""
-        return self.read_now.get(key) if self.read_now.get("arn") == arn else None
+        if self.read_now.get("arn") == arn:
+            return self.read_now.get(key)
+        return self.read_batch.get(arn, {}).get(key)
 
     # a sweep's batch (reaper.sweep.batch): takes a begun change whose action is batched (True), to be
     # gated and made with the others held; None (an event, a button): every change is made alone
@@ -99,6 +104,9 @@ class BatchAnswer:
 
     done: Mapping[str, str | None] = field(default_factory=dict)
     failed: Mapping[str, BaseException] = field(default_factory=dict)
+    # the error of a change made in its own call (a kind whose batch shares reads and one write, not the
+    # change: endpoints), settled as the one-resource path settles it (ActionRefused: refused; else failed)
+    own: Mapping[str, BaseException] = field(default_factory=dict)
 
 
 # (context, the resources the gate let through, each with its decision) -> what the call(s) did to each

@@ -497,14 +497,22 @@ class ActionLog:
 
     # -- restore records -----------------------------------------------------------------
     def put_restore(self, kind: str, resource_id: str, record: Mapping[str, Any], now: datetime) -> None:
-        self.client.put_item(
-            TableName=self.table,
-            Item={
-                "pk": {"S": f"RESTORE#{kind}#{resource_id}"},
-                "sk": {"S": iso(now)},
-                "record": {"S": json.dumps(record, default=_json_default)},
-            },
-        )
+        self.client.put_item(TableName=self.table, Item=_restore_item(kind, resource_id, record, now))
+
+    def put_restores(self, kind: str, records: Sequence[tuple[str, Mapping[str, Any]]], now: datetime) -> None:
+        """Many restore records (a batch's, written after its gates and before its changes) in TransactWriteItems
+        of up to TRANSACT_MAX: each write is all of its records or none, and raises when it is none
+        (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html)."""
+        if len(records) == 1:
+            self.put_restore(kind, records[0][0], records[0][1], now)
+            return
+        for i in range(0, len(records), TRANSACT_MAX):
+            self.client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": self.table, "Item": _restore_item(kind, rid, record, now)}}
+                    for rid, record in records[i : i + TRANSACT_MAX]
+                ]
+            )
 
     def latest_restore(self, kind: str, resource_id: str) -> dict[str, Any] | None:
         page = self.client.query(
@@ -635,3 +643,11 @@ def create_table(dynamodb: Any, table: str) -> bool:
     dynamodb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
     dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
     return True
+
+
+def _restore_item(kind: str, resource_id: str, record: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    return {
+        "pk": {"S": f"RESTORE#{kind}#{resource_id}"},
+        "sk": {"S": iso(now)},
+        "record": {"S": json.dumps(record, default=_json_default)},
+    }

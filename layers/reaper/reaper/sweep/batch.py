@@ -28,6 +28,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.faults import AwsError, error_code, short
 from reaper.aws.tagging import remove_tags
+from reaper.core.errors import ActionRefused
 from reaper.core.model import Outcome, Result
 from reaper.kinds.base import ActContext, Action, BatchAnswer, Kind
 from reaper.sweep.gate import gate
@@ -87,14 +88,17 @@ class Batch:
         read = self._read_many(group)
         passed = [o for o in group if self._gated(action, o, read.get(o.resource.arn))]
         if len(passed) < BATCH_FROM:
-            for o in passed:
+            for o in passed:  # each made alone, with what its own gate read (ActContext.gated)
                 _safely(o, partial(self.single, o, action, False))
+            self.ctx.read_batch.clear()
             return
         try:
             answer = action.batch_runner()(self.ctx, [(o.resource, o.decision) for o in passed])
         except Exception as exc:  # a bug in the kind's batch: an error on each, as process() does for one
             log.exception("batched %s failed", action.name)
             answer = BatchAnswer(failed={o.resource.id: exc for o in passed})
+        finally:
+            self.ctx.read_batch.clear()  # the gates' reads were for this call only
         for o in passed:
             _safely(o, partial(self._settled, action, o, answer, len(passed)))
 
@@ -111,6 +115,8 @@ class Batch:
         """The gate, alone, just before the batch's call: True when this change may be made."""
         try:
             o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason, read, ruled=o.decision)
+            if o.result is None:  # what its gate read goes to its own change, made with the batch's
+                self.ctx.read_batch[o.resource.arn] = dict(self.ctx.read_now)
         except AwsError as exc:
             o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
         except Exception as exc:  # a bug in a kind's check: this resource's error, as process() makes it
@@ -122,6 +128,8 @@ class Batch:
         rid = o.resource.id
         if rid in answer.done:
             return finished(action, o, self.ctx, answer.done[rid])
+        if rid in answer.own:  # made in its own call: settled as the one-resource path settles it
+            return _own_error(o, answer.own[rid])
         exc = answer.failed.get(rid)
         if exc is None:  # the call went through and did not list it: ask for it alone (it was gated just now)
             return self.single(o, action, False)
@@ -140,6 +148,15 @@ def _safely(o: Outcome, make: Callable[[], Result]) -> None:
     except Exception as exc:
         log.exception("enforcing failed for %s", o.resource.arn)
         o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
+
+
+def _own_error(o: Outcome, exc: BaseException) -> Result:
+    """A change of a batch made in its own call that failed, said as reaper.sweep.pipeline._act says it."""
+    if isinstance(exc, ActionRefused):
+        return Result.refused(f"refused to {o.decision.action}: {exc.reason}")
+    if isinstance(exc, AwsError):
+        return Result.failed(f"{o.decision.action} failed: {short(exc)}")
+    raise exc  # a bug: _safely makes it this resource's error
 
 
 def refused_whole(exc: BaseException) -> bool:

@@ -26,6 +26,10 @@ class ActionName(KindAction):
     SCALE_TO_ZERO = "scale-to-zero"
 
 
+# a sweep's endpoint changes made together (reaper.kinds.endpoint.actions.act_many): each begun and gated alone,
+# their scalable targets read in one call (50 ids a call) and their restore records written in one transaction
+ACT_BATCH = 20
+
 # what the parts call, by part (the declaration is data: these are not imported from the parts)
 _AUTOSCALING_READ = (  # autoscaling.capture / targets
     "application-autoscaling:DescribeScalableTargets",
@@ -126,6 +130,8 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:delete_classic",
             needs_log=True,
             removes_resource=True,
+            batch=f"{_P}.actions:act_many",  # a sweep's: targets read and records written once per batch
+            batch_size=ACT_BATCH,
         ),
         # the copy and instance counts and autoscaling settings it overwrites are kept only in the
         # restore record: without an action log it is refused like delete
@@ -136,6 +142,8 @@ DECLARATION = KindDeclaration(
             frozenset({"InService"}),
             f"{_P}.actions:scale_to_zero",
             needs_log=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
     },
     **standard_parts(_P),

@@ -1,4 +1,6 @@
 """To zero, by endpoint type. Each action re-reads what it changes, records how to undo it, then acts.
+A sweep's batch of them (`act_many`) shares the reads AWS takes many in one call and one write of their
+restore records; each change is still gated alone and made in its own call.
 
 delete          classic endpoints. Refused (verdict `error`) unless the action log can keep
                 the restore record and the config and every model it names still exist;
@@ -13,16 +15,18 @@ scale-to-zero   inference-component endpoints: every component to 0 copies (auto
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.aws.faults import error_code, is_not_found, short
+from reaper.aws.faults import AwsError, error_code, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.endpoint import ActionName, autoscaling, wake
 from reaper.kinds.endpoint.model import (
     ASYNC,
@@ -31,6 +35,7 @@ from reaper.kinds.endpoint.model import (
     COMPONENTS,
     KIND,
     VARIANT_DIMENSION,
+    Component,
     ComponentRecord,
     EndpointFacts,
     RestoreRecord,
@@ -41,7 +46,7 @@ from reaper.kinds.endpoint.model import (
     restore_command,
     variant_resource_id,
 )
-from reaper.kinds.endpoint.signals import DetailReader
+from reaper.kinds.endpoint.signals import DetailReader, reader_for
 
 
 def _base_record(ctx: ActContext, r: Resource, kind_of: str, decision: Decision) -> RestoreRecord:
@@ -77,17 +82,149 @@ def _schedule(ctx: ActContext, r: Resource, d: Decision, record: RestoreRecord) 
     return "; " + wake.describe(name, at)
 
 
-# -- classic: delete after the restore record ------------------------------------------------
+# -- one change, or a batch's: planned after its gate, recorded, then made ------------------------
+# A sweep makes up to ACT_BATCH (reaper.kinds.endpoint) endpoints' changes together (reaper.sweep.batch): each begun and gated
+# alone, then their scalable targets read in one DescribeScalableTargets (ResourceIds takes up to 50:
+# https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html),
+# their restore records written in one TransactWriteItems (all or none), then each change made in its
+# own call. An event or a button makes one change the same way, a batch of one (docs/performance.md).
+
+
+@dataclass
+class _Change:
+    """One endpoint's change after its gate: its restore record (autoscaling still to add), the resource ids
+    of the scalable targets the record keeps, and what the change needs once the record is written."""
+
+    resource: Resource
+    decision: Decision
+    record: RestoreRecord
+    dimension: str
+    scaled: list[str]
+    type: str
+    variants: list[dict[str, Any]] = field(default_factory=list)  # async: DescribeEndpoint's, as the gate read them
+    components: tuple[Component, ...] = ()
+    comeback: str = ""
+
+
+def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """Plan each change (its refusals included), read the batch's scalable targets at once, write every restore
+    record in one write, then make each change alone. A change refused or failed is its own (`own`); a record
+    write that fails changes nothing of the batch."""
+    own: dict[str, BaseException] = {}
+    reader = DetailReader(ctx.clients)  # a model read once per batch, whichever endpoints name it
+    planned: list[_Change] = []
+    _list_models(ctx, reader, items)
+    for r, d in items:
+        try:
+            planned.append(_plan(ctx, r, d, reader))
+        except Exception as exc:  # refused, an AWS error, or a bug: this endpoint's (reaper.sweep.batch._own_error)
+            own[r.id] = exc
+    try:
+        found = _targets(ctx, planned)
+    except AwsError as exc:
+        return BatchAnswer(own={**own, **{c.resource.id: exc for c in planned}})
+    recorded: list[_Change] = []
+    for c in planned:
+        try:
+            _complete(ctx, c, found)
+            recorded.append(c)
+        except Exception as exc:
+            own[c.resource.id] = exc
+    assert ctx.log is not None  # _plan refuses without one
+    try:
+        ctx.log.put_restores(KIND, [(c.resource.id, c.record) for c in recorded], ctx.now)
+    except AwsError as exc:  # no record, no change
+        return BatchAnswer(own={**own, **{c.resource.id: exc for c in recorded}})
+    done: dict[str, str | None] = {}
+    for c in recorded:
+        try:
+            done[c.resource.id] = _make(ctx, c)
+        except Exception as exc:
+            own[c.resource.id] = exc
+    return BatchAnswer(done=done, own=own)
+
+
+def _alone(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    answer = act_many(ctx, [(r, d)])
+    if r.id in answer.own:
+        raise answer.own[r.id]
+    return answer.done[r.id]
 
 
 def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
-    if ctx.log is None:
-        raise ActionRefused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
-    sm = ctx.clients("sagemaker")
+    return _alone(ctx, r, d)
+
+
+def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    return _alone(ctx, r, d)
+
+
+def _plan(ctx: ActContext, r: Resource, d: Decision, reader: DetailReader) -> _Change:
+    match action_named(ActionName, d.action):
+        case ActionName.DELETE:
+            if ctx.log is None:
+                raise ActionRefused("DeleteEndpoint", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted")
+            return _plan_classic(ctx, r, d, reader)
+        case ActionName.SCALE_TO_ZERO:
+            if ctx.log is None:  # the declaration says needs_log, so the pipeline refuses first; this holds without it
+                raise ActionRefused("ScaleToZero", "no action log to keep the restore record in (set REAPER_TABLE); nothing was changed")
+            details = r.facts_as(EndpointFacts).details
+            kind_of = details.type if details else d.evidence.get("type")
+            if kind_of == COMPONENTS:
+                return _plan_components(ctx, r, d, reader)
+            if kind_of == ASYNC:
+                desc = _described(ctx, r)
+                variants = list(desc.get("ProductionVariants", []))
+                ids = [variant_resource_id(r.id, v["VariantName"]) for v in variants]
+                return _Change(r, d, _base_record(ctx, r, ASYNC, d), VARIANT_DIMENSION, ids, ASYNC, variants=variants)
+            raise ActionRefused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
+        case None:
+            raise ActionRefused(str(d.action), "not an endpoint action")
+        case other:
+            assert_never(other)
+
+
+def _targets(ctx: ActContext, planned: list[_Change]) -> dict[str, dict[str, Any]]:
+    """The batch's scalable targets, one DescribeScalableTargets per 50 ids of a dimension."""
+    found: dict[str, dict[str, Any]] = {}
+    aas = ctx.clients("application-autoscaling")
+    for dimension in sorted({c.dimension for c in planned}):
+        ids = [rid for c in planned if c.dimension == dimension for rid in c.scaled]
+        if ids:
+            found.update(autoscaling.targets(aas, ids, dimension))
+    return found
+
+
+def _complete(ctx: ActContext, c: _Change, found: dict[str, dict[str, Any]]) -> None:
+    """The record's autoscaling from the batch's targets (their policies read only where there is a target),
+    and the schedule that brings it back."""
+    aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
+    if c.type == ASYNC:
+        _complete_async(ctx, c, found)
+    else:
+        c.record["autoscaling"] = autoscaling.recorded(aas, cw, c.scaled, c.dimension, found)
+    c.comeback = _schedule(ctx, c.resource, c.decision, c.record)
+
+
+def _make(ctx: ActContext, c: _Change) -> str:
+    if c.type == CLASSIC:
+        return _delete(ctx, c)
+    if c.type == COMPONENTS:
+        return _zero_components(ctx, c)
+    return _zero_async(ctx, c)
+
+
+# -- classic: delete after the restore record ------------------------------------------------
+
+
+def _plan_classic(ctx: ActContext, r: Resource, d: Decision, reader: DetailReader) -> _Change:
+    """Refused unless it can be recreated: its configuration (the one the gate's DescribeEndpoint names, as this
+    sweep read it: a configuration cannot be changed, https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html)
+    and every model it names, each model read again now."""
     desc = _described(ctx, r)
     config_name = desc["EndpointConfigName"]
-    reader = DetailReader(ctx.clients)
-    config = reader.config(config_name)
+    config = _config(ctx, reader, config_name)
     if config is None:
         raise ActionRefused(
             "DeleteEndpoint",
@@ -103,84 +240,104 @@ def delete_classic(ctx: ActContext, r: Resource, d: Decision) -> str | None:
             "DeleteEndpoint",
             f"model {', '.join(missing)} named by {config_name} no longer exists, so it could not be recreated; nothing was deleted",
         )
-    resource_ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
-    scaling = autoscaling.capture(ctx.clients("application-autoscaling"), ctx.clients("cloudwatch"), resource_ids, VARIANT_DIMENSION)
     warned = ctx.settings.tag("warned-at").lower()
-    tags = [t for t in _tags_now(ctx, r) if t["Key"].strip().lower() != warned]
     record = _base_record(ctx, r, CLASSIC, d)
     record["config_name"] = config_name
     record["models"] = models
     record["variants"] = [
         VariantRecord(name=v["VariantName"], instance_type=v.get("InstanceType"), count=v.get("InitialInstanceCount")) for v in variants
     ]
-    record["tags"] = tags
-    record["autoscaling"] = scaling
-    comeback = _schedule(ctx, r, d, record)
-    ctx.log.put_restore(KIND, r.id, record, ctx.now)
-    sm.delete_endpoint(EndpointName=r.id)
+    record["tags"] = [t for t in _tags_now(ctx, r) if t["Key"].strip().lower() != warned]
+    ids = [variant_resource_id(r.id, v["VariantName"]) for v in desc.get("ProductionVariants", [])]
+    return _Change(r, d, record, VARIANT_DIMENSION, ids, CLASSIC)
+
+
+def _list_models(ctx: ActContext, reader: DetailReader, items: Sequence[tuple[Resource, Decision]]) -> None:
+    """The models a batch of deletes names, read now in ListModels pages when this sweep's own listing held
+    every model in at most half as many pages as the batch has models (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListModels.html:
+    up to 100 a page); else each is described in `_plan_classic`. Either way at most one call per model."""
+    names: set[str] = set()
+    for r, d in items:
+        if action_named(ActionName, d.action) is not ActionName.DELETE:
+            continue
+        try:
+            config = _config(ctx, reader, _described(ctx, r)["EndpointConfigName"])
+        except AwsError:
+            continue  # its plan reads again, and says why
+        names.update(v["ModelName"] for v in (config or {}).get("ProductionVariants", []) if v.get("ModelName"))
+    pages = reader_for(ctx.clients).pages_for_all
+    if pages is not None and 0 < pages <= len(names) // 2:
+        reader.list_all_models()
+
+
+def _config(ctx: ActContext, reader: DetailReader, name: str) -> dict[str, Any] | None:
+    """The configuration as this sweep's signals read it (reaper.kinds.endpoint.signals.reader_for), else read now."""
+    swept = reader_for(ctx.clients)
+    return swept.config(name) if swept.has_config(name) else reader.config(name)
+
+
+def _delete(ctx: ActContext, c: _Change) -> str:
+    r, record = c.resource, c.record
+    ctx.clients("sagemaker").delete_endpoint(EndpointName=r.id)
+    scaling = record.get("autoscaling") or []
     note = ""
     if scaling:
         aas = ctx.clients("application-autoscaling")
         for t in scaling:
             autoscaling.deregister(aas, t["resource_id"], t["dimension"])
         note = f"; autoscaling recorded and deregistered ({len(scaling)} target{'s' if len(scaling) > 1 else ''})"
+    models = record.get("models") or []
     return (
-        f"deleted; config {config_name} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record "
-        f"written{note}{comeback}"
+        f"deleted; config {record.get('config_name')} and model{'s' if len(models) > 1 else ''} {', '.join(models)} kept; restore record "
+        f"written{note}{c.comeback}"
     )
 
 
 # -- inference components: copies to 0 --------------------------------------------------------
 
 
-def zero_components(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+def _plan_components(ctx: ActContext, r: Resource, d: Decision, reader: DetailReader) -> _Change:
     sm = ctx.clients("sagemaker")
     names = [
         ic["InferenceComponentName"]
         for page in sm.get_paginator("list_inference_components").paginate(EndpointNameEquals=r.id)
         for ic in page.get("InferenceComponents", [])
     ]
-    components = DetailReader(ctx.clients).components(names)
+    components = reader.components(names)
     if not components or all(c.copies == 0 for c in components):
         raise ActionRefused("UpdateInferenceComponentRuntimeConfig", "no inference component has copies any more; nothing to do")
-    aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
-    scaling = autoscaling.capture(aas, cw, [component_resource_id(c.name) for c in components], COMPONENT_DIMENSION)
     record = _base_record(ctx, r, COMPONENTS, d)
     record["components"] = [ComponentRecord(name=c.name, variant=c.variant, copies=c.copies) for c in components]
-    record["autoscaling"] = scaling
-    comeback = _schedule(ctx, r, d, record)
-    assert ctx.log is not None  # scale_to_zero refused without one
-    ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    ids = [component_resource_id(c.name) for c in components]
+    return _Change(r, d, record, COMPONENT_DIMENSION, ids, COMPONENTS, components=components)
+
+
+def _zero_components(ctx: ActContext, c: _Change) -> str:
+    sm, aas = ctx.clients("sagemaker"), ctx.clients("application-autoscaling")
+    scaling = c.record.get("autoscaling") or []
     for t in scaling:
         if t["min"] > 0:  # else autoscaling would put the copies straight back
             autoscaling.set_minimum(aas, t["resource_id"], COMPONENT_DIMENSION, 0, t["max"])
-    for c in components:
-        if c.copies > 0:
-            sm.update_inference_component_runtime_config(InferenceComponentName=c.name, DesiredRuntimeConfig={"CopyCount": 0})
-    was = ", ".join(f"{c.name} (was {c.copies})" for c in components)
+    for ic in c.components:
+        if ic.copies > 0:
+            sm.update_inference_component_runtime_config(InferenceComponentName=ic.name, DesiredRuntimeConfig={"CopyCount": 0})
+    was = ", ".join(f"{ic.name} (was {ic.copies})" for ic in c.components)
     minimums = "; autoscaling minimums set to 0" if any(t["min"] > 0 for t in scaling) else ""
-    return f"copies set to 0: {was}; managed instance scaling releases the instances{minimums}{comeback}"
+    return f"copies set to 0: {was}; managed instance scaling releases the instances{minimums}{c.comeback}"
 
 
 # -- asynchronous: minimum 0, woken by backlog --------------------------------------------------
 
 
-def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
-    """To zero the way AWS documents it for async endpoints: a scalable target with minimum 0 and a
-    scale-in policy (the backlog target tracking, added where the variant has none), plus the step
-    policy that wakes it on HasBacklogWithoutCapacity. Setting 0 instances directly is not in that
-    page: it is asked for so the instances go now, and if AWS refuses it the scale-in policy takes
-    the variant to 0 as the backlog stays empty.
-    https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html
-    """
-    sm, aas, cw = ctx.clients("sagemaker"), ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
-    desc = _described(ctx, r)
-    variants = desc.get("ProductionVariants", [])
-    found = autoscaling.targets(aas, [variant_resource_id(r.id, v["VariantName"]) for v in variants], VARIANT_DIMENSION)
-    wake_there = autoscaling.has_wake_policy(cw, r.id)
+def _complete_async(ctx: ActContext, c: _Change, found: dict[str, dict[str, Any]]) -> None:
+    """Each variant's target and whether it has a policy that scales in; whether a wake-on-backlog policy is
+    there. A wake policy is a scaling policy, which exists only on a registered scalable target
+    (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_PutScalingPolicy.html; deregistering
+    one deletes its policies): with no target on any variant there is none, and its alarms are not read."""
+    aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
     recorded: list[VariantRecord] = []
-    for v in variants:
-        rid = variant_resource_id(r.id, v["VariantName"])
+    for v in c.variants:
+        rid = variant_resource_id(c.resource.id, v["VariantName"])
         target = _target(found.get(rid))
         scale_in = target is not None and autoscaling.scales_in(autoscaling.policies(aas, rid, VARIANT_DIMENSION))
         recorded.append(
@@ -191,12 +348,21 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
                 scale_in_added=not scale_in,
             )
         )
-    record = _base_record(ctx, r, ASYNC, d)
-    record["variants"] = recorded
-    record["wake_added"] = not wake_there
-    comeback = _schedule(ctx, r, d, record)
-    assert ctx.log is not None  # scale_to_zero refused without one
-    ctx.log.put_restore(KIND, r.id, record, ctx.now)
+    wake_there = any(v.get("target") for v in recorded) and autoscaling.has_wake_policy(cw, c.resource.id)
+    c.record["variants"] = recorded
+    c.record["wake_added"] = not wake_there
+
+
+def _zero_async(ctx: ActContext, c: _Change) -> str:
+    """To zero the way AWS documents it for async endpoints: a scalable target with minimum 0 and a
+    scale-in policy (the backlog target tracking, added where the variant has none), plus the step
+    policy that wakes it on HasBacklogWithoutCapacity. Setting 0 instances directly is not in that
+    page: it is asked for so the instances go now, and if AWS refuses it the scale-in policy takes
+    the variant to 0 as the backlog stays empty.
+    https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html
+    """
+    sm, aas, cw = ctx.clients("sagemaker"), ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
+    r, recorded = c.resource, c.record.get("variants") or []
     for v in recorded:
         rid = variant_resource_id(r.id, v["name"])
         target = v.get("target")
@@ -204,8 +370,9 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         autoscaling.set_minimum(aas, rid, VARIANT_DIMENSION, 0, maximum)
         if v.get("scale_in_added"):
             autoscaling.add_backlog_tracking(aas, r.id, rid)
-    if not wake_there and variants:
-        autoscaling.add_wake_policy(aas, cw, r.id, variant_resource_id(r.id, variants[0]["VariantName"]))
+    wake_added = bool(c.record.get("wake_added"))
+    if wake_added and c.variants:
+        autoscaling.add_wake_policy(aas, cw, r.id, variant_resource_id(r.id, c.variants[0]["VariantName"]))
     now_or_later = "0 instances"
     try:
         sm.update_endpoint_weights_and_capacities(
@@ -218,8 +385,8 @@ def zero_async(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     was = ", ".join(_was(v) for v in recorded)
     added = [v["name"] for v in recorded if v.get("scale_in_added")]
     scale_in_note = f"; backlog scale-in policy added on {', '.join(added)}" if added else ""
-    policy = "wake-on-backlog policy added" if not wake_there else "its wake-on-backlog policy was already there"
-    return f"autoscaling minimum 0 on {was}, {now_or_later}{scale_in_note}; {policy}{comeback}"
+    policy = "wake-on-backlog policy added" if wake_added else "its wake-on-backlog policy was already there"
+    return f"autoscaling minimum 0 on {was}, {now_or_later}{scale_in_note}; {policy}{c.comeback}"
 
 
 def _target(t: dict[str, Any] | None) -> TargetRecord | None:
@@ -231,18 +398,6 @@ def _was(v: VariantRecord) -> str:
     if target:
         return f"{v['name']} (min was {target['min']})"
     return f"{v['name']} (had no autoscaling; registered 0-{max(v.get('desired', 1), 1)})"
-
-
-def scale_to_zero(ctx: ActContext, r: Resource, d: Decision) -> str | None:
-    if ctx.log is None:  # the declaration says needs_log, so the pipeline refuses first; this holds without it
-        raise ActionRefused("ScaleToZero", "no action log to keep the restore record in (set REAPER_TABLE); nothing was changed")
-    details = r.facts_as(EndpointFacts).details
-    kind_of = details.type if details else d.evidence.get("type")
-    if kind_of == COMPONENTS:
-        return zero_components(ctx, r, d)
-    if kind_of == ASYNC:
-        return zero_async(ctx, r, d)
-    raise ActionRefused("ScaleToZero", f"a {kind_of or 'unknown'} endpoint cannot be scaled to zero")
 
 
 # -- just before acting, and after ----------------------------------------------------------------

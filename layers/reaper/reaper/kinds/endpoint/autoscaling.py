@@ -62,7 +62,12 @@ def policies(aas: Any, resource_id: str, dimension: str) -> list[dict[str, Any]]
 
 def capture(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str) -> list[ScalingRecord]:
     """Everything needed to register these targets again exactly as they are now."""
-    found = targets(aas, resource_ids, dimension)
+    return recorded(aas, cloudwatch, resource_ids, dimension, targets(aas, resource_ids, dimension))
+
+
+def recorded(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str, found: dict[str, dict[str, Any]]) -> list[ScalingRecord]:
+    """`capture` from targets already read (a batch's, in one DescribeScalableTargets): the policies of
+    each target found, and a step policy's alarms; an id without a target has none to read."""
     out: list[ScalingRecord] = []
     for rid in resource_ids:
         t = found.get(rid)

@@ -268,6 +268,7 @@ class DetailReader:
         self._models: dict[str, bool] = {}
         self._pages: Iterator[dict[str, Any]] | None = None  # ListModels, resumed where the last chunk stopped
         self._listed_all = False
+        self._pages_read = 0
 
     def config(self, name: str) -> dict[str, Any] | None:
         if name not in self._configs:
@@ -279,7 +280,28 @@ class DetailReader:
                 self._configs[name] = None
         return self._configs[name]
 
+    def has_config(self, name: str) -> bool:
+        """This reader read `name` already (its answer, or that it is gone)."""
+        return name in self._configs
+
+    @property
+    def pages_for_all(self) -> int | None:
+        """How many ListModels pages held every model, when this reader read them all; else None."""
+        return self._pages_read if self._listed_all else None
+
+    def list_all_models(self) -> None:
+        """Every ListModels page, read now: a model not listed is gone (model_exists answers from it)."""
+        self._models.update((m["ModelName"], True) for page in self._list_pages() for m in page.get("Models", []))
+        self._listed_all = True
+
+    def _list_pages(self) -> Iterator[dict[str, Any]]:
+        for page in self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100}):
+            self._pages_read += 1
+            yield page
+
     def model_exists(self, name: str) -> bool:
+        if name not in self._models and self._listed_all:
+            return False
         if name not in self._models:
             try:
                 self.sm.describe_model(ModelName=name)
@@ -304,7 +326,7 @@ class DetailReader:
         budget = max(1, len(unseen) // 2)
         if len(unseen) > 1:
             if self._pages is None:
-                self._pages = iter(self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100}))
+                self._pages = self._list_pages()
             read = 0
             try:
                 for page in self._pages:  # a later chunk goes on from the next page, never re-reads one
@@ -312,6 +334,8 @@ class DetailReader:
                     for m in page.get("Models", []):
                         self._models[m["ModelName"]] = True
                         unseen.discard(m["ModelName"])
+                    if not page.get("NextToken"):  # the last page: every model is known
+                        self._listed_all = True
                     if not unseen:
                         break
                     if read >= budget and page.get("NextToken"):

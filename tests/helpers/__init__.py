@@ -1,0 +1,1 @@
+"""What tests share beyond fixtures: helpers a test module imports (never another test module)."""

@@ -1,0 +1,25 @@
+"""Faults injected at a client, as AWS answers them: the reaper's code under test is never replaced."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+
+def flaky(monkeypatch: pytest.MonkeyPatch, client: Any, rate: float, rng: random.Random) -> None:
+    """Every API method of `client` fails with ThrottlingException `rate` of the time (after retries)."""
+    for method in client.meta.method_to_api_mapping:
+        if method.startswith(("get_paginator", "can_paginate")):
+            continue
+        original = getattr(client, method)
+        operation = client.meta.method_to_api_mapping[method]
+
+        def throttled(*args: Any, _original: Any = original, _operation: str = operation, **kwargs: Any) -> Any:
+            if rng.random() < rate:
+                raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, _operation)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(client, method, throttled)
