@@ -10,19 +10,9 @@ import importlib
 from collections.abc import Iterator, Mapping
 
 from reaper.core.errors import UsageError
+from reaper.core.kind_names import KIND_PACKAGES as KIND_PACKAGES
 from reaper.kinds.base import Kind, KindDeclaration
 
-KIND_PACKAGES: dict[str, str] = {
-    "notebook": "reaper.kinds.notebook",
-    "endpoint": "reaper.kinds.endpoint",
-    "training-job": "reaper.kinds.training_job",
-    "fsx": "reaper.kinds.fsx",
-    "studio-app": "reaper.kinds.studio_app",
-    "ec2": "reaper.kinds.ec2",
-    # capacity reservations, Capacity Blocks, training plans
-    "capacity": "reaper.kinds.capacity",
-    "bedrock-pt": "reaper.kinds.bedrock_pt",
-}
 _loaded: dict[str, Kind] = {}
 
 
