@@ -57,6 +57,7 @@ UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 MAX_SINCE = timedelta(days=400)  # the log keeps nothing older (actionlog.LOG_TTL; a test holds them equal)
 NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 HTML_FILE = "mlreaper-report.html"
+RESTORE_KINDS = ("endpoint", "fsx", "capacity", "bedrock-pt")  # the kinds with a restorer (reaper.restore.run.restorable_kinds; a test holds them equal)
 SWEEPS = ("sweep", "plan", "coverage")  # reach AWS once before sweeping (preflight.check_reach)
 ALL_OUTPUTS = (*OUTPUTS, "html")
 # each change is recorded right after it is made (pipeline.py), so an interrupted sweep loses none
@@ -259,7 +260,7 @@ def _report_parser(sub: Any) -> None:
 def _restore_parser(sub: Any) -> None:
     rs = _command(sub, "restore", "bring back a reaped endpoint (or FSx file system, by id)")
     rs.add_argument("name", metavar="NAME", help="the endpoint's name, or the FSx file system's id (fs-...), as `reaper log` shows it")
-    rs.add_argument("--kind", choices=("endpoint", "fsx"), help="endpoint or fsx: only when NAME has restore records as both")
+    rs.add_argument("--kind", choices=RESTORE_KINDS, help="which kind's restore record, only when NAME has records as more than one")
     rs.add_argument("--table", help=TABLE_HELP)
 
 
@@ -380,6 +381,9 @@ class _StderrLines(logging.Handler):
     """One plain line per warning, on whatever sys.stderr is now (not the one at first use)."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        from reaper.cli.progress import clear_active
+
+        clear_active()  # a warning starts on its own line, not after a progress line
         print(f"reaper: {record.getMessage()}", file=sys.stderr)
 
 
@@ -499,7 +503,10 @@ def _run(args: argparse.Namespace) -> int:
 
     from reaper.sweep.pipeline import sweep
 
-    outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
+    from reaper.cli.progress import on_terminal, showing
+
+    with showing(on_terminal(quiet=output == "json")) as progress:
+        outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=progress)
     out = Printer()
     if args.command == "coverage":
         from reaper.cli import coverage

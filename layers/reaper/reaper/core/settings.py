@@ -348,11 +348,23 @@ class Settings(BaseModel):
             var = _VAR_OF.get(where) or (_VAR_OF.get(str(first["loc"][0])) if first["loc"] else None)
             named = f"{var} ({where})" if var else where
             got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
-            raise ConfigError(f"bad configuration: {named}: {first['msg']}{got}") from None
+            raise ConfigError(f"bad configuration: {named}: {_plain(first['msg'])}{got}") from None
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with changes, validated like the original (CLI flags use this)."""
         return self.validated({**self.model_dump(), **changes})
+
+
+# pydantic prefixes what a validator raised with the exception's kind; the reader needs only the reason
+# (https://docs.pydantic.dev/latest/errors/validation_errors/#value_error, #assertion_error)
+LIBRARY_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def _plain(message: str) -> str:
+    for prefix in LIBRARY_PREFIXES:
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
 
 
 # DynamoDB's naming rules: 3 to 255 of a-z A-Z 0-9 _ - . (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html);
