@@ -125,7 +125,9 @@ def test_the_exit_table_is_generated_and_the_other_pages_link_to_it():
 def test_an_endpoint_that_is_not_a_url_is_exit_2_in_one_line(tmp_path, argv):
     done = _reaper(_env(tmp_path, AWS_ENDPOINT_URL="localhost:4566"), *argv)
     assert done.returncode == USAGE, done.stderr
-    assert done.stderr.splitlines() == ["reaper: AWS_ENDPOINT_URL='localhost:4566' is not a URL: give its scheme and host, e.g. http://localhost:4566"]
+    assert done.stderr.splitlines() == [
+        "reaper: AWS_ENDPOINT_URL='localhost:4566' is not a URL: give its scheme and host, e.g. http://localhost:4566"
+    ]
 
 
 @pytest.mark.parametrize("argv", [["plan", "--kind", "notebook"], ["log", "--table", "mlreaper-log"]])

@@ -57,7 +57,12 @@ UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 MAX_SINCE = timedelta(days=400)  # the log keeps nothing older (actionlog.LOG_TTL; a test holds them equal)
 NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 HTML_FILE = "mlreaper-report.html"
-RESTORE_KINDS = ("endpoint", "fsx", "capacity", "bedrock-pt")  # the kinds with a restorer (reaper.restore.run.restorable_kinds; a test holds them equal)
+RESTORE_KINDS = (
+    "endpoint",
+    "fsx",
+    "capacity",
+    "bedrock-pt",
+)  # the kinds with a restorer (reaper.restore.run.restorable_kinds; a test holds them equal)
 SWEEPS = ("sweep", "plan", "coverage")  # reach AWS once before sweeping (preflight.check_reach)
 ALL_OUTPUTS = (*OUTPUTS, "html")
 # each change is recorded right after it is made (pipeline.py), so an interrupted sweep loses none
@@ -501,9 +506,8 @@ def _run(args: argparse.Namespace) -> int:
     rt = _runtime(args, settings)
     import uuid
 
-    from reaper.sweep.pipeline import sweep
-
     from reaper.cli.progress import on_terminal, showing
+    from reaper.sweep.pipeline import sweep
 
     with showing(on_terminal(quiet=output == "json")) as progress:
         outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=progress)
