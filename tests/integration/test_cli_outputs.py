@@ -276,7 +276,7 @@ def test_query_selects_from_each_json_object_of_the_log(logged, capsys):
     # Then each line is what the expression selects from one entry
     assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [{"id": "ep-1", "kind": "endpoint"}]
     assert main(["log", "--json", "--query", "id"]) == 0
-    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == ["nb-1", "nb-2", "ep-1", "job-1", "nb-3", "nb-dry"]
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == ["nb-1", "ep-1", "nb-2", "job-1", "nb-3", "nb-dry"]
 
 
 @pytest.mark.parametrize(
