@@ -130,6 +130,24 @@ def test_an_endpoint_that_is_not_a_url_is_exit_2_in_one_line(tmp_path, argv):
     ]
 
 
+def test_each_configured_endpoint_is_checked_unless_botocore_ignores_them(tmp_path):
+    import boto3
+
+    from reaper.aws import preflight
+    from reaper.core.errors import ConfigError
+
+    s = boto3.session.Session(region_name="us-east-1")
+    with pytest.raises(ConfigError, match="AWS_ENDPOINT_URL_STS='sts.local' is not a URL"):
+        preflight.check_endpoints(s, {"AWS_ENDPOINT_URL": "http://localhost:4566", "AWS_ENDPOINT_URL_STS": "sts.local"})
+    preflight.check_endpoints(s, {"AWS_ENDPOINT_URL": "localhost:4566", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"})
+    config = tmp_path / "config"
+    config.write_text("[profile local]\nendpoint_url = localhost:4566\nregion = us-east-1\n")
+    done = _reaper(_env(tmp_path, AWS_CONFIG_FILE=str(config), AWS_PROFILE="local"), "log", "--table", "mlreaper-log")
+    assert done.returncode == USAGE and done.stderr.splitlines() == [
+        "reaper: endpoint_url of profile local='localhost:4566' is not a URL: give its scheme and host, e.g. http://localhost:4566"
+    ]
+
+
 @pytest.mark.parametrize("argv", [["plan", "--kind", "notebook"], ["log", "--table", "mlreaper-log"]])
 def test_an_endpoint_that_cannot_be_reached_is_exit_4_in_one_line(tmp_path, argv):
     port = _closed_port()

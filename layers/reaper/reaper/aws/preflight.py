@@ -45,6 +45,8 @@ def check_endpoints(s: boto3.session.Session, environ: Mapping[str, str]) -> Non
     """Each endpoint the configuration sets (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>, the profile's
     endpoint_url) is a URL as botocore accepts one, or the command stops here in one line (exit 2) instead of
     in a traceback at the first client ("Invalid endpoint: localhost:4566")."""
+    if environ.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").strip().lower() == "true":  # botocore uses none of them
+        return
     configured = [(k, v) for k, v in environ.items() if k.startswith("AWS_ENDPOINT_URL") and v.strip()]
     profile_url = s._session.get_scoped_config().get("endpoint_url") if s.profile_name in s.available_profiles else None
     if isinstance(profile_url, str):
