@@ -1,6 +1,7 @@
 """Write the generated reference pages, so they cannot drift from the code they describe.
 
-docs/reference/cli.md         from reaper.cli.main's argparse parser (every command and flag)
+docs/reference/cli.md         from reaper.cli.main's argparse parser (every command and flag, its description and examples)
+docs/reference/exit-codes.md  from reaper.cli.exits.EXIT_STATUSES (the one table of exit statuses)
 docs/reference/parameters.md  from template.yaml's Parameters, in the console's groups
 
     .venv/bin/python scripts/gen_docs.py            # write both (`make docs` runs it)
@@ -17,6 +18,7 @@ from typing import Any
 from reaper_devkit.template import ROOT, load
 
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
+EXITS_PAGE = ROOT / "docs" / "reference" / "exit-codes.md"
 PARAMETERS_PAGE = ROOT / "docs" / "reference" / "parameters.md"
 # argparse wraps usage lines to the terminal: a fixed width, so the page is the same everywhere
 os.environ["COLUMNS"] = "100"
@@ -80,9 +82,29 @@ def cli_page() -> str:
     out += _options_table(parser) + [""]
     out += ["How the commands behave (output formats, exit status, the table) is in [Command line](../cli.md).", ""]
     for name, (help_text, sp) in _commands(parser).items():
-        out += [f"## `reaper {name}`", "", _cell(help_text), "", "```", sp.format_usage().strip(), "```", ""]
+        out += [f"## `reaper {name}`", "", _cell(help_text), "", " ".join((sp.description or "").split()), ""]
+        out += ["```", sp.format_usage().strip(), "```", ""]
         out += _options_table(sp) + [""]
+        out += ["Examples:", "", "```", *_examples(name), "```", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _examples(name: str) -> list[str]:
+    from reaper.cli.helptext import COMMAND_HELP
+
+    return [f"{line:<60}  # {what}" if len(line) <= 60 else f"{line}\n{'':<60}  # {what}" for line, what in COMMAND_HELP[name][1]]
+
+
+def exits_page() -> str:
+    """The one table of the CLI's exit statuses; README, docs/cli.md and docs/coverage.md link here."""
+    from reaper.cli.exits import EXIT_STATUSES
+
+    out = [GENERATED, "", "# Exit statuses", ""]
+    out += ["Every `reaper` command ends with one of these. Each status other than 0 and 1 comes with exactly one line on"]
+    out += ["stderr (`reaper: ...`) and no traceback; 1 prints every resource first. From `reaper/cli/exits.py`.", ""]
+    out += ["| status | meaning | for example |", "| --- | --- | --- |"]
+    out += [f"| {e.status} | {_cell(e.meaning)} | {_cell(e.examples)} |" for e in EXIT_STATUSES]
+    return "\n".join(out) + "\n"
 
 
 def _constraint(p: dict[str, Any]) -> str:
@@ -129,7 +151,7 @@ def parameters_page() -> str:
 
 
 def main(argv: list[str]) -> int:
-    pages = {CLI_PAGE: cli_page(), PARAMETERS_PAGE: parameters_page()}
+    pages = {CLI_PAGE: cli_page(), PARAMETERS_PAGE: parameters_page(), EXITS_PAGE: exits_page()}
     if "--check" in argv:
         stale = [p for p, text in pages.items() if not p.exists() or p.read_text() != text]
         for p in stale:

@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.client import BaseClient
 
-from reaper.sweep.iam import iam_action
+from reaper.sweep.iam import NO_PERMISSION_NEEDED, iam_action
 from reaper_devkit.iam_check import TRANSACT_ITEM_ACTION, TRANSACT_WRITE, Request, on_behalf, requests_for, ungranted
 from reaper_devkit.moto_ext import autoscaling_sagemaker
 
@@ -31,9 +31,10 @@ class CallRecorder:
 
     @property
     def actions(self) -> set[str]:
-        """The IAM actions the calls need: a TransactWriteItems needs those of its items (iam_check)."""
+        """The IAM actions the calls need: a TransactWriteItems needs those of its items (iam_check); a call
+        that needs no permission (the CLI's STS GetCallerIdentity before a sweep) needs none."""
         items = {r.action for r in self.requests if r.action in TRANSACT_ITEM_ACTION.values()}
-        return (set(self.calls) - {TRANSACT_WRITE}) | (items if TRANSACT_WRITE in self.calls else set())
+        return (set(self.calls) - {TRANSACT_WRITE} - NO_PERMISSION_NEEDED) | (items if TRANSACT_WRITE in self.calls else set())
 
     def by_operation(self) -> dict[str, int]:
         return dict(sorted(self.calls.items()))
@@ -57,6 +58,8 @@ def recording() -> Iterator[CallRecorder]:
         action = iam_action(self.meta.service_model.service_name, operation_name)
         recorder.calls[action] += 1
         recorder.made.append((operation_name, dict(api_params)))
+        if action in NO_PERMISSION_NEEDED:  # counted, but nothing for IAM to authorize
+            return original(self, operation_name, api_params)
         try:
             recorder.requests.extend(requests_for(action, api_params, self.meta.region_name))
         except (KeyError, TypeError, AttributeError):  # a call whose resource cannot be read: refused, visibly

@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import shlex
 import sys
 import tempfile
 import time
@@ -28,7 +29,7 @@ from reaper.core.settings import Settings
 from reaper.slack import post as slack
 from reaper.wiring import build_runtime
 from reaper_devkit import scenes
-from reaper_devkit.local_aws import local_account, session
+from reaper_devkit.local_aws import FAKE_ENV, local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
 
 TABLE = "mlreaper-demo-log"
@@ -163,13 +164,23 @@ def _run_demo(keep: bool) -> int:
 
         print(f"\n{BOLD}Demo finished in {time.monotonic() - started:.1f} s{RESET}: {len(slack_hook.messages)} Slack messages posted.")
         if keep:
-            print(f"moto server still at {url}; press Ctrl-C to end")
+            print(f"moto server still at {url}; in another terminal, point the CLI at it with:\n")
+            print("\n".join(pointing_lines(url)) + "\n")
+            print("then e.g. `reaper plan` or `reaper log --since 1h`; press Ctrl-C here to end")
             try:
                 while True:
                     time.sleep(3600)
             except KeyboardInterrupt:
                 pass
     return 0 if code in (0, 1) else code
+
+
+def pointing_lines(url: str) -> list[str]:
+    """The shell lines that point the CLI at the kept local account: its endpoint, its fake keys, its region and
+    the demo's action log; a profile would win over the keys (the credential chain), so it is unset."""
+    env = {"AWS_ENDPOINT_URL": url, **{k: FAKE_ENV[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")}}
+    env["REAPER_TABLE"] = TABLE
+    return ["unset AWS_PROFILE AWS_SESSION_TOKEN", "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())]
 
 
 def html_report() -> None:

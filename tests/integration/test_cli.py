@@ -91,7 +91,7 @@ def test_an_error_verdict_exits_1_and_still_prints_every_resource(sm, notebooks,
 @pytest.mark.parametrize(
     "argv,env,says",
     [
-        (["sweep", "--kind", "printer"], {}, "unknown kind"),
+        (["sweep", "--kind", "printer"], {}, "invalid choice: 'printer'"),
         (["sweep", "--grace-minutes", "-5"], {}, "grace"),
         (["log", "--since", "yesterday"], {"REAPER_TABLE": TABLE}, "--since"),
         (["log"], {}, "REAPER_TABLE"),

@@ -109,7 +109,7 @@ def test_restore_with_a_kind_that_does_not_restore_is_exit_2(aws, table, capsys,
     for kind in ("notebook", "spaceship"):
         assert main(["restore", "llm-dev", "--kind", kind]) == 2
         err = one_line(capsys)[1]
-        assert f"--kind {kind!r}" in err and "endpoint, fsx" in err
+        assert f"--kind: invalid choice: {kind!r}" in err and "'endpoint', 'fsx'" in err
 
 
 def test_restore_of_an_id_neither_kind_has_a_record_for_names_both(aws, table, capsys, monkeypatch):

@@ -194,13 +194,18 @@ def test_log_csv_parses_with_every_entry_and_whole_hostile_reasons(logged, capsy
     assert next(r for r in rows if r["id"] == "nb-1")["reason"] == LONG_REASON
 
 
-@pytest.mark.parametrize("width", [120, 80])
-def test_log_table_fits_the_width_with_the_reason_cut(logged, capsys, monkeypatch, width):
+@pytest.mark.parametrize("width", [120, 80, 50])
+def test_log_table_fits_the_width_with_every_reason_whole(logged, capsys, monkeypatch, width):
+    # Given a log whose first entry's reason is longer than any terminal line
     monkeypatch.setenv("COLUMNS", str(width))
+    # When `reaper log` prints it as a table
     assert main(["log"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    # Then every line fits, nothing is cut with an ellipsis, and the long reason reads whole (wrapped)
     assert len(lines) >= 6 and all(len(line) <= width for line in lines), max(map(len, lines))
-    assert any(line.endswith("…") for line in lines)
+    assert "…" not in out
+    assert " ".join(LONG_REASON.split()) in " ".join(out.split())
 
 
 # -- report --------------------------------------------------------------------------------------
@@ -250,3 +255,28 @@ def test_report_html_of_an_empty_log_still_draws_its_chart(aws, table, capsys, t
     assert main(["report", "--output", "html", "--out", str(out)]) == 0
     page = out.read_text()
     assert "<svg" in page and "Nothing was reclaimed" in page
+
+
+# -- --query (JMESPath, as the AWS CLI's) ---------------------------------------------------------
+
+
+def test_query_selects_from_each_json_object_of_the_log(logged, capsys):
+    # When `reaper log` prints JSON with a JMESPath expression
+    assert main(["log", "--output", "json", "--query", "{id: id, kind: kind}", "--kind", "endpoint"]) == 0
+    # Then each line is what the expression selects from one entry
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == [{"id": "ep-1", "kind": "endpoint"}]
+    assert main(["log", "--json", "--query", "id"]) == 0
+    assert [json.loads(x) for x in capsys.readouterr().out.splitlines()] == ["nb-1", "ep-1", "nb-2", "job-1", "nb-3", "nb-dry"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["log", "--output", "json", "--query", "id[["], "not a JMESPath expression"),
+        (["log", "--query", "id"], "--query selects from JSON"),
+    ],
+)
+def test_a_query_that_cannot_apply_is_exit_2_in_one_line(logged, capsys, argv, said):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and said in captured.err

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import JsonValue
@@ -62,8 +63,31 @@ def to_csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
     return buffer.getvalue().rstrip("\n")
 
 
+# `--query` (a compiled JMESPath expression) for this command's JSON lines; set by the CLI's main
+QUERY: ContextVar[Any] = ContextVar("reaper_query", default=None)
+
+
 def to_json_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    return [json.dumps(row, default=str) for row in rows]
+    """One JSON object per line; with `--query`, what the expression selects from each object (as the
+    AWS CLI applies it to the JSON it prints), an object it selects nothing from left out."""
+    query = QUERY.get()
+    if query is None:
+        return [json.dumps(row, default=str) for row in rows]
+    found = (query.search(json.loads(json.dumps(row, default=str))) for row in rows)
+    return [json.dumps(value) for value in found if value is not None]
+
+
+def compile_query(expression: str) -> Any:
+    """`--query`'s expression, compiled; a bad one is a usage error in one line. jmespath comes with botocore."""
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    from reaper.core.errors import UsageError
+
+    try:
+        return jmespath.compile(expression)
+    except JMESPathError as exc:
+        raise UsageError(f"--query {expression!r}: not a JMESPath expression ({' '.join(str(exc).split())})") from None
 
 
 def as_logged(e: LogEntry) -> dict[str, JsonValue]:

@@ -13,20 +13,35 @@ code (no boto3, botocore, pydantic settings or kinds); the rest is imported when
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from reaper import __version__
 from reaper.cli.exits import AWS_ERROR, CREDENTIALS, USAGE, exit_status
-from reaper.cli.formats import LOG_COLUMNS, OUTCOME_COLUMNS, OUTPUTS, as_logged, log_row, matches, to_csv, to_json_lines
+from reaper.cli.formats import (
+    LOG_COLUMNS,
+    OUTCOME_COLUMNS,
+    OUTPUTS,
+    QUERY,
+    as_logged,
+    compile_query,
+    log_row,
+    matches,
+    to_csv,
+    to_json_lines,
+)
+from reaper.cli.helptext import description, examples
 from reaper.cli.output import Printer, fit_log_line, format_log_line, format_table, select, silence_stdout, terminal_width
 from reaper.core.errors import ConfigError, NoRestoreRecord, RestoreError, UsageError
+from reaper.core.kind_names import KIND_NAMES
 from reaper.core.model import Mode, Verdict
 from reaper.report.summary import GROUPS
 
@@ -43,6 +58,13 @@ UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 MAX_SINCE = timedelta(days=400)  # the log keeps nothing older (actionlog.LOG_TTL; a test holds them equal)
 NOTEBOOK_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 HTML_FILE = "mlreaper-report.html"
+RESTORE_KINDS = (
+    "endpoint",
+    "fsx",
+    "capacity",
+    "bedrock-pt",
+)  # the kinds with a restorer (reaper.restore.run.restorable_kinds; a test holds them equal)
+SWEEPS = ("sweep", "plan", "coverage")  # reach AWS once before sweeping (preflight.check_reach)
 ALL_OUTPUTS = (*OUTPUTS, "html")
 # each change is recorded right after it is made (pipeline.py), so an interrupted sweep loses none
 INTERRUPTED = (
@@ -79,9 +101,10 @@ def version() -> str:
         return __version__
 
 
-def _global_options(p: argparse.ArgumentParser, after_command: bool) -> None:
+def _global_options(p: argparse.ArgumentParser, after_command: bool, outputs: tuple[str, ...] = ()) -> None:
     """The AWS CLI's global options. After the command they default to SUPPRESS, so a value given
-    before the command is kept unless the same option is given again after it (then that one wins)."""
+    before the command is kept unless the same option is given again after it (then that one wins);
+    there, `--output` offers only the forms that command writes."""
     unset = argparse.SUPPRESS if after_command else None
     p.add_argument("--profile", default=unset, help="AWS profile (default: AWS_PROFILE, then the standard chain)")
     p.add_argument(
@@ -90,12 +113,19 @@ def _global_options(p: argparse.ArgumentParser, after_command: bool) -> None:
         default=unset,
         help="region (repeatable: plan, sweep and coverage sweep each; the first is where the action log is; default: AWS_REGION)",
     )
+    forms = outputs or ALL_OUTPUTS
     p.add_argument(
         "--output",
         "-o",
-        choices=ALL_OUTPUTS,
+        choices=forms,
         default=unset,
-        help="table (default; whole reasons, wrapped), json (one object per line), csv (a header row); report also html",
+        help=", ".join(OUTPUT_HELP[f] for f in forms) + ("" if outputs else " (each command says which it writes)"),
+    )
+    p.add_argument(
+        "--query",
+        default=unset,
+        metavar="JMESPATH",
+        help="with --output json: a JMESPath expression applied to each object, as the AWS CLI's --query (e.g. 'id' or '{id: id, why: reason}')",
     )
     p.add_argument(
         "--debug",
@@ -105,34 +135,80 @@ def _global_options(p: argparse.ArgumentParser, after_command: bool) -> None:
     )
 
 
-def _outputs(sp: argparse.ArgumentParser, choices: tuple[str, ...] = OUTPUTS) -> None:
-    sp.set_defaults(outputs=choices)
+OUTPUT_HELP = {
+    "table": "table (default; whole reasons, wrapped)",
+    "json": "json (one object per line)",
+    "csv": "csv (a header row)",
+    "html": "html (a page with a chart, written to --out)",
+}
+# the forms each command writes: `--output` after the command offers only these
+COMMAND_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "sweep": OUTPUTS,
+    "plan": OUTPUTS,
+    "coverage": ("table", "json"),
+    "log": OUTPUTS,
+    "report": ALL_OUTPUTS,
+    "restore": ("table",),
+    "init": ("table",),
+    "demo": ("table",),
+    "iam": ("json",),
+    "org": ("table", "json"),
+    "org set": ("table", "json"),
+}
+
+
+def _command(sub: Any, name: str, help_line: str) -> argparse.ArgumentParser:
+    """A command's parser: its one-line help, its description and examples (reaper/cli/helptext.py), and
+    the global options after it, with `--output` limited to the forms it writes."""
+    outputs = COMMAND_OUTPUTS[name]
+    after = _Parser(add_help=False)
+    _global_options(after, after_command=True, outputs=outputs)
+    sp: argparse.ArgumentParser = sub.add_parser(
+        name.split()[-1],  # "org set" is the verb `set` of `org`
+        parents=[after],
+        help=help_line,
+        description=textwrap.fill(description(name), 96),
+        epilog=examples(name),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sp.set_defaults(outputs=outputs)
+    return sp
+
+
+def _json_alias(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--json", action="store_true", help="same as --output json")
 
 
+def _kind_option(sp: argparse.ArgumentParser, help_text: str = "kind (repeatable; default: all)") -> None:
+    sp.add_argument("--kind", action="append", default=[], choices=KIND_NAMES, metavar="KIND", help=f"{help_text}: {', '.join(KIND_NAMES)}")
+
+
 def _filters(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
+    _kind_option(sp)
     sp.add_argument(
         "--verdict", action="append", default=[], choices=[v.value for v in Verdict], help="show only these verdicts (repeatable)"
     )
     sp.add_argument("--owner", action="append", default=[], help="show only resources of this ml:owner (repeatable)")
 
 
+TABLE_HELP = "the action-log DynamoDB table (default: REAPER_TABLE; the stack's output ActionLogTableName)"
+
+
 def _scope(sp: argparse.ArgumentParser) -> None:
     _filters(sp)
-    sp.add_argument("--table", help="action-log table (default: REAPER_TABLE)")
-    _outputs(sp)
+    sp.add_argument("--table", help=TABLE_HELP)
+    _json_alias(sp)
 
 
-def _sweep_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    sw = sub.add_parser("sweep", parents=common, help="decide, act (in enforce), record and notify")
+def _sweep_parser(sub: Any) -> None:
+    sw = _command(sub, "sweep", "decide, act (in enforce), record and notify")
     _scope(sw)
     sw.add_argument("--mode", choices=[m.value for m in Mode], help="override the mode for every kind")
     sw.add_argument("--grace-minutes", type=int, help="minutes between the warning and the action (0 = act at once)")
 
 
-def _plan_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    pl = sub.add_parser("plan", parents=common, help="a dry-run sweep shown as a table; records and posts nothing")
+def _plan_parser(sub: Any) -> None:
+    pl = _command(sub, "plan", "a dry-run sweep shown as a table; records and posts nothing")
     _scope(pl)
 
 
@@ -142,30 +218,33 @@ def _org_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--org-table", help="the central log table (default: REAPER_ORG_TABLE)")
 
 
-def _coverage_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    cv = sub.add_parser("coverage", parents=common, help="a dry-run sweep: what it can judge, what it cannot (and its cost), and the fix")
-    cv.add_argument("--kind", action="append", default=[], help="kind (repeatable; default: all)")
-    _outputs(cv, ("table", "json"))
+def _coverage_parser(sub: Any) -> None:
+    cv = _command(sub, "coverage", "a dry-run sweep: what it can judge, what it cannot (and its cost), and the fix")
+    _kind_option(cv)
+    _json_alias(cv)
     _org_args(cv)
     cv.add_argument("--since", default="1d", help="with --org: how far back each member's latest tally is looked for (default 1d)")
 
 
-def _log_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    lg = sub.add_parser("log", parents=common, help="the action log")
+def _log_parser(sub: Any) -> None:
+    lg = _command(sub, "log", "the action log")
     lg.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d, 2w (default 7d; at most 400d)")
-    lg.add_argument("--table")
+    lg.add_argument("--table", help=TABLE_HELP)
     _filters(lg)
-    _outputs(lg)
+    _json_alias(lg)
     _org_args(lg)
 
 
-def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    rp = sub.add_parser("report", parents=common, help="what was reclaimed and what it saved, from the action log")
+def _report_parser(sub: Any) -> None:
+    rp = _command(sub, "report", "what was reclaimed and what it saved, from the action log")
     rp.add_argument("--since", help="how far back (default 7d, with --bill 30d; at most 400d)")
     rp.add_argument(
-        "--by", choices=GROUPS, default="owner", help="group by (default owner); with --bill, project groups the bill by ml:project"
+        "--by",
+        choices=GROUPS,
+        default="owner",
+        help="group the savings by the ml:owner tag, the kind, or the ml:project tag; with --bill, project groups the bill by ml:project",
     )
-    rp.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable; default: all)")
+    _kind_option(rp, "only these kinds (repeatable; default: all)")
     rp.add_argument(
         "--discounts",
         action="store_true",
@@ -178,8 +257,8 @@ def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
         help="the week's unit costs beside last week's: per training run (by ml:project), per 1,000 inferences (per endpoint), "
         "per 1,000 Bedrock tokens (per model); table or --json",
     )
-    rp.add_argument("--table")
-    _outputs(rp, ALL_OUTPUTS)
+    rp.add_argument("--table", help=TABLE_HELP)
+    _json_alias(rp)
     rp.add_argument("--out", help=f"the file --output html writes (default {HTML_FILE})")
     rp.add_argument(
         "--bill",
@@ -189,32 +268,35 @@ def _report_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     _org_args(rp)
 
 
-def _restore_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    rs = sub.add_parser("restore", parents=common, help="bring back a reaped endpoint (or FSx file system, by id)")
-    rs.add_argument("name")
-    rs.add_argument("--kind", help="endpoint or fsx: only when NAME has restore records as both")
-    rs.add_argument("--table")
-    rs.set_defaults(outputs=("table",))
+def _restore_parser(sub: Any) -> None:
+    rs = _command(sub, "restore", "bring back a reaped endpoint (or FSx file system, by id)")
+    rs.add_argument("name", metavar="NAME", help="the endpoint's name, or the FSx file system's id (fs-...), as `reaper log` shows it")
+    rs.add_argument("--kind", choices=RESTORE_KINDS, help="which kind's restore record, only when NAME has records as more than one")
+    rs.add_argument("--table", help=TABLE_HELP)
 
 
-def _init_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    it = sub.add_parser("init", parents=common, help="create the action-log table, to run the CLI without the stack")
-    it.add_argument("--table", required=True)
-    it.set_defaults(outputs=("table",))
+def _init_parser(sub: Any) -> None:
+    it = _command(sub, "init", "create the action-log table, to run the CLI without the stack")
+    it.add_argument("--table", required=True, help="the name of the table to create (then export REAPER_TABLE=NAME)")
 
 
-def _demo_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    dm = sub.add_parser(
-        "demo", parents=common, help="the whole loop on a local, seeded account (needs moto: the demo extra or the dev install)"
+def _demo_parser(sub: Any) -> None:
+    dm = _command(sub, "demo", "the whole loop on a local, seeded account (needs moto: the demo extra or the dev install)")
+    dm.add_argument("--keep", action="store_true", help="leave the local server running at the end, and print how to point the CLI at it")
+
+
+def _iam_parser(sub: Any) -> None:
+    im = _command(sub, "iam", "print the IAM policy a command needs (--read-only: plan and coverage), from what the code calls")
+    im.add_argument(
+        "--read-only", action="store_true", required=True, help="the policy `reaper plan` and `reaper coverage` need: reads only"
     )
-    dm.add_argument("--keep", action="store_true", help="leave the local server running at the end")
-    dm.set_defaults(outputs=("table",))
+    _kind_option(im, "only these kinds (repeatable; default: all)")
 
 
-def _org_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+def _org_parser(sub: Any) -> None:
     from reaper.cli import org_set
 
-    org_set.add_parser(sub, common)
+    org_set.add_parser(sub, _command)
 
 
 COMMANDS = (
@@ -226,19 +308,21 @@ COMMANDS = (
     _restore_parser,
     _init_parser,
     _demo_parser,
+    _iam_parser,
     _org_parser,
 )
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="reaper", description="mlreaper: stop idle ML resources on AWS, safely.")
+    p = _Parser(
+        prog="reaper",
+        description="mlreaper: stop idle ML resources on AWS, safely. Exit statuses: docs/reference/exit-codes.md.",
+    )
     p.add_argument("--version", action=_Version)
     _global_options(p, after_command=False)
-    after = _Parser(add_help=False)
-    _global_options(after, after_command=True)
     sub = p.add_subparsers(dest="command", required=True)
     for add in COMMANDS:
-        add(sub, [after])
+        add(sub)
     return p
 
 
@@ -263,7 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _plain_logging()
     undo_debug = _debug() if args.debug else None
     try:
-        return _run(args)
+        with _query(args):
+            return _run(args)
     except BrokenPipeError:  # the reader went away while something else was printing
         silence_stdout()
         return 0
@@ -281,6 +366,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             undo_debug()
 
 
+@contextlib.contextmanager
+def _query(args: argparse.Namespace) -> Iterator[None]:
+    """`--query` applies to JSON output only (the AWS CLI's), for this command only."""
+    expression = getattr(args, "query", None)
+    if expression is None:
+        yield
+        return
+    if output_of(args) != "json":
+        raise UsageError("--query selects from JSON: add --output json")
+    token = QUERY.set(compile_query(expression))
+    try:
+        yield
+    finally:
+        QUERY.reset(token)
+
+
 def _debug() -> Callable[[], None]:
     from reaper.cli.debug import debug_logging
 
@@ -291,6 +392,9 @@ class _StderrLines(logging.Handler):
     """One plain line per warning, on whatever sys.stderr is now (not the one at first use)."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        from reaper.cli.progress import clear_active
+
+        clear_active()  # a warning starts on its own line, not after a progress line
         print(f"reaper: {record.getMessage()}", file=sys.stderr)
 
 
@@ -336,10 +440,13 @@ def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = F
     if needs_table and not settings.table:
         raise ConfigError("no action log: set REAPER_TABLE or pass --table (reaper init --table NAME creates one)")
     session = preflight.session(getattr(args, "profile", None))
+    preflight.check_endpoints(session, os.environ)
     preflight.check_credentials(session)
     home = settings.regions[0] if settings.regions else default_region(session)
     preflight.check_regions(session, settings.regions or ((home,) if home else ()))
     rt = build_runtime(settings, session=session)
+    if args.command in SWEEPS:
+        preflight.check_reach(rt.clients()("sts"))
     if settings.table and args.command != "init":
         preflight.check_table(rt.clients()("dynamodb"), settings.table, rt.home_region)
     return rt
@@ -390,7 +497,7 @@ def _run(args: argparse.Namespace) -> int:
         created = create_table(rt.clients()("dynamodb"), args.table)
         print(f"table {args.table} {'created' if created else 'already exists'} in {rt.home_region}; export REAPER_TABLE={args.table}")
         return 0
-    reads = {"log": _log, "report": _report, "restore": _restore, "org": _org_set}
+    reads = {"log": _log, "report": _report, "restore": _restore, "org": _org_set, "iam": _iam}
     if args.command in reads:
         return reads[args.command](args, now)
     if args.command == "coverage" and args.org:
@@ -405,9 +512,11 @@ def _run(args: argparse.Namespace) -> int:
     rt = _runtime(args, settings)
     import uuid
 
+    from reaper.cli.progress import on_terminal, showing
     from reaper.sweep.pipeline import sweep
 
-    outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=_progress)
+    with showing(on_terminal(quiet=output == "json")) as progress:
+        outcomes = sweep(rt, kinds, now, event_id=f"cli-{uuid.uuid4()}", progress=progress)
     out = Printer()
     if args.command == "coverage":
         from reaper.cli import coverage_command
@@ -512,6 +621,20 @@ def _org(args: argparse.Namespace, settings: Settings) -> Settings:
     if problem:
         raise UsageError(f"--org-table {table!r}: {problem}")
     return settings.replace(table=table)
+
+
+def _iam(args: argparse.Namespace, now: datetime) -> int:
+    """`reaper iam --read-only` (docs/try-read-only.md): the policy, derived from what the kinds declare; no AWS call."""
+    import json
+
+    from reaper.sweep.iam import read_only_policy
+
+    output_of(args)
+    policy = read_only_policy(_kinds(args))
+    out = Printer()
+    for line in to_json_lines([policy]) if QUERY.get() is not None else [json.dumps(policy, indent=2)]:
+        out(line)
+    return 0
 
 
 def _org_set(args: argparse.Namespace, now: datetime) -> int:

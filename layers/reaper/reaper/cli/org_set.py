@@ -10,10 +10,11 @@ members read at the start of their next invocation.
 from __future__ import annotations
 
 import argparse
-import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from reaper.cli.formats import to_json_lines
 from reaper.core.errors import ConfigError, UsageError
 from reaper.core.model import Mode
 
@@ -21,10 +22,12 @@ if TYPE_CHECKING:  # imported when the command runs: `reaper --help` loads no py
     from reaper.record.runtime import Runtime
 
 
-def add_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    org = sub.add_parser("org", parents=common, help="the organisation's central account: per-account and per-OU settings")
+def add_parser(sub: Any, command: Callable[[Any, str, str], argparse.ArgumentParser]) -> None:
+    """`reaper org` and its verb `set`, each made by the CLI's `command` (its description, examples and
+    global options after it)."""
+    org = command(sub, "org", "the organisation's central account: per-account and per-OU settings")
     verbs = org.add_subparsers(dest="org_command", required=True)
-    st = verbs.add_parser("set", parents=common, help="set (or --clear) an account's or an OU's mode and kind modes, without a redeploy")
+    st = command(verbs, "org set", "set (or --clear) an account's or an OU's mode and kind modes, without a redeploy")
     target = st.add_mutually_exclusive_group(required=True)
     target.add_argument("--account", help="a member account id (12 digits); beats any OU setting")
     target.add_argument("--ou", help="an OU id (ou-xxxx-xxxxxxxx) or the root id (r-xxxx): every account below it")
@@ -33,7 +36,6 @@ def add_parser(sub: Any, common: list[argparse.ArgumentParser]) -> None:
     st.add_argument("--clear", action="store_true", help="delete this account's or OU's setting (its accounts go back to the layer below)")
     st.add_argument("--reason", required=True, help="why: kept with the setting, posted and logged")
     st.add_argument("--settings-table", help="the central settings table (default: REAPER_ORG_SETTINGS_TABLE)")
-    st.set_defaults(outputs=("table", "json"))
     st.add_argument("--json", action="store_true", help="same as --output json")
 
 
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> di
             raise UsageError("give --mode and/or --kind-mode KIND=MODE (or --clear)")
         who = str(rt.clients()("sts").get_caller_identity().get("Arn") or "?")
         result = org_settings.put_setting(dynamodb, table, target, modes, who, why, now)
-    print(json.dumps(result, default=str) if output == "json" else _line(result))
+    for line in to_json_lines([result]) if output == "json" else [_line(result)]:
+        print(line)
     return result
 
 

@@ -188,13 +188,19 @@ def format_log_line(e: LogEntry) -> str:
 
 
 def fit_log_line(e: LogEntry, width: int) -> str:
-    """A log line that fits `width` (its column padding kept): the reason cut with an ellipsis, or on its
-    own indented line when the time, verdict, action and resource leave it less than its minimum."""
-    line = " ".join(format_log_line(e).splitlines())  # a reason from AWS may hold newlines: one entry, one line
+    """A log entry in `width` columns (its column padding kept), its reason whole: wrapped after the
+    " — " when the time, verdict, action and resource leave it room, else on its own indented lines.
+    A reason is the evidence for a change, so `reaper log` never cuts it (docs/cli.md)."""
+    line = " ".join(format_log_line(e).splitlines())  # a reason from AWS may hold newlines: one entry, one block
     if len(line) <= width:
         return line
     head, sep, reason = line.partition(" — ")
-    if not sep or len(head) + len(sep) + MIN_REASON <= width:
-        return line[: max(width - 1, 0)] + "…"
-    head = head if len(head) <= width else head[: max(width - 1, 0)] + "…"
-    return f"{head}\n    {cut(reason, max(width - 4, MIN_REASON))}"
+    if not sep:
+        return "\n".join(textwrap.wrap(line, width, subsequent_indent="    ", break_on_hyphens=False))
+    if len(head) + len(sep) + MIN_REASON <= width:
+        first, *_ = wrap_reason(reason, width - len(head) - len(sep))
+        rest = " ".join(reason.split())[len(first) :].strip()
+        more = wrap_reason(rest, max(width - 4, MIN_REASON)) if rest else []
+        return "\n".join([head + sep + first, *("    " + part for part in more)])
+    heads = textwrap.wrap(head, width, subsequent_indent="    ", break_on_hyphens=False) or [head]
+    return "\n".join([*heads, *("    " + part for part in wrap_reason(reason, max(width - 4, MIN_REASON)))])

@@ -385,7 +385,19 @@ def config_error(exc: ValidationError, var_of: Mapping[str, str]) -> ConfigError
     var = var_of.get(where) or (var_of.get(str(first["loc"][0])) if first["loc"] else None)
     named = f"{var} ({where})" if var else where
     got = f" (got {first['input']!r})" if var and isinstance(first.get("input"), (str, int, float)) else ""
-    return ConfigError(f"bad configuration: {named}: {first['msg']}{got}")
+    return ConfigError(f"bad configuration: {named}: {_plain(first['msg'])}{got}")
+
+
+# pydantic prefixes what a validator raised with the exception's kind; the reader needs only the reason
+# (https://docs.pydantic.dev/latest/errors/validation_errors/#value_error, #assertion_error)
+LIBRARY_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def _plain(message: str) -> str:
+    for prefix in LIBRARY_PREFIXES:
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
 
 
 # DynamoDB's naming rules: 3 to 255 of a-z A-Z 0-9 _ - . (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html);

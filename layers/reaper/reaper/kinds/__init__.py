@@ -10,24 +10,10 @@ import importlib
 from collections.abc import Iterator, Mapping
 
 from reaper.core.errors import UsageError
+from reaper.core.kind_names import KIND_PACKAGES as KIND_PACKAGES
 from reaper.core.settings import KindSettings, Settings
 from reaper.kinds.base import Kind, KindDeclaration
 
-KIND_PACKAGES: dict[str, str] = {
-    "notebook": "reaper.kinds.notebook",
-    "endpoint": "reaper.kinds.endpoint",
-    "training-job": "reaper.kinds.training_job",
-    "fsx": "reaper.kinds.fsx",
-    "studio-app": "reaper.kinds.studio_app",
-    "ec2": "reaper.kinds.ec2",
-    # capacity reservations, Capacity Blocks, training plans
-    "capacity": "reaper.kinds.capacity",
-    "bedrock-pt": "reaper.kinds.bedrock_pt",
-    # SageMaker managed MLflow tracking servers
-    "mlflow": "reaper.kinds.mlflow",
-    # storage left behind: the reaper's own FSx backups, unattached ML volumes (docs/kinds/storage.md)
-    "storage": "reaper.kinds.storage",
-}
 # the kinds with settings of their own (kinds/<kind>/settings.py: module, model); the rest read only the shared ones
 KIND_SETTINGS: dict[str, tuple[str, str]] = {
     "notebook": ("reaper.kinds.notebook.settings", "NotebookSettings"),

@@ -149,3 +149,40 @@ OPERATION_ACTION = {
 def iam_action(service: str, operation: str) -> str:
     action = f"{SERVICE_PREFIX.get(service, service)}:{operation}"
     return OPERATION_ACTION.get(action, action)
+
+
+# What `reaper iam --read-only` grants (docs/try-read-only.md): the operations whose names begin with these
+# verbs read and change nothing (pricing:GetProducts, cloudwatch:GetMetricData, logs:FilterLogEvents, ...)
+READ_ONLY_VERBS = (*READ_VERBS, "Filter", "BatchGet")
+# Operations that need no IAM permission: "No permissions are required to perform this operation."
+# https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
+NO_PERMISSION_NEEDED = frozenset({"sts:GetCallerIdentity"})
+
+
+def is_read(permission: str) -> bool:
+    return permission.split(":", 1)[1].startswith(READ_ONLY_VERBS)
+
+
+def read_only_permissions(kind_names: Iterable[str]) -> set[str]:
+    """What `reaper plan` and `reaper coverage` may call for these kinds: every read a kind declares (discovery,
+    signals, tags, the state re-read before a change) and the list prices; none of its writes, and none of the
+    reads a stack condition turns on (the Jupyter and Systems Manager readings need the admin's consent)."""
+    perms = set(pricing.PERMISSIONS)
+    for name in kind_names:
+        perms |= {p for p in kind_registry.get(name).permissions(()) if is_read(p)}
+    return perms
+
+
+def read_only_policy(kind_names: Iterable[str]) -> dict[str, object]:
+    """An IAM identity policy (JSON) granting `read_only_permissions`, on every resource: reads name none."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "MlreaperPlanReadOnly",
+                "Effect": "Allow",
+                "Action": sorted(read_only_permissions(kind_names)),
+                "Resource": "*",
+            }
+        ],
+    }

@@ -265,6 +265,8 @@ def sweep_kind_run(
         say(f"{kind.name} {region}: {len(resources)} found{skipped}, reading signals")
         # a kind whose evidence is read across resources (sibling jobs, account-wide searches) reads it for all
         signals: Mapping[str, Any] = {} if chunked else kind.signals(clients, resources, settings, now, log=rt.log)
+        if not chunked and resources:
+            say(f"{kind.name} {region}: signals read for {len(resources)}, deciding")
     except AwsError as exc:
         # Not silent: one error outcome stands for the whole kind in this region.
         outcome = sweep_error(kind.name, region, settings, f"could not list or read {kind.name} resources in {region}: {short(exc)}")
@@ -295,6 +297,7 @@ def sweep_kind_run(
             _process_chunk(kind, todo[start:], len(chunk), signals, ctx, courier, run, judge)
             if run.left:
                 break
+            say(f"{kind.name} {region}: {min(start + size, len(todo))} of {len(todo)} decided")
             slowest = max(slowest, deadline.clock() - began)
     say(_tally(kind, region, run))
     return run
