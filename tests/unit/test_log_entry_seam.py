@@ -43,12 +43,32 @@ def test_every_old_entry_validates_keeps_every_key_and_reads_as_before(captured:
     stored = json.loads(captured["entry"])
     assert entry.stored == stored  # every key, every value, as stored
     assert set(entry.model_dump(exclude_unset=True)) == set(stored)
-    assert each(captured["entry"]) == captured["rendered"]
+    got, want = each(captured["entry"]), captured["rendered"]
+    for width in ("line", "narrow"):  # since the capture, `reaper log` wraps a reason whole where it cut it with "…"
+        if "…" in want[width]:
+            assert _cut_of(want[width], got[width]), (width, want[width], got[width])
+            got[width] = want[width]
+    assert got == want
+
+
+def _cut_of(cut: str, whole: str) -> bool:
+    """`cut` (the old `reaper log` line, cut with "…") says nothing `whole` (today's, every word kept) does not:
+    its words, in order, are words of `whole`, and a word it cut ("nb-…") begins one of them."""
+    words = iter(whole.split())
+    for w in cut.split():
+        stem = w.rstrip("…")
+        if not stem:
+            continue
+        if not any((v.startswith(stem) if w.endswith("…") else v == w) for v in words):
+            return False
+    return True
 
 
 def test_together_the_old_entries_report_digest_and_cover_as_before():
     got = together([c["entry"] for c in OLD])
     for key, want in HEAD["together"].items():
+        if key == "digest":  # a field the digest gained since the capture (right-size advice), empty for these entries
+            got[key] = json.dumps({k: v for k, v in json.loads(got[key]).items() if not (k == "advice" and v is None)}, separators=(",", ":"), ensure_ascii=False)
         if isinstance(want, dict):  # a kind added since the capture (mlflow, storage) has a zero line, nothing more
             added = {k: v for k, v in got[key].items() if k not in want}
             assert all("saved_usd=0.0, unpriced=0, resources=0" in str(v) for v in added.values()), (key, added)
