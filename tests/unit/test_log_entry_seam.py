@@ -68,7 +68,8 @@ def test_together_the_old_entries_report_digest_and_cover_as_before():
     got = together([c["entry"] for c in OLD])
     for key, want in HEAD["together"].items():
         if key == "digest":  # a field the digest gained since the capture (right-size advice), empty for these entries
-            got[key] = json.dumps({k: v for k, v in json.loads(got[key]).items() if not (k == "advice" and v is None)}, separators=(",", ":"), ensure_ascii=False)
+            kept = {k: v for k, v in json.loads(got[key]).items() if not (k == "advice" and v is None)}
+            got[key] = json.dumps(kept, separators=(",", ":"), ensure_ascii=False)
         if isinstance(want, dict):  # a kind added since the capture (mlflow, storage) has a zero line, nothing more
             added = {k: v for k, v in got[key].items() if k not in want}
             assert all("saved_usd=0.0, unpriced=0, resources=0" in str(v) for v in added.values()), (key, added)
