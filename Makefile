@@ -16,11 +16,22 @@ PROPS ?= 10000
 
 .PHONY: demo test check props unit integration pytest lint typecheck sam-validate sam-build smoke checkov bench clean venv sam-venv deploy deploy-org docs docs-check
 
-$(VENV)/.ready: requirements-dev.txt requirements-docs.txt layers/reaper/requirements.txt pyproject.toml
+# The development environment: the demo's packages plus the test, lint and docs tools.
+$(VENV)/.ready: requirements-dev.txt requirements-docs.txt requirements-demo.txt layers/reaper/requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -r requirements-dev.txt -r requirements-docs.txt
+	$(VENV)/bin/pip install -q --no-deps -e .
+	@touch $(VENV)/.demo-ready $@
+
+# What `make demo` needs and no more (requirements-demo.txt: the layer's runtime, moto's server):
+# the same .venv, so `.venv/bin/reaper` is there after either; `make test` adds the rest to it.
+$(VENV)/.demo-ready: requirements-demo.txt layers/reaper/requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements-demo.txt
 	$(VENV)/bin/pip install -q --no-deps -e .
 	@touch $@
 
@@ -42,8 +53,9 @@ venv: $(VENV)/.ready $(SAMVENV)/.ready
 
 sam-venv: $(SAMVENV)/.ready
 
-# Three questions (stack name, region, Slack), the rest from samconfig.toml (Mode=dry-run), then
-# `sam build` and a non-guided `sam deploy` (scripts/deploy.py). Needs AWS credentials for the deploy step only.
+# Credentials first (sts get-caller-identity: without them one line and exit 3, nothing built), then three
+# questions (stack name, region, Slack) saved to samconfig.toml's [default.deploy.parameters], the rest from
+# samconfig.toml (Mode=dry-run), then `sam build` and a non-guided `sam deploy` (scripts/deploy.py, docs/deploy.md).
 deploy: $(SAMVENV)/.ready
 	$(SAMVENV)/bin/python scripts/deploy.py --sam $(SAM)
 
@@ -53,10 +65,14 @@ docs: $(VENV)/.ready
 	$(PY) scripts/gen_docs.py
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
-# In `make test`: the generated references must already be fresh (never rewritten while tests read them)
+# In `make test`: the generated references must already be fresh (never rewritten while tests read them);
+# then the built site as a browser sees it (scripts/site_check.py): its search index, search finding pages
+# in headless Chromium, and screenshots of the home page and a kind page in .site/_screenshots/. Without
+# Chromium (Debian's `chromium`) that browser step says SKIPPED and what to install.
 docs-check: $(VENV)/.ready
 	$(PY) scripts/gen_docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	$(PY) scripts/site_check.py
 
 # Every account and region of an organisation (docs/deploy-organisation.md), from the management account or a
 # delegated administrator, after org/central.yaml is deployed in the central account. ORG_BUCKET is a prefix:
@@ -92,7 +108,7 @@ deploy-org: $(SAMVENV)/.ready
 	aws cloudformation create-stack-instances --stack-set-name $(STACKSET) --region $(ORG_FIRST) --call-as $(ORG_CALL_AS) \
 	  --deployment-targets OrganizationalUnitIds=$(ORG_OUS) --regions $(ORG_REGIONS)
 
-demo: $(VENV)/.ready
+demo: $(VENV)/.demo-ready
 	$(VENV)/bin/reaper demo
 
 lint: $(VENV)/.ready

@@ -1,9 +1,12 @@
 """`make deploy`: three questions (stack name, region, Slack), the rest from samconfig.toml, then SAM.
 
-Everything else has a safe default: the stack deploys in dry-run (samconfig.toml's
-parameter_overrides) and every other parameter keeps template.yaml's default
-(docs/reference/parameters.md). It prints what it chose, then runs `sam build` and a
-non-guided `sam deploy`. Standard library only: it runs with the SAM CLI's own Python.
+First it asks STS who is calling (GetCallerIdentity): without credentials it says so in one line
+and exits 3, before any question or build. Everything else has a safe default: the stack deploys
+in dry-run (samconfig.toml's parameter_overrides) and every other parameter keeps template.yaml's
+default (docs/reference/parameters.md). It saves the stack name and region to samconfig.toml's
+`default` environment (`[default.deploy.parameters]`), so a later plain `sam deploy` targets the
+same stack; the webhook URL is never written there. Then it runs `sam build` and a non-guided
+`sam deploy`. Standard library plus boto3, both in the SAM CLI's own Python.
 
     .venv-sam/bin/python scripts/deploy.py [--sam .venv-sam/bin/sam] [--dry-run]
 """
@@ -26,6 +29,8 @@ STACK_NAME = re.compile(r"^[A-Za-z][-A-Za-z0-9]{0,127}$")
 REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 WEBHOOK = re.compile(r"^https://hooks\.slack\.com/\S+$")
 ATTEMPTS = 3
+NO_CREDENTIALS = 3  # exit status: no AWS credentials (nothing asked, built or deployed)
+SAVED_KEYS = ("stack_name", "region")
 
 
 def samconfig(path: Path) -> dict[str, dict[str, object]]:
@@ -59,6 +64,42 @@ def ask(question: str, default: str, valid: re.Pattern[str], secret: bool = Fals
     raise SystemExit(f"deploy: no valid answer to {question!r}")
 
 
+def caller(region: str) -> str | None:
+    """The caller's ARN from STS GetCallerIdentity, or None when there are no usable credentials.
+
+    GetCallerIdentity needs no IAM permission (docs/aws-assumptions.md, deploy section).
+    """
+    import boto3  # the SAM CLI's environment has it; imported here so --help needs nothing
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        arn: str = boto3.client("sts", region_name=region).get_caller_identity()["Arn"]
+    except (BotoCoreError, ClientError):
+        return None
+    return arn
+
+
+def save_answers(path: Path, stack: str, region: str) -> None:
+    """Write stack_name and region into samconfig.toml's [default.deploy.parameters], keeping every other line.
+
+    A command's own section overrides [default.global.parameters] (the SAM CLI configuration file's
+    precedence), so a plain `sam deploy` afterwards deploys this stack in this region.
+    """
+    lines = path.read_text().splitlines() if path.exists() else ["version = 0.1"]
+    header = "[default.deploy.parameters]"
+    values = {"stack_name": stack, "region": region}
+    if header not in (line.strip() for line in lines):
+        lines += ["", header]
+    start = next(i for i, line in enumerate(lines) if line.strip() == header) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+    section = [line for line in lines[start:end] if line.split("=")[0].strip() not in SAVED_KEYS]
+    while section and not section[-1].strip():
+        section.pop()
+    section = [f'{key} = "{value}"' for key, value in values.items()] + section
+    blank = [""] if end < len(lines) else []
+    path.write_text("\n".join([*lines[:start], *section, *blank, *lines[end:]]).rstrip() + "\n")
+
+
 def overrides(configured: str, slack: str) -> list[str]:
     """samconfig.toml's parameter overrides, plus the Slack answer (`none` = no Slack)."""
     pairs = shlex.split(configured)
@@ -71,17 +112,30 @@ def shown(command: list[str]) -> str:
     return shlex.join(re.sub(r"^(SlackWebhookUrl=)(?!none$).+$", r"\1****", part) for part in command)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--sam", default=str(ROOT / ".venv-sam" / "bin" / "sam"), help="the SAM CLI to run")
-    p.add_argument("--config", default=str(ROOT / "samconfig.toml"), help="where the other answers come from")
+    p.add_argument("--config", default=str(ROOT / "samconfig.toml"), help="where the other answers come from, and go")
     p.add_argument("--build-dir", default=".aws-sam/build")
-    p.add_argument("--dry-run", action="store_true", help="print the SAM commands instead of running them")
-    args = p.parse_args(argv)
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the SAM commands instead of running them (no credentials needed, nothing saved)"
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     config = samconfig(Path(args.config))
-    stack_default = str(config.get("global", {}).get("stack_name", "mlreaper"))
-    region_default = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     deploy = config.get("deploy", {})
+    stack_default = str(deploy.get("stack_name") or config.get("global", {}).get("stack_name", "mlreaper"))
+    env_region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    region_default = str(deploy.get("region") or env_region or "us-east-1")
+    if not args.dry_run:
+        who = caller(region_default)
+        if who is None:
+            print("deploy: no AWS credentials (sts get-caller-identity failed): set AWS_PROFILE or run `aws configure`; nothing was built")
+            return NO_CREDENTIALS
+        print(f"Deploying as {who}")
 
     stack = ask("Stack name", stack_default, STACK_NAME)
     region = ask("AWS region", region_default, REGION)
@@ -100,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nDeploying stack {stack} in {region}, Slack {'off' if slack == 'none' else 'on (webhook)'}.")
     print(f"From {Path(args.config).name}: {' '.join(q for q in params if not q.startswith('SlackWebhookUrl='))}")
     print(f"  capabilities {capabilities}; every other parameter keeps its default (docs/reference/parameters.md)")
-    print("  Switch to enforce later: rerun with Mode=enforce in samconfig.toml's parameter_overrides.\n")
+    print("  Switch to enforce later: rerun with Mode=enforce in samconfig.toml's parameter_overrides.")
+    if not args.dry_run:
+        save_answers(Path(args.config), stack, region)
+        print(f"  Saved stack_name and region to {Path(args.config).name} [default.deploy.parameters]: a plain `sam deploy` reuses them.")
+    print()
     for command in (build, deploy_cmd):
         print(f"$ {shown(command)}", flush=True)
         if not args.dry_run:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import pkgutil
 import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +35,9 @@ from reaper_devkit.local_aws import FAKE_ENV, local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
 
 TABLE = "mlreaper-demo-log"
+EXCERPT = 200  # characters of a Slack message's first line shown per bullet
+# the attributes every LogRecord has: what is left on a record is what the caller passed as `extra`
+_RECORD_FIELDS = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
 BOLD, DIM, RESET = ("\033[1m", "\033[2m", "\033[0m") if sys.stdout.isatty() else ("", "", "")
 _started = time.monotonic()
 
@@ -65,13 +70,48 @@ def load_scenes() -> list[ModuleType]:
     return [importlib.import_module(f"reaper_devkit.scenes.{n}") for n in names]
 
 
+def excerpt(text: str, limit: int = EXCERPT) -> str:
+    """At most `limit` characters of `text`, cut at the last whole word and marked with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if not text[limit - 1].isspace() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:—-") + "…"
+
+
 def show_slack(messages: list[dict[str, Any]], since: int) -> None:
     new = messages[since:]
     if not new:
         print("(no Slack messages)")
     for m in new:
         text = m.get("text", "").split("\n")[0]
-        print(f"  • {text[:200]}")
+        print(f"  • {excerpt(text)}")
+
+
+class _DemoLogLine(logging.Handler):
+    """A function's log record as one plain line on the demo's clock, never the JSON Lambda writes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        extra = {k: v for k, v in record.__dict__.items() if k not in _RECORD_FIELDS and not k.startswith("_")}
+        said = ", ".join(f"{k}={v}" for k, v in extra.items())
+        say(f"{DIM}log {record.levelname.lower()}: {record.getMessage()}{f' ({said})' if said else ''}{RESET}")
+
+
+@contextmanager
+def routed_logs() -> Iterator[None]:
+    """The functions' powertools Logger prints through the demo (say) for the block, then as before."""
+    from reaper.core.observability import logger
+
+    std = logger._logger  # the logging.Logger the powertools Logger writes through
+    kept = (list(std.handlers), std.level, std.propagate)
+    std.handlers, std.propagate = [_DemoLogLine()], False
+    std.setLevel(logging.WARNING)  # info lines are Lambda's record; warnings tell the story here
+    try:
+        yield
+    finally:
+        std.handlers, std.propagate = kept[0], kept[2]
+        std.setLevel(kept[1])
 
 
 def run_demo(keep: bool = False) -> int:
@@ -79,7 +119,8 @@ def run_demo(keep: bool = False) -> int:
     global _started
     _started = time.monotonic()
     try:
-        return _run_demo(keep)
+        with routed_logs():
+            return _run_demo(keep)
     except KeyboardInterrupt:
         print(f"\ndemo: interrupted at {clock()}", file=sys.stderr, flush=True)
         return 130
@@ -90,9 +131,6 @@ def run_demo(keep: bool = False) -> int:
 
 
 def _run_demo(keep: bool) -> int:
-    from reaper.core.observability import logger
-
-    logger.setLevel("WARNING")  # the functions' JSON log lines would bury the story on a terminal
     started = time.monotonic()
     now = datetime.now(UTC)
     with local_account() as url, SlackReceiver() as slack_hook:
@@ -224,4 +262,4 @@ def demo_click(aws: Any, now: datetime) -> None:
     print(f"  tags on click-me now: reaper:snooze-until={tags.get('reaper:snooze-until')}")
 
 
-__all__ = ["demo_click", "html_report", "run_demo", "slack"]
+__all__ = ["demo_click", "excerpt", "html_report", "routed_logs", "run_demo", "slack"]

@@ -68,3 +68,39 @@ def test_ctrl_c_in_the_demo_is_one_line_and_130(capsys, monkeypatch):
     monkeypatch.setattr(demo, "_run_demo", interrupted)
     assert demo.run_demo() == 130
     assert capsys.readouterr().err.strip().startswith("demo: interrupted at [00:")
+
+
+def test_a_slack_excerpt_ends_at_a_whole_word_with_an_ellipsis(capsys):
+    # Given a Slack message longer than the demo shows (one the enforce sweep posts)
+    text = (
+        "Will scale-to-zero endpoint `ep-batch-dev-async` when the grace period ends, unless that changes: 0 requests"
+        " processed in at least 3 h 03 m, nothing queued; asynchronous: autoscaling minimum to 0, wake-on-backlog policy added"
+    )
+    # When the demo shows it as a bullet
+    demo.show_slack([{"text": text}, {"text": "short and whole"}], 0)
+    long_line, short_line = capsys.readouterr().out.splitlines()
+    shown = long_line.removeprefix("  • ")
+    # Then it is cut at a word, never mid-word, and says it was cut; a short one is whole
+    assert shown.endswith("…") and len(shown) <= demo.EXCERPT
+    kept = shown.removesuffix("…")
+    assert text.startswith(kept) and text[len(kept)] in " ,;:", repr(kept[-20:])
+    assert short_line == "  • short and whole"
+
+
+def test_the_click_step_says_the_handlers_warnings_as_plain_lines_on_the_demo_clock(aws, table, monkeypatch, capsys):
+    # Given the demo's Snooze-click step through the real Slack interactions handler (it logs a replay and a forgery)
+    from reaper.core.observability import logger
+
+    monkeypatch.setenv("REAPER_TABLE", table)
+    handlers = list(logger._logger.handlers)
+    # When it runs with the demo's logs routed
+    with demo.routed_logs():
+        demo.demo_click(aws, datetime.now(UTC))
+    out = capsys.readouterr()
+    # Then each warning is one plain line with the demo's clock, never the functions' JSON
+    said = [line for line in out.out.splitlines() if "log warning: " in line]
+    assert any("Slack request replayed" in line for line in said) and any("Slack request refused" in line for line in said), out.out
+    assert all(line.lstrip().startswith("[00:") or "[00:" in line.split("log warning")[0] for line in said)
+    assert '{"level"' not in out.out + out.err
+    # and afterwards the Logger writes as it did before (Lambda's JSON)
+    assert logger._logger.handlers == handlers

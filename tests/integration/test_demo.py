@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,16 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced():
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["COLUMNS"] = "200"  # a wide terminal: one log entry a line, whatever the machine running the test has
     done = subprocess.run([sys.executable, "-m", "reaper", "demo"], env=env, capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    ended = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stdout + done.stderr
+    # No raw JSON log line from the functions: what they log is said in the demo's own lines
+    assert '{"level"' not in done.stdout + done.stderr
     out = done.stdout
     log = out.split("7. reaper log", 1)[1].split("8. reaper report", 1)[0]
+    # Every entry in the action log is stamped within the demo, none after it ended
+    stamps = [m.group(1) for m in (LOG_LINE.match(line.strip()) for line in log.splitlines()) if m]
+    assert stamps and max(stamps) <= ended, f"{max(stamps)} is after the demo ended at {ended}"
     first_warn: dict[str, str] = {}
     acted = 0
     for line in log.splitlines():

@@ -102,12 +102,30 @@ def test_the_wheel_holds_every_package_prices_and_the_layer_pins(tmp_path):
     assert "warning" not in done.stderr.lower(), done.stderr[-2000:]
 
 
-def test_the_demo_extra_pins_the_dev_moto():
+def test_the_demo_extra_pins_what_make_demo_installs_beyond_the_layer():
     import tomllib
 
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["demo"]
-    moto_dev = [r for r in requirement_lines(ROOT / "requirements-dev.txt") if r.startswith("moto")]
-    assert extra == moto_dev
+    demo = [r.split("#", 1)[0].strip() for r in requirement_lines(ROOT / "requirements-demo.txt") if not r.startswith("-r")]
+    assert extra == demo
+    # and the development environment is the demo's plus its tools, never a second moto pin
+    dev = requirement_lines(ROOT / "requirements-dev.txt")
+    assert "-r requirements-demo.txt" in dev and not any(r.startswith(("moto", "regex")) for r in dev)
+
+
+def test_make_demo_installs_no_test_lint_or_docs_tool_and_make_test_installs_them_all():
+    # Given a fresh clone (-B: as if no venv existed)
+    demo = make_would_run("demo")
+    test = make_would_run("test")
+    # Then `make demo` installs the demo's requirements only, and runs the demo from the same .venv
+    installs = [line for line in demo.splitlines() if "pip install" in line and " -r " in line]
+    assert installs == [".venv/bin/pip install -q -r requirements-demo.txt"], installs
+    demo_pins = " ".join(requirement_lines(ROOT / "requirements-demo.txt")).lower()
+    for tool in ("pytest", "hypothesis", "ruff", "mypy", "mkdocs", "jupyter", "ipykernel", "matplotlib", "sam"):
+        assert tool not in demo_pins, tool
+    assert demo.rstrip().endswith(".venv/bin/reaper demo")
+    # and `make test` still builds the full development environment
+    assert ".venv/bin/pip install -q -r requirements-dev.txt -r requirements-docs.txt" in test
 
 
 def test_the_report_extra_pins_the_dev_matplotlib_and_the_layer_never_gets_it():

@@ -22,6 +22,16 @@ class Verdict(enum.StrEnum):
     ERROR = "error"
 
 
+# What each verdict tells an admin (docs/reference/verdicts.md is generated from it, docs/tags.md)
+VERDICT_MEANINGS: dict[Verdict, str] = {
+    Verdict.ACT: "the action was taken (enforce), or would be (dry-run: `would …`); recorded with how to undo it",
+    Verdict.WARN: "reapable: its owner is warned, and a later sweep acts only if it is still reapable after the grace period",
+    Verdict.KEEP: "in use, within its limits, or unknown (evidence missing: never idle; the reason code is in `reaper coverage`)",
+    Verdict.EXEMPT: "left alone: tagged exempt, snoozed, a production stage (notify only) or a tag that cannot be read",
+    Verdict.ERROR: "the decision or the action failed, or the action was refused; always reported, and the command exits 1",
+}
+
+
 class KindAction(enum.StrEnum):
     """What a rule can decide to do: each kind's `ActionName` (kinds/<kind>/__init__.py) subclasses this, so a
     Decision carries a member, never free text. Its value is the string the action log and Slack show."""
