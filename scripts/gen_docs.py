@@ -89,7 +89,7 @@ def cli_page() -> str:
         out += [f"## `reaper {name}`", "", _cell(help_text), "", " ".join((sp.description or "").split()), ""]
         out += ["```text", sp.format_usage().strip(), "```", ""]
         out += _options_table(sp) + [""]
-        out += ["Examples:", "", "```", *_examples(name), "```", ""]
+        out += ["Examples:", "", "```text", *_examples(name), "```", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -63,6 +63,8 @@ RESTORE_KINDS = (
     "fsx",
     "capacity",
     "bedrock-pt",
+    "mlflow",
+    "storage",
 )  # the kinds with a restorer (reaper.restore.run.restorable_kinds; a test holds them equal)
 SWEEPS = ("sweep", "plan", "coverage")  # reach AWS once before sweeping (preflight.check_reach)
 ALL_OUTPUTS = (*OUTPUTS, "html")
