@@ -8,11 +8,13 @@ server serves (`sagemaker-mlflow:*`) are not among the SageMaker calls its Cloud
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
+from reaper.aws.clients import Clients
 from reaper.core.model import Resource
-from reaper.kinds.base import SignalContext
+from reaper.core.settings import Settings
 from reaper.kinds.mlflow.model import ServerSignal
 
 
-def signals(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, ServerSignal]:
+def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, ServerSignal]:
     return {r.id: ServerSignal(documented=False) for r in resources}

@@ -3,30 +3,15 @@ mypy checks its discover, signals, decide and the rest against `kinds.base.Parts
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from reaper.aws.clients import Clients
-from reaper.core.model import Resource
-from reaper.kinds.base import Parts, SignalContext
+from reaper.kinds.base import Parts, signals_of, state_of
 from reaper.kinds.storage import actions, discover, rules, signals
 from reaper.kinds.storage.model import StorageSignal
 
-
-def _signals(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, StorageSignal]:
-    """Every kind's signals take one SignalContext; looked up when called (a test may patch it)."""
-    return signals.signals(ctx.clients, resources, ctx.settings, ctx.now)
-
-
-def _current_state(clients: Clients, resource: Resource) -> str | None:
-    """Read just before a change; looked up when called (a test may patch it)."""
-    return actions.current_state(clients, resource)
-
-
 PARTS: Parts[StorageSignal] = Parts(
     discover=discover.discover,
-    signals=_signals,
+    signals=signals_of(signals),
     decide=rules.decide,
-    current_state=_current_state,
+    current_state=state_of(actions),
     undo_hint=actions.undo_hint,
     current_read=actions.current_read,
     kill_decision=rules.kill_decision,
