@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from reaper.core.errors import BadEventError
 from reaper.core.events import parse_eventbridge
-from reaper.core.timeutil import as_utc
 from reaper.record.forward import COVERAGE, RECORD, SOURCE
 from reaper.record.logentry import BadEntry, LogEntry, parse_entry
+from reaper.record.org_keys import log_key, logged_at, pk_of
 
 log = logging.getLogger("reaper")
 
@@ -42,26 +41,6 @@ def take(dynamodb: Any, table: str, event: Any) -> dict[str, Any]:
         Item={**log_key(entry), "entry": {"S": json.dumps(entry, default=str)}, "expires_at": {"N": str(int((at + LOG_TTL).timestamp()))}},
     )
     return {"account": account, "kind": entry.get("kind"), "id": entry.get("id"), "type": entry.get("type")}
-
-
-def logged_at(entry: Mapping[str, object]) -> datetime:
-    try:
-        return as_utc(datetime.fromisoformat(str(entry.get("logged_at")).replace("Z", "+00:00")))
-    except ValueError:
-        raise BadEventError(f"a forwarded record without a readable logged_at ({entry.get('logged_at')!r})") from None
-
-
-def log_key(entry: Mapping[str, object]) -> dict[str, dict[str, str]]:
-    """Where `take` files a member's record (as written, or as read back: the entry keeps its account and
-    event_id), so the central digest's button can name the record it showed and the click read it back."""
-    at, account, event_id = logged_at(entry), str(entry.get("account")), str(entry.get("event_id"))
-    sk = f"{at:%Y-%m-%dT%H:%M:%S.%f}Z#{account}#{entry.get('kind')}#{entry.get('id')}#{event_id[:12]}"
-    return {"pk": {"S": f"LOG#{at:%Y-%m-%d}"}, "sk": {"S": sk}}
-
-
-def pk_of(sort_key: str) -> str:
-    """The log's partition for a sort key `log_key` made (its day)."""
-    return f"LOG#{sort_key[:10]}"
 
 
 def read(dynamodb: Any, table: str, sort_key: str) -> LogEntry | None:

@@ -21,9 +21,9 @@ from slack_sdk.models.blocks.basic_components import ConfirmObject, MarkdownText
 
 from reaper.core.coverage import headline
 from reaper.core.timeutil import as_utc
-from reaper.org.central import log_key
 from reaper.record.logentry import LogEntry
 from reaper.record.message import AnomalyCause, CoverageHeadline, DailyDigestMessage, StoppableRow
+from reaper.record.org_keys import log_key
 from reaper.report.savings_metric import saved_between
 from reaper.slack.message import HEADER_TEXT_MAX, SECTION_TEXT_MAX, Cuts, Message, button_value, escape, mention, money
 

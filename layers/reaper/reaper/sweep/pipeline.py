@@ -284,16 +284,10 @@ def sweep_kind_run(
                 break
             began = deadline.clock()
             if chunked:
-                try:
-                    signals = kind.signals(clients, chunk, settings, now, log=rt.log)
-                except AwsError as exc:
-                    reason = (
-                        f"could not read {kind.name} signals in {region}: {short(exc)}; {len(todo) - start} not looked at, the next "
-                        "sweep tries again"
-                    )
-                    run.outcomes.append(sweep_error(kind.name, region, settings, reason))
-                    courier.take(run.outcomes[-1])
+                read = _chunk_signals(rt, kind, clients, region, chunk, now, len(todo) - start, run, courier)
+                if read is None:
                     break
+                signals = read
             _process_chunk(kind, todo[start:], len(chunk), signals, ctx, courier, run, judge)
             if run.left:
                 break
@@ -301,6 +295,28 @@ def sweep_kind_run(
             slowest = max(slowest, deadline.clock() - began)
     say(_tally(kind, region, run))
     return run
+
+
+def _chunk_signals(
+    rt: Runtime,
+    kind: Kind,
+    clients: Clients,
+    region: str,
+    chunk: list[Resource],
+    now: datetime,
+    left: int,
+    run: KindRun,
+    courier: Courier,
+) -> Mapping[str, Any] | None:
+    """A chunk's signals, for a kind that reads them a chunk at a time; None when they could not be read, which is
+    said (one error outcome: the `left` resources from this chunk on are not looked at, the next sweep tries again)."""
+    try:
+        return kind.signals(clients, chunk, rt.settings, now, log=rt.log)
+    except AwsError as exc:
+        reason = f"could not read {kind.name} signals in {region}: {short(exc)}; {left} not looked at, the next sweep tries again"
+        run.outcomes.append(sweep_error(kind.name, region, rt.settings, reason))
+        courier.take(run.outcomes[-1])
+        return None
 
 
 def named(found: list[Resource], only: Collection[str] | None) -> list[Resource]:

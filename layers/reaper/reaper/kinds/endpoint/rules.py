@@ -69,18 +69,9 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
         if in_use is not None:
             return in_use
     quiet = over or quiet_text(what, now, sig.traffic, sig.start, since) + (", nothing queued" if is_async else "")
-    if off_hours:
-        reason = off_hours_reason(settings)
-        evidence["policy"] = "off-hours"
-    else:
-        reason = quiet
-        evidence["policy"] = "burst-over" if over else "idle"
-        if rhythm is not None:
-            lead, lead_source = wake_lead(sig, settings)
-            kept = keep_for_rhythm(rhythm, reason, evidence, lead, now)
-            if kept is not None:
-                return kept
-            reason = wake_reason(rhythm, reason, evidence, (lead, lead_source), now)
+    reason = _why_zero(off_hours, over is not None, quiet, rhythm, sig, settings, evidence, now)
+    if isinstance(reason, Decision):  # kept through its usual burst
+        return reason
     if details is None and sig.told is not None and told_stands(view, settings):
         return told_decision(sig.told, reason, evidence)
     if details is None and (dev or prod):
@@ -96,6 +87,31 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
         )
     assert details is not None  # read for dev and production stages (signals.py)
     return _by_type(r, facts, details, reason, evidence, prod)
+
+
+def _why_zero(
+    off_hours: bool,
+    burst_over: bool,
+    quiet: str,
+    rhythm: Rhythm | None,
+    sig: EndpointSignal,
+    settings: Settings,
+    evidence: dict[str, Any],
+    now: datetime,
+) -> str | Decision:
+    """Why it may go to zero (off-hours, its burst over, or quiet), with when it comes back where it has a
+    rhythm; or the Decision that keeps it because its next burst is too near to save anything."""
+    if off_hours:
+        evidence["policy"] = "off-hours"
+        return off_hours_reason(settings)
+    evidence["policy"] = "burst-over" if burst_over else "idle"
+    if rhythm is None:
+        return quiet
+    lead, lead_source = wake_lead(sig, settings)
+    kept = keep_for_rhythm(rhythm, quiet, evidence, lead, now)
+    if kept is not None:
+        return kept
+    return wake_reason(rhythm, quiet, evidence, (lead, lead_source), now)
 
 
 def _in_use(
