@@ -105,6 +105,8 @@ def test_the_published_dollars_are_what_reaper_report_computes_for_the_same_log(
         "studio-app": 0.0,
         "capacity": 0.0,
         "bedrock-pt": 0.0,
+        "mlflow": 0.0,
+        "storage": 0.0,
     }
     assert result["posted"] is False and result["savings"][f"{start:%Y-%m-%d}"]["training-job"] == 120.0
     # and the box without a price is said, as the report says it

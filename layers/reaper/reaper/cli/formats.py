@@ -12,11 +12,13 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
-from reaper.record.logentry import LogEntry
+    from reaper.record.logentry import LogEntry
+
 
 OUTPUTS = ("table", "json", "csv")
 

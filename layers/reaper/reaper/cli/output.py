@@ -8,11 +8,14 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from reaper.core.errors import OutputError
 from reaper.core.model import Mode, Outcome, Resource, Verdict
 from reaper.core.text import cut
-from reaper.record.logentry import LogEntry
+
+if TYPE_CHECKING:
+    from reaper.record.logentry import LogEntry
 
 DEFAULT_WIDTH = 120  # when stdout is not a terminal (a pipe, a file): what docs/cli.md promises
 MIN_REASON = 24

@@ -177,8 +177,6 @@ class Settings(BaseModel):
     # Scheduler role are set: the stack always sets them); asked for without them, a configuration error
     endpoint_learned_wake: bool = True
     endpoint_wake_lead_minutes: int = Field(default=30, ge=5, le=720)  # before a burst, while no restore has measured the start-up
-    # notebooks (issue 27): on strong evidence the warning comes early, so the stop falls at the threshold
-    notebook_early_warning: bool = True
     restore_function_arn: str | None = None
     scheduler_role_arn: str | None = None
     schedule_group: str = "default"

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from reaper.core.price import Price
 from reaper.core.text import cut
 from reaper.core.timeutil import as_utc
-from reaper.record.logentry import LogEntry
 
 if TYPE_CHECKING:
     from reaper.aws.discounts import Discounts
+    from reaper.record.logentry import LogEntry
 
 GROUPS = ("owner", "kind", "project", "account")  # account: the organisation's central log (--org)
 KEY_CAP = 40  # a longer owner or project is cut with an ellipsis in the table; json, csv and html keep it whole
