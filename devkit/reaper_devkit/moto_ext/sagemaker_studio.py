@@ -42,6 +42,12 @@ What is added (moto's backend and response classes, so in-process and server mod
   DefaultSpaceSettings ("The default settings for shared spaces that users create in the domain. SageMaker
   applies these settings only to shared spaces.") has `JupyterLabAppSettings` but no `CodeEditorAppSettings`.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html
+- CreateDomain, UpdateDomain, CreateUserProfile and UpdateUserProfile refuse (ValidationException) a `CanvasAppSettings`
+  member the reference does not list. Its "Contents" are DirectDeploySettings, EmrServerlessSettings,
+  GenerativeAiSettings, IdentityProviderOAuthSettings, KendraSettings, ModelRegisterSettings,
+  TimeSeriesForecastingSettings and WorkspaceSettings: no `AppLifecycleManagement`, no `IdleSettings`. SageMaker has
+  no idle-shutdown setting for Canvas, so the kit cannot be told one (issue 37; docs/kinds/studio-app.md).
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CanvasAppSettings.html
 - Spaces: `SpaceSharingSettings.SharingType` `Private` or `Shared` (anything else refused); DescribeSpace returns it as
   `SpaceSharingSettings`, ListSpaces as `SpaceSharingSettingsSummary`. A space created without sharing settings is
   private when it has an owner, shared when not (what AWS does then is not documented: assumed).
@@ -56,6 +62,7 @@ What is added (moto's backend and response classes, so in-process and server mod
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -82,6 +89,19 @@ DEFAULT_SPACE_MEMBERS = frozenset(
         "SpaceStorageSettings",
         "CustomPosixUserConfig",
         "CustomFileSystemConfigs",
+    }
+)
+# API_CanvasAppSettings.html, "Contents" (botocore's `CanvasAppSettings` shape has the same members): no idle settings
+CANVAS_MEMBERS = frozenset(
+    {
+        "DirectDeploySettings",
+        "EmrServerlessSettings",
+        "GenerativeAiSettings",
+        "IdentityProviderOAuthSettings",
+        "KendraSettings",
+        "ModelRegisterSettings",
+        "TimeSeriesForecastingSettings",
+        "WorkspaceSettings",
     }
 )
 SHARING_TYPES = ("Private", "Shared")
@@ -260,7 +280,11 @@ def _app(backend: Any, p: Any) -> FakeApp:
 
 
 def checked_idle(user_settings: dict[str, Any] | None) -> dict[str, Any]:
-    """UserSettings, refused (ValidationException) when an IdleSettings holds a value the API reference does not allow."""
+    """UserSettings, refused (ValidationException) when an IdleSettings holds a value the API reference does not allow,
+    or its CanvasAppSettings a member the reference does not list (an idle setting for Canvas among them)."""
+    unknown = sorted(set((user_settings or {}).get("CanvasAppSettings") or {}) - CANVAS_MEMBERS)
+    if unknown:
+        raise ValidationError(message=f"Unknown parameter in CanvasAppSettings: {', '.join(unknown)}")
     for block in IDLE_BLOCKS:
         idle = (((user_settings or {}).get(block) or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
         state = idle.get("LifecycleManagement")
@@ -301,6 +325,16 @@ def checked_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _sent(response: Any, key: str) -> Any:
+    """A request member as it was sent: moto's `_get_param` parses the body by botocore's shapes and drops members the
+    shape does not have, which AWS would refuse (a raw request, or an SDK whose model is out of date)."""
+    try:
+        body = json.loads(response.body or "{}")
+    except ValueError:
+        return None
+    return body.get(key) if isinstance(body, dict) else None
+
+
 def _profile(backend: Any, domain_id: str, name: str) -> FakeUserProfile:
     profile = store(backend).profiles.get(_arn(backend, f"user-profile/{domain_id}/{name}"))
     if profile is None:
@@ -317,6 +351,7 @@ def create_user_profile(self: Any) -> ActionResult:
     s = store(b)
     if arn in s.profiles:
         raise ResourceInUseException(message=f"User profile {p('UserProfileName')} already exists.")
+    checked_idle(_sent(self, "UserSettings"))
     settings = checked_idle(p("UserSettings"))
     s.profiles[arn] = FakeUserProfile(arn, domain_id, p("UserProfileName"), settings, list(p("Tags") or []))
     return ActionResult({"UserProfileArn": arn})
@@ -325,6 +360,7 @@ def create_user_profile(self: Any) -> ActionResult:
 def update_user_profile(self: Any) -> ActionResult:
     b, p = self.sagemaker_backend, self._get_param
     profile = _profile(b, p("DomainId"), p("UserProfileName"))
+    checked_idle(_sent(self, "UserSettings"))
     profile.settings = _merge(profile.settings, checked_idle(p("UserSettings")))
     return ActionResult({"UserProfileArn": profile.arn})
 
@@ -437,6 +473,8 @@ def delete_app(self: Any) -> EmptyResult:
 def update_domain(self: Any) -> ActionResult:
     b, p = self.sagemaker_backend, self._get_param
     domain = _domain(b, p("DomainId"))
+    checked_idle(_sent(self, "DefaultUserSettings"))
+    checked_space_defaults(_sent(self, "DefaultSpaceSettings"))
     if p("DefaultUserSettings"):
         domain.default_user_settings = _merge(domain.default_user_settings, checked_idle(p("DefaultUserSettings")))
     if p("DefaultSpaceSettings"):
@@ -501,8 +539,8 @@ def _checked_create_domain(original: Callable[[Any], Any]) -> Callable[[Any], An
     """moto's CreateDomain, after the refusals the reference's settings shapes make."""
 
     def create_domain(self: Any) -> Any:
-        checked_idle(self._get_param("DefaultUserSettings"))
-        checked_space_defaults(self._get_param("DefaultSpaceSettings"))
+        checked_idle(_sent(self, "DefaultUserSettings"))
+        checked_space_defaults(_sent(self, "DefaultSpaceSettings"))
         return original(self)
 
     create_domain.__name__ = "create_domain"
