@@ -49,6 +49,7 @@ DECLARATION = KindDeclaration(
         "cloudwatch:ListMetrics",  # signals.listed: which Provisioned Throughputs AWS/Bedrock has a series for
     ),
     confirm=f"{_P}.actions:confirm",
+    change_reads=("bedrock:GetProvisionedModelThroughput",),  # the state re-read just before a delete
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

@@ -48,6 +48,7 @@ DECLARATION = KindDeclaration(
         "GpuSsmReadsOn": ("ssm:DescribeInstanceInformation", "ssm:SendCommand", "ssm:ListCommandInvocations"),
     },
     confirm=f"{_P}.actions:confirm",
+    change_reads=("ec2:DescribeInstanceAttribute",),  # stop protection, read just before a stop
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,

@@ -52,6 +52,7 @@ DECLARATION = KindDeclaration(
         "cloudwatch:GetMetricData",
     ),
     confirm=f"{_P}.actions:confirm",
+    change_reads=("sagemaker:DescribeTrainingJob",),  # events.py: the inputs of the job whose end an event reports
     actions={
         ActionName.BACKUP: Action(
             ActionName.BACKUP,

@@ -47,6 +47,8 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTags",  # the creation-time notice reads the new server's tags
     ),
     confirm=f"{_P}.actions:confirm",
+    # an event's named server and the gate's tag re-read (a sweep reads tags with tag:GetResources)
+    change_reads=("sagemaker:ListTags",),
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,

@@ -42,6 +42,8 @@ DECLARATION = KindDeclaration(
         "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",),
     },
     confirm=f"{_P}.actions:confirm",
+    # the gate's state re-read and its tag re-read, and the state-change event's; a dry run lists and reads metrics only
+    change_reads=("sagemaker:DescribeNotebookInstance", "sagemaker:ListTags"),
     actions={
         ActionName.STOP: Action(
             ActionName.STOP, "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"

@@ -48,6 +48,8 @@ DECLARATION = KindDeclaration(
     # the grant is denied on exempt and production user profiles like every change (template.yaml)
     conditional_permissions={"JupyterReadsOn": ("sagemaker:CreatePresignedDomainUrl",)},
     confirm=f"{_P}.actions:confirm",
+    # the gate's state and tag re-reads (the Jupyter reading's DescribeApp is JupyterReadsOn's, which a trial leaves off)
+    change_reads=("sagemaker:DescribeApp", "sagemaker:ListTags"),
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

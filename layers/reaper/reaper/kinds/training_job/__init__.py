@@ -57,6 +57,8 @@ DECLARATION = KindDeclaration(
         "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
     ),
     confirm=f"{_P}.actions:confirm",
+    # the gate's tag re-read and the state-change event's (a sweep reads job tags with tag:GetResources)
+    change_reads=("sagemaker:ListTags",),
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,
