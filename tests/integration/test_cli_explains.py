@@ -29,7 +29,7 @@ from reaper.cli.progress import ERASE
 from reaper.core.kind_names import KIND_NAMES
 from reaper.restore.run import restorable_kinds
 from reaper.sweep.iam import NO_PERMISSION_NEEDED, is_read, read_only_permissions, untriggered_reads
-from reaper_devkit import demo, seed, seed_ec2, seed_fsx, seed_storage
+from reaper_devkit import demo, seed, seed_ec2, seed_endpoint, seed_fsx, seed_storage
 from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
 from reaper_devkit.local_aws import local_account
@@ -247,6 +247,7 @@ def test_progress_is_quiet_when_piped_or_for_json(aws, capsys, monkeypatch, tty,
 
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
+OTHER_REGION = "us-west-2"
 
 
 def _seed_every_read_path(aws: Any, now: datetime) -> None:
@@ -268,9 +269,11 @@ def _seed_every_read_path(aws: Any, now: datetime) -> None:
     )  # fmt: skip
     subnet, group = seed_fsx.network(ec2)  # an export begun: fsx:DescribeDataRepositoryTasks
     seed_fsx.file_system(aws.client("fsx"), subnet, group, tags={**DEV, "reaper:export-task": "task-0123456789abcdef0"})
-    seed_storage.volume(
-        ec2, now - timedelta(days=30), tags={**DEV, "reaper:snapshot-id": "snap-0123456789abcdef0"}
-    )  # ec2:DescribeSnapshots
+    # a volume whose snapshot phase 1 took: ec2:DescribeSnapshots
+    seed_storage.volume(ec2, now - timedelta(days=30), tags={**DEV, "reaper:snapshot-id": "snap-0123456789abcdef0"})
+    # alone in its region, a quiet dev endpoint's one model is described, not listed: sagemaker:DescribeModel
+    seed_endpoint.classic(aws.client("sagemaker", region_name=OTHER_REGION), "ro-alone", DEV)
+    seed_endpoint.age("ro-alone", now, 190, region=OTHER_REGION)
 
 
 def test_the_read_only_policy_is_exactly_what_plan_and_coverage_call_and_no_write(aws, capsys):
@@ -281,8 +284,8 @@ def test_the_read_only_policy_is_exactly_what_plan_and_coverage_call_and_no_writ
     _seed_every_read_path(aws, now)
     # When plan and coverage run, every AWS call recorded
     with recording() as made:
-        cli.main(["plan"])
-        cli.main(["coverage"])
+        cli.main(["plan", "--region", "us-east-1", "--region", OTHER_REGION])
+        cli.main(["coverage", "--region", "us-east-1", "--region", OTHER_REGION])
     capsys.readouterr()
     assert cli.main(["iam", "--read-only"]) == 0
     policy = json.loads(capsys.readouterr().out)
