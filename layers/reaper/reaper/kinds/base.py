@@ -308,7 +308,7 @@ class KindDeclaration:
     name: str
     tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'; () when the listing has the tags
     tag_service: str  # the service whose tag calls write reaper:warned-at
-    read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
+    read_permissions: tuple[str, ...]  # discovery, signals (list prices included) and the pre-action state check
     actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
     parts: Ref  # -> Parts: discover, signals, decide, state reads, undo, kill decision, guard (kinds/<kind>/parts.py)
     # (clients, resources) -> {arn: (state now or None, tags now)}: a batch's members read again in one call
@@ -476,12 +476,9 @@ class Kind:
 
     def dry_run_reads(self) -> set[str]:
         """What a dry run of this kind may call (`reaper plan`, `reaper coverage`): its declared reads but those only a
-        change or an event makes, and the Tagging API's listing where it finds its resources by tag."""
+        change or an event makes (the list prices and the Tagging API's listing only where the kind declares them)."""
         d = self.declaration
-        reads = set(d.read_permissions) - set(d.change_reads)
-        if d.tag_resource_types:
-            reads.add("tag:GetResources")
-        return reads
+        return set(d.read_permissions) - set(d.change_reads)
 
     def restore_permissions(self) -> set[str]:
         return set(self.declaration.restorer.permissions) if self.declaration.restorer else set()

@@ -165,10 +165,10 @@ def is_read(permission: str) -> bool:
 
 def read_only_permissions(kind_names: Iterable[str]) -> set[str]:
     """What `reaper plan` and `reaper coverage` may call for these kinds: each kind's dry-run reads (discovery,
-    signals, tags: `Kind.dry_run_reads`) and the list prices. None of its writes, none of the reads only a change or
+    signals, tags, list prices: `Kind.dry_run_reads`). None of its writes, none of the reads only a change or
     an event makes (the gate's re-read, an action's), none a stack condition turns on (the Jupyter and Systems
     Manager readings need the admin's consent), and no call that needs no permission."""
-    perms = set(pricing.PERMISSIONS)
+    perms: set[str] = set()
     for name in kind_names:
         perms |= {p for p in kind_registry.get(name).dry_run_reads() if is_read(p)}
     return perms - NO_PERMISSION_NEEDED

@@ -119,6 +119,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListModels",  # whether a dev endpoint's models exist, 100 a page (signals.py)
         "sagemaker:DescribeInferenceComponent",
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
     ),
     confirm=f"{_P}.actions:confirm",
     # reads a dry run may make that the test kit cannot bring about (docs/try-read-only.md)

@@ -33,6 +33,8 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeNotebookInstance",
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
+        "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
     # AgentChannel=logs: the agent's samples are read from the stack's log group
     # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/notebook_jupyter.py);

@@ -43,6 +43,8 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeUserProfile",  # a user profile can turn its domain's idle shutdown off (kinds/studio_app/profiles.py)
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
+        "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
     # JupyterReads=on: an app nothing else judges is read through its own Jupyter server (kinds/studio_app/studio_jupyter.py);
     # the grant is denied on exempt and production user profiles like every change (template.yaml)
