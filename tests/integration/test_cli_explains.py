@@ -318,11 +318,14 @@ def test_the_read_only_policy_is_exactly_what_plan_and_coverage_call_and_no_writ
     assert granted == read_only_permissions(KIND_NAMES) and all(is_read(p) for p in granted)
     assert called == granted - untriggered, (sorted(called - granted), sorted(granted - untriggered - called))
     assert not called & untriggered and untriggered <= granted
+    page = (ROOT / "docs" / "try-read-only.md").read_text()
+    assert f"{len(granted)} actions" in page and all(f"`{p}`" in page for p in untriggered)  # the page says it as it is
     # ... and so is each kind's policy (`reaper iam --read-only --kind K`) for `plan --kind K`
     for name in KIND_NAMES:
         alone, policy = _plan_and_coverage(capsys, "--kind", name), _read_only_policy(capsys, "--kind", name)
         own_untriggered = set(untriggered_reads([name]))
         assert alone == policy - own_untriggered, (name, sorted(alone - policy), sorted(policy - own_untriggered - alone))
+        assert f"{name} {len(policy)}" in page
 
 
 def test_the_demos_kept_account_is_reached_with_the_lines_it_prints(tmp_path):
