@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,15 @@ from reaper.cli.exits import AWS_ERROR, CREDENTIALS, EXIT_STATUSES, USAGE
 from reaper.cli.helptext import COMMAND_HELP
 from reaper.cli.progress import ERASE
 from reaper.core.kind_names import KIND_NAMES
+from reaper.kinds.ec2 import catalog as ec2_catalog
 from reaper.restore.run import restorable_kinds
-from reaper.sweep.iam import NO_PERMISSION_NEEDED, is_read, read_only_permissions
-from reaper_devkit import demo, seed
+from reaper.sweep.iam import NO_PERMISSION_NEEDED, is_read, read_only_permissions, untriggered_reads
+from reaper_devkit import demo, seed, seed_ec2, seed_endpoint, seed_fsx, seed_storage
+from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
 from reaper_devkit.local_aws import local_account
+from reaper_devkit.moto_ext import bedrock_imported, sagemaker_jobs
+from reaper_devkit.moto_ext import capacity as capacity_ext
 from tests.conftest import one_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,25 +247,85 @@ def test_progress_is_quiet_when_piped_or_for_json(aws, capsys, monkeypatch, tty,
 # -- try it read-only ---------------------------------------------------------------------------------
 
 
-def test_the_read_only_policy_grants_what_plan_and_coverage_call_and_no_write(aws, capsys):
-    # Given an account with every kind's demo resources
+DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
+OTHER_REGION = "us-west-2"
+
+
+def _seed_every_read_path(aws: Any, now: datetime) -> None:
+    """Beyond the demo: the resources that make a dry run take each of its conditional reads."""
+    sm, ec2, cw, logs = aws.client("sagemaker"), aws.client("ec2"), aws.client("cloudwatch"), aws.client("logs")
+    seed_ec2.spot_instance(ec2, "persistent", "stop", DEV, now=now)  # ec2:DescribeSpotInstanceRequests
+    st.transform_job(sm, "ro-transform", now, hours_ago=3, tags=DEV)  # running: sagemaker:DescribeTransformJob
+    st.automl_job(sm, "ro-automl", now, hours_ago=3, tags=DEV)  # running: sagemaker:DescribeAutoMLJobV2
+    pool = st.training_job(sm, "ro-pool", now, hours_ago=2, tags=DEV)  # a warm pool: sagemaker:DescribeTrainingJob
+    sagemaker_jobs.retain_warm_pool(pool, now - timedelta(minutes=30), 1800)
+    st.training_job(sm, "ro-ckpt", now, hours_ago=3, tags=DEV, checkpoints=True)  # s3:ListBucket
+    st.checkpoint_objects(aws.client("s3"), "s3://ml-artifacts/ro-ckpt/checkpoints", now, [170, 120])
+    st.training_job(sm, "ro-stall", now, hours_ago=3, tags=DEV)  # CPU quiet: logs:DescribeLogStreams
+    st.job_log(logs, st.LOG_GROUP, "ro-stall/algo-1-1764662400", now, [170, 150, 125])
+    st.utilization(cw, st.LOG_GROUP, "ro-stall/algo-1", now, 1.0)
+    capacity_ext.training_plan(  # a training plan's tags: sagemaker:ListTags
+        "us-east-1", "ro-plan", instance_type="ml.p5.48xlarge", total=1, in_use=0,
+        start=now - timedelta(days=1), end=now + timedelta(days=3), upfront_fee=1000.0, tags=DEV,
+    )  # fmt: skip
+    subnet, group = seed_fsx.network(ec2)  # an export begun: fsx:DescribeDataRepositoryTasks
+    seed_fsx.file_system(aws.client("fsx"), subnet, group, tags={**DEV, "reaper:export-task": "task-0123456789abcdef0"})
+    # a volume whose snapshot phase 1 took: ec2:DescribeSnapshots
+    seed_storage.volume(ec2, now - timedelta(days=30), tags={**DEV, "reaper:snapshot-id": "snap-0123456789abcdef0"})
+    # a backup begun: fsx:DescribeBackups; a backup the reaper made, of a file system gone: fsx:DescribeFileSystems
+    seed_fsx.file_system(aws.client("fsx"), subnet, group, tags={**DEV, "reaper:backup-id": "backup-0123456789abcdef0"})
+    seed_storage.reaper_backup(aws.client("fsx"), subnet, group, now - timedelta(days=60))
+    seed_storage.stopped_gpu_box(ec2, now - timedelta(days=30), now=now)  # its type: ec2:DescribeInstanceTypes
+    bedrock_imported.imported_model("ro-imported", now - timedelta(days=90), DEV)  # its tags: bedrock:ListTagsForResource
+    # a Capacity Block ending within the hour: who runs on it (ec2:DescribeInstances)
+    capacity_ext.capacity_block(ec2, "p5.48xlarge", 1, start=now - timedelta(days=1), end=now + timedelta(minutes=50), tags=DEV)
+    # alone in its region, a quiet dev endpoint's one model is described, not listed: sagemaker:DescribeModel
+    seed_endpoint.classic(aws.client("sagemaker", region_name=OTHER_REGION), "ro-alone", DEV)
+    seed_endpoint.age("ro-alone", now, 190, region=OTHER_REGION)
+
+
+def _plan_and_coverage(capsys: Any, *kind_args: str) -> set[str]:
+    """The IAM actions `reaper plan` and `reaper coverage` call, in both regions, each from a fresh start: a command
+    is its own process, so the instance-type catalogue it keeps per process (kinds/ec2/catalog.py) is read again."""
+    regions = ("--region", "us-east-1", "--region", OTHER_REGION)
+    ec2_catalog._cache.clear()
+    with recording() as made:
+        cli.main(["plan", *kind_args, *regions])
+        cli.main(["coverage", *kind_args, *regions])
+    capsys.readouterr()
+    return made.actions - NO_PERMISSION_NEEDED
+
+
+def _read_only_policy(capsys: Any, *kind_args: str) -> set[str]:
+    assert cli.main(["iam", "--read-only", *kind_args]) == 0
+    policy = json.loads(capsys.readouterr().out)
+    assert policy["Statement"][0]["Effect"] == "Allow" and policy["Statement"][0]["Resource"] == "*"
+    return set(policy["Statement"][0]["Action"])
+
+
+def test_the_read_only_policy_is_exactly_what_plan_and_coverage_call_and_no_write(aws, capsys):
+    # Given an account with every kind's demo resources, and those that make each conditional read of a dry run
     now = datetime.now(UTC)
     for scene in demo.load_scenes():
         scene.seed(aws, now)
-    # When plan and coverage run, every AWS call recorded
-    with recording() as made:
-        cli.main(["plan"])
-        cli.main(["coverage"])
-    capsys.readouterr()
-    assert cli.main(["iam", "--read-only"]) == 0
-    policy = json.loads(capsys.readouterr().out)
-    granted = set(policy["Statement"][0]["Action"])
-    called = made.actions - NO_PERMISSION_NEEDED
-    # Then every call they made is granted, all they made are reads, and the policy grants only reads
-    assert called <= granted, sorted(called - granted)
-    assert all(is_read(p) for p in called) and all(is_read(p) for p in granted)
-    assert granted == read_only_permissions(KIND_NAMES)
-    assert policy["Statement"][0]["Effect"] == "Allow" and policy["Statement"][0]["Resource"] == "*"
+    _seed_every_read_path(aws, now)
+    # When plan and coverage run, for every kind and for each kind alone, every AWS call recorded
+    called = _plan_and_coverage(capsys)
+    granted = _read_only_policy(capsys)
+    untriggered = set(untriggered_reads(KIND_NAMES))
+    # Then the policy is what they called, but the reads the kinds declare the kit cannot bring about (and those
+    # were not called: one that is called leaves that list); all are reads, and the policy grants only reads
+    assert granted == read_only_permissions(KIND_NAMES) and all(is_read(p) for p in granted)
+    assert called == granted - untriggered, (sorted(called - granted), sorted(granted - untriggered - called))
+    assert not called & untriggered and untriggered <= granted
+    page = (ROOT / "docs" / "try-read-only.md").read_text()
+    assert f"{len(granted)} actions" in page and all(f"`{p}`" in page for p in untriggered)  # the page says it as it is
+    # ... and so is each kind's policy (`reaper iam --read-only --kind K`) for `plan --kind K`
+    for name in KIND_NAMES:
+        alone, policy = _plan_and_coverage(capsys, "--kind", name), _read_only_policy(capsys, "--kind", name)
+        own_untriggered = set(untriggered_reads([name]))
+        assert alone == policy - own_untriggered, (name, sorted(alone - policy), sorted(policy - own_untriggered - alone))
+        assert f"{name} {len(policy)}" in page
 
 
 def test_the_demos_kept_account_is_reached_with_the_lines_it_prints(tmp_path):

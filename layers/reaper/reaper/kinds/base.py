@@ -308,7 +308,7 @@ class KindDeclaration:
     name: str
     tag_resource_types: tuple[str, ...]  # Resource Groups Tagging API types, e.g. 'sagemaker:endpoint'; () when the listing has the tags
     tag_service: str  # the service whose tag calls write reaper:warned-at
-    read_permissions: tuple[str, ...]  # discovery, signals and the pre-action state check
+    read_permissions: tuple[str, ...]  # discovery, signals (list prices included) and the pre-action state check
     actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
     parts: Ref  # -> Parts: discover, signals, decide, state reads, undo, kill decision, guard (kinds/<kind>/parts.py)
     # (clients, resources) -> {arn: (state now or None, tags now)}: a batch's members read again in one call
@@ -343,6 +343,13 @@ class KindDeclaration:
     # (clients, unconfirmed change) -> Made: reads the resource's state to say whether a change begun and
     # never recorded was made (reaper.sweep.reconcile). Its reads are among `read_permissions`. None: it cannot tell.
     confirm: Ref | None = None  # -> Confirm
+    # Declared reads (among `read_permissions`) that a dry run (`reaper plan`, `reaper coverage`) never makes: the
+    # gate's re-read just before a change, an action's own, an event handler's. `reaper iam --read-only` leaves them
+    # out: its policy is what a dry run can call (docs/try-read-only.md).
+    change_reads: tuple[str, ...] = ()
+    # Reads a dry run may make that the test kit cannot bring about, each with why (docs/try-read-only.md): in the
+    # read-only policy, and named apart where tests/integration/test_cli_explains.py checks the policy is what was called.
+    untriggered_reads: Mapping[str, str] = field(default_factory=dict)
 
 
 class Kind:
@@ -466,6 +473,12 @@ class Kind:
         for action in d.actions.values():
             perms |= set(action.permissions)
         return perms
+
+    def dry_run_reads(self) -> set[str]:
+        """What a dry run of this kind may call (`reaper plan`, `reaper coverage`): its declared reads but those only a
+        change or an event makes (the list prices and the Tagging API's listing only where the kind declares them)."""
+        d = self.declaration
+        return set(d.read_permissions) - set(d.change_reads)
 
     def restore_permissions(self) -> set[str]:
         return set(self.declaration.restorer.permissions) if self.declaration.restorer else set()

@@ -164,13 +164,22 @@ def is_read(permission: str) -> bool:
 
 
 def read_only_permissions(kind_names: Iterable[str]) -> set[str]:
-    """What `reaper plan` and `reaper coverage` may call for these kinds: every read a kind declares (discovery,
-    signals, tags, the state re-read before a change) and the list prices; none of its writes, and none of the
-    reads a stack condition turns on (the Jupyter and Systems Manager readings need the admin's consent)."""
-    perms = set(pricing.PERMISSIONS)
+    """What `reaper plan` and `reaper coverage` may call for these kinds: each kind's dry-run reads (discovery,
+    signals, tags, list prices: `Kind.dry_run_reads`). None of its writes, none of the reads only a change or
+    an event makes (the gate's re-read, an action's), none a stack condition turns on (the Jupyter and Systems
+    Manager readings need the admin's consent), and no call that needs no permission."""
+    perms: set[str] = set()
     for name in kind_names:
-        perms |= {p for p in kind_registry.get(name).permissions(()) if is_read(p)}
-    return perms
+        perms |= {p for p in kind_registry.get(name).dry_run_reads() if is_read(p)}
+    return perms - NO_PERMISSION_NEEDED
+
+
+def untriggered_reads(kind_names: Iterable[str]) -> dict[str, str]:
+    """The dry-run reads of these kinds that the test kit cannot bring about, each with why (the kinds' declarations)."""
+    out: dict[str, str] = {}
+    for name in kind_names:
+        out.update(kind_registry.get(name).declaration.untriggered_reads)
+    return out
 
 
 def read_only_policy(kind_names: Iterable[str]) -> dict[str, object]:

@@ -47,8 +47,10 @@ DECLARATION = KindDeclaration(
         "bedrock:GetProvisionedModelThroughput",  # the state check just before a delete
         "cloudwatch:GetMetricData",
         "cloudwatch:ListMetrics",  # signals.listed: which Provisioned Throughputs AWS/Bedrock has a series for
+        "bedrock:ListTagsForResource",  # each Provisioned Throughput's tags (discover.py: the Tagging API does not list them)
     ),
     confirm=f"{_P}.actions:confirm",
+    change_reads=("bedrock:GetProvisionedModelThroughput",),  # the state re-read just before a delete
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

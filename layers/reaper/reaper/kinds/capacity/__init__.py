@@ -38,6 +38,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTrainingPlans",
         "sagemaker:ListTags",
         "sagemaker:ListTrainingJobs",  # queued jobs that could use idle capacity, once per sweep
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
     ),
     confirm=f"{_P}.actions:confirm",
     actions={

@@ -41,6 +41,7 @@ DECLARATION = KindDeclaration(
         "ec2:DescribeSpotInstanceRequests",
         "ec2:DescribeInstanceAttribute",  # stop protection, read only for an instance about to be stopped
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
     ),
     # GpuSsmReads=on: a GPU box without a GPU metric is judged by one nvidia-smi sample (kinds/ec2/ssm.py);
     # SendCommand is denied on exempt and production instances like every change (template.yaml)
@@ -48,6 +49,7 @@ DECLARATION = KindDeclaration(
         "GpuSsmReadsOn": ("ssm:DescribeInstanceInformation", "ssm:SendCommand", "ssm:ListCommandInvocations"),
     },
     confirm=f"{_P}.actions:confirm",
+    change_reads=("ec2:DescribeInstanceAttribute",),  # stop protection, read just before a stop
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,

@@ -119,8 +119,15 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListModels",  # whether a dev endpoint's models exist, 100 a page (signals.py)
         "sagemaker:DescribeInferenceComponent",
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
     ),
     confirm=f"{_P}.actions:confirm",
+    # reads a dry run may make that the test kit cannot bring about (docs/try-read-only.md)
+    untriggered_reads={
+        "sagemaker:DescribeEndpoint": "discover.variant_summaries describes an InService endpoint only when its Search "
+        "result left ProductionVariants out; the kit's Search (moto_ext/sagemaker_inference.py) returns every "
+        "endpoint's, as the API reference's Endpoint shape holds them",
+    },
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

@@ -50,8 +50,10 @@ DECLARATION = KindDeclaration(
         "sagemaker:Search",
         "sagemaker:DescribeTrainingJob",  # events.py: the inputs of the job whose end an event reports
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
     ),
     confirm=f"{_P}.actions:confirm",
+    change_reads=("sagemaker:DescribeTrainingJob",),  # events.py: the inputs of the job whose end an event reports
     actions={
         ActionName.BACKUP: Action(
             ActionName.BACKUP,

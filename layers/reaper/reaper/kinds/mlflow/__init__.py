@@ -45,8 +45,11 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListMlflowTrackingServers",
         "sagemaker:DescribeMlflowTrackingServer",  # its size (the price) and the state check just before a stop
         "sagemaker:ListTags",  # the creation-time notice reads the new server's tags
+        "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
     confirm=f"{_P}.actions:confirm",
+    # an event's named server and the gate's tag re-read (a sweep reads tags with tag:GetResources)
+    change_reads=("sagemaker:ListTags",),
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,

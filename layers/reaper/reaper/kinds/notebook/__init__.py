@@ -33,6 +33,8 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeNotebookInstance",
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
+        "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
     # AgentChannel=logs: the agent's samples are read from the stack's log group
     # JupyterReads=on: a notebook without the agent is judged by its own Jupyter server (kinds/notebook/notebook_jupyter.py);
@@ -42,6 +44,8 @@ DECLARATION = KindDeclaration(
         "JupyterReadsOn": ("sagemaker:CreatePresignedNotebookInstanceUrl",),
     },
     confirm=f"{_P}.actions:confirm",
+    # the gate's state re-read and its tag re-read, and the state-change event's; a dry run lists and reads metrics only
+    change_reads=("sagemaker:DescribeNotebookInstance", "sagemaker:ListTags"),
     actions={
         ActionName.STOP: Action(
             ActionName.STOP, "stopped", ("sagemaker:StopNotebookInstance",), frozenset({"InService"}), f"{_P}.actions:stop"

@@ -62,6 +62,7 @@ DECLARATION = KindDeclaration(
         "sts:GetCallerIdentity",  # the account a volume's ARN names, only where REAPER_ACCOUNT_ID is not set (the CLI)
     ),
     confirm=f"{_P}.actions:confirm",
+    change_reads=("fsx:ListTagsForResource",),  # a backup's protection, re-read just before it is deleted
     actions={
         ActionName.DELETE_BACKUP: Action(
             ActionName.DELETE_BACKUP,

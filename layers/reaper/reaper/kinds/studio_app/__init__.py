@@ -43,11 +43,15 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeUserProfile",  # a user profile can turn its domain's idle shutdown off (kinds/studio_app/profiles.py)
         "sagemaker:ListTags",
         "cloudwatch:GetMetricData",
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
+        "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
     # JupyterReads=on: an app nothing else judges is read through its own Jupyter server (kinds/studio_app/studio_jupyter.py);
     # the grant is denied on exempt and production user profiles like every change (template.yaml)
     conditional_permissions={"JupyterReadsOn": ("sagemaker:CreatePresignedDomainUrl",)},
     confirm=f"{_P}.actions:confirm",
+    # the gate's state and tag re-reads (the Jupyter reading's DescribeApp is JupyterReadsOn's, which a trial leaves off)
+    change_reads=("sagemaker:DescribeApp", "sagemaker:ListTags"),
     actions={
         ActionName.DELETE: Action(
             ActionName.DELETE,

@@ -55,8 +55,12 @@ DECLARATION = KindDeclaration(
         "logs:FilterLogEvents",
         "logs:DescribeLogStreams",
         "s3:ListBucket",  # ListObjectsV2 of a job's checkpoint prefix
+        "pricing:GetProducts",  # list prices (reaper.aws.pricing)
+        "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
     confirm=f"{_P}.actions:confirm",
+    # the gate's tag re-read and the state-change event's (a sweep reads job tags with tag:GetResources)
+    change_reads=("sagemaker:ListTags",),
     actions={
         ActionName.STOP: Action(
             ActionName.STOP,
