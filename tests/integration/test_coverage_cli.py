@@ -52,7 +52,14 @@ def test_coverage_json_counts_the_blind_gpu_boxes_prices_them_and_names_the_fix_
     assert reason["code"] == "no-gpu-metric" and reason["resources"] == 2 and reason["hourly_usd"] == pytest.approx(2 * G4_12X)
     assert "nvidia_gpu" in reason["fix"] and reason["opt_in"] == "GpuSsmReads" and reason["opt_in_on"] is False
     (reach,) = [line for line in out if line["type"] == "opt-in"]
-    assert reach == {"type": "opt-in", "opt_in": "GpuSsmReads", "on": False, "would_reach": 2, "hourly_usd": pytest.approx(2 * G4_12X)}
+    assert reach == {
+        "type": "opt-in",
+        "opt_in": "GpuSsmReads",
+        "on": False,
+        "would_reach": 2,
+        "hourly_usd": pytest.approx(2 * G4_12X),
+        "unpriced": 0,
+    }
     # and it is a dry run: nothing stopped, not even the idle box
     assert all(seed_ec2.state(aws.client("ec2"), iid) == "running" for iid in ids.values())
 

@@ -140,3 +140,19 @@ def test_the_kit_refuses_more_than_100_search_expressions_in_one_request(cw):
     queries = [{"Id": f"s{i}", "Expression": gpu_search(f"i-{i}", 300), "Period": 300} for i in range(101)]
     with pytest.raises(cw.exceptions.ClientError):
         cw.get_metric_data(MetricDataQueries=queries, StartTime=now - timedelta(hours=1), EndTime=now)
+
+
+def test_what_an_opt_in_would_reach_is_unpriced_when_nothing_it_reaches_has_a_price_never_zero_dollars():
+    from reaper.cli.coverage_command import format_coverage, rows
+
+    # Given one GPU box without a GPU metric and without a list price, and one with a price
+    alone = [outcome("ec2", Verdict.KEEP, "no-gpu-metric", None)]
+    both = [*alone, outcome("ec2", Verdict.KEEP, "no-gpu-metric", 2.5)]
+    # When coverage says what turning GpuSsmReads on would reach
+    text = format_coverage(alone, Settings())
+    # Then the unpriced one is said unpriced, never $0.00, in the text and in JSON
+    assert "GpuSsmReads is off: turning it on would reach up to 1 of them (unpriced)" in text and "$0.00/h)" not in text
+    (reach,) = [r for r in rows(alone, Settings()) if r["type"] == "opt-in"]
+    assert reach["hourly_usd"] is None and reach["unpriced"] == 1
+    # And beside a priced one, the dollars are the priced one's and the unpriced one is counted apart
+    assert "would reach up to 2 of them ($2.50/h, 1 without a price)" in format_coverage(both, Settings())

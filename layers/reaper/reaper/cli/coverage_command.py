@@ -14,7 +14,14 @@ def rows(outcomes: list[Outcome], settings: Any) -> list[dict[str, Any]]:
     lines = tally(outcomes)
     out: list[dict[str, Any]] = [{"type": "coverage", **c.to_json(settings)} for c in lines]
     out += [
-        {"type": "opt-in", "opt_in": r.opt_in, "on": False, "would_reach": r.resources, "hourly_usd": r.hourly_usd}
+        {
+            "type": "opt-in",
+            "opt_in": r.opt_in,
+            "on": False,
+            "would_reach": r.resources,
+            "hourly_usd": r.hourly_usd if r.unpriced < r.resources else None,
+            "unpriced": r.unpriced,
+        }
         for r in opt_in_reach(lines, settings)
     ]
     return out
@@ -63,4 +70,9 @@ def _reasons(c: Coverage, settings: Any) -> list[str]:
 
 
 def _reach(r: Reach) -> str:
-    return f"{r.opt_in} is off: turning it on would reach up to {r.resources} of them (${r.hourly_usd:,.2f}/h)"
+    """What an opt-in would reach, and what that costs; resources without a list price are said as such, never $0."""
+    if r.unpriced >= r.resources:
+        cost = "unpriced"
+    else:
+        cost = f"${r.hourly_usd:,.2f}/h" + (f", {r.unpriced} without a price" if r.unpriced else "")
+    return f"{r.opt_in} is off: turning it on would reach up to {r.resources} of them ({cost})"

@@ -378,7 +378,8 @@ class Reach:
 
     opt_in: str
     resources: int
-    hourly_usd: float
+    hourly_usd: float  # of the priced ones
+    unpriced: int = 0  # resources without a list price: not in hourly_usd, never counted as $0 (docs/prices.md)
 
 
 def opt_in_reach(lines: Iterable[Coverage], settings: Any) -> list[Reach]:
@@ -387,10 +388,11 @@ def opt_in_reach(lines: Iterable[Coverage], settings: Any) -> list[Reach]:
     for line in lines:
         for t in line.reasons.values():
             if t.reason.opt_in and opt_in_on(t.reason, settings) is False:
-                got = found.setdefault(t.reason.opt_in, [0, 0.0])
+                got = found.setdefault(t.reason.opt_in, [0, 0.0, 0])
                 got[0] += t.resources
                 got[1] += t.hourly_usd
-    return [Reach(name, int(n), round(usd, 4)) for name, (n, usd) in sorted(found.items())]
+                got[2] += t.unpriced
+    return [Reach(name, int(n), round(usd, 4), int(unpriced)) for name, (n, usd, unpriced) in sorted(found.items())]
 
 
 def headline(lines: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
