@@ -52,7 +52,7 @@ def serve(site: Path) -> tuple[ThreadingHTTPServer, str]:
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
-            pass
+            """No access log: the check prints only what it finds (http.server logs every request to stderr)."""
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from reaper.record.logentry import LogEntry, from_mapping
+
 
 def verdict_entry(
     rid: str,
@@ -28,6 +30,22 @@ def verdict_entry(
         "owner": owner,
         **fields,
     }
+
+
+def logged_stop(
+    at: datetime,
+    rid: str,
+    *,
+    kind: str = "notebook",
+    verdict: str = "act",
+    executed: bool = True,
+    hourly: float | None = 2.0,
+    owner: str = "ana",
+    **evidence: object,
+) -> LogEntry:
+    """`verdict_entry` as the action log reads it back (a LogEntry), logged at `at`, in project llm, with `evidence`."""
+    fields = {"logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "project": "llm", "evidence": dict(evidence)}
+    return from_mapping(verdict_entry(rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner=owner, **fields))
 
 
 # a training job stopped at 2 of its 10 hours, $80 of its $200 ceiling, at $40 an hour (a report's job row)

@@ -6,38 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper.record.logentry import BadEntry, LogEntry, from_mapping
+from reaper.record.logentry import BadEntry, from_mapping
 from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, unconfirmed, would_act
-from tests.helpers.log_entries import JOB_UNDER_CEILING
+from tests.helpers.log_entries import JOB_UNDER_CEILING, logged_stop
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
 
-def entry(
-    at: datetime,
-    rid: str,
-    verdict: str = "act",
-    executed: bool = True,
-    kind: str = "notebook",
-    hourly: float | None = 2.0,
-    owner: str = "ana",
-    **evidence: object,
-) -> LogEntry:
-    return from_mapping(
-        {
-            "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "kind": kind,
-            "id": rid,
-            "region": "us-east-1",
-            "verdict": verdict,
-            "executed": executed,
-            "action": "stop",
-            "hourly_usd": hourly,
-            "owner": owner,
-            "project": "llm",
-            "evidence": dict(evidence),  # type: ignore[dict-item]
-        }
-    )
+entry = logged_stop  # a stop as the log reads it back (tests/helpers/log_entries.py)
 
 
 def test_a_stopped_notebook_saves_its_price_until_it_is_seen_running_again():

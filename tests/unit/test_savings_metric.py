@@ -14,36 +14,13 @@ from reaper.report.savings_metric import LOOKBACK, NAMESPACE, SAVED, UNPRICED, d
 from reaper.report.summary import group, reclaimed
 from reaper_devkit.iam_check import Request, granted
 from reaper_devkit.template import function_statements, load
-from tests.helpers.log_entries import JOB_UNDER_CEILING
+from tests.helpers.log_entries import JOB_UNDER_CEILING, logged_stop
 
 D1 = date(2026, 11, 30)
 START = datetime(2026, 11, 30, tzinfo=UTC)
 
 
-def entry(
-    at: datetime,
-    rid: str,
-    kind: str = "notebook",
-    verdict: str = "act",
-    executed: bool = True,
-    hourly: float | None = 2.0,
-    **evidence: object,
-) -> LogEntry:
-    return from_mapping(
-        {
-            "logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "kind": kind,
-            "id": rid,
-            "region": "us-east-1",
-            "verdict": verdict,
-            "executed": executed,
-            "action": "stop",
-            "hourly_usd": hourly,
-            "owner": "ana",
-            "project": "llm",
-            "evidence": dict(evidence),  # type: ignore[dict-item]
-        }
-    )
+entry = logged_stop  # a stop as the log reads it back (tests/helpers/log_entries.py)
 
 
 def report_by_kind(entries: list[LogEntry], since: datetime, now: datetime) -> dict[str, float]:
