@@ -35,7 +35,7 @@ from reaper.core.model import Resource, Verdict
 from reaper.core.rhythm import learn_bursts
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso, parse_instant
-from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary
+from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary, WakeTrail
 from reaper.kinds.endpoint.rules import BURST_TAIL, may_act
 from reaper.sweep.pipeline import decide
 
@@ -75,6 +75,7 @@ class Replayed:
     startup: timedelta | None = None  # what its last restore record says
     in_disruption: bool = False
     warned_at: datetime | None = None  # the reaper:warned-at tag the grace reads (a recreated endpoint has none)
+    record: dict[str, datetime] = field(default_factory=dict)  # its last restore record: rhythm_warned_at, usual_start, woken, restored
     counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, key: str, n: int = 1) -> None:
@@ -85,10 +86,10 @@ def _calls(name: str) -> Callable[[datetime], bool]:
     return TRAFFIC[name][1]
 
 
-def history(name: str) -> list[tuple[datetime, float]]:
+def history(name: str, hours: int = HOURS) -> list[tuple[datetime, float]]:
     """Invocations every 5 minutes from 14 days before the replay to its end (a sweep learns only the past)."""
     calls, first = _calls(name), START - timedelta(days=14)
-    periods = [first + PERIOD * k for k in range((14 * 24 + HOURS) * 12)]
+    periods = [first + PERIOD * k for k in range((14 * 24 + hours) * 12)]
     return [(t, 3.0) for t in periods if calls(t)]
 
 
@@ -120,16 +121,28 @@ def _signal(e: Replayed, series: list[tuple[datetime, float]], settings: Setting
         return sig
     spec = VariantSpec("AllTraffic", INSTANCE, 1, f"{e.name}-model", None)
     details = EndpointDetails(type="classic", config_name=f"{e.name}-cfg", config_exists=True, variants=(spec,))
-    return EndpointSignal(start=start, end=now, traffic=traffic, details=details, rhythm=sig.rhythm, startup=e.startup)
+    woken = _trail(e, series, now) if sig.rhythm is not None else None  # signals._trail: read with its two weeks
+    return EndpointSignal(start=start, end=now, traffic=traffic, details=details, rhythm=sig.rhythm, startup=e.startup, woken=woken)
+
+
+def _trail(e: Replayed, series: list[tuple[datetime, float]], now: datetime) -> WakeTrail | None:
+    """What signals._trail reads from its restore record: the wake that brought it back, after its rhythm's warning."""
+    rec = e.record
+    if not {"rhythm_warned_at", "usual_start", "woken", "restored"} <= rec.keys():
+        return None
+    calls = tuple(t for t, v in series if v > 0 and t + PERIOD > rec["woken"] and t < now)
+    return WakeTrail(rec["rhythm_warned_at"], rec["usual_start"], rec["woken"], rec["restored"], calls)
 
 
 def _period(e: Replayed, t: datetime, reclaimable: bool, window_idle: bool) -> None:
     """One 5-minute period: the wake fires, the restore finishes, calls arrive (or find it down), counted."""
     if e.state == "zero" and e.wake_at is not None and e.wake_at <= t:
+        e.record["woken"] = e.wake_at
         e.state, e.ready_at, e.wake_at, e.woken = "starting", e.wake_at + STARTUP, None, True
         e.add("wakes")
     if e.state == "starting" and e.ready_at is not None and e.ready_at <= t:
         e.state, e.changed_at, e.startup = "up", e.ready_at, STARTUP  # the restore record: started, then InService
+        e.record["restored"] = e.ready_at
     called = _calls(e.name)(t)
     if called:
         e.woken = False
@@ -157,18 +170,27 @@ def _sweep(kind: kinds.Kind, e: Replayed, series: list[tuple[datetime, float]], 
     e.add("zeroed_in_traffic", _calls(e.name)(now) or _calls(e.name)(now - PERIOD))
     e.state, e.woken = "zero", False
     wake = decision.evidence.get("wake_at")
+    warned, usual = decision.evidence.get("rhythm_warned_at") or decision.evidence.get("warned_at"), decision.evidence.get("usual_start")
+    e.record = (
+        {"rhythm_warned_at": parse_instant(str(warned)), "usual_start": parse_instant(str(usual))} if wake and warned and usual else {}
+    )
     e.wake_at = parse_instant(str(wake)) if wake else None
     e.add("schedules", wake is not None)
 
 
-def replay(settings: Settings) -> dict[str, Replayed]:
+def replay(settings: Settings, warmup_hours: int = 0) -> dict[str, Replayed]:
+    """HOURS of sweeps, counted; after `warmup_hours` of sweeps not counted (0: counted from the deploy, so every
+    endpoint's first warning and grace fall in it; a day: the steady state, each rhythm warned of once already)."""
     kind = kinds.get("endpoint")
     state = {name: Replayed(name) for name in TRAFFIC}
-    series = {name: history(name) for name in TRAFFIC}
+    series = {name: history(name, HOURS + warmup_hours) for name in TRAFFIC}
     ahead = math.ceil(STARTUP / PERIOD)
     window = settings.idle_for("endpoint") // 5
-    t, end = START, START + timedelta(hours=HOURS)
+    t, counted, end = START, START + timedelta(hours=warmup_hours), START + timedelta(hours=HOURS + warmup_hours)
     while t < end:
+        if t == counted:
+            for e in state.values():
+                e.counts.clear()
         for e in state.values():
             calls = _calls(e.name)
             reclaimable = not any(calls(t + PERIOD * k) for k in range(ahead + 1))
@@ -212,19 +234,26 @@ WIRED = {
 
 def configurations() -> dict[str, Settings]:
     """The default (as the stack deploys it: the restore function wired) acting at once, and with the
-    default grace (60 min: warned, then acted on an hour later); learned wake turned off."""
+    default grace (60 min: warned, then acted on an hour later; the rhythm's warning given once: grace.py),
+    from the deploy and in the steady state (WARMUP); learned wake turned off."""
     return {
         "default": Settings(mode="enforce", grace_minutes=0, **WIRED),
         "default_grace_60": Settings(mode="enforce", **WIRED),
+        "default_steady": Settings(mode="enforce", grace_minutes=0, **WIRED),
+        "default_grace_60_steady": Settings(mode="enforce", **WIRED),
         "learned_wake_off": Settings(mode="enforce", grace_minutes=0, endpoint_learned_wake=False, **WIRED),
     }
+
+
+# hours of sweeps before the counted HOURS: the steady state, after the day in which each endpoint got its first warning
+WARMUP = {"default_steady": 24, "default_grace_60_steady": 24}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results/endpoint-wake.json")
     args = parser.parse_args()
-    out = {name: figures(replay(settings)) for name, settings in configurations().items()}
+    out = {name: figures(replay(settings, WARMUP.get(name, 0))) for name, settings in configurations().items()}
     for name, f in out.items():
         print(
             f"{name}: {f['disruptions']} disruptions ({f['disrupted_periods']} periods), share {f['share']:.1%} "

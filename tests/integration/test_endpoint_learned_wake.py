@@ -35,6 +35,20 @@ def test_by_default_no_periodic_caller_is_disrupted_and_the_idle_hours_between_b
     assert f["per_endpoint"]["six-hourly-refresh"]["wakes"] == 8 and "wakes" not in f["per_endpoint"]["never-called"]
 
 
+def test_with_the_stacks_default_grace_the_rhythm_is_warned_of_once_and_the_hours_between_bursts_are_reclaimed():
+    # Given the same replay with the stack's default grace (60 minutes), after the day each endpoint got its first warning
+    name = "default_grace_60_steady"
+    f = bench.figures(bench.replay(bench.configurations()[name], bench.WARMUP[name]))
+    print(f"{name}: { {k: v for k, v in f.items() if k != 'per_endpoint'} }")
+    # Then no periodic caller is disrupted and at least 95 % of the reclaimable idle endpoint-hours are at zero:
+    # each burst its own wake brought it back for is followed by a zeroing, not by another hour's warning
+    assert f["disruptions"] == 0 and f["zeroed_in_traffic"] == 0
+    assert f["share"] >= 0.95
+    # And from the deploy on, the first warning costs each endpoint its grace once, not after every burst
+    cold = bench.figures(bench.replay(bench.configurations()["default_grace_60"]))
+    assert cold["disruptions"] == 0 and cold["share"] > 0.93
+
+
 def test_without_learned_wake_the_same_replay_disrupts_periodic_traffic():
     # Given the same replay with learned wake turned off (the default before)
     before = bench.figures(bench.replay(bench.configurations()["learned_wake_off"]))

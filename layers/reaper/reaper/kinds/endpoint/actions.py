@@ -79,6 +79,9 @@ def _schedule(ctx: ActContext, r: Resource, d: Decision, record: RestoreRecord) 
     record["wake_at"], record["schedule"], record["schedule_group"] = at.isoformat(), name, ctx.settings.schedule_group
     if learned is not None:  # pre-warm: up before its usual traffic, which the report does not count as saved
         record["usual_start"], record["prewarm_minutes"] = str(d.evidence["usual_start"]), int(d.evidence["prewarm_minutes"])
+        warned = d.evidence.get("rhythm_warned_at") or d.evidence.get("warned_at")  # made after its grace (grace.py)
+        if warned:
+            record["rhythm_warned_at"] = str(warned)
     return "; " + wake.describe(name, at)
 
 

@@ -140,6 +140,19 @@ class EndpointSignal:
     told: Told | None = None  # production, told today already: details not read again
     rhythm: Rhythm | None = None  # learned wake: the bursts of the week it usually has traffic in (14 days of Invocations)
     startup: timedelta | None = None  # learned wake: its last restore's CreateEndpoint to InService, from its restore record
+    woken: WakeTrail | None = None  # learned wake: its last restore was the reaper's own wake, after its rhythm's warning (grace.py)
+
+
+@dataclass(frozen=True)
+class WakeTrail:
+    """Its last restore record, when the reaper's own wake brought it back for a learned burst after its owner
+    had been warned of the rhythm (docs/kinds/endpoint.md, "The grace, once per rhythm"), and the calls since."""
+
+    warned_at: datetime  # when its owner was first warned it would go to zero between bursts (carried record to record)
+    usual_start: datetime  # the burst the wake brought it back for
+    woken_at: datetime  # the wake's restore began (CreateEndpoint, or the copies asked for)
+    restored_at: datetime  # InService again
+    calls: tuple[datetime, ...] = ()  # the 5-minute periods with calls since the wake began (14 days of Invocations)
 
 
 @dataclass(frozen=True)
@@ -227,6 +240,7 @@ class RestoreRecord(TypedDict):
     updated_at: NotRequired[str]
     failure: NotRequired[str]
     restore_by: NotRequired[str]  # the wake schedule that started the restore; absent: a person (CLI, Slack)
+    rhythm_warned_at: NotRequired[str]  # learned wake: its owner's warning of the rhythm, so its next zeroing needs none (grace.py)
     cancelled: NotRequired[str]  # why the restore was cancelled (someone else deleted, recreated or exempted it)
 
 

@@ -79,7 +79,7 @@ def run_record(rt: Runtime, clients: Clients, record: RestoreRecord, now: dateti
     if kind_of == CLASSIC:
         return _classic(rt, clients, record, now, say, by)
     if kind_of == COMPONENTS:
-        return _components(rt, clients, record, now, say)
+        return _components(rt, clients, record, now, say, by)
     if kind_of == ASYNC:
         return _async(rt, clients, record, now, say)
     raise RestoreError(f"the restore record for {record['name']} has an unknown type {kind_of!r}")
@@ -184,7 +184,7 @@ def failed(rt: Runtime, sm: Any, record: RestoreRecord, now: datetime) -> Restor
 # -- inference components ------------------------------------------------------------------------
 
 
-def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say) -> str:
+def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, say: Say, by: str = "") -> str:
     sm, name = clients("sagemaker"), record["name"]
     if describe_endpoint(sm, name) is None:
         raise RestoreError(
@@ -217,7 +217,7 @@ def _components(rt: Runtime, clients: Clients, record: RestoreRecord, now: datet
         sm.update_inference_component_runtime_config(InferenceComponentName=c["name"], DesiredRuntimeConfig={"CopyCount": c["copies"]})
         say(f"{c['name']}: {current[c['name']]} → {c['copies']} copies")
     copies = ", ".join(f"{c['name']} × {c['copies']}" for c in record.get("components", []))
-    record = mark(rt, record, now, "restored", restored_at=iso(now))
+    record = mark(rt, record, now, "restored", restored_at=iso(now), restore_by=by)
     text = f"copies back: {copies}; autoscaling minimums as they were. {_sentence(comeback_note(_types(record)))}."
     notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     return f"restored endpoint {name}: {text}"

@@ -12,6 +12,7 @@ from reaper.core.rhythm import Rhythm, parse_pinned
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration, iso
 from reaper.kinds.endpoint import ActionName
+from reaper.kinds.endpoint.grace import once_per_rhythm
 from reaper.kinds.endpoint.model import (
     ASYNC,
     CLASSIC,
@@ -86,7 +87,10 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
             notify_key=f"idle-not-dev:{iso(since) if since else '-'}",
         )
     assert details is not None  # read for dev and production stages (signals.py)
-    return _by_type(r, facts, details, reason, evidence, prod)
+    picked = _by_type(r, facts, details, reason, evidence, prod)
+    if rhythm is None or settings.mode_for(KIND) is not Mode.ENFORCE:
+        return picked
+    return once_per_rhythm(picked, rhythm, sig.woken, view, since, settings.grace_for(KIND), BURST_TAIL, now)
 
 
 def _why_zero(

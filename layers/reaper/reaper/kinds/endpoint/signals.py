@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
-from reaper.aws.metrics import MetricQuery, fetch
+from reaper.aws.metrics import MetricQuery, Series, fetch
 from reaper.aws.pricing import Pricer
 from reaper.core import scope as sweep_scope
 from reaper.core.model import Resource
@@ -37,6 +37,7 @@ from reaper.kinds.endpoint.model import (
     KIND,
     LOOKBACK_MINUTES,
     NAMESPACE,
+    PERIOD,
     SERVERLESS,
     Component,
     EndpointDetails,
@@ -44,6 +45,7 @@ from reaper.kinds.endpoint.model import (
     EndpointSignal,
     Told,
     VariantSpec,
+    WakeTrail,
     traffic_in_window,
 )
 from reaper.kinds.endpoint.rules import BURST_TAIL, may_act, told_stands
@@ -78,7 +80,7 @@ def signals(
     wanted: list[tuple[Resource, bool]] = []  # configuration needed: (endpoint, dev)
     for r in live:
         out[r.id] = EndpointSignal(start=start, end=end, traffic=traffic.get(r.id, []))
-    _learn(clients, live, out, settings, now)  # before may_act: a learned burst says when the traffic is over
+    history = _learn(clients, live, out, settings, now)  # before may_act: a learned burst says when the traffic is over
     for r in live:
         sig = out[r.id]
         if may_act(r, sig, settings, now):
@@ -108,7 +110,7 @@ def signals(
             out[r.id] = sig = replace(sig, details=None, problem=f"could not list its inference components: {problem}")
         if sig.details is not None:
             _complete(r, sig.details, clients.pricer)
-    _startups(log, live, out)
+    _startups(log, live, out, history)
     _read_async(clients, live, unread, out, start, end)
     return out
 
@@ -128,15 +130,16 @@ def _read_async(
         out[r.id] = replace(out[r.id], traffic=both, backlog=series.get(f"{r.id}|backlog", []))
 
 
-def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal], settings: Settings, now: datetime) -> None:
+def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal], settings: Settings, now: datetime) -> dict[str, Series]:
     """Learned wake: each dev endpoint's Invocations, every 5 minutes over the last 14 days, in one batch
     (a query per variant or component; GetMetricData takes one time range a call, so two weeks go in
     their own call, up to 500 queries in it, paged by NextToken past 100,800 datapoints: Invocations
     has a datapoint only where there were calls). Only for dev endpoints quiet for BURST_TAIL (idle, or
     whose burst may be over), not for those whose hours are pinned by their wake tag, nor serverless
-    ones. An async endpoint publishes no Invocations, so it learns no bursts: its backlog wakes it."""
+    ones. An async endpoint publishes no Invocations, so it learns no bursts: its backlog wakes it.
+    Returns the two weeks read, by endpoint id (_startups: the calls since its last wake)."""
     if not settings.endpoint_learned_wake:
-        return
+        return {}
     views = {r.id: read_tags(r.tags, settings) for r in live}
     recent = as_utc(now) - BURST_TAIL
     wanted = [
@@ -148,17 +151,19 @@ def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal
         and traffic_in_window(out[r.id].traffic, recent) == 0
     ]
     if not wanted:
-        return
+        return {}
     end = _floor5(as_utc(now))
     history = fetch(clients("cloudwatch"), [q for r in wanted for q in traffic_queries(r)], end - timedelta(days=HISTORY_DAYS), end)
     for r in wanted:
         out[r.id] = replace(out[r.id], rhythm=learn_bursts(history.get(r.id, []), now))
+    return {r.id: history.get(r.id, []) for r in wanted}
 
 
-def _startups(log: ActionLog | None, live: list[Resource], out: dict[str, EndpointSignal]) -> None:
+def _startups(log: ActionLog | None, live: list[Resource], out: dict[str, EndpointSignal], history: Mapping[str, Series]) -> None:
     """The lead of a wake (rules.wake_lead): how long its last restore took, CreateEndpoint (or the copies
-    and instances asked for) to InService, from its restore record. Read only for the endpoints with a
-    usual burst that may go to zero now (their configuration was read), one record each."""
+    and instances asked for) to InService, from its restore record; and from the same record, whether the
+    reaper's own wake brought it back after its rhythm's warning (grace.py). Read only for the endpoints
+    with a usual burst that may go to zero now (their configuration was read), one record each."""
     if log is None:
         return
     for r in live:
@@ -167,11 +172,32 @@ def _startups(log: ActionLog | None, live: list[Resource], out: dict[str, Endpoi
             continue
         record = log.latest_restore(KIND, r.id) or {}
         started, done = record.get("restore_started_at"), record.get("restored_at")
-        if record.get("status") != "restored" or not started or not done:
+        if record.get("status") != "restored" or not done:
+            continue
+        if r.id in history:  # its two weeks were read (not for hours pinned by its wake tag): the calls since its wake are known
+            sig = out[r.id] = replace(sig, woken=_trail(record, history[r.id]))
+        if not started:
             continue
         took = parse_instant(str(done)) - parse_instant(str(started))
         if timedelta(0) < took <= timedelta(hours=6):  # a record whose InService was seen late says nothing
             out[r.id] = replace(sig, startup=took)
+
+
+def _trail(record: Mapping[str, Any], history: Series) -> WakeTrail | None:
+    """A restored record's wake, when the reaper's own wake (restore_by names its schedule: a person's restore
+    leaves it empty) brought it back for a learned burst after the rhythm's warning; with the calls since."""
+    warned, usual, done = record.get("rhythm_warned_at"), record.get("usual_start"), record.get("restored_at")
+    if not (record.get("restore_by") and warned and usual and done):
+        return None
+    woken = parse_instant(str(record.get("restore_started_at") or done))
+    calls = tuple(ts for ts, v in history if v > 0 and ts + PERIOD > woken)
+    return WakeTrail(
+        warned_at=parse_instant(str(warned)),
+        usual_start=parse_instant(str(usual)),
+        woken_at=woken,
+        restored_at=parse_instant(str(done)),
+        calls=calls,
+    )
 
 
 def _told(log: ActionLog | None, candidates: list[Resource], settings: Settings, now: datetime) -> dict[str, Told]:
