@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 import pytest
+from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 
@@ -23,3 +24,15 @@ def flaky(monkeypatch: pytest.MonkeyPatch, client: Any, rate: float, rng: random
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(client, method, throttled)
+
+
+def refuse(monkeypatch: pytest.MonkeyPatch, operation: str, code: str = "AccessDeniedException") -> None:
+    """`operation` (its API name), from any client, answers `code`: as AWS answers a role without its grant."""
+    original = BaseClient._make_api_call
+
+    def refused(self: BaseClient, name: str, params: Any) -> Any:
+        if name == operation:
+            raise ClientError({"Error": {"Code": code, "Message": f"not authorized to perform {operation}"}}, name)
+        return original(self, name, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", refused)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from reaper.record.actionlog import ActionLog
 from reaper.record.logentry import LogEntry, from_mapping
 
 
@@ -32,20 +33,25 @@ def verdict_entry(
     }
 
 
-def logged_stop(
-    at: datetime,
-    rid: str,
-    *,
-    kind: str = "notebook",
-    verdict: str = "act",
-    executed: bool = True,
-    hourly: float | None = 2.0,
-    owner: str = "ana",
-    **evidence: object,
-) -> LogEntry:
-    """`verdict_entry` as the action log reads it back (a LogEntry), logged at `at`, in project llm, with `evidence`."""
-    fields = {"logged_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "project": "llm", "evidence": dict(evidence)}
-    return from_mapping(verdict_entry(rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner=owner, **fields))
+# verdict_entry's own fields: the rest of what a test gives a stop is its evidence
+ENTRY_FIELDS = frozenset({"kind", "verdict", "executed", "hourly", "owner"})
+
+
+def split(given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(verdict_entry's own fields, the evidence) of what a test gives a stop."""
+    return {k: v for k, v in given.items() if k in ENTRY_FIELDS}, {k: v for k, v in given.items() if k not in ENTRY_FIELDS}
+
+
+def logged_stop(at: datetime, rid: str, **given: Any) -> LogEntry:
+    """`verdict_entry` as the action log reads it back (a LogEntry), logged at `at`, in project llm; what `given`
+    holds beyond verdict_entry's own fields is its evidence."""
+    fields, evidence = split(given)
+    return from_mapping(verdict_entry(rid, logged_at=at.strftime("%Y-%m-%dT%H:%M:%SZ"), project="llm", evidence=evidence, **fields))
+
+
+def record_stop(log: ActionLog, at: datetime, rid: str, **fields: Any) -> None:
+    """`verdict_entry` (owner ana@example.com unless given) written to the action log at `at`, as a sweep writes it."""
+    log.record(verdict_entry(rid, **{"owner": "ana@example.com", **fields}), at, f"ev-{rid}-{at:%H%M%S}")
 
 
 # a training job stopped at 2 of its 10 hours, $80 of its $200 ceiling, at $40 an hour (a report's job row)

@@ -20,6 +20,7 @@ from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import budgets as budgets_ext
 from tests.conftest import drain, event, load_function
+from tests.helpers.faults import refuse
 
 ACCOUNT = "123456789012"
 VISION = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
@@ -183,11 +184,8 @@ def test_at_80_percent_the_owner_is_told_once_and_nothing_is_stopped_even_with_t
     assert status(sm, "vision-run") == "InProgress"
 
 
-def test_a_notebook_of_a_project_over_budget_is_stopped_by_its_own_function(aws, sm, cw, topic, lambda_context, monkeypatch):
-    # Given BudgetEnforce, no grace, and a busy notebook in the project over budget
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_BUDGET_ENFORCE", "true")
+def test_a_notebook_of_a_project_over_budget_is_stopped_by_its_own_function(aws, sm, cw, topic, enforcing, lambda_context, monkeypatch):
+    # Given BudgetEnforce, no grace (enforcing), and a busy notebook in the project over budget
     monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")  # the admin's budget
     budget(aws, "mlreaper-vision", "vision", 500, 700)
     now = datetime.now(UTC)
@@ -322,16 +320,7 @@ def test_an_admin_made_budget_in_the_filter_expression_form_is_read_and_enforced
 
 def test_a_create_that_fails_is_posted_once_a_day_never_silent(aws, sm, topic, enforcing, lambda_context, monkeypatch):
     monkeypatch.setenv("REAPER_PROJECT_BUDGETS", "vision=500")
-    original = BaseClient._make_api_call
-
-    def refuse(self: BaseClient, operation: str, params: Any) -> Any:
-        if operation == "CreateBudget":
-            from botocore.exceptions import ClientError
-
-            raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, operation)
-        return original(self, operation, params)
-
-    monkeypatch.setattr(BaseClient, "_make_api_call", refuse)
+    refuse(monkeypatch, "CreateBudget")
     app = load_function("training_job")
     app.handler(event("training-job-schedule.json"), lambda_context)
     app.handler(event("training-job-schedule.json", id="again"), lambda_context)

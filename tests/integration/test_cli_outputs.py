@@ -16,7 +16,7 @@ from reaper import __version__
 from reaper.cli.main import main
 from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed
-from tests.helpers.log_entries import verdict_entry
+from tests.helpers.log_entries import record_stop, split
 
 HOSTILE = '<script>alert("pwned")</script>, "quoted"\nsecond line'
 LONG_REASON = "no activity for 3 h 05 m; " + "the agent reported 0 in every period, and nothing else said otherwise; " * 10
@@ -42,21 +42,9 @@ def fleet(sm: Any, cw: Any) -> None:
         seed.activity(cw, name, now, activity)
 
 
-def log_entry(
-    log: ActionLog,
-    at: datetime,
-    rid: str,
-    owner: str = "ana@example.com",
-    kind: str = "notebook",
-    verdict: str = "act",
-    executed: bool = True,
-    reason: str = LONG_REASON,
-    hourly: float | None = 2.0,
-    **evidence: Any,
-) -> None:
-    fields = {"reason": reason, "project": "llm", "evidence": evidence}
-    entry = verdict_entry(rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner=owner, **fields)
-    log.record(entry, at, f"ev-{rid}-{at:%H%M%S}")
+def log_entry(log: ActionLog, at: datetime, rid: str, reason: str = LONG_REASON, **given: Any) -> None:
+    fields, evidence = split(given)
+    record_stop(log, at, rid, reason=reason, project="llm", evidence=evidence, **fields)
 
 
 @pytest.fixture

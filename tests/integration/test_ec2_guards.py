@@ -23,6 +23,7 @@ from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
 from tests.conftest import drain, load_function
 from tests.helpers.faults import flaky
+from tests.helpers.modes import enforce_mode
 
 pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 
@@ -66,8 +67,7 @@ def test_the_kit_stops_only_spot_instances_ec2_would_stop(aws, ec2, launch, requ
 def test_a_one_time_spot_instance_past_its_kill_date_is_kept_and_never_asked_to_stop(
     aws, ec2, cw, deployed_env, lambda_context, monkeypatch
 ):
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     iid = seed_ec2.spot_run_instance(
         ec2, "one-time", "terminate", {**DEV, "reaper:kill-after": "2020-01-01"}, now=now, instance_type="g5g.xlarge"
@@ -138,8 +138,7 @@ def test_stop_now_stops_an_idle_dev_box(aws, ec2, cw, rt):
 
 def test_a_guard_that_appears_after_the_decision_stops_the_change_at_the_gate(aws, ec2, cw, deployed_env, monkeypatch):
     # Given an idle dev box decided "stop", that joins a Ray cluster before the stop is made
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     iid = idle(ec2, cw, now, "g5g.xlarge", {**DEV, "reaper:disposable": "true"})
     app = load_function("ec2")
@@ -162,8 +161,7 @@ def test_a_guard_that_appears_after_the_decision_stops_the_change_at_the_gate(aw
 def test_thirty_percent_throttling_on_every_dependency_over_repeated_sweeps_loses_nothing_and_posts_nothing_twice(
     aws, ec2, cw, deployed_env, monkeypatch
 ):
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     stoppable = {idle(ec2, cw, now, "g5g.xlarge", {**DEV, "Name": f"dev-{i}"}) for i in range(5)}
     guarded = {

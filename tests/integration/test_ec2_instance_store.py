@@ -6,8 +6,6 @@ stopped without it."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,25 +13,18 @@ from urllib.parse import urlencode
 
 import pytest
 
-from reaper.core.settings import Settings
 from reaper.handlers import handle_kind_event
-from reaper.kinds.ec2 import catalog
 from reaper.record.actionlog import ActionLog
 from reaper.record.message import OwnerSummaryMessage, VerdictMessage
 from reaper.record.owner_summary import group
-from reaper.slack.bot import BotConfig, SlackBot
-from reaper.slack.interactions import handle_request
 from reaper.slack.owner_summary import render
-from reaper.wiring import build_runtime
 from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import ssm_commands
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import REGION, drain, event, load_function
+from tests.helpers.slack import ADMIN, OTHER, OWNER, interactions, signed
 
-SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-OWNER, OTHER, ADMIN = "U0ANA0001", "U0EVE0001", "U0ADMIN01"
-USERS = {"ana@example.com": OWNER, "eve@example.com": OTHER}
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 GB = 1_000_000_000
 # g5.xlarge: one 250 GB instance-store NVMe disk (nvme1n1) beside the EBS root
@@ -48,19 +39,7 @@ RAID_DATA = ssm_commands.box_output(
 )
 
 
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    catalog.forget()
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
-
-
-@pytest.fixture
-def ssm_kit(aws: Any) -> Any:
-    return ssm_commands.backend_for(REGION)
+pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 
 
 @pytest.fixture
@@ -83,17 +62,6 @@ def store_box(ec2: Any, cw: Any, kit: Any, now: datetime, output: str | None) ->
 
 def arn(iid: str) -> str:
     return f"arn:aws:ec2:{REGION}:123456789012:instance/{iid}"
-
-
-def signed(body: str, at: datetime) -> dict[str, Any]:
-    ts = str(int(at.timestamp()))
-    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {
-        "headers": {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig, "Content-Type": "application/x-www-form-urlencoded"},
-        "body": body,
-        "isBase64Encoded": False,
-        "requestContext": {"http": {"method": "POST"}},
-    }
 
 
 def click_body(api: SlackApi, button: dict[str, Any], user: str) -> str:
@@ -175,18 +143,8 @@ def test_a_reading_that_is_not_the_commands_shape_keeps_it(aws, ec2, cw, ssm_kit
 
 @pytest.fixture
 def slack(aws: Any, table: str) -> Any:
-    rt = build_runtime(Settings.validated({"mode": "enforce", "table": table}), session=aws, region=REGION)
-    with SlackApi(USERS) as api:
-        bot = SlackBot.build(
-            BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
-        )
-        invoked: list[tuple[str, dict[str, Any]]] = []
-        yield {
-            "rt": rt,
-            "api": api,
-            "call": lambda ev, now: handle_request(ev, rt, bot, now, lambda t, e: invoked.append((t, e))),
-            "invoked": invoked,
-        }
+    with interactions(aws, table) as parts:
+        yield parts
 
 
 def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, ec2, cw, ssm_kit, enforce, lambda_context, slack):

@@ -24,11 +24,6 @@ BUSY_SAMPLE = "0, 431\n87, 20112\n"
 
 
 @pytest.fixture
-def ssm_kit(aws: Any) -> Any:
-    return ssm_commands.backend_for(REGION)
-
-
-@pytest.fixture
 def ssm_on(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("REAPER_GPU_SSM_READS", "on")
     return deployed_env

@@ -17,20 +17,12 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
+from tests.helpers import notebooks as nb
 from tests.helpers.modes import enforce_mode
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 BUSY = [1] * 36  # active in every 5-minute period
 PAST = "2026-01-01"
-
-
-def nb_status(sm: Any, name: str) -> str:
-    return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
-
-
-def nb_tags(sm: Any, name: str) -> dict[str, str]:
-    arn = sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceArn"]
-    return {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn)["Tags"]}
 
 
 @pytest.fixture
@@ -61,9 +53,9 @@ def test_notebook_past_its_kill_date_is_warned_then_stopped_whatever_its_activit
     first = app.handler(event("notebook-schedule.json"), lambda_context)
     # Then only the two past their kill date are warned; nothing is stopped yet
     assert first["acted"] == []
-    assert {n for n in ("past-busy", "past-datetime") if "reaper:warned-at" in nb_tags(sm, n)} == {"past-busy", "past-datetime"}
+    assert {n for n in ("past-busy", "past-datetime") if "reaper:warned-at" in nb.tags(sm, n)} == {"past-busy", "past-datetime"}
     for name in ("future-busy", "past-exempt", "past-snoozed", "past-prod", "bad-date"):
-        assert "reaper:warned-at" not in nb_tags(sm, name), name
+        assert "reaper:warned-at" not in nb.tags(sm, name), name
     warned = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])}
     assert warned["past-busy"]["verdict"] == "warn" and "past its kill date 2026-01-01" in warned["past-busy"]["reason"]
     assert warned["past-busy"]["evidence"]["policy"] == "kill-date"
@@ -75,9 +67,9 @@ def test_notebook_past_its_kill_date_is_warned_then_stopped_whatever_its_activit
         done = handle_kind_event(event("notebook-schedule.json", id="after-grace"), "notebook", app.RUNTIME, now=later)
     # Then exactly those two are stopped, and the protected ones are untouched
     assert sorted(done["acted"]) == ["past-busy", "past-datetime"] and done["errors"] == []
-    assert {n: nb_status(sm, n) for n in ("past-busy", "past-datetime")} == {"past-busy": "Stopped", "past-datetime": "Stopped"}
+    assert {n: nb.status(sm, n) for n in ("past-busy", "past-datetime")} == {"past-busy": "Stopped", "past-datetime": "Stopped"}
     for name in ("future-busy", "past-exempt", "past-snoozed", "past-prod", "bad-date"):
-        assert nb_status(sm, name) == "InService", name
+        assert nb.status(sm, name) == "InService", name
     assert calls.ungranted("NotebookFunction") == []
     acted = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "act"}
     assert set(acted) == {"past-busy", "past-datetime"} and all(m["executed"] for m in acted.values())
@@ -98,7 +90,7 @@ def test_exempt_tag_added_after_discovery_still_wins_over_a_kill_date(aws, sm, n
     done = app.handler(event("notebook-schedule.json"), lambda_context)
     # Then the re-read protection wins, and the other one past its date is stopped
     assert done["acted"] == ["past-datetime"]
-    assert nb_status(sm, "past-busy") == "InService"
+    assert nb.status(sm, "past-busy") == "InService"
 
 
 def test_a_stopped_notebook_past_its_kill_date_is_left_as_it_is(aws, sm, cw, deployed_env, lambda_context, monkeypatch):

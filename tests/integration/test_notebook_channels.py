@@ -14,14 +14,11 @@ from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.template import load
 from tests.conftest import drain, event, load_function
+from tests.helpers.notebooks import status
 
 IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
-
-
-def status(sm: Any, name: str) -> str:
-    return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
 
 
 def sweep(now: datetime, id: str = "s1") -> dict[str, Any]:

@@ -13,18 +13,10 @@ from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
 from tests.helpers.events import MALFORMED_ANY_KIND
+from tests.helpers.notebooks import status, tags
 
 IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
-
-
-def status(sm: Any, name: str) -> str:
-    return str(sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"])
-
-
-def tags(sm: Any, name: str) -> dict[str, str]:
-    arn = sm.describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceArn"]
-    return {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=arn)["Tags"]}
 
 
 @pytest.fixture

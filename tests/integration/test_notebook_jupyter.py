@@ -3,7 +3,6 @@ presigned hop, through the notebook function's own runtime (reaper_devkit.jupyte
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,7 +16,8 @@ from reaper_devkit.calls import recording
 from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
 from reaper_devkit.jupyter_hostile import FakeJupyter
 from reaper_devkit.moto_ext.sagemaker_presigned import store
-from tests.conftest import drain, event, load_function
+from tests.conftest import event, load_function
+from tests.helpers.sweep_output import everything_seen
 
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev", "reaper:idle-minutes": "5"}
 
@@ -167,11 +167,7 @@ def test_the_url_its_token_and_jupyters_token_are_never_logged_posted_or_recorde
     caplog.set_level(logging.DEBUG)
     # When swept (records, queue, logs) and printed as the CLI prints
     out = run(app, datetime.now(UTC) + timedelta(hours=1))
-    printed = json.dumps([o.to_json() for o in out.values()], default=str)
-    posted = json.dumps(drain(aws, deployed_env["REAPER_QUEUE_URL"]))
-    items = aws.client("dynamodb").scan(TableName=deployed_env["REAPER_TABLE"])["Items"]
-    captured = capsys.readouterr()
-    seen = "\n".join([printed, posted, json.dumps(items), caplog.text, captured.out, captured.err])
+    seen = everything_seen(aws, deployed_env, out.values(), caplog, capsys)
     # Then the tokens were issued and used, and none of them, nor the hop's address, appears anywhere
     tokens = store(hop._backend()).issued
     assert len(tokens) == 2 and out["quiet"].verdict.value == "act"

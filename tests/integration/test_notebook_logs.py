@@ -16,6 +16,7 @@ from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.seed import ACTIVITY_LOG_GROUP
 from tests.conftest import drain, event, load_function
+from tests.helpers.faults import refuse
 
 IDLE = [0] * 36
 ACTIVE = [1, 0, 0] + [0] * 33
@@ -210,14 +211,7 @@ def test_an_unreadable_log_group_keeps_everything_and_tells_no_one_the_agent_is_
     now = datetime.now(UTC)
     seed.notebook(sm, "idle", OWNER)
     seed.activity_samples(logs, "idle", now, IDLE)
-    original = BaseClient._make_api_call
-
-    def refuse(self: BaseClient, operation_name: str, api_params: Any) -> Any:
-        if operation_name == "FilterLogEvents":
-            raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not authorized"}}, operation_name)
-        return original(self, operation_name, api_params)
-
-    monkeypatch.setattr(BaseClient, "_make_api_call", refuse)
+    refuse(monkeypatch, "FilterLogEvents")
     result = sweep(load_function("notebook"), now + timedelta(hours=2))
     # Then kept with the reason, not stopped, and no silent-agent message
     assert result["acted"] == [] and counted(result) == {"keep": 1}

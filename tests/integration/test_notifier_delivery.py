@@ -20,6 +20,7 @@ from reaper.slack.notifier import Notifier
 from reaper.slack.webhook import WebhookConfigError, webhook_from_secret
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import event
+from tests.helpers.events import sqs_batch
 
 SECRET_PATH = "/services/T0SECRET/B0SECRET/zzSecretToken42"
 FAST = slack.PostPolicy(timeout=1, max_wait=2, max_retries=2)
@@ -28,24 +29,6 @@ FAST = slack.PostPolicy(timeout=1, max_wait=2, max_retries=2)
 def body(n: int = 0, **extra: Any) -> str:
     p = json.loads(event("notifier-sqs.json")["Records"][0]["body"])
     return json.dumps({**p, "id": f"nb-{n}", **extra})
-
-
-def batch(bodies: list[str], prefix: str = "m") -> dict[str, Any]:
-    return {
-        "Records": [
-            {
-                "messageId": f"{prefix}{i}",
-                "body": b,
-                "receiptHandle": f"rh{i}",
-                "attributes": {},
-                "messageAttributes": {},
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
-                "awsRegion": "us-east-1",
-            }
-            for i, b in enumerate(bodies)
-        ]
-    }
 
 
 def failed(result: dict[str, Any]) -> set[str]:
@@ -71,7 +54,7 @@ def test_a_slow_slack_posts_once(log):
     with SlackReceiver() as hook:
         hook.delay = 1.6
         n = notifier(hook.url, log)
-        ev = batch([body()])
+        ev = sqs_batch([body()])
         # When it is delivered, and then delivered again (SQS redelivery, or a duplicate)
         first = n.handle(ev)
         again = n.handle(ev)
@@ -88,7 +71,7 @@ def test_a_slow_slack_posts_once(log):
 def test_a_redelivered_message_is_not_posted_again_and_a_refused_one_is(log):
     with SlackReceiver() as hook:
         n = notifier(hook.url, log)
-        ev = batch([body(0), body(1)])
+        ev = sqs_batch([body(0), body(1)])
         hook.script = [(503, {})]  # Slack refuses the first post only
         first = n.handle(ev)
         assert failed(first) == {"m0"}
@@ -103,7 +86,7 @@ def test_one_poison_message_leaves_its_batch_mates_posted_once_each(log):
     # Given a batch of 10: 8 good, one not JSON, one JSON that is not an object
     bodies = [body(i) for i in range(10)]
     bodies[3], bodies[7] = "{not json", json.dumps(["a", "list"])
-    ev = batch(bodies)
+    ev = sqs_batch(bodies)
     with SlackReceiver() as hook:
         n = notifier(hook.url, log)
         # When SQS delivers it, then redelivers what failed, up to maxReceiveCount
@@ -122,7 +105,7 @@ def test_the_same_message_queued_twice_is_posted_once(log):
     # Given botocore's retry queued one payload twice (same message_key, new message ids)
     with SlackReceiver() as hook:
         n = notifier(hook.url, log)
-        n.handle(batch([body(message_key="k-1"), body(message_key="k-1")]))
+        n.handle(sqs_batch([body(message_key="k-1"), body(message_key="k-1")]))
     assert len(hook.messages) == 1
 
 
@@ -134,10 +117,10 @@ def test_a_dead_senders_claim_is_taken_over_only_after_its_lease(log):
     with SlackReceiver() as hook:
         # When the message comes back while the lease runs: not posted, retried later
         n = notifier(hook.url, log, clock=lambda: now + timedelta(seconds=1))
-        assert failed(n.handle(batch([body()]))) == {"m0"}
+        assert failed(n.handle(sqs_batch([body()]))) == {"m0"}
         # When it comes back after the lease (the queue's visibility timeout is longer): posted
         later = notifier(hook.url, log, clock=lambda: now + n0.lease + timedelta(seconds=1))
-        assert failed(later.handle(batch([body()]))) == set()
+        assert failed(later.handle(sqs_batch([body()]))) == set()
     assert len(hook.messages) == 1
 
 
@@ -145,7 +128,7 @@ def test_retry_after_is_honoured():
     # Given Slack answering 429 with Retry-After: 1, then 200
     with SlackReceiver() as hook:
         hook.script = [(429, {"Retry-After": "1"}), (200, {})]
-        result = notifier(hook.url, None).handle(batch([body()]))
+        result = notifier(hook.url, None).handle(sqs_batch([body()]))
     # Then the message was posted once, on the second request, at least a second after the first
     assert failed(result) == set() and len(hook.messages) == 1 and hook.requests == 2
     assert hook.times[1] - hook.times[0] >= 1.0
@@ -157,7 +140,7 @@ def test_a_long_retry_after_holds_the_rest_of_the_batch_for_the_queue(log):
         hook.script = [(429, {"Retry-After": "30"})]
         slept: list[float] = []
         n = notifier(hook.url, log, sleep=slept.append)
-        result = n.handle(batch([body(0), body(1), body(2)]))
+        result = n.handle(sqs_batch([body(0), body(1), body(2)]))
     # Then nothing waited 30 s, Slack was asked once, and all three go back to the queue unposted
     assert failed(result) == {"m0", "m1", "m2"} and hook.requests == 1 and not any(s >= 30 for s in slept)
     assert log.claim_post("post|m0", datetime.now(UTC), timedelta(minutes=1)) is PostClaim.CLAIMED  # released
@@ -174,7 +157,7 @@ def test_posts_are_paced(log):
 
     with SlackReceiver() as hook:
         n = notifier(hook.url, log, min_interval=0.3, sleep=sleep, monotonic=lambda: clock[0])
-        n.handle(batch([body(i) for i in range(3)]))
+        n.handle(sqs_batch([body(i) for i in range(3)]))
     # Then each post after the first waited out the interval
     assert len(hook.messages) == 3 and slept == pytest.approx([0.3, 0.3])
 
@@ -185,7 +168,7 @@ def test_a_bad_secret_keeps_every_message_and_is_counted(capfd):
     def bad() -> str | None:
         return webhook_from_secret(json.dumps({"hook": "https://hooks.slack.com" + SECRET_PATH}))
 
-    result = Notifier(webhook=bad).handle(batch([body(0), body(1)]))
+    result = Notifier(webhook=bad).handle(sqs_batch([body(0), body(1)]))
     metrics.flush_metrics()
     assert failed(result) == {"m0", "m1"}
     out = capfd.readouterr().out
@@ -208,16 +191,16 @@ def test_no_log_line_holds_the_webhook_url(log, caplog, capfd):
         n = notifier(hook.url, log)
         for status, headers in [(503, {}), (404, {}), (429, {"Retry-After": "1"}), (429, {"Retry-After": "99"})]:
             hook.script = [(status, headers)] * 3
-            n.handle(batch([body()], prefix=f"s{status}-{headers.get('Retry-After')}-"))
+            n.handle(sqs_batch([body()], prefix=f"s{status}-{headers.get('Retry-After')}-"))
         hook.delay = 1.3
-        n.handle(batch([body()], prefix="slow"))  # read timeout
+        n.handle(sqs_batch([body()], prefix="slow"))  # read timeout
         DirectSlack(hook.url, FAST).send([parse_body(body())])  # the CLI path, timing out too
         hook.delay = 0
         hook.script = [(500, {})]
         DirectSlack(hook.url, FAST).send([parse_body(body())])
         time.sleep(0.5)
     unreachable = f"http://127.0.0.1:{_closed_port()}{SECRET_PATH}"
-    notifier(unreachable, log).handle(batch([body()], prefix="down"))
+    notifier(unreachable, log).handle(sqs_batch([body()], prefix="down"))
     DirectSlack(unreachable, FAST).send([parse_body(body())])
     for stored in ("https://hooks.slack.com" + SECRET_PATH + " x", "hooks.slack.com" + SECRET_PATH, "{" + SECRET_PATH):
         with pytest.raises(WebhookConfigError):

@@ -11,6 +11,7 @@ from reaper.slack.notifier import Notifier
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import drain, event, load_function
+from tests.helpers.events import sqs_batch
 from tests.slack_limits import assert_within_limits
 
 
@@ -104,21 +105,7 @@ def test_a_40_component_endpoints_message_is_within_slacks_limits(aws, sm, deplo
     bodies = [json.dumps(m) for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])]
     assert any("llm-fleet" in b for b in bodies)
     # When the notifier posts its messages
-    records = {
-        "Records": [
-            {
-                "messageId": f"m{i}",
-                "body": b,
-                "receiptHandle": "r",
-                "attributes": {},
-                "messageAttributes": {},
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
-                "awsRegion": "us-east-1",
-            }
-            for i, b in enumerate(bodies)
-        ]
-    }
+    records = sqs_batch(bodies)
     with SlackReceiver() as hook:
         result = Notifier(webhook=lambda: hook.url, min_interval=0).handle(records)
     # Then Slack took every one, and each is within Slack's limits

@@ -28,6 +28,7 @@ from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sts_trust import trust_enforced
 from reaper_devkit.slack_api import SlackApi
+from tests.helpers.credentials import client_as
 from tests.integration.test_organisation import IDLE, MEMBER_LOG, REGION, _central_takes, _session, _sweep_member
 from tests.integration.test_organisation import organisation as organisation  # noqa: F401 - the fixture, shared
 
@@ -96,13 +97,7 @@ def hub(organisation: dict[str, Any], aws: boto3.session.Session, monkeypatch: p
             answered.append(handle_kind_event(json.loads(Payload), "notebook", runtimes[self.account], now + timedelta(seconds=1)))
 
     def lambda_for(creds: dict[str, Any], region: str) -> MemberLambda:
-        assumed = boto3.client(
-            "sts",
-            region_name=region,
-            aws_access_key_id=creds["AccessKeyId"],
-            aws_secret_access_key=creds["SecretAccessKey"],
-            aws_session_token=creds["SessionToken"],
-        ).get_caller_identity()["Arn"]
+        assumed = client_as("sts", creds, region).get_caller_identity()["Arn"]
         assert f":assumed-role/{click.ROLE_PREFIX}{REGION}/" in assumed
         return MemberLambda(assumed.split(":")[4])
 
@@ -141,13 +136,7 @@ def _interactions_role_sts(aws: boto3.session.Session) -> Any:
         RoleName=click.INTERACTIONS_ROLE, AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [lambda_trust]})
     )["Role"]["Arn"]
     creds = aws.client("sts").assume_role(RoleArn=role, RoleSessionName="central-interactions")["Credentials"]
-    return boto3.client(
-        "sts",
-        region_name=REGION,
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-    )
+    return client_as("sts", creds)
 
 
 def clicks(hub: dict[str, Any]) -> list[dict[str, Any]]:

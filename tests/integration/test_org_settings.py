@@ -26,6 +26,7 @@ from reaper.wiring import build_runtime
 from reaper_devkit import seed
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import ROOT, drain, load_function
+from tests.helpers.credentials import outsider
 from tests.integration.test_organisation import CENTRAL, IDLE, MEMBER_LOG, REGION, _session, organisation  # noqa: F401 - the fixture
 from tests.slack_limits import assert_within_limits
 
@@ -201,15 +202,7 @@ def test_forged_or_foreign_reads_and_writes_of_the_settings_table_are_refused(hu
     _central_function(aws, hub, now)
     arn = hub["settings_table"]
     # A principal outside the organisation can read no item
-    outsider = boto3.session.Session(aws_access_key_id="AKIAOUTSIDER", aws_secret_access_key="x", region_name=REGION)
-    creds = outsider.client("sts").assume_role(RoleArn="arn:aws:iam::999999999999:role/x", RoleSessionName="outsider")["Credentials"]
-    foreign = boto3.client(
-        "dynamodb",
-        region_name=REGION,
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-    )
+    foreign = outsider("dynamodb")
     with pytest.raises(foreign.exceptions.ClientError, match="AccessDenied"):
         foreign.get_item(TableName=arn, Key={"pk": {"S": "999999999999"}, "sk": {"S": "effective"}})
     # A member reads its own item, but not another member's, and can write none (not even a forged one of its own)

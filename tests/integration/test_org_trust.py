@@ -18,6 +18,7 @@ from cfnlint.decode.cfn_yaml import loads
 from reaper.org import click
 from reaper_devkit.moto_ext.sts_trust import trust_enforced, trusts
 from tests.conftest import ROOT
+from tests.helpers.credentials import client_as
 from tests.integration.test_organisation import CENTRAL, REGION, organisation  # noqa: F401 - the fixture
 
 LAMBDA_TRUST = {
@@ -26,20 +27,10 @@ LAMBDA_TRUST = {
 }
 
 
-def _sts(creds: dict[str, Any]) -> Any:
-    return boto3.client(
-        "sts",
-        region_name=REGION,
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-    )
-
-
 def _as_role(aws: boto3.session.Session, name: str) -> Any:
     """STS with the credentials of a role of the central account (made here, assumed in its own account)."""
     arn = aws.client("iam").create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(LAMBDA_TRUST))["Role"]["Arn"]
-    return _sts(aws.client("sts").assume_role(RoleArn=arn, RoleSessionName=name[:64])["Credentials"])
+    return client_as("sts", aws.client("sts").assume_role(RoleArn=arn, RoleSessionName=name[:64])["Credentials"])
 
 
 def _as_user(aws: boto3.session.Session, name: str) -> Any:

@@ -22,12 +22,13 @@ from reaper.handlers import handle_kind_event, sweep_in_parts
 from reaper.org import central, click
 from reaper.record.actionlog import ActionLog, create_table
 from reaper.slack.bot import BotConfig, SlackBot
-from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper.slack.notifier import Notifier
 from reaper.wiring import build_runtime
 from reaper_devkit import seed
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import ROOT, drain
+from tests.helpers.credentials import outsider
+from tests.helpers.events import stop_now
 
 REGION = "us-east-1"
 CENTRAL = "123456789012"  # moto's default account: the management account, here also the central one
@@ -209,15 +210,7 @@ def test_each_members_sweep_reaches_the_central_log_the_cli_and_the_one_digest(o
 
 
 def test_a_member_outside_the_organisation_cannot_write_to_the_central_bus(organisation, aws):
-    outsider = boto3.session.Session(aws_access_key_id="AKIAOUTSIDER", aws_secret_access_key="x", region_name=REGION)
-    creds = outsider.client("sts").assume_role(RoleArn="arn:aws:iam::999999999999:role/x", RoleSessionName="outsider")["Credentials"]
-    events = boto3.client(
-        "events",
-        region_name=REGION,
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-    )
+    events = outsider("events")
     entry = {"Source": "mlreaper.member", "DetailType": "mlreaper record", "Detail": "{}", "EventBusName": organisation["bus"]}
     with pytest.raises(events.exceptions.ClientError, match="AccessDenied"):
         events.put_events(Entries=[entry])
@@ -247,17 +240,7 @@ def test_stop_now_from_the_central_account_acts_in_the_member_through_its_gate(o
             answered.append(handle_kind_event(json.loads(Payload), "notebook", enforce, now + timedelta(seconds=1)))
 
     def stop(arn: str) -> dict[str, Any]:
-        event = {
-            "version": "0",
-            "id": f"central-{arn[-8:]}",
-            "source": STOP_SOURCE,
-            "detail-type": STOP_DETAIL_TYPE,
-            "account": "",
-            "time": now.isoformat(),
-            "region": "",
-            "resources": [],
-            "detail": {"arn": arn, "user": "U0ADMIN01", "response_url": "", "thread_ts": None},
-        }
+        event = stop_now(f"central-{arn[-8:]}", {"arn": arn, "user": "U0ADMIN01", "response_url": "", "thread_ts": None}, now)
         return click.stop_from_log(org_log, aws.client("sts"), lambda creds, region: MemberLambda(), event, now)
 
     idle_arn = sm.describe_notebook_instance(NotebookInstanceName=f"idle-{account[-4:]}")["NotebookInstanceArn"]

@@ -17,7 +17,7 @@ from reaper.report.savings_metric import NAMESPACE, SAVED, UNPRICED
 from reaper.slack.notifier import Notifier
 from reaper_devkit import seed
 from tests.conftest import load_function
-from tests.helpers.log_entries import verdict_entry
+from tests.helpers.log_entries import record_stop
 
 SCHEDULED = {"detail-type": "Scheduled Event", "source": "aws.scheduler"}
 
@@ -41,20 +41,8 @@ def published(cw: Any, metric: str, day_start: datetime) -> dict[str, float]:
     return out
 
 
-def record(
-    log: ActionLog,
-    at: datetime,
-    rid: str,
-    kind: str = "notebook",
-    verdict: str = "act",
-    executed: bool = True,
-    hourly: float | None = 2.0,
-    **extra: Any,
-) -> None:
-    entry = verdict_entry(
-        rid, kind=kind, verdict=verdict, executed=executed, hourly=hourly, owner="ana@example.com", type="verdict", **extra
-    )
-    log.record(entry, at, f"evt-{rid}-{at:%H%M}")
+def record(log: ActionLog, at: datetime, rid: str, **fields: Any) -> None:
+    record_stop(log, at, rid, type="verdict", **fields)
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from reaper_devkit import seed_ec2 as se2
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit import seed_studio as studio
 from tests.conftest import REGION, TABLE, drain, event, load_function
+from tests.helpers.modes import enforce_mode
 from tests.integration import fsx_fleet, training_fleet
 from tests.plugins import aws_shapes
 
@@ -70,14 +71,18 @@ def throttle_settlements(monkeypatch: pytest.MonkeyPatch, client: Any) -> None:
     monkeypatch.setattr(client, "put_item", put_item)
 
 
-def test_a_settlement_throttled_twice_is_retried_and_posted_as_done_in_its_own_sweep(aws, sm, cw, deployed_env, monkeypatch, capsys):
-    # Given an idle notebook in enforce, and the first two plain writes of its settlement throttled
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+def idle_notebook_enforced(sm: Any, cw: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, datetime]:
+    """An idle notebook `nb`, and the notebook function loaded in enforce without grace: (the function, now)."""
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     seed.notebook(sm, "nb", DEV)
     seed.activity(cw, "nb", now, IDLE)
-    app = load_function("notebook")
+    return load_function("notebook"), now
+
+
+def test_a_settlement_throttled_twice_is_retried_and_posted_as_done_in_its_own_sweep(aws, sm, cw, deployed_env, monkeypatch, capsys):
+    # Given an idle notebook in enforce, and the first two plain writes of its settlement throttled
+    app, now = idle_notebook_enforced(sm, cw, monkeypatch)
     client = app.RUNTIME.log.client
     put, refused = client.put_item, []
 
@@ -150,8 +155,7 @@ def _logged(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_a_made_change_whose_settlement_is_throttled_is_posted_once_as_done(aws, deployed_env, monkeypatch, capsys, kind):
     # Given idle resources of the kind, enforced without grace, and every settlement write throttled
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     monkeypatch.setenv("REAPER_TRAINING_DEFAULT_CEILINGS_ACT", "true")
     function, schedule, seeder = KINDS[kind]
     now = datetime.now(UTC)
@@ -187,12 +191,7 @@ def test_a_made_change_whose_settlement_is_throttled_is_posted_once_as_done(aws,
 
 def test_a_change_reconciled_twice_is_posted_under_one_key_and_its_entry_stays_done(aws, sm, cw, deployed_env, monkeypatch, capsys):
     # Given a notebook stopped by a sweep whose settlement was throttled
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    now = datetime.now(UTC)
-    seed.notebook(sm, "nb", DEV)
-    seed.activity(cw, "nb", now, IDLE)
-    app = load_function("notebook")
+    app, now = idle_notebook_enforced(sm, cw, monkeypatch)
     with monkeypatch.context() as faults:
         throttle_settlements(faults, app.RUNTIME.log.client)
         assert handle_kind_event(event("notebook-schedule.json", id="first"), "notebook", app.RUNTIME, now=now)["acted"] == ["nb"]
@@ -214,12 +213,7 @@ def test_a_change_reconciled_twice_is_posted_under_one_key_and_its_entry_stays_d
 
 def test_a_change_that_was_not_made_is_settled_as_not_made(aws, sm, cw, deployed_env, monkeypatch, capsys):
     # Given a stop begun (written ahead) whose call failed, and whose settlement was throttled too
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    now = datetime.now(UTC)
-    seed.notebook(sm, "nb", DEV)
-    seed.activity(cw, "nb", now, IDLE)
-    app = load_function("notebook")
+    app, now = idle_notebook_enforced(sm, cw, monkeypatch)
     client = app.RUNTIME.log.client
     transact = client.transact_write_items
 

@@ -26,7 +26,7 @@ from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import drain, load_function
-from tests.helpers.slack import ADMIN, OTHER, OWNER, SECRET, USERS, signed
+from tests.helpers.slack import ADMIN, OTHER, OWNER, SECRET, USERS, interactions, signed
 
 
 def click_body(api: SlackApi, action: str, arn: str, user: str, kind: str = "notebook") -> str:
@@ -43,20 +43,8 @@ def click_body(api: SlackApi, action: str, arn: str, user: str, kind: str = "not
 @pytest.fixture
 def world(aws, sm, table):
     arn = seed.notebook(sm, "nb-ana", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
-    rt = build_runtime(Settings.validated({"mode": "enforce", "table": table}), session=aws, region="us-east-1")
-    with SlackApi(USERS) as api:
-        bot = SlackBot.build(
-            BotConfig(bot_token="xoxb-t", admin_channel="C0ADMIN", signing_secret=SECRET, admins=frozenset({ADMIN}), base_url=api.url)
-        )
-        invoked: list[tuple[str, dict[str, Any]]] = []
-        yield {
-            "arn": arn,
-            "rt": rt,
-            "api": api,
-            "bot": bot,
-            "invoked": invoked,
-            "call": lambda ev, now: handle_request(ev, rt, bot, now, lambda t, e: invoked.append((t, e))),
-        }
+    with interactions(aws, table) as parts:
+        yield {"arn": arn, **parts}
 
 
 def tags(sm: Any, arn: str) -> dict[str, str]:

@@ -12,10 +12,10 @@ import pytest
 from reaper.core.errors import BadEventError
 from reaper.org import click
 from reaper.record.actionlog import ActionLog, create_table
-from reaper.slack.buttons import STOP_DETAIL_TYPE, STOP_SOURCE
 from reaper_devkit import seed
 from reaper_devkit.calls import recording
 from tests.conftest import load_function
+from tests.helpers.events import stop_now
 
 DROP = object()  # the key is left out
 MALFORMED = [
@@ -29,17 +29,7 @@ MALFORMED = [
 
 
 def _event(detail: dict[str, Any], now: datetime) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": "slack-malformed",
-        "source": STOP_SOURCE,
-        "detail-type": STOP_DETAIL_TYPE,
-        "account": "",
-        "time": now.isoformat(),
-        "region": "",
-        "resources": [],
-        "detail": detail,
-    }
+    return stop_now("slack-malformed", detail, now)
 
 
 def _spoil(good: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:

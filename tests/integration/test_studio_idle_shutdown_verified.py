@@ -8,7 +8,6 @@ Apps AWS did stop are never flagged."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 
 from reaper.cli.main import main as cli
 from reaper_devkit import seed_studio as studio
-from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop, jupyter_server
+from reaper_devkit.jupyter_hop import JupyterServer
 from reaper_devkit.moto_ext.sagemaker_presigned import store
 from tests.conftest import REGION, event, load_function
 from tests.integration.test_notebook_jupyter import start_kernel
@@ -26,18 +25,10 @@ TIMEOUT = 120  # the kit's domains: IdleTimeoutInMinutes 120 (seed_studio.idle_b
 MARGIN = 30  # reaper.kinds.studio_app.model.IDLE_SHUTDOWN_MARGIN
 
 
-@pytest.fixture(scope="module")
-def lab() -> Iterator[JupyterServer]:
-    with jupyter_server(base_url="/jupyterlab/default/") as server:
-        yield server
-
-
 @pytest.fixture
-def hop(aws: Any, lab: JupyterServer) -> Iterator[PresignedHop]:
-    stand_in = PresignedHop()
-    yield stand_in
-    stand_in.close()
-    lab.reset()
+def jupyter(lab: JupyterServer) -> JupyterServer:
+    """The hop (tests/integration/conftest.py) serves the server under a JupyterLab app's path here."""
+    return lab
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,27 +23,20 @@ from reaper.kinds.studio_app.discover import discover
 from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
-from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop, jupyter_server
+from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
 from reaper_devkit.moto_ext.sagemaker_presigned import store
-from tests.conftest import REGION, drain, event, load_function
+from tests.conftest import REGION, event, load_function
+from tests.helpers.sweep_output import everything_seen
 from tests.integration.test_notebook_jupyter import start_kernel
 
 DEV = {"ml:stage": "dev", "reaper:idle-minutes": "5"}
 PRESIGN = "sagemaker:CreatePresignedDomainUrl"
 
 
-@pytest.fixture(scope="module")
-def lab() -> Iterator[JupyterServer]:
-    with jupyter_server(base_url="/jupyterlab/default/") as server:
-        yield server
-
-
 @pytest.fixture
-def hop(aws: Any, lab: JupyterServer) -> Iterator[PresignedHop]:
-    stand_in = PresignedHop()
-    yield stand_in
-    stand_in.close()
-    lab.reset()
+def jupyter(lab: JupyterServer) -> JupyterServer:
+    """The hop (tests/integration/conftest.py) serves the server under a JupyterLab app's path here."""
+    return lab
 
 
 @pytest.fixture
@@ -228,11 +220,7 @@ def test_the_url_its_token_and_jupyters_token_are_never_logged_posted_or_recorde
     caplog.set_level(logging.DEBUG)
     # When swept (records, queue, logs) and printed as the CLI prints
     out = run(app, datetime.now(UTC) + timedelta(hours=1))
-    printed = json.dumps([o.to_json() for o in out.values()], default=str)
-    posted = json.dumps(drain(aws, deployed_env["REAPER_QUEUE_URL"]))
-    items = aws.client("dynamodb").scan(TableName=deployed_env["REAPER_TABLE"])["Items"]
-    captured = capsys.readouterr()
-    seen = "\n".join([printed, posted, json.dumps(items), caplog.text, captured.out, captured.err])
+    seen = everything_seen(aws, deployed_env, out.values(), caplog, capsys)
     # Then the tokens were issued and used, and none of them, nor the hop's or the server's address, appears anywhere
     tokens = store(hop._backend()).issued
     assert len(tokens) == 2 and out[quiet].verdict.value == "act"

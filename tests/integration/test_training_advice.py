@@ -8,6 +8,7 @@ from reaper_devkit import seed_training as st
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.seed import put_series
 from tests.conftest import drain, event, load_function
+from tests.helpers.modes import enforce_mode
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "vision"}
 SCHEDULE = "training-job-schedule.json"
@@ -63,8 +64,7 @@ def test_a_losing_tuning_child_is_stopped_with_the_evidence_and_its_better_sibli
     aws, sm, cw, deployed_env, lambda_context, monkeypatch
 ):
     # Given enforce (no grace) and a sweep tagged early-stop=median with early stopping off
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     seed_sweep(sm, cw, now, "sweep", {**DEV, "reaper:early-stop": "median"})
     # When the sweep runs
@@ -93,8 +93,7 @@ def test_untagged_sweep_with_early_stopping_off_gets_one_advisory_and_nothing_is
     aws, sm, cw, deployed_env, lambda_context, monkeypatch
 ):
     # Given the same sweep without the tag
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     seed_sweep(sm, cw, now, "plain", DEV)
     app = load_function("training_job")
@@ -113,8 +112,7 @@ def test_unreadable_objectives_stop_no_child(aws, sm, cw, deployed_env, lambda_c
 
     from reaper.kinds.training_job import signals as sig_mod
 
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     seed_sweep(sm, cw, datetime.now(UTC), "sweep", {**DEV, "reaper:early-stop": "median"})
     real_fetch = sig_mod.fetch
 
@@ -134,8 +132,7 @@ def test_a_child_better_than_its_siblings_at_evaluation_30_is_not_losing_when_th
 ):
     # Given a tagged sweep 27 h old: three children started 26 h ago and report every 30 minutes
     # (0.70 at their 30th evaluation, 0.30 from the 31st), and a new child at its 30th evaluation with 0.40
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     arn = st.tuning_job(
         sm, "long", now, hours_ago=27, children=[(26.0, 0.2)] * 3 + [(0.6, None)], tags={**DEV, "reaper:early-stop": "median"}
@@ -155,8 +152,7 @@ def test_a_child_better_than_its_siblings_at_evaluation_30_is_not_losing_when_th
 
 def test_the_tuning_jobs_best_child_is_never_stopped_for_losing(aws, sm, cw, deployed_env, lambda_context, monkeypatch):
     # Given the sweep whose child sweep-005 loses to the median at evaluation 3, but SageMaker names it BestTrainingJob
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    enforce_mode(monkeypatch)
     now = datetime.now(UTC)
     seed_sweep(sm, cw, now, "sweep", {**DEV, "reaper:early-stop": "median"})
     arn = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="sweep")["HyperParameterTuningJobArn"]

@@ -20,16 +20,8 @@ from tests.integration import training_fleet as fleet
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 
 
-@pytest.fixture(autouse=True)
-def admin_opted_in_to_default_ceilings(monkeypatch):
-    """These tests hold the ceilings' behaviour; the stack default (notify-only for untagged jobs)
-    has its own tests in test_training_default_ceilings.py."""
-    monkeypatch.setenv("REAPER_TRAINING_DEFAULT_CEILINGS_ACT", "true")
-
-
-@pytest.fixture
-def jobs(aws) -> dict[str, str]:
-    return fleet.seed(aws, datetime.now(UTC))
+# these tests hold the ceilings' behaviour: the admin opted in (tests/integration/conftest.py)
+pytestmark = pytest.mark.usefixtures("default_ceilings_act")
 
 
 def rows(out: str) -> dict[str, dict[str, Any]]:

@@ -20,16 +20,8 @@ from tests.integration import training_fleet as fleet
 SCHEDULE = "training-job-schedule.json"
 
 
-@pytest.fixture(autouse=True)
-def admin_opted_in_to_default_ceilings(monkeypatch):
-    """These tests hold the ceilings' behaviour; the stack default (notify-only for untagged jobs)
-    has its own tests in test_training_default_ceilings.py."""
-    monkeypatch.setenv("REAPER_TRAINING_DEFAULT_CEILINGS_ACT", "true")
-
-
-@pytest.fixture
-def jobs(aws) -> dict[str, str]:
-    return fleet.seed(aws, datetime.now(UTC))
+# these tests hold the ceilings' behaviour: the admin opted in (tests/integration/conftest.py)
+pytestmark = pytest.mark.usefixtures("default_ceilings_act")
 
 
 @pytest.fixture
@@ -123,19 +115,25 @@ def test_same_event_three_times_stops_once_and_posts_once(aws, sm, jobs, enforce
         assert len([m for m in messages if m["id"] == job]) == 1, job
 
 
-def test_a_job_that_finishes_between_decision_and_action_is_kept_and_says_so(aws, sm, cw, enforce, lambda_context, monkeypatch):
-    # Given a runaway job that completes on its own just as the reaper re-reads it before stopping
-    now = datetime.now(UTC)
-    arn = st.training_job(sm, "finishing", now, hours_ago=25, tags=fleet.DEV)
+def completing_at(sm: Any, monkeypatch: pytest.MonkeyPatch, name: str, method: str) -> Any:
+    """A job 25 h into its run, which completes on its own just as the training-job function (loaded, returned)
+    calls SageMaker's `method` on it."""
+    arn = st.training_job(sm, name, datetime.now(UTC), hours_ago=25, tags=fleet.DEV)
     app = load_function("training_job")
     client = app.RUNTIME.clients()("sagemaker")
-    original = client.describe_training_job
+    original = getattr(client, method)
 
     def completes_first(**kwargs: Any) -> Any:
         sagemaker_jobs.finish(arn, "Completed")
         return original(**kwargs)
 
-    monkeypatch.setattr(client, "describe_training_job", completes_first)
+    monkeypatch.setattr(client, method, completes_first)
+    return app
+
+
+def test_a_job_that_finishes_between_decision_and_action_is_kept_and_says_so(aws, sm, cw, enforce, lambda_context, monkeypatch):
+    # Given a runaway job that completes on its own just as the reaper re-reads it before stopping
+    app = completing_at(sm, monkeypatch, "finishing", "describe_training_job")
     result = app.handler(event(SCHEDULE), lambda_context)
     # Then the stop is not attempted, the verdict is keep and the reason says why
     assert result["acted"] == [] and result["verdicts"]["keep"] == 1 and result["verdicts"]["error"] == 0
@@ -145,17 +143,7 @@ def test_a_job_that_finishes_between_decision_and_action_is_kept_and_says_so(aws
 
 def test_a_job_that_ends_in_the_instant_before_the_stop_is_reported_clearly(aws, sm, enforce, lambda_context, monkeypatch):
     # Given a job that is still running at the re-read, but completes before StopTrainingJob lands
-    now = datetime.now(UTC)
-    arn = st.training_job(sm, "racing", now, hours_ago=25, tags=fleet.DEV)
-    app = load_function("training_job")
-    client = app.RUNTIME.clients()("sagemaker")
-    original = client.stop_training_job
-
-    def completes_first(**kwargs: Any) -> Any:
-        sagemaker_jobs.finish(arn, "Completed")
-        return original(**kwargs)
-
-    monkeypatch.setattr(client, "stop_training_job", completes_first)
+    app = completing_at(sm, monkeypatch, "racing", "stop_training_job")
     result = app.handler(event(SCHEDULE), lambda_context)
     # Then AWS refuses the stop and the error says the job had ended on its own
     assert result["acted"] == []

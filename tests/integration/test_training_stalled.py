@@ -77,6 +77,19 @@ def _statuses(sm: Any) -> dict[str, str]:
     return out
 
 
+def opted_in(
+    aws: Any, sm: Any, monkeypatch: pytest.MonkeyPatch, *, mode: str = "enforce", grace: int = 0, tags: dict[str, str] | None = None
+) -> tuple[Any, datetime]:
+    """The seeded account (its jobs tagged `tags`), and the training-job function loaded in `mode` with GraceMinutes
+    `grace` and the admin's opt-in to stop stalled jobs (StalledJobAction=stop): (the function, now)."""
+    monkeypatch.setenv("REAPER_MODE", mode)
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
+    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
+    now = datetime.now(UTC)
+    seed_account(aws, sm, now, tags)
+    return load_function("training_job"), now
+
+
 def _sweep(app: Any, at: datetime, id_: str) -> dict[str, Any]:
     result: dict[str, Any] = handle_kind_event(event(SCHEDULE, id=id_), "training-job", app.RUNTIME, now=at)
     return result
@@ -86,12 +99,7 @@ def test_six_stalled_jobs_are_warned_then_stopped_after_the_grace_and_six_slow_o
     aws, sm, deployed_env, lambda_context, monkeypatch
 ):
     # Given enforce with a 30-minute grace, the admin's opt-in, and the seeded account
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "30")
-    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
-    now = datetime.now(UTC)
-    seed_account(aws, sm, now)
-    app = load_function("training_job")
+    app, now = opted_in(aws, sm, monkeypatch, grace=30)
     # When the first sweep runs
     first = _sweep(app, now, "first")
     warned = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "warn"}
@@ -139,13 +147,9 @@ def test_by_default_a_stalled_job_is_told_once_and_never_stopped(aws, sm, deploy
 )
 def test_exempt_and_production_stalled_jobs_are_never_stopped(aws, sm, deployed_env, lambda_context, monkeypatch, tags, verdict):
     # Given enforce, no grace and the opt-in, with every job exempt or in production
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
-    now = datetime.now(UTC)
-    seed_account(aws, sm, now, tags)
+    app, now = opted_in(aws, sm, monkeypatch, tags=tags)
     # When the sweep runs
-    result = _sweep(load_function("training_job"), now, "only")
+    result = _sweep(app, now, "only")
     # Then nothing is stopped
     assert result["acted"] == [] and result["errors"] == []
     assert result["verdicts"][verdict] >= len(STALLED)
@@ -154,13 +158,10 @@ def test_exempt_and_production_stalled_jobs_are_never_stopped(aws, sm, deployed_
 
 def test_dry_run_says_it_would_stop_and_changes_nothing(aws, sm, deployed_env, lambda_context, monkeypatch):
     # Given dry-run, no grace and the opt-in
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
-    now = datetime.now(UTC)
-    seed_account(aws, sm, now)
+    app, now = opted_in(aws, sm, monkeypatch, mode="dry-run")
     # When the sweep runs
     with recording() as calls:
-        result = _sweep(load_function("training_job"), now, "only")
+        result = _sweep(app, now, "only")
     # Then the six would be stopped, and no stop or tag call is made
     acts = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m["verdict"] == "act"}
     assert sorted(acts) == STALLED and not any(m["executed"] for m in acts.values())
@@ -171,12 +172,7 @@ def test_dry_run_says_it_would_stop_and_changes_nothing(aws, sm, deployed_env, l
 
 def test_a_throttled_log_read_leaves_progress_unknown_and_stops_nothing(aws, sm, deployed_env, lambda_context, monkeypatch):
     # Given enforce, no grace, the opt-in, and CloudWatch Logs throttling every DescribeLogStreams
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
-    now = datetime.now(UTC)
-    seed_account(aws, sm, now)
-    app = load_function("training_job")
+    app, now = opted_in(aws, sm, monkeypatch)
     throttle(monkeypatch, app.RUNTIME.clients()("logs"), "describe_log_streams")
     # When the sweep runs
     result = _sweep(app, now, "only")
@@ -187,12 +183,7 @@ def test_a_throttled_log_read_leaves_progress_unknown_and_stops_nothing(aws, sm,
 
 def test_a_duplicate_delivery_of_the_sweep_stops_each_stalled_job_once(aws, sm, deployed_env, lambda_context, monkeypatch):
     # Given enforce, no grace and the opt-in
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_STALLED_JOB_ACTION", "stop")
-    now = datetime.now(UTC)
-    seed_account(aws, sm, now)
-    app = load_function("training_job")
+    app, now = opted_in(aws, sm, monkeypatch)
     # When the same schedule event is delivered twice
     first = _sweep(app, now, "same")
     again = _sweep(app, now, "same")

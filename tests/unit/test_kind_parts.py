@@ -52,12 +52,18 @@ PARTS: Parts[ActivitySignal] = Parts(
 """
 
 
-def test_mypy_refuses_a_decide_with_the_wrong_signature(tmp_path, monkeypatch):
+def strict_mypy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> tuple[str, int]:
+    """What mypy --strict says of `source` written as `name` (the layer on MYPYPATH): (its report, its exit status)."""
     api = pytest.importorskip("mypy.api")
-    bad = tmp_path / "bad_parts.py"
-    bad.write_text(textwrap.dedent(WRONG))
+    bad = tmp_path / name
+    bad.write_text(textwrap.dedent(source))
     monkeypatch.setenv("MYPYPATH", str(LAYER))
     out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
+    return out, status
+
+
+def test_mypy_refuses_a_decide_with_the_wrong_signature(tmp_path, monkeypatch):
+    out, status = strict_mypy(tmp_path, monkeypatch, "bad_parts.py", WRONG)
     assert status == 1 and 'Argument "decide" to "Parts" has incompatible type' in out, out
 
 
@@ -79,12 +85,8 @@ PARTS: Parts[Ec2Signal] = Parts(
 
 def test_mypy_refuses_another_kinds_signals_through_the_one_helper(tmp_path, monkeypatch):
     # Given EC2's parts built with the shared helper over the notebook's signals module
-    api = pytest.importorskip("mypy.api")
-    bad = tmp_path / "bad_parts.py"
-    bad.write_text(textwrap.dedent(ANOTHER_KINDS_SIGNALS))
-    monkeypatch.setenv("MYPYPATH", str(LAYER))
     # When mypy --strict reads it
-    out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
+    out, status = strict_mypy(tmp_path, monkeypatch, "bad_parts.py", ANOTHER_KINDS_SIGNALS)
     # Then the helper carries the signal type: the mismatch is refused
     assert status == 1 and "incompatible type" in out and "Ec2Signal" in out, out
 
@@ -118,11 +120,7 @@ def peek(clients: Clients, settings: Settings, now: datetime) -> None:
 
 def test_a_kinds_signal_is_opaque_to_the_sweep_not_any(tmp_path, monkeypatch):
     # Given code above the kinds reading an attribute of a signal the registry handed it
-    api = pytest.importorskip("mypy.api")
-    bad = tmp_path / "peek.py"
-    bad.write_text(textwrap.dedent(OPAQUE_SIGNAL))
-    monkeypatch.setenv("MYPYPATH", str(LAYER))
     # When mypy --strict reads it
-    out, _err, status = api.run(["--strict", "--follow-imports=silent", "--cache-dir", str(tmp_path / ".mypy"), str(bad)])
+    out, status = strict_mypy(tmp_path, monkeypatch, "peek.py", OPAQUE_SIGNAL)
     # Then it is refused: the registry's signals are `object` (only the kind's own decide reads them), never Any
     assert status == 1 and '"object" has no attribute "cpu"' in out, out

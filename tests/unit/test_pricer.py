@@ -10,26 +10,29 @@ from reaper.aws.pricing import PRICED_FOR, UNPRICED_FOR, Pricer
 from reaper.core.price import LIVE, SHIPPED, Price, total
 
 
+def product(sku: str, attributes: dict[str, str], unit: str, usd: str) -> str:
+    """One PriceList entry of GetProducts' documented shape (a JSON string): the product and its one on-demand rate."""
+    rate = {"unit": unit, "pricePerUnit": {"USD": usd}}
+    terms = {"OnDemand": {f"{sku}.T": {"priceDimensions": {f"{sku}.T.R": rate}}}}
+    return json.dumps({"product": {"sku": sku, "attributes": attributes}, "terms": terms, "publicationDate": "2026-11-20T00:00:00Z"})
+
+
 def answer(itype: str, usd: str, usage: str = "USE1-Notebk") -> str:
-    return json.dumps(
-        {
-            "product": {"sku": "SKU1", "attributes": {"regionCode": "eu-west-1", "instanceName": itype, "usagetype": f"{usage}:{itype}"}},
-            "terms": {"OnDemand": {"SKU1.T": {"priceDimensions": {"SKU1.T.R": {"unit": "Hrs", "pricePerUnit": {"USD": usd}}}}}},
-            "publicationDate": "2026-11-20T00:00:00Z",
-        }
-    )
+    return product("SKU1", {"regionCode": "eu-west-1", "instanceName": itype, "usagetype": f"{usage}:{itype}"}, "Hrs", usd)
 
 
 class FakePriceList:
-    """Answers GetProducts from a dict of instance type -> PriceList (a fake of the documented shape)."""
+    """Answers GetProducts from a dict of the `by` filter's value (an instance type) -> PriceList (a fake of the
+    documented shape); `service`, when given, is the only ServiceCode it answers."""
 
-    def __init__(self, listed: dict[str, list[str]]) -> None:
-        self.listed, self.requests = listed, []  # type: ignore[var-annotated]
+    def __init__(self, listed: dict[str, list[str]], by: str = "instanceName", service: str | None = None) -> None:
+        self.listed, self.by, self.service, self.requests = listed, by, service, []  # type: ignore[var-annotated]
 
     def get_products(self, **request: Any) -> dict[str, Any]:
         self.requests.append(request)
-        itype = next(f["Value"] for f in request["Filters"] if f["Field"] == "instanceName")
-        return {"PriceList": self.listed.get(itype, [])}
+        assert self.service in (None, request["ServiceCode"])
+        value = next(f["Value"] for f in request["Filters"] if f["Field"] == self.by)
+        return {"PriceList": self.listed.get(value, [])}
 
 
 class MemoryStore:
@@ -98,26 +101,7 @@ def test_a_total_is_unpriced_when_any_part_is_and_says_its_weakest_source():
 
 def bedrock_answer(model: str, inference_type: str, unit: str, usd: str, feature: str = "On-demand Inference") -> str:
     attrs = {"regionCode": "us-east-1", "model": model, "feature": feature, "inferenceType": inference_type}
-    return json.dumps(
-        {
-            "product": {"sku": f"B-{inference_type}-{feature}", "attributes": attrs},
-            "terms": {"OnDemand": {"B.T": {"priceDimensions": {"B.T.R": {"unit": unit, "pricePerUnit": {"USD": usd}}}}}},
-            "publicationDate": "2026-11-20T00:00:00Z",
-        }
-    )
-
-
-class FakeBedrockPriceList:
-    """Answers AmazonBedrock GetProducts by the `model` filter (the documented shape)."""
-
-    def __init__(self, listed: dict[str, list[str]]) -> None:
-        self.listed, self.requests = listed, []  # type: ignore[var-annotated]
-
-    def get_products(self, **request: Any) -> dict[str, Any]:
-        self.requests.append(request)
-        assert request["ServiceCode"] == "AmazonBedrock"
-        model = next(f["Value"] for f in request["Filters"] if f["Field"] == "model")
-        return {"PriceList": self.listed.get(model, [])}
+    return product(f"B-{inference_type}-{feature}", attrs, unit, usd)
 
 
 def test_bedrock_token_prices_are_per_thousand_tokens_on_demand_only_and_one_request_per_model():
@@ -128,7 +112,7 @@ def test_bedrock_token_prices_are_per_thousand_tokens_on_demand_only_and_one_req
         bedrock_answer(model, "Prompt cache read input tokens", "1K tokens", "0.0000150000"),
         bedrock_answer(model, "Output tokens", "1M tokens", "0.2400000000"),
     ]
-    api, store = FakeBedrockPriceList({model: listed}), MemoryStore()
+    api, store = FakePriceList({model: listed}, by="model", service="AmazonBedrock"), MemoryStore()
     pricer = Pricer(lambda: api, store)
     assert pricer.bedrock_tokens("us-east-1", model, "input") == Price(0.00006, LIVE, "2026-11-20", "B-Input tokens-On-demand Inference")
     output = pricer.bedrock_tokens("us-east-1", model, "output")

@@ -8,7 +8,7 @@ import pytest
 
 from reaper.record.logentry import BadEntry, from_mapping
 from reaper.report.summary import daily_savings, format_report, group, off_now, reclaimed, unconfirmed, would_act
-from tests.helpers.log_entries import JOB_UNDER_CEILING, logged_stop
+from tests.helpers.log_entries import JOB_UNDER_CEILING, endpoint_notice, logged_stop
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
@@ -29,16 +29,7 @@ def test_off_until_now_when_nothing_says_it_came_back():
 
 
 def test_an_endpoint_restore_ends_its_time_off():
-    restored = from_mapping(
-        {
-            "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "type": "notice",
-            "kind": "endpoint",
-            "id": "ep",
-            "region": "us-east-1",
-            "title": "Restored endpoint ep",
-        }
-    )
+    restored = from_mapping(endpoint_notice(NOW - timedelta(hours=1), "Restored endpoint ep"))
     (r,) = reclaimed([entry(NOW - timedelta(hours=5), "ep", kind="endpoint"), restored], NOW)
     assert r.hours_off == 4
 
@@ -115,16 +106,7 @@ def test_savings_per_day_split_at_midnight_jobs_on_their_day_unpriced_nowhere():
 
 
 def test_an_endpoint_said_to_be_back_is_no_longer_off_and_off_now_counts_the_rest():
-    back = from_mapping(
-        {
-            "logged_at": (NOW - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "type": "notice",
-            "kind": "endpoint",
-            "id": "ep",
-            "region": "us-east-1",
-            "title": "Endpoint ep is back: InService",
-        }
-    )
+    back = from_mapping(endpoint_notice(NOW - timedelta(hours=1), "Endpoint ep is back: InService"))
     entries = [
         entry(NOW - timedelta(hours=5), "ep", kind="endpoint", hourly=3.0),
         back,
