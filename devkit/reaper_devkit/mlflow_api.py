@@ -40,10 +40,11 @@ from botocore.credentials import Credentials
 
 from reaper.aws.jupyter_http import Session
 from reaper.kinds.mlflow import tracking_api
+from reaper_devkit.local_aws import FAKE_ENV
 from reaper_devkit.moto_ext.mlflow import RUNNING, FakeTrackingServer, _backends, store
 
-# the test credentials by access key id: tests/conftest.py's, and those moto's mock_aws puts in the environment
-SECRETS = {"testing": "testing", "FOOBARKEY": "FOOBARSECRET"}
+# the kit's credentials by access key id: tests/conftest.py's, moto's mock_aws's, and the local account's (local_aws)
+SECRETS = {"testing": "testing", "FOOBARKEY": "FOOBARSECRET", FAKE_ENV["AWS_ACCESS_KEY_ID"]: FAKE_ENV["AWS_SECRET_ACCESS_KEY"]}
 _AUTH = re.compile(
     r"^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request, "
     r"SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$"
@@ -116,25 +117,30 @@ def _runs(server: FakeTrackingServer, params: dict[str, Any]) -> dict[str, Any]:
     return {"runs": out}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the reader opens up to 40 connections at once (tracking_api.WORKERS)
+    daemon_threads = True
+
+
 class FakeMlflowApi:
     def __init__(self) -> None:
         self.requests: list[tuple[str, str]] = []
         self.behaviour: dict[str, str] = {}  # server name -> refuse | fail | hang | redirect
         self.hang_seconds = 30.0
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
+        self._by_host: dict[str, FakeTrackingServer] = {}
+        self.httpd = _Server(("127.0.0.1", 0), self._handler())
         self.port = self.httpd.server_address[1]
 
     def misbehave(self, name: str, how: str) -> None:
         self.behaviour[name] = how
 
     def server_at(self, host: str) -> FakeTrackingServer | None:
-        for backend in _backends():
-            for s in store(backend).values():
-                if s.host == host:
-                    return s
-        return None
+        found = self._by_host.get(host)
+        if found is not None and found.host == host and any(found is s for b in _backends() for s in store(b).values()):
+            return found
+        self._by_host = {s.host: s for b in _backends() for s in store(b).values()}
+        return self._by_host.get(host)
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> tuple[int, dict[str, Any], dict[str, str]]:
         host = handler.headers.get("Host", "")

@@ -115,7 +115,7 @@ def test_plan_says_why_each_is_kept_or_would_be_stopped(aws, sm, fleet, api, dep
     assert rows["ts-idle"]["verdict"] == "act" and rows["ts-idle"]["executed"] is False
     assert rows["ts-busy"]["verdict"] == "keep" and "a run ended" in rows["ts-busy"]["reason"]
     assert rows["ts-running"]["verdict"] == "keep" and "long-training is RUNNING" in rows["ts-running"]["reason"]
-    assert rows["ts-ui"]["verdict"] == "keep" and "MLflow UI opened 2 h" in rows["ts-ui"]["reason"]
+    assert rows["ts-ui"]["verdict"] == "keep" and "MLflow UI was opened 2 h" in rows["ts-ui"]["reason"]
     assert rows["ts-exempt"]["verdict"] == "exempt" and rows["ts-prod"]["verdict"] in ("exempt", "keep")
     assert rows["ts-updating"]["verdict"] == "keep" and "Updating" in rows["ts-updating"]["reason"]
 

@@ -122,3 +122,11 @@ def test_the_reads_are_granted_only_with_the_opt_in_and_denied_on_exempt_and_pro
     # the MLflow API's reads open the user's own server: denied on exempt and production like the stop
     assert {"sagemaker-mlflow:SearchExperiments", "sagemaker-mlflow:SearchRuns"} <= kind_denied("mlflow")
     assert "cloudtrail:LookupEvents" not in kind_denied("mlflow")  # account-wide, names no server
+
+
+def test_a_ui_opened_within_its_longest_session_keeps_it_whatever_the_window():
+    # Given a 1-hour window and a UI opened 3 h ago (a presigned UI session lasts up to 43,200 s)
+    settings = Settings(mlflow_reads=True, mlflow_idle_hours=1)
+    d = judged(UsageReading(experiments=1, last_ui_open=NOW - timedelta(hours=3)), settings=settings)
+    assert d.verdict is Verdict.KEEP and "up to 12 h" in d.reason
+    assert judged(UsageReading(experiments=1, last_ui_open=NOW - timedelta(hours=13)), settings=settings).verdict is Verdict.ACT

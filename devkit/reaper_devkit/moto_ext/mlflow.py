@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from moto.core.resource_tagging import TaggedResource
@@ -111,7 +112,7 @@ class FakeTrackingServer:
             "MlflowVersion": self.version,
         }
 
-    @property
+    @cached_property
     def host(self) -> str:
         """Its TrackingServerUrl's host: `t-<12 digits>.REGION.experiments.sagemaker.aws`, stable for its ARN."""
         digits = sum(ord(c) * 131**i for i, c in enumerate(self.arn)) % 10**12

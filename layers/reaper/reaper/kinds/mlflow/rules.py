@@ -22,6 +22,9 @@ from reaper.kinds.mlflow import RUNNING, ActionName
 from reaper.kinds.mlflow.model import NO_USAGE_SIGNAL, ServerFacts, ServerSignal, UsageReading
 
 HOURS_A_MONTH = 730
+# CreatePresignedMlflowTrackingServerUrl's SessionExpirationDurationInSeconds: "Maximum value of 43200": a UI opened
+# this long ago may still be in use, whatever the idle window (docs/kinds/mlflow.md)
+UI_SESSION_MAX = timedelta(seconds=43_200)
 
 
 def cost_text(resource: Resource) -> str:
@@ -103,6 +106,9 @@ def judge(resource: Resource, reading: UsageReading | None, window: int, now: da
         since = f" since {human_duration(now - as_utc(reading.running_since))} ago" if reading.running_since else ""
         reason = f"MLflow: run {reading.running_run} is RUNNING{since}"
         return Decision(Verdict.KEEP, reason, evidence={**figures, "running_run": reading.running_run})
+    if reading.last_ui_open is not None and now < as_utc(reading.last_ui_open) + UI_SESSION_MAX:
+        ago = human_duration(now - as_utc(reading.last_ui_open))
+        return Decision(Verdict.KEEP, f"its MLflow UI was opened {ago} ago: a UI session lasts up to 12 h", evidence=figures)
     found = _last_use(resource, reading)
     if found is None:  # no time at all to count from (AWS always gives CreationTime): never idle on nothing
         why = "its MLflow API was read but no time was given to count from"
