@@ -67,7 +67,7 @@ def _signed(handler: BaseHTTPRequestHandler, host: str, body: bytes, region: str
     request = AWSRequest(method=handler.command, url=f"https://{host}{handler.path}", data=body, headers=headers)
     request.context["timestamp"] = handler.headers.get("X-Amz-Date", "")
     auth = SigV4Auth(Credentials(found.group(1), SECRETS[found.group(1)]), "sagemaker-mlflow", region)
-    expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+    expected: str = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
     return expected == found.group(6)
 
 
