@@ -181,3 +181,18 @@ def test_without_the_opt_in_nothing_is_read_and_the_idle_server_is_unknown(
     assert api.requests == [] and "cloudtrail:LookupEvents" not in calls.actions
     assert main(["coverage", "--kind", "mlflow", "--region", "us-east-1", "--json"]) == 0
     assert "mlflow-no-usage-signal" in capsys.readouterr().out
+
+
+def test_the_sweeps_budget_bounds_the_reads_and_the_rest_are_not_reached(aws, sm, fleet, api):
+    # Given every server's API hanging, one reader at a time, 1 s a request and 1.5 s for all
+    api.hang_seconds = 3.0
+    names = ("ts-idle", "ts-busy", "ts-running", "ts-ui")
+    for name in names:
+        api.misbehave(name, "hang")
+    targets = [tracking_api.Target(n, "us-east-1", f"https://{server_for(n).host}") for n in names]
+    # When they are read
+    found = tracking_api.read_all(targets, aws.get_credentials().get_frozen_credentials(), workers=1, timeout=1.0, budget=1.5)
+    # Then each is unknown, never idle: the first cut at its own deadline, the later ones not reached at all
+    codes = sorted(r.unknown or "" for r in found.values())
+    assert set(found) == set(names) and "mlflow-api-not-reached" in codes
+    assert all(r.unreadable for r in found.values())
