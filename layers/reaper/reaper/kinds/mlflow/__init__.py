@@ -51,6 +51,8 @@ DECLARATION = KindDeclaration(
     ),
     # MlflowReads=on: the server's own MLflow API (kinds/mlflow/tracking_api.py) and its UI opens in CloudTrail
     # (kinds/mlflow/ui_opens.py); the MLflow reads are denied on exempt and production servers like a change
+    # MlflowReads reads each server's own API: a long sweep reads only what each part reaches (CloudTrail once a chunk)
+    chunked_signals=True,
     conditional_permissions={
         "MlflowReadsOn": ("sagemaker-mlflow:SearchExperiments", "sagemaker-mlflow:SearchRuns", "cloudtrail:LookupEvents")
     },
