@@ -59,6 +59,9 @@ def apply() -> None:
     from reaper_devkit.moto_ext import mlflow
 
     mlflow.apply()  # after sagemaker_studio: its tag patch wraps the Studio one
+    from reaper_devkit.moto_ext import cloudtrail_lookup
+
+    cloudtrail_lookup.apply()
     from reaper_devkit.moto_ext import bedrock_imported
 
     bedrock_imported.apply()

@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from moto.core.resource_tagging import TaggedResource
@@ -86,6 +87,10 @@ class FakeTrackingServer:
     created: datetime = field(default_factory=utcnow)
     modified: datetime = field(default_factory=utcnow)
     experiments: list[str] = field(default_factory=list)  # what was logged to it (kept across a stop and a start)
+    # what its MLflow REST API serves (reaper_devkit.mlflow_api): each experiment's last update, and its runs
+    experiment_updated: dict[str, datetime] = field(default_factory=dict)
+    runs: list[dict[str, Any]] = field(default_factory=list)  # {run_id, experiment, status, start_time, end_time}
+    url: str | None = None  # a test's TrackingServerUrl in place of the usual one (an off-domain URL)
     seen: bool = False  # a transitional status is read once before it settles
 
     def _read(self) -> None:
@@ -107,14 +112,19 @@ class FakeTrackingServer:
             "MlflowVersion": self.version,
         }
 
+    @cached_property
+    def host(self) -> str:
+        """Its TrackingServerUrl's host: `t-<12 digits>.REGION.experiments.sagemaker.aws`, stable for its ARN."""
+        digits = sum(ord(c) * 131**i for i, c in enumerate(self.arn)) % 10**12
+        return f"t-{digits:012d}.{self.arn.split(':')[3]}.experiments.sagemaker.aws"
+
     def describe(self) -> dict[str, Any]:
-        region = self.arn.split(":")[3]
         return {
             **self.summary(),
             "ArtifactStoreUri": self.artifact_store,
             "TrackingServerSize": self.size,
             "RoleArn": self.role_arn,
-            "TrackingServerUrl": f"https://t-{abs(hash(self.arn)) % 10**12:012d}.{region}.experiments.sagemaker.aws",
+            "TrackingServerUrl": self.url or f"https://{self.host}",
             "AutomaticModelRegistration": False,
         }
 

@@ -38,6 +38,11 @@ class Clients:
             self._cache[service] = client
         return client
 
+    def credentials(self) -> Any:
+        """The session's credentials, frozen (a request signed outside boto3: kinds/mlflow/tracking_api.py); None without."""
+        found = self._session.get_credentials()
+        return None if found is None else found.get_frozen_credentials()
+
 
 def default_region(session: boto3.session.Session | None = None) -> str | None:
     """The session's region, else AWS_REGION (which Lambda sets and some botocore versions ignore)."""

@@ -126,8 +126,44 @@ REASONS: dict[str, Reason] = {
             "mlflow-no-usage-signal",
             "running SageMaker MLflow tracking server: AWS documents no evidence of a tracking server's use (no CloudWatch "
             "metric, no record of the MLflow calls it serves; IsActive says only that it runs)",
-            "none AWS offers: stop it when it is not used (its experiments are kept; `reaper restore NAME` starts it), or tag its "
-            "kill date (reaper:kill-after) and the reaper stops it then (docs/kinds/mlflow.md)",
+            "turn on MlflowReads (its own MLflow API and CloudTrail's UI opens), or stop it when it is not used (its experiments "
+            "are kept; `reaper restore NAME` starts it), or tag its kill date (reaper:kill-after) (docs/kinds/mlflow.md)",
+            opt_in="MlflowReads",
+            setting="mlflow_reads",
+        ),
+        Reason(
+            "mlflow-api-refused",
+            "MLflow tracking server whose MLflow API refused the reaper (HTTP 401/403: an SCP, a VPC endpoint policy or an "
+            "aws:SourceIp condition on sagemaker-mlflow:*)",
+            "allow the mlflow function's role (aws:PrincipalArn) sagemaker-mlflow:SearchExperiments and SearchRuns on the server",
+        ),
+        Reason(
+            "mlflow-api-unreachable",
+            "MLflow tracking server whose MLflow API gave no whole answer (network failure, timeout, HTTP 5xx)",
+            "none if it passes: the next sweep reads it again; if it lasts, look at the server in SageMaker Studio",
+        ),
+        Reason(
+            "mlflow-api-unreadable",
+            "MLflow tracking server whose MLflow API answered something that is not its REST API's models, or holds more "
+            "experiments than the reaper reads (5,000)",
+            "look at the server in SageMaker Studio; stop it by hand or tag its kill date if it is not used",
+        ),
+        Reason(
+            "mlflow-api-off-host",
+            "MLflow tracking server whose URL is not https on SageMaker's MLflow domain for its region, or whose API answered "
+            "with a redirect: never followed",
+            "none the reaper makes: look at the server's TrackingServerUrl (DescribeMlflowTrackingServer)",
+        ),
+        Reason(
+            "mlflow-api-not-reached",
+            "MLflow tracking server not read within the sweep's 90 s for MLflow reads",
+            "none if it passes: the next sweep reads the others first; a shorter MlflowSchedule spreads them",
+        ),
+        Reason(
+            "mlflow-cloudtrail-unreadable",
+            "MLflow tracking server whose UI opens CloudTrail could not say (LookupEvents refused, failed, or more events "
+            "in the window than the reaper reads)",
+            "allow the mlflow function's role cloudtrail:LookupEvents (an SCP may deny it), or shorten MlflowIdleHours",
         ),
         Reason(
             "stop-time-unknown",

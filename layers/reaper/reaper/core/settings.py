@@ -166,6 +166,10 @@ class Settings(BaseModel):
     # JupyterReads: read the Jupyter server of running notebooks without the agent, and of the Studio apps idle
     # shutdown does not cover (docs/jupyter-reads.md)
     jupyter_reads: bool = False
+    # MlflowReads: judge a running MLflow tracking server by its own MLflow API (runs, experiments) and CloudTrail's
+    # record of its UI being opened; MlflowIdleHours: how long with none of those is idle (docs/kinds/mlflow.md)
+    mlflow_reads: bool = False
+    mlflow_idle_hours: int = Field(default=24, ge=1, le=2_160)  # at most 90 days: what CloudTrail's LookupEvents holds
     # training-job ceilings
     max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the ceiling tags' bounds (docs/safety.md, item 2)
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
@@ -432,6 +436,8 @@ ENV_VARS: dict[str, str] = {
     "REAPER_ACCOUNT_ID": "account_id",
     "REAPER_ORG_SETTINGS_TABLE": "org_settings_table",
     "REAPER_JUPYTER_READS": "jupyter_reads",
+    "REAPER_MLFLOW_READS": "mlflow_reads",
+    "REAPER_MLFLOW_IDLE_HOURS": "mlflow_idle_hours",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
     "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",

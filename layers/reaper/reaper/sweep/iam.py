@@ -27,6 +27,9 @@ READ_VERBS = ("Describe", "List", "Get", "Search")
 # Permissions of another service that act on a swept resource itself (a command run on an EC2 instance)
 ACTS_ON_SWEPT = frozenset({"ssm:SendCommand"})
 TAG_WRITES = frozenset(p for perms in TAG_WRITE_PERMISSIONS.values() for p in perms)
+# Services that are a swept resource's own door, read only with the admin's consent (a tracking server's MLflow
+# API: MlflowReads): their reads are denied on exempt and production resources like a change (docs/kinds/mlflow.md)
+CONSENT_SERVICES = ("sagemaker-mlflow",)
 
 # Permissions AWS checks beyond the operation's own action. Tag-on-create: an operation that
 # passes Tags is also authorized as the service's tag action on the resource it creates.
@@ -113,7 +116,8 @@ def kind_denied(kind_name: str) -> set[str]:
     """What the Deny backstop must cover for the kind: its destructive permissions, and the reads made only
     with the admin's consent that hold more power than a read (a notebook's presigned URL opens its Jupyter)."""
     kind = kind_registry.get(kind_name)
-    consent = destructive(p for perms in kind.declaration.conditional_permissions.values() for p in perms)
+    conditional = [p for perms in kind.declaration.conditional_permissions.values() for p in perms]
+    consent = destructive(conditional) | {p for p in conditional if p.split(":")[0] in CONSENT_SERVICES}
     return kind_destructive(kind_name) | consent
 
 

@@ -1,10 +1,12 @@
 """SageMaker managed MLflow tracking servers: stopped (their experiments kept), started again by `reaper restore NAME`.
 
-Evidence: none that AWS documents. SageMaker documents no CloudWatch metric for a tracking server
-and no record of the MLflow calls made to it (docs/aws-assumptions.md, "MLflow tracking servers");
-`IsActive` (`Active`/`Inactive`) says whether it runs, not whether anyone uses it. So a running
-server is unknown, never idle (`mlflow-no-usage-signal`): its owner is told once, with what it costs,
-and `reaper coverage` counts it. It is stopped by what its owner or admin declares: a kill date
+Evidence: SageMaker documents no CloudWatch metric for a tracking server (docs/aws-assumptions.md, "MLflow
+tracking servers"); `IsActive` (`Active`/`Inactive`) says whether it runs, not whether anyone uses it. So by
+default a running server is unknown, never idle (`mlflow-no-usage-signal`): its owner is told once, with what
+it costs, and `reaper coverage` counts it. With the admin's opt-in (MlflowReads=on) it is judged by its own
+MLflow REST API (its newest run and experiment activity, signed for `sagemaker-mlflow`) and CloudTrail's record
+of its UI being opened (CreatePresignedMlflowTrackingServerUrl): none of those within MlflowIdleHours is idle;
+a read that fails is unknown (docs/kinds/mlflow.md). It is stopped by what its owner or admin declares: a kill date
 (`reaper:kill-after`), through the usual warning and grace, or a Stop-now button.
 
 Only a running server (`Created`, `Updated`, `Started`, `MaintenanceComplete`) is stopped; one
@@ -47,6 +49,13 @@ DECLARATION = KindDeclaration(
         "sagemaker:ListTags",  # the creation-time notice reads the new server's tags
         "tag:GetResources",  # the tags of what discovery found, in bulk
     ),
+    # MlflowReads=on: the server's own MLflow API (kinds/mlflow/tracking_api.py) and its UI opens in CloudTrail
+    # (kinds/mlflow/ui_opens.py); the MLflow reads are denied on exempt and production servers like a change
+    # MlflowReads reads each server's own API: a long sweep reads only what each part reaches (CloudTrail once a chunk)
+    chunked_signals=True,
+    conditional_permissions={
+        "MlflowReadsOn": ("sagemaker-mlflow:SearchExperiments", "sagemaker-mlflow:SearchRuns", "cloudtrail:LookupEvents")
+    },
     confirm=f"{_P}.actions:confirm",
     # an event's named server and the gate's tag re-read (a sweep reads tags with tag:GetResources)
     change_reads=("sagemaker:ListTags",),
