@@ -218,8 +218,8 @@ class FakeApp:
                 self.deleting_seen = True
 
     def forgotten(self) -> bool:
-        """Shut down more than 24 hours ago: AWS has deleted its metadata (API_DescribeApp, CreationTime)."""
-        self._read()
+        """Shut down more than 24 hours ago: AWS has deleted its metadata (API_DescribeApp, CreationTime). Reads no state:
+        a Deleting app's first read must still say Deleting."""
         return self.status == "Deleted" and self.deleted_at is not None and utcnow() - self.deleted_at > FORGOTTEN_AFTER
 
     def summary(self) -> dict[str, Any]:
