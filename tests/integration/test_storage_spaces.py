@@ -116,3 +116,33 @@ def test_plan_shows_a_priced_space_and_an_unpriced_one_when_its_size_is_missing(
     assert main(["plan", "--kind", "storage"]) == 0
     out = capsys.readouterr().out
     assert unused in out and sizeless in out
+
+
+def test_the_kit_lists_a_spaces_storage_refuses_sizes_outside_the_reference_and_forgets_apps_after_24_hours(aws, sm):
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    # Given a domain and a space with 50 GB of storage
+    dev = seed_studio.domain(sm, "kit")
+    seed_studio.space(sm, dev, "sized", size_gib=50)
+    # Then ListSpaces' summary carries its storage settings (API_SpaceSettingsSummary), as DescribeSpace does
+    [summary] = sm.list_spaces(DomainIdEquals=dev)["Spaces"]
+    assert summary["SpaceSettingsSummary"]["SpaceStorageSettings"] == {"EbsStorageSettings": {"EbsVolumeSizeInGb": 50}}
+    # and a size outside 5-16384 GB is refused by the service (API_EbsStorageSettings), not only by botocore's own check
+    raw = aws.client("sagemaker", config=Config(parameter_validation=False))
+    for size in (4, 16_385):
+        with pytest.raises(ClientError) as refused:
+            seed_studio.space(raw, dev, f"bad-{size}", size_gib=size)
+        assert refused.value.response["Error"]["Code"] == "ValidationException"
+    # Given two apps shut down 23 h and 25 h ago
+    now = datetime.now(UTC)
+    for name, hours in (("recent", 23), ("old", 25)):
+        seed_studio.space(sm, dev, name)
+        arn = seed_studio.app(sm, dev, space_name=name)
+        sagemaker_studio.set_app_times(arn, deleted=now - timedelta(hours=hours))
+    # Then ListApps lists the first as Deleted and has forgotten the second, which DescribeApp no longer finds (API_DescribeApp)
+    listed = {a["SpaceName"]: a["Status"] for a in sm.list_apps(DomainIdEquals=dev)["Apps"]}
+    assert listed == {"recent": "Deleted"}
+    with pytest.raises(ClientError) as gone:
+        sm.describe_app(DomainId=dev, SpaceName="old", AppType="JupyterLab", AppName="default")
+    assert gone.value.response["Error"]["Code"] == "ResourceNotFound"
