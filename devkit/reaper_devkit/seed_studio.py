@@ -73,9 +73,14 @@ def space(
     tags: dict[str, str] | None = None,
     app_type: str = "JupyterLab",
     shared: bool = False,
+    size_gib: int | None = None,
 ) -> str:
-    """A space: private to its owner, or shared (its owner is then who created it; every user of the domain may open it)."""
-    kwargs: dict[str, Any] = {"DomainId": domain_id, "SpaceName": name, "Tags": _tags(tags), "SpaceSettings": {"AppType": app_type}}
+    """A space: private to its owner, or shared (its owner is then who created it; every user of the domain may open it);
+    with `size_gib`, its EBS storage size (`SpaceStorageSettings.EbsStorageSettings.EbsVolumeSizeInGb`)."""
+    settings: dict[str, Any] = {"AppType": app_type}
+    if size_gib is not None:
+        settings["SpaceStorageSettings"] = {"EbsStorageSettings": {"EbsVolumeSizeInGb": size_gib}}
+    kwargs: dict[str, Any] = {"DomainId": domain_id, "SpaceName": name, "Tags": _tags(tags), "SpaceSettings": settings}
     if owner:
         kwargs["OwnershipSettings"] = {"OwnerUserProfileName": owner}
         kwargs["SpaceSharingSettings"] = {"SharingType": "Shared" if shared else "Private"}

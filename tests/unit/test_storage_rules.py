@@ -10,7 +10,7 @@ from reaper.core.policy import read_tags
 from reaper.core.price import SHIPPED, Price
 from reaper.core.settings import Settings
 from reaper.kinds.storage import ActionName
-from reaper.kinds.storage.model import BackupFacts, SnapshotState, StorageSignal, VolumeFacts
+from reaper.kinds.storage.model import BackupFacts, SnapshotState, SpaceFacts, StorageSignal, VolumeFacts
 from reaper.kinds.storage.rules import decide, kill_decision
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
@@ -74,3 +74,36 @@ def test_a_stopped_boxs_volume_is_reported_never_acted_on_and_priced_or_unpriced
     assert kill_decision(r, None, read_tags({}, Settings()), Settings(), NOW, "kill date") is None
     r.set_price(Price(0.0137, SHIPPED, "2026-12-02"))
     assert "$10.00/month" in judge(r, Settings()).reason
+
+
+def space(
+    *,
+    apps: tuple[str, ...] = (),
+    recent: tuple[str, ...] = (),
+    made_weeks: float = 6,
+    changed_weeks: float = 6,
+    size: int | None = 50,
+    tags: dict[str, str] | None = None,
+    state: str = "InService",
+) -> Resource:
+    facts = SpaceFacts("d-dev", "scratch", "ana", size_gib=size, apps=apps, recent_apps=recent)
+    return Resource("storage", "d-dev/scratch", "arn:aws:sagemaker:us-east-1:1:space/d-dev/scratch", "us-east-1", state,
+                    tags={"ml:owner": "a@x", **(tags or {})}, instance_type="Studio space (50 GiB of EBS storage)",
+                    created_at=NOW - timedelta(weeks=made_weeks), changed_at=NOW - timedelta(weeks=changed_weeks), facts=facts)  # fmt: skip
+
+
+def test_a_studio_space_is_reported_only_with_no_app_seen_and_old_dates_and_never_acted_on():
+    s = Settings()
+    d = judge(space(), s)
+    assert d.verdict is Verdict.KEEP and d.notify and d.notify_key == "studio-space" and d.action is None
+    assert "No app run seen since 2026-12-04T12:00:00Z" in d.reason and "last use is unknown" in d.reason
+    assert "unpriced" in d.reason and "$0" not in d.reason and d.evidence["last_use"] is None
+    assert "delete-space --domain-id d-dev --space-name scratch --region us-east-1" in d.reason
+    # in use, ran in the last 24 h, made or changed within StorageIdleWeeks, not InService, production: not reported
+    for r in (space(apps=("JupyterLab/default (Failed)",)), space(recent=("JupyterLab/default (Deleted)",)),
+              space(made_weeks=1), space(changed_weeks=1), space(state="Updating"), space(tags={"ml:stage": "prod"})):  # fmt: skip
+        assert not judge(r, s).notify, r
+    assert kill_decision(space(), None, read_tags({}, s), s, NOW, "kill date") is None
+    priced = space()
+    priced.set_price(Price(0.0068, SHIPPED, "2026-12-02"))
+    assert "$4.96/month" in judge(priced, s).reason

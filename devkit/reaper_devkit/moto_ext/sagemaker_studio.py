@@ -54,6 +54,16 @@ What is added (moto's backend and response classes, so in-process and server mod
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_SpaceSharingSettings.html
 - CreateApp refuses a `ResourceSpec.SageMakerImageVersionAlias` that is not SemVer as the reference's pattern says.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceSpec.html
+- A space's storage (issue 38): ListSpaces' `SpaceSettingsSummary` carries `SpaceStorageSettings` as the reference's
+  SpaceSettingsSummary lists it ("AppType", "RemoteAccess", "SpaceStorageSettings"), DescribeSpace its `SpaceSettings`;
+  CreateSpace refuses (ValidationException) an `EbsVolumeSizeInGb` outside "Minimum: 5 Maximum: 16384"
+  (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_SpaceSettingsSummary.html,
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_EbsStorageSettings.html). `set_space_times()` sets a
+  space's CreationTime and LastModifiedTime.
+- A Deleted app is forgotten 24 hours after it was shut down: ListApps no longer lists it and DescribeApp answers
+  ResourceNotFound. DescribeApp's CreationTime: "After an application has been shut down for 24 hours, SageMaker AI
+  deletes all metadata for the application." https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeApp.html
+  `set_app_times(deleted=...)` says when an app was shut down.
 - AddTags/ListTags/DeleteTags take app, user-profile and space ARNs (their names hold slashes),
   and the Resource Groups Tagging API returns them as `sagemaker:app`, `sagemaker:user-profile`,
   `sagemaker:space` (GetResources "supports all resource types":
@@ -66,7 +76,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from moto.core.resource_tagging import TaggedResource
@@ -105,6 +115,8 @@ CANVAS_MEMBERS = frozenset(
     }
 )
 SHARING_TYPES = ("Private", "Shared")
+EBS_SIZE_RANGE = (5, 16_384)  # API_EbsStorageSettings.html, EbsVolumeSizeInGb "Valid Range"
+FORGOTTEN_AFTER = timedelta(hours=24)  # API_DescribeApp.html, CreationTime: metadata deleted 24 h after shut down
 # API_ResourceSpec.html, SageMakerImageVersionAlias "Pattern"
 VERSION_ALIAS = re.compile(
     r"(^\d+$)|(^\d+.\d+$)|(^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
@@ -147,6 +159,7 @@ class FakeSpace:
     sharing: str
     tags: list[dict[str, str]]
     created: datetime = field(default_factory=utcnow)
+    modified: datetime | None = None  # None: never changed since it was made
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -155,7 +168,7 @@ class FakeSpace:
             "SpaceName": self.name,
             "Status": "InService",
             "CreationTime": self.created,
-            "LastModifiedTime": self.created,
+            "LastModifiedTime": self.modified or self.created,
             "SpaceSettings": self.settings,
             "SpaceSharingSettings": {"SharingType": self.sharing},
         }
@@ -169,8 +182,10 @@ class FakeSpace:
             "SpaceName": self.name,
             "Status": "InService",
             "CreationTime": self.created,
-            "LastModifiedTime": self.created,
-            "SpaceSettingsSummary": {"AppType": self.settings.get("AppType")} if self.settings.get("AppType") else {},
+            "LastModifiedTime": self.modified or self.created,
+            "SpaceSettingsSummary": {
+                k: self.settings[k] for k in ("AppType", "RemoteAccess", "SpaceStorageSettings") if self.settings.get(k)
+            },
             "SpaceSharingSettingsSummary": {"SharingType": self.sharing},
         }
         if self.owner:
@@ -192,6 +207,7 @@ class FakeApp:
     created: datetime = field(default_factory=utcnow)
     last_health_check: datetime | None = None  # None: a healthy app, checked just now
     deleting_seen: bool = False
+    deleted_at: datetime | None = None  # when it was shut down (DeleteApp)
 
     def _read(self) -> None:
         """A deleted app reads `Deleting` once, then `Deleted` (AWS takes a minute or two)."""
@@ -200,6 +216,11 @@ class FakeApp:
                 self.status = "Deleted"
             else:
                 self.deleting_seen = True
+
+    def forgotten(self) -> bool:
+        """Shut down more than 24 hours ago: AWS has deleted its metadata (API_DescribeApp, CreationTime). Reads no state:
+        a Deleting app's first read must still say Deleting."""
+        return self.status == "Deleted" and self.deleted_at is not None and utcnow() - self.deleted_at > FORGOTTEN_AFTER
 
     def summary(self) -> dict[str, Any]:
         self._read()
@@ -274,7 +295,7 @@ def _app(backend: Any, p: Any) -> FakeApp:
         raise ValidationError(message="Either UserProfileName or SpaceName must be set.")
     arn = _arn(backend, f"app/{p('DomainId')}/{owner}/{p('AppType')}/{p('AppName')}")
     app = s.apps.get(arn)
-    if app is None:
+    if app is None or app.forgotten():
         raise ResourceNotFound(message=f"App '{arn}' does not exist.")
     return app
 
@@ -315,6 +336,14 @@ def checked_sharing(sharing: str) -> str:
     if sharing not in SHARING_TYPES:
         raise ValidationError(message=f"Value '{sharing}' at 'spaceSharingSettings.sharingType' failed to satisfy constraint")
     return sharing
+
+
+def checked_storage(space_settings: dict[str, Any] | None) -> None:
+    """A space's EBS size, refused outside the reference's range (API_EbsStorageSettings: 5 to 16384 GB)."""
+    size = (((space_settings or {}).get("SpaceStorageSettings") or {}).get("EbsStorageSettings") or {}).get("EbsVolumeSizeInGb")
+    if size is not None and not EBS_SIZE_RANGE[0] <= int(size) <= EBS_SIZE_RANGE[1]:
+        at = "spaceSettings.spaceStorageSettings.ebsStorageSettings.ebsVolumeSizeInGb"
+        raise ValidationError(message=f"Value '{size}' at '{at}' failed to satisfy constraint")
 
 
 def checked_spec(spec: dict[str, Any]) -> dict[str, Any]:
@@ -403,6 +432,7 @@ def create_space(self: Any) -> ActionResult:
     if arn in s.spaces:
         raise ResourceInUseException(message=f"Space {p('SpaceName')} already exists.")
     owner = (p("OwnershipSettings") or {}).get("OwnerUserProfileName")
+    checked_storage(p("SpaceSettings"))
     sharing = checked_sharing((p("SpaceSharingSettings") or {}).get("SharingType", "Private" if owner else "Shared"))
     s.spaces[arn] = FakeSpace(arn, domain_id, p("SpaceName"), p("SpaceSettings") or {}, owner, sharing, list(p("Tags") or []))
     return ActionResult({"SpaceArn": arn})
@@ -452,7 +482,8 @@ def list_apps(self: Any) -> ActionResult:
     rows = [
         a.summary()
         for a in store(b).apps.values()
-        if p("DomainIdEquals") in (None, a.domain_id)
+        if not a.forgotten()
+        and p("DomainIdEquals") in (None, a.domain_id)
         and p("UserProfileNameEquals") in (None, a.user_profile)
         and p("SpaceNameEquals") in (None, a.space)
     ]
@@ -466,7 +497,7 @@ def delete_app(self: Any) -> EmptyResult:
         raise ResourceNotFound(message=f"App '{app.arn}' does not exist (it was deleted).")
     if app.status != "InService":
         raise ResourceInUseException(message=f"App '{app.arn}' is {app.status}: it can be deleted only when InService.")
-    app.status, app.deleting_seen = "Deleting", False
+    app.status, app.deleting_seen, app.deleted_at = "Deleting", False, utcnow()
     return EmptyResult()
 
 
@@ -526,13 +557,30 @@ def app_for(arn: str) -> FakeApp:
     raise KeyError(arn)
 
 
-def set_app_times(arn: str, *, created: datetime | None = None, last_health_check: datetime | None = None) -> None:
-    """Make an app look as if it was created, or last health-checked, at these times."""
+def set_app_times(
+    arn: str, *, created: datetime | None = None, last_health_check: datetime | None = None, deleted: datetime | None = None
+) -> None:
+    """Make an app look as if it was created, last health-checked, or shut down (`deleted`: Deleted since) at these times."""
     app = app_for(arn)
     if created is not None:
         app.created = _naive(created)
     if last_health_check is not None:
         app.last_health_check = _naive(last_health_check)
+    if deleted is not None:
+        app.status, app.deleted_at = "Deleted", _naive(deleted)
+
+
+def set_space_times(arn: str, *, created: datetime | None = None, modified: datetime | None = None) -> None:
+    """Make a space look as if it was made, or last changed, at these times (CreationTime, LastModifiedTime)."""
+    for b in _backends():
+        space = store(b).spaces.get(arn)
+        if space is not None:
+            if created is not None:
+                space.created = _naive(created)
+            if modified is not None:
+                space.modified = _naive(modified)
+            return
+    raise KeyError(arn)
 
 
 def _checked_create_domain(original: Callable[[Any], Any]) -> Callable[[Any], Any]:

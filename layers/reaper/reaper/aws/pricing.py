@@ -50,6 +50,7 @@ BEDROCK_TOKENS = "bedrock-tokens"  # "<model id>/input|output" -> USD per 1,000 
 # says "unpriced", never $0 (docs/kinds/storage.md)
 EBS_GB_MONTH = "ebs-gb-month"  # row: the volume type (gp3, gp2, io2, ...)
 FSX_BACKUP_GB_MONTH = "fsx-backup-gb-month"  # row: "lustre"
+STUDIO_SPACE_GB_MONTH = "sagemaker-space-gb-month"  # a Studio space's EBS storage; row: "ebs" (no row shipped: unpriced)
 
 # which Price List service answers a section; SageMaker's four sections come from one request per type
 _GROUP = {

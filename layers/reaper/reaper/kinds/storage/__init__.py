@@ -13,12 +13,16 @@ Which (docs/kinds/storage.md):
     monthly cost, never changed (a stopped box's volumes are its disks: deleting one would break it).
   * Bedrock imported models made `StorageIdleWeeks` weeks ago or more: reported with their monthly cost,
     never changed (a deleted one comes back only by importing it again).
+  * SageMaker Studio spaces with no app running and none in the last 24 hours, made and last changed
+    `StorageIdleWeeks` weeks ago or more: reported once with their storage's monthly cost, never changed (deleting a
+    space deletes its EBS volume: kinds/storage/spaces.py).
 
 Reads per sweep: DescribeBackups (one filtered listing; its answer holds the tags), DescribeFileSystems
 (which backed-up file systems still exist), DescribeVolumes (ML volumes, unattached; tags come with it),
 DescribeSnapshots by id (the snapshots phase 1 started, 1,000 a call) only when there are some,
 DescribeInstances (stopped instances), DescribeInstanceTypes (the types found stopped), ListImportedModels and
-one ListTagsForResource per imported model.
+one ListTagsForResource per imported model; ListDomains, ListSpaces, ListApps (100 a page), DescribeSpace only for a space
+whose summary lacks its size, and GetResources for the tags of domains, spaces and user profiles.
 
 This module is the declaration only; the parts it names are imported on first use.
 """
@@ -60,6 +64,11 @@ DECLARATION = KindDeclaration(
         "bedrock:ListImportedModels",
         "bedrock:ListTagsForResource",  # an imported model's tags (the Tagging API does not list them)
         "sts:GetCallerIdentity",  # the account a volume's ARN names, only where REAPER_ACCOUNT_ID is not set (the CLI)
+        "sagemaker:ListDomains",  # Studio spaces (kinds/storage/spaces.py): reported, never changed
+        "sagemaker:ListSpaces",
+        "sagemaker:DescribeSpace",  # only a space whose ListSpaces summary does not give its storage size
+        "sagemaker:ListApps",
+        "tag:GetResources",  # the tags of domains, spaces and user profiles, in bulk
     ),
     confirm=f"{_P}.actions:confirm",
     change_reads=("fsx:ListTagsForResource",),  # a backup's protection, re-read just before it is deleted

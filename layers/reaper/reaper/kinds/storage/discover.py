@@ -24,6 +24,7 @@ from reaper.aws.clients import Clients
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
+from reaper.kinds.storage import spaces
 from reaper.kinds.storage.model import KIND, ML_TAG_KEYS, SNAPSHOT_TAG, SOURCE_FS_TAG, BackupFacts, ImportedModelFacts, VolumeFacts
 
 PAGE = 500  # DescribeVolumes: MaxResults 5-500 (API_DescribeVolumes)
@@ -40,6 +41,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
         *ml_volumes(clients, settings, account),
         *stopped_box_volumes(clients, settings, now, account),
         *imported_models(clients, settings, now),
+        *spaces.studio_spaces(clients, settings, now),  # kinds/storage/spaces.py
     ]
 
 

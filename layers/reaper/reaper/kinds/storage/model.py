@@ -40,6 +40,22 @@ class ImportedModelFacts:
 
 
 @dataclass(frozen=True)
+class SpaceFacts:
+    """A SageMaker Studio space (kinds/storage/spaces.py): its EBS storage is billed until someone deletes the space.
+
+    `apps` are its apps ListApps lists that are not Deleted (in use); `recent_apps` those Deleted that ListApps still
+    lists, i.e. shut down within the last 24 hours (AWS then forgets them: API_DescribeApp, CreationTime)."""
+
+    domain_id: str
+    space_name: str
+    owner_profile: str | None = None
+    shared: bool = False
+    size_gib: int | None = None  # SpaceStorageSettings.EbsStorageSettings.EbsVolumeSizeInGb; None: AWS does not say
+    apps: tuple[str, ...] = ()  # "JupyterLab/default (InService)"
+    recent_apps: tuple[str, ...] = ()  # "JupyterLab/default (Deleted)"
+
+
+@dataclass(frozen=True)
 class VolumeFacts:
     """What DescribeVolumes says of a volume that a restore and the rules need."""
 

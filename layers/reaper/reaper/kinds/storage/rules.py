@@ -14,11 +14,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper.core.model import HOURS_PER_MONTH, Decision, Resource, Verdict
-from reaper.core.policy import TagView
+from reaper.core.policy import TagView, is_production
 from reaper.core.settings import Settings
 from reaper.core.timeutil import human_duration, iso
 from reaper.kinds.storage import ActionName
-from reaper.kinds.storage.model import KIND, SNAPSHOT_TAG, BackupFacts, ImportedModelFacts, SnapshotState, StorageSignal, VolumeFacts
+from reaper.kinds.storage.model import (
+    KIND,
+    SNAPSHOT_TAG,
+    BackupFacts,
+    ImportedModelFacts,
+    SnapshotState,
+    SpaceFacts,
+    StorageSignal,
+    VolumeFacts,
+)
 
 
 def monthly(resource: Resource) -> str:
@@ -38,6 +47,8 @@ def decide(resource: Resource, signal: StorageSignal | None, view: TagView, sett
         return decide_backup(resource, resource.facts, view, settings, now)
     if isinstance(resource.facts, ImportedModelFacts):
         return _imported_model(resource, now)
+    if isinstance(resource.facts, SpaceFacts):
+        return decide_space(resource, resource.facts, view, settings, now)
     facts = resource.facts_as(VolumeFacts)
     if facts.instance_id is not None:
         return _stopped_box(resource, facts, now)
@@ -169,6 +180,52 @@ def _imported_model(resource: Resource, now: datetime) -> Decision:
         notify=True,
         notify_key="imported-model",
     )
+
+
+APP_RECORD_KEPT = timedelta(hours=24)  # AWS deletes a shut-down app's metadata after 24 h (API_DescribeApp, CreationTime)
+
+
+def decide_space(resource: Resource, facts: SpaceFacts, view: TagView, settings: Settings, now: datetime) -> Decision:
+    """A Studio space: in use while an app is not Deleted; reported (never changed) when nothing ran in the 24 h ListApps
+    remembers and the space was made and last changed StorageIdleWeeks ago. Its last use before that is unknown.
+    A production space (its own stage or its domain's) is not reported: the finding is only a report, and production's."""
+    evidence = _evidence(
+        resource, domain=facts.domain_id, space=facts.space_name, size_gib=facts.size_gib, owner_profile=facts.owner_profile
+    )
+    if is_production(view, settings):
+        return Decision(Verdict.KEEP, "a production space: its storage is not reported", evidence=evidence)
+    if resource.state != "InService":
+        return Decision(Verdict.KEEP, f"space {resource.state}: only InService spaces are reported", evidence=evidence)
+    if facts.apps:
+        return Decision(Verdict.KEEP, f"in use: {', '.join(facts.apps)}", evidence=evidence)
+    if facts.recent_apps:
+        return Decision(
+            Verdict.KEEP,
+            f"an app ran in the last 24 h: {', '.join(facts.recent_apps)} (AWS lists a shut-down app for 24 h)",
+            evidence=evidence,
+        )
+    dated = [t for t in (resource.created_at, resource.changed_at) if t is not None]
+    idle = timedelta(weeks=settings.storage_idle_weeks)
+    if not dated or now - max(dated) < idle:
+        when = f"made or changed {human_duration(now - max(dated))} ago" if dated else "AWS does not say when it was made"
+        return Decision(Verdict.KEEP, f"{when}, within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)", evidence=evidence)
+    seen = iso(now - APP_RECORD_KEPT)
+    return Decision(
+        Verdict.KEEP,
+        f"a Studio space with no app running: {resource.instance_type}, {monthly(resource)}; owner "
+        f"{facts.owner_profile or 'none (a shared space)'}. No app run seen since {seen} (ListApps keeps a shut-down app 24 h; "
+        f"AWS records no earlier use, so its last use is unknown); made {_date(resource.created_at)}, last changed "
+        f"{_date(resource.changed_at)}. The reaper never deletes a space. Deleting it deletes its EBS volume and every file "
+        f"on it, which cannot be brought back: copy what matters first, then `aws sagemaker delete-space --domain-id "
+        f"{facts.domain_id} --space-name {facts.space_name} --region {resource.region}`",
+        evidence={**evidence, "no_app_since": seen, "last_use": None},
+        notify=True,
+        notify_key="studio-space",  # once per space (the key is the space's ARN and this)
+    )
+
+
+def _date(at: datetime | None) -> str:
+    return iso(at) if at is not None else "(AWS does not say)"
 
 
 def kill_decision(
