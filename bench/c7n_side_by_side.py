@@ -133,9 +133,20 @@ def reaper_side(url: str, counter: CountingApp, kind: str, n: int) -> dict[str, 
         "would_act": sum(1 for o in planned if o.verdict.value == "act"),
         "executed": sum(1 for o in outcomes if o.executed),
         "errors": sorted({o.reason[:200] for o in outcomes if o.verdict.value == "error"})[:5],
+        # why resources the seed made idle (or idle with an instance store) were not acted on: the first words of each reason
+        "idle_kept_reasons": kept_reasons(outcomes, seen),
         # the same calls counted in the client (reaper_devkit.calls): the server's count is checked against it
         "client_side_totals": {"dry_run": client_dry.total(), "enforce": client_act.total()},
     }
+
+
+def kept_reasons(outcomes: list[Any], seen: truth.Truth) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for o in outcomes:
+        if not o.executed and seen.classes.get(o.resource.id) in (truth.IDLE, truth.IDLE_INSTANCE_STORE):
+            key = f"{o.verdict.value}: {o.reason[:90]}"
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1])[:8])
 
 
 def summarize(dry: Tally, act: Tally, seen: truth.Truth) -> dict[str, Any]:
@@ -172,6 +183,31 @@ def per(calls: int, actions: int) -> float | None:
     return round(calls / actions, 3) if actions else None
 
 
+def table(results: dict[str, Any]) -> str:
+    """The docs' table (docs/performance.md, "Side by side with Cloud Custodian") from a results file."""
+    lines = [
+        "| kind | tool | dry run: calls | acting run: calls | acted on | busy acted on | other not-idle acted on "
+        "| idle missed | calls/action | without the log's calls | calls/action beyond its dry run |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def num(x: float | None) -> str:
+        return "–" if x is None else f"{x:,.3f}"
+
+    for kind, sides in results["kinds"].items():
+        for tool in ("custodian", "reaper"):
+            r = sides.get(tool)
+            if r is None:
+                continue
+            lines.append(
+                f"| {kind} | {tool} | {r['dry_run']['calls_total']:,} | {r['enforce']['calls_total']:,} | {r['acted_on']:,} "
+                f"| {r['busy_acted_on']:,} | {r['not_idle_acted_on'] - r['busy_acted_on']:,} | {r['idle_missed']:,} "
+                f"| {num(r['calls_per_action'])} | {num(r['calls_per_action_without_bookkeeping'])} "
+                f"| {num(r['calls_per_action_beyond_dry_run'])} |"
+            )
+    return "\n".join(lines)
+
+
 def custodian_version(custodian: str) -> str:
     done = subprocess.run([custodian, "version"], capture_output=True, text=True)
     return done.stdout.strip() or done.stderr.strip()
@@ -183,7 +219,11 @@ def main() -> int:
     p.add_argument("--kind", action="append", choices=sorted(SEEDERS), default=[])
     p.add_argument("--custodian", default="/work/c7n-venv/bin/custodian")
     p.add_argument("--out")
+    p.add_argument("--table", metavar="RESULTS", help="instead: print the docs' table from a results file")
     args = p.parse_args()
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())))
+        return 0
     out = Path(args.out or ROOT / "bench" / "results" / f"c7n-side-by-side-{args.n}.json")
     results: dict[str, Any] = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
