@@ -160,13 +160,13 @@ def summarize(dry: Tally, act: Tally, seen: truth.Truth) -> dict[str, Any]:
     idle = {r for r, c in seen.classes.items() if c == truth.IDLE}
     calls = act.by_operation()
     own = {op: c for op, c in calls.items() if not op.startswith(BOOKKEEPING)}
-    changes = sum(1 for _ in act.changed)
+    changes = len(act.changed)  # with repeats: a batch call names many, a retried call names its resource again
     return {
         "resources": len(seen.classes),
         "seeded_classes": seen.counts(),
         "dry_run": {"calls_total": dry.total(), "calls": dry.by_operation()},
         "enforce": {"calls_total": act.total(), "calls": calls},
-        "change_calls_naming_a_resource": changes,
+        "resources_named_by_change_calls": changes,
         "acted_on": len(acted),
         "acted_on_by_class": dict(sorted(by_class.items())),
         "busy_acted_on": by_class.get(truth.BUSY, 0),

@@ -120,7 +120,17 @@ class CountingApp:
             query = environ.get("QUERY_STRING", "")
             op = operation_of(headers, environ.get("PATH_INFO", ""), query, body)
             if op is not None:
-                tally.add(op, targets_of(op, query, body))
+                status: list[str] = []
+
+                def answered(code: str, *args: Any, **kwargs: Any) -> Any:
+                    status.append(code)
+                    return start_response(code, *args, **kwargs)
+
+                out = self.app(environ, answered)
+                # a change the server refused (4xx, 5xx) acted on nothing; the call still counts
+                accepted = bool(status) and status[0][:1] == "2"
+                tally.add(op, targets_of(op, query, body) if accepted else [])
+                return out
         return self.app(environ, start_response)
 
     @contextmanager

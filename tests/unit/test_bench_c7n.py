@@ -48,19 +48,21 @@ def test_the_server_counts_what_the_client_made_and_the_resources_it_changed() -
             sm.list_notebook_instances()
             ec2.describe_instances()
             ec2.stop_instances(InstanceIds=ids)
+            with pytest.raises(ec2.exceptions.ClientError):  # refused: counted as a call, acting on nothing
+                ec2.stop_instances(InstanceIds=["i-0123456789abcdef0"])
             now = datetime.now(UTC)
             cw.get_metric_statistics(
                 Namespace="AWS/EC2", MetricName="CPUUtilization", StartTime=now - timedelta(hours=1), EndTime=now, Period=300,
                 Statistics=["Maximum"], Dimensions=[{"Name": "InstanceId", "Value": ids[0]}],
             )  # fmt: skip
-    # Then the server saw each call once, named as the client's own recorder names it, and the two instances stopped
+    # Then the server saw each call once, named as the client's own recorder names it, and only the two instances stopped
     assert (
         tally.by_operation()
         == client.by_operation()
         == {
             "cloudwatch:GetMetricStatistics": 1,
             "ec2:DescribeInstances": 1,
-            "ec2:StopInstances": 1,
+            "ec2:StopInstances": 2,
             "sagemaker:ListNotebookInstances": 1,
         }
     )
