@@ -59,9 +59,10 @@ PriceBook = Callable[[str, str, str | None], tuple[float, str] | None]
 def list_price(section: str, region: str, key: str | None) -> tuple[float, str] | None:
     """A price and where it comes from, from reaper.aws.pricing's table (None: unpriced)."""
     found = pricing.row(section, region, key)
-    if found is None or found.get("usd") is None:
+    usd = None if found is None else found.get("usd")
+    if found is None or usd is None:
         return None
-    return float(found["usd"]), f"{found.get('source') or 'price table'} ({found.get('as_of') or 'undated'})"
+    return float(usd), f"{found.get('source') or 'price table'} ({found.get('as_of') or 'undated'})"
 
 
 def price_book(pricer: pricing.Pricer, unit_hour_override: float = 0.0) -> PriceBook:
