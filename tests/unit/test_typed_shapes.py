@@ -12,6 +12,7 @@ import botocore.session
 import pytest
 
 from reaper.aws import anomalies, budgets, discounts, faults, jupyter, log_pages, metrics, price_list, tagging
+from reaper.kinds.bedrock_pt import discover as bedrock_discover
 from reaper.kinds.fsx import shapes as fsx
 from reaper.org import click
 from reaper.report import bill, savings_metric, units
@@ -91,6 +92,7 @@ NAMED = [
     (fsx.FileSystemDataSource, "sagemaker", "FileSystemDataSource"),
     (fsx.DataSource, "sagemaker", "DataSource"),
     (fsx.Channel, "sagemaker", "Channel"),
+    (bedrock_discover.ProvisionedModelSummary, "bedrock", "ProvisionedModelSummary"),
 ]
 
 
