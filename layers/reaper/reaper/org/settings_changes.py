@@ -7,7 +7,7 @@ line (reaper.org.settings.reconcile). The hourly run only reconciles (accounts m
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -26,14 +26,16 @@ Post = Callable[[NoticeMessage], None]  # the central function's: rendered (reap
 
 
 def take_changes(
-    records: list[dict[str, Any]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
+    records: list[Mapping[str, object]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
 ) -> list[NoticeMessage]:
     """Record and post each SET change once; returns the notices told this time."""
     told: list[NoticeMessage] = []
     for record in records:
-        if record.get("eventSource") != "aws:dynamodb" or not isinstance(record.get("dynamodb"), dict):
+        change = record.get(
+            "dynamodb"
+        )  # a StreamRecord (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_StreamRecord.html)
+        if record.get("eventSource") != "aws:dynamodb" or not isinstance(change, dict):
             raise BadEventError("the central settings function takes the settings table's stream records")
-        change = record["dynamodb"]
         if (change.get("Keys") or {}).get("pk", {}).get("S") != SET:
             continue  # an effective item (the stream's filter keeps them out; a test may not)
         event_id = str(record.get("eventID") or change.get("SequenceNumber"))
