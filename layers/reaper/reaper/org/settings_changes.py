@@ -13,7 +13,7 @@ from typing import Any
 
 from reaper.core.errors import BadEventError
 from reaper.core.observability import MetricUnit, metrics
-from reaper.org.settings import SET, AccountsUnder, change_notice, reconcile
+from reaper.org.settings import SET, AccountsUnder, Reconciled, change_notice, reconcile
 from reaper.record.actionlog import ActionLog
 from reaper.record.message import NoticeMessage
 
@@ -21,6 +21,11 @@ log = logging.getLogger("reaper")
 
 LOG_PERMISSIONS = ("dynamodb:PutItem",)  # the organisation's log: the claim and the record
 STREAM_PERMISSIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams")
+
+
+class SettingsRun(Reconciled):
+    told: list[str]  # the titles of the notices told this time
+
 
 Post = Callable[[NoticeMessage], None]  # the central function's: rendered (reaper.slack.message) and posted
 
@@ -63,7 +68,7 @@ def handle(
     post: Post | None,
     central_account: str,
     now: datetime,
-) -> dict[str, Any]:
+) -> SettingsRun:
     told = take_changes(list(event.get("Records") or []), org_log, post, central_account, now) if "Records" in event else []
     result = reconcile(dynamodb, settings_table, accounts_under, now)
     return {**result, "told": [n.title for n in told]}
