@@ -16,7 +16,7 @@ ACCOUNTS_UNDER = CENTRAL.accounts_under()
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> settings_changes.SettingsRun:
     settings = CENTRAL.settings
     result = settings_changes.handle(
         event,

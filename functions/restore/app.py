@@ -7,12 +7,12 @@ from typing import Any
 
 from reaper import wiring
 from reaper.core.observability import logger, metrics
-from reaper.restore.request import handle_restore_request
+from reaper.restore.request import RestoreAnswer, handle_restore_request
 
 RUNTIME = wiring.kind_runtime("endpoint", "fsx")  # the kinds that can restore
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> RestoreAnswer:
     return handle_restore_request(event, RUNTIME)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reaper.core.errors import BadEventError
 from reaper.handlers import handle_kind_event
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
@@ -116,6 +117,16 @@ def test_running_jobs_and_jobs_without_fsx_are_skipped(aws, wired, lambda_contex
     result = load_function("fsx").handler(ev, lambda_context)
     assert skipped in result["skipped"] and result["checked"] == []
     assert schedules(aws) == []
+
+
+def test_a_channel_whose_file_system_id_is_not_text_is_refused_and_nothing_is_checked(aws, wired, lambda_context):
+    """InputDataConfig is read as SageMaker's Channel (docs/aws-assumptions.md TS-13): FileSystemId is a string."""
+    ev = event(JOB_EVENT)
+    source = {"FileSystemId": 123, "FileSystemType": "FSxLustre", "FileSystemAccessMode": "ro", "DirectoryPath": "/fsx/data"}
+    ev["detail"] = {**ev["detail"], "InputDataConfig": [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": source}}]}
+    with recording() as calls, pytest.raises(BadEventError, match="InputDataConfig"):
+        load_function("fsx").handler(ev, lambda_context)
+    assert not any(name.startswith("fsx:") for name in calls.calls) and schedules(aws) == []
 
 
 def test_without_the_scheduler_wiring_it_still_looks_and_says_none_was_arranged(aws, sm, deployed_env, lambda_context):

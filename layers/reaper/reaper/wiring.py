@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -183,7 +183,7 @@ def anomaly_alerts(settings: Settings, clients: Clients) -> AnomalyAlerts | None
     )
 
 
-Invoke = Callable[[str, dict[str, Any]], None]
+Invoke = Callable[[str, Mapping[str, object]], None]
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def interactions(settings: Settings) -> Interactions:
     targets = click_targets(os.environ.get("REAPER_CLICK_TARGETS", ""))
     lambda_ = boto3.client("lambda", config=RETRY_CONFIG)
 
-    def invoke(target: str, event: dict[str, Any]) -> None:
+    def invoke(target: str, event: Mapping[str, object]) -> None:
         """Asynchronously: Slack's 3 seconds are too short for a stop or a restore."""
         lambda_.invoke(FunctionName=targets[target], InvocationType="Event", Payload=json.dumps(event).encode())
 

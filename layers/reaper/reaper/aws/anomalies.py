@@ -23,14 +23,15 @@ paginated GetResources on the project's tag). No owner: the admin channel.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reaper.aws.faults import error_code
+from reaper.aws.tagging import GetResourcesOutput
 from reaper.core.policy import OWNER, PROJECT
 
 CE_REGION = "us-east-1"  # Cost Explorer's one endpoint
@@ -58,20 +59,52 @@ class Setup:
     created: tuple[str, ...]  # what this call created (empty when everything was there)
 
 
-def _pages(call: Any, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+class TagSpec(TypedDict, total=False):
+    Key: str
+
+
+class MonitorSpecification(TypedDict, total=False):
+    """An Expression (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html): its Tags."""
+
+    Tags: TagSpec
+
+
+class AnomalyMonitor(TypedDict, total=False):
+    """The members read of an AnomalyMonitor (API_AnomalyMonitor.html, cited above)."""
+
+    MonitorArn: str
+    MonitorName: str
+    MonitorDimension: str
+    MonitorSpecification: MonitorSpecification
+
+
+class AnomalySubscription(TypedDict, total=False):
+    """The members read of an AnomalySubscription (API_AnomalySubscription.html, cited above)."""
+
+    SubscriptionArn: str
+    SubscriptionName: str
+
+
+Item = TypeVar("Item", AnomalyMonitor, AnomalySubscription)
+
+
+def _pages(call: Callable[..., object], key: str, shape: type[Item]) -> Iterator[Item]:
+    """GetAnomalyMonitors / GetAnomalySubscriptions pages, followed by NextPageToken
+    (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetAnomalyMonitors.html)."""
+    params: dict[str, str] = {}
     while True:
-        page = call(**params)
-        yield from page.get(key, [])
+        page = cast(dict[str, object], call(**params))
+        yield from cast(list[Item], page.get(key, []))
         token = page.get("NextPageToken")
         if not token:
             return
-        params["NextPageToken"] = token
+        params["NextPageToken"] = str(token)
 
 
 def ensure(ce: Any, topic_arn: str, threshold_usd: float) -> Setup:
     """The monitors and the subscription, created only where missing (found by name)."""
     created: list[str] = []
-    found = {m["MonitorName"]: m["MonitorArn"] for m in _pages(ce.get_anomaly_monitors, "AnomalyMonitors")}
+    found = {m["MonitorName"]: m["MonitorArn"] for m in _pages(ce.get_anomaly_monitors, "AnomalyMonitors", AnomalyMonitor)}
     monitors: dict[str, str] = {}
     for key in TAG_KEYS:
         name = monitor_name(key)
@@ -85,7 +118,7 @@ def ensure(ce: Any, topic_arn: str, threshold_usd: float) -> Setup:
             found[name] = ce.create_anomaly_monitor(AnomalyMonitor=spec)["MonitorArn"]
             created.append(name)
         monitors[key] = found[name]
-    for sub in _pages(ce.get_anomaly_subscriptions, "AnomalySubscriptions"):
+    for sub in _pages(ce.get_anomaly_subscriptions, "AnomalySubscriptions", AnomalySubscription):
         if sub.get("SubscriptionName") == SUBSCRIPTION:
             return Setup(monitors, sub["SubscriptionArn"], tuple(created))
     threshold = {"Key": "ANOMALY_TOTAL_IMPACT_ABSOLUTE", "MatchOptions": ["GREATER_THAN_OR_EQUAL"], "Values": [f"{threshold_usd:g}"]}
@@ -143,7 +176,7 @@ class Alert(BaseModel):
 def tag_key_of(ce: Any, monitor_arn: str) -> str | None:
     """The tag a monitor watches (None: not a tag monitor, or not one this account has)."""
     try:
-        found = ce.get_anomaly_monitors(MonitorArnList=[monitor_arn]).get("AnomalyMonitors", [])
+        found = cast(list[AnomalyMonitor], ce.get_anomaly_monitors(MonitorArnList=[monitor_arn]).get("AnomalyMonitors", []))
     except ClientError as exc:  # a monitor this account does not know: the admin's alert, not a failure
         if error_code(exc) == "UnknownMonitorException":
             return None
@@ -158,17 +191,18 @@ def tag_key_of(ce: Any, monitor_arn: str) -> str | None:
 def project_owner(tagging: Any, project: str) -> str | None:
     """The ml:owner most of the project's resources carry (ties: the first by name); None when none has one."""
     owners: Counter[str] = Counter()
-    params: dict[str, Any] = {"TagFilters": [{"Key": PROJECT, "Values": [project]}], "ResourcesPerPage": 100}
+    token = ""
     while True:
-        page = tagging.get_resources(**params)
+        more = {"PaginationToken": token} if token else {}
+        answer = tagging.get_resources(TagFilters=[{"Key": PROJECT, "Values": [project]}], ResourcesPerPage=100, **more)
+        page = cast(GetResourcesOutput, answer)
         for item in page.get("ResourceTagMappingList", []):
             tags = {t["Key"].strip().lower(): t["Value"].strip() for t in item.get("Tags", [])}
             if tags.get(OWNER):
                 owners[tags[OWNER]] += 1
-        token = page.get("PaginationToken")
+        token = page.get("PaginationToken", "")
         if not token:
             break
-        params["PaginationToken"] = token
     if not owners:
         return None
     return sorted(owners.items(), key=lambda kv: (-kv[1], kv[0].lower()))[0][0]

@@ -31,7 +31,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypedDict, cast
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, error_code, short
@@ -101,7 +101,48 @@ def proposed(clients: Clients, settings: Settings) -> dict[str, float]:
     return tagged
 
 
-def project_of(budget: Mapping[str, Any]) -> str | None:
+class Spend(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Spend.html (Amount: a string)."""
+
+    Amount: str
+    Unit: str
+
+
+class CalculatedSpend(TypedDict, total=False):
+    ActualSpend: Spend
+
+
+class TagValues(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_TagValues.html"""
+
+    Key: str
+    Values: list[str]
+    MatchOptions: list[str]
+
+
+class Expression(TypedDict, total=False):
+    """The members read of an Expression (API_budgets_Expression.html, above)."""
+
+    Tags: TagValues
+    And: list[Expression]
+
+
+class Budget(TypedDict, total=False):
+    """The members read of https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Budget.html"""
+
+    BudgetName: str
+    BudgetLimit: Spend
+    CalculatedSpend: CalculatedSpend
+    CostFilters: dict[str, list[str]]
+    FilterExpression: Expression
+
+
+class DescribeBudgetsResponse(TypedDict, total=False):
+    Budgets: list[Budget]
+    NextToken: str
+
+
+def project_of(budget: Budget) -> str | None:
     """The ml:project a budget filters on, from CostFilters or FilterExpression."""
     for value in (budget.get("CostFilters") or {}).get("TagKeyValue", []):
         key, sep, project = str(value).partition("$")
@@ -110,7 +151,7 @@ def project_of(budget: Mapping[str, Any]) -> str | None:
     return _expression_project(budget.get("FilterExpression") or {})
 
 
-def _expression_project(expression: Mapping[str, Any]) -> str | None:
+def _expression_project(expression: Expression) -> str | None:
     tags = expression.get("Tags") or {}
     values = [str(v) for v in tags.get("Values") or [] if str(v)]
     options = tags.get("MatchOptions") or ["EQUALS"]
@@ -126,10 +167,11 @@ def _expression_project(expression: Mapping[str, Any]) -> str | None:
 def spend(clients: Clients, account: str) -> dict[str, ProjectSpend]:
     """{project: spend} for every mlreaper- budget, from DescribeBudgets (100 a page)."""
     out: dict[str, ProjectSpend] = {}
-    request: dict[str, Any] = {"AccountId": account, "MaxResults": 100}
     budgets = clients("budgets")
+    token = ""
     while True:
-        page = budgets.describe_budgets(**request)
+        more = {"NextToken": token} if token else {}
+        page = cast(DescribeBudgetsResponse, budgets.describe_budgets(AccountId=account, MaxResults=100, **more))
         for b in page.get("Budgets", []):
             project = project_of(b)
             if not str(b.get("BudgetName", "")).startswith(BUDGET_PREFIX) or project is None:
@@ -138,10 +180,9 @@ def spend(clients: Clients, account: str) -> dict[str, ProjectSpend]:
             actual = float(((b.get("CalculatedSpend") or {}).get("ActualSpend") or {}).get("Amount", 0) or 0)
             if limit > 0:
                 out[project] = ProjectSpend(project, b["BudgetName"], limit, actual)
-        token = page.get("NextToken")
+        token = page.get("NextToken", "")
         if not token:
             return out
-        request["NextToken"] = token
 
 
 def with_enforceable(found: Mapping[str, ProjectSpend], settings: Settings, confirmed: Confirmations) -> dict[str, ProjectSpend]:

@@ -27,7 +27,7 @@ class Clients:
     def __init__(self, region: str, session: boto3.session.Session | None = None, pricer: Pricer | None = None) -> None:
         self.region = region
         self._session = session or boto3.session.Session()
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[str, object] = {}  # boto3 clients (botocore ships no types)
         # list prices: the runtime's one Pricer (reaper.wiring); a bare Clients asks the API itself, memory only
         self.pricer = pricer or Pricer.for_session(self._session)
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
@@ -78,12 +78,70 @@ class Discounts:
         return f"after commitments: {self.source} ({shares or 'no SageMaker or EC2 spend'}){hub}"
 
 
-def _pages(call: Any, token_in: str, token_out: str, **request: Any) -> Iterator[dict[str, Any]]:
-    token: str | None = None
+class SavingsPlansCoverageData(TypedDict, total=False):
+    """API_SavingsPlansCoverageData.html: amounts as strings."""
+
+    OnDemandCost: str
+    TotalCost: str
+
+
+class SavingsPlansCoverage(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_SavingsPlansCoverage.html"""
+
+    Attributes: dict[str, str]
+    Coverage: SavingsPlansCoverageData
+
+
+class SavingsPlansCoveragePage(TypedDict, total=False):
+    SavingsPlansCoverages: list[SavingsPlansCoverage]
+    NextToken: str
+
+
+class CoverageHours(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_CoverageHours.html"""
+
+    OnDemandHours: str
+    TotalRunningHours: str
+
+
+class Coverage(TypedDict, total=False):
+    CoverageHours: CoverageHours
+
+
+class CoverageByTime(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_CoverageByTime.html"""
+
+    Total: Coverage
+
+
+class ReservationCoveragePage(TypedDict, total=False):
+    CoveragesByTime: list[CoverageByTime]
+    NextPageToken: str
+
+
+class Recommendation(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_CostOptimizationHub_Recommendation.html"""
+
+    resourceId: str
+    resourceArn: str
+    estimatedMonthlySavings: float
+
+
+class RecommendationsPage(TypedDict, total=False):
+    items: list[Recommendation]
+    nextToken: str
+
+
+Page = TypeVar("Page", SavingsPlansCoveragePage, ReservationCoveragePage, RecommendationsPage)
+
+
+def _pages(call: Any, token_name: str, shape: type[Page], **request: object) -> Iterator[Page]:
+    """Each page of `call`, its token sent back under the name it came with."""
+    token: object = None
     for _ in range(MAX_PAGES):
-        page: dict[str, Any] = call(**request, **({token_in: token} if token else {}))
+        page = cast(Page, call(**request, **({token_name: token} if token else {})))
         yield page
-        token = page.get(token_out)
+        token = cast(dict[str, object], page).get(token_name)
         if not token:
             return
     raise ClientError({"Error": {"Code": "TooManyPages", "Message": f"more than {MAX_PAGES} pages"}}, "coverage")
@@ -98,7 +156,7 @@ def savings_plans_share(ce: Any, start: date, end: date) -> dict[str, float]:
         "GroupBy": [{"Type": "DIMENSION", "Key": "SERVICE"}],
         "Filter": {"Dimensions": {"Key": "SERVICE", "Values": [SAGEMAKER, EC2]}},
     }
-    for page in _pages(ce.get_savings_plans_coverage, "NextToken", "NextToken", **request):
+    for page in _pages(ce.get_savings_plans_coverage, "NextToken", SavingsPlansCoveragePage, **request):
         for item in page.get("SavingsPlansCoverages", []):
             service = item.get("Attributes", {}).get("SERVICE") or item.get("Attributes", {}).get("service")
             coverage = item.get("Coverage", {})
@@ -116,7 +174,7 @@ def reservations_share(ce: Any, start: date, end: date) -> float | None:
         "Granularity": "MONTHLY",
         "Filter": {"Dimensions": {"Key": "SERVICE", "Values": [EC2]}},
     }
-    for page in _pages(ce.get_reservation_coverage, "NextPageToken", "NextPageToken", **request):
+    for page in _pages(ce.get_reservation_coverage, "NextPageToken", ReservationCoveragePage, **request):
         for by_time in page.get("CoveragesByTime", []):
             covered = by_time.get("Total", {}).get("CoverageHours", {})
             hours[0] += float(covered.get("OnDemandHours") or 0)
@@ -135,10 +193,10 @@ def hub_savings(hub: Any) -> tuple[dict[str, float], str]:
             return {}, f"Cost Optimization Hub: estimates savings {mode}, not used"
         hourly: dict[str, float] = {}
         request = {"filter": {"actionTypes": ["Stop", "Delete"]}}
-        for page in _pages(hub.list_recommendations, "nextToken", "nextToken", **request):
+        for page in _pages(hub.list_recommendations, "nextToken", RecommendationsPage, **request):
             for rec in page.get("items", []):
                 usd = float(rec.get("estimatedMonthlySavings") or 0) / HOURS_A_MONTH
-                hourly.update({str(rec[k]): usd for k in ("resourceId", "resourceArn") if rec.get(k)})
+                hourly.update({key: usd for key in (rec.get("resourceId"), rec.get("resourceArn")) if key})
     except ClientError as exc:
         error = exc.response.get("Error", {})
         return {}, f"Cost Optimization Hub: not read ({error.get('Code')}: {error.get('Message', '')})"

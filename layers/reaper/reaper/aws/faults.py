@@ -10,8 +10,9 @@ does not exist, `ValidationException` "Could not find …"; FSx with `FileSystem
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -62,6 +63,22 @@ def short(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+class RetryPolicy(TypedDict, total=False):
+    """https://docs.aws.amazon.com/scheduler/latest/APIReference/API_RetryPolicy.html"""
+
+    MaximumEventAgeInSeconds: int
+    MaximumRetryAttempts: int
+
+
+class Target(TypedDict, total=False):
+    """The members sent of https://docs.aws.amazon.com/scheduler/latest/APIReference/API_Target.html"""
+
+    Arn: str
+    RoleArn: str
+    Input: str
+    RetryPolicy: RetryPolicy
+
+
 def create_one_off_schedule(
     scheduler: Any,
     *,
@@ -71,16 +88,16 @@ def create_one_off_schedule(
     timezone: str,
     target_arn: str,
     role_arn: str,
-    payload: dict[str, Any],
+    payload: Mapping[str, object],
     description: str,
-    retry: dict[str, int] | None = None,
+    retry: RetryPolicy | None = None,
 ) -> bool:
     """An EventBridge Scheduler `at()` schedule that deletes itself once it has run.
 
     Returns False when a schedule of that name exists already (a repeated delivery made it):
     names are derived from what they do, so that is the same schedule.
     """
-    target: dict[str, Any] = {"Arn": target_arn, "RoleArn": role_arn, "Input": json.dumps(payload)}
+    target: Target = {"Arn": target_arn, "RoleArn": role_arn, "Input": json.dumps(payload)}
     if retry:
         target["RetryPolicy"] = retry
     try:

@@ -56,7 +56,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
@@ -116,7 +116,14 @@ class Failed(Exception):
         self.code, self.text = code, text
 
 
-def presigned(door: Door, call: Callable[[], dict[str, Any]]) -> str:
+class PresignedUrlAnswer(TypedDict, total=False):
+    """CreatePresignedDomainUrl / CreatePresignedNotebookInstanceUrl answer with AuthorizedUrl
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreatePresignedDomainUrl.html)."""
+
+    AuthorizedUrl: str
+
+
+def presigned(door: Door, call: Callable[[], PresignedUrlAnswer]) -> str:
     """The URL `call` (the door's API) answers; a refusal is REFUSED with the door's fix, any other
     failure UNREACHABLE, by its error code only."""
     try:

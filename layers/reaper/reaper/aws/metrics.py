@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from reaper.core.timeutil import as_utc
 
@@ -22,6 +22,61 @@ MAX_SEARCHES_PER_CALL = 100
 MAX_SEARCH_CHARS = 1024
 
 Series = list[tuple[datetime, float]]  # oldest first
+
+
+class Dimension(TypedDict):
+    """https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Dimension.html"""
+
+    Name: str
+    Value: str
+
+
+class Metric(TypedDict):
+    """https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Metric.html (the members sent)."""
+
+    Namespace: str
+    MetricName: str
+    Dimensions: list[Dimension]
+
+
+class MetricStat(TypedDict):
+    """https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricStat.html (the members sent)."""
+
+    Metric: Metric
+    Period: int
+    Stat: str
+
+
+class MetricDataQuery(TypedDict, total=False):
+    """https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricDataQuery.html: Id, and
+    either MetricStat or Expression."""
+
+    Id: str
+    MetricStat: MetricStat
+    Expression: str
+    Period: int
+    ReturnData: bool
+
+
+class GetMetricDataRequest(TypedDict, total=False):
+    MetricDataQueries: list[MetricDataQuery]
+    StartTime: datetime
+    EndTime: datetime
+    ScanBy: str
+    NextToken: str
+
+
+class MetricDataResult(TypedDict, total=False):
+    """https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricDataResult.html"""
+
+    Id: str
+    Timestamps: list[datetime]
+    Values: list[float]
+
+
+class GetMetricDataResponse(TypedDict, total=False):
+    MetricDataResults: list[MetricDataResult]
+    NextToken: str
 
 
 @dataclass(frozen=True)
@@ -38,7 +93,7 @@ class MetricQuery:
     def searches(self) -> int:
         return self.expression.count("SEARCH(") if self.expression else 0
 
-    def to_api(self, query_id: str) -> dict[str, Any]:
+    def to_api(self, query_id: str) -> MetricDataQuery:
         if self.expression is not None:
             return {"Id": query_id, "Expression": self.expression, "Period": self.period, "ReturnData": True}
         return {
@@ -72,7 +127,7 @@ def fetch(
     out: dict[str, Series] = {q.key: [] for q in queries}
     for batch in _chunks(queries, MAX_QUERIES_PER_CALL):
         ids = {f"q{i}": q for i, q in enumerate(batch)}
-        request: dict[str, Any] = {
+        request: GetMetricDataRequest = {
             "MetricDataQueries": [q.to_api(qid) for qid, q in ids.items()],
             "StartTime": start,
             "EndTime": end,
@@ -82,7 +137,7 @@ def fetch(
             pages += 1
             if max_pages is not None and pages > max_pages:
                 raise MetricReadTruncated(f"more than {max_pages} GetMetricData pages")
-            page = cloudwatch.get_metric_data(**request)
+            page = cast(GetMetricDataResponse, cloudwatch.get_metric_data(**request))
             for result in page.get("MetricDataResults", []):
                 q = ids.get(result["Id"])
                 if q is None:

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 SAGEMAKER = "AmazonSageMaker"
 EC2 = "AmazonEC2"
@@ -45,7 +45,25 @@ class Listed:
         return _REGION_PREFIX.sub("", self.attributes.get("usagetype", ""), count=1)
 
 
-def filters(fields: Mapping[str, str]) -> list[dict[str, str]]:
+class Filter(TypedDict):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_pricing_Filter.html"""
+
+    Type: str
+    Field: str
+    Value: str
+
+
+class GetProductsRequest(TypedDict, total=False):
+    """GetProducts' request members (API_pricing_GetProducts.html, above)."""
+
+    ServiceCode: str
+    Filters: list[Filter]
+    FormatVersion: str
+    MaxResults: int
+    NextToken: str
+
+
+def filters(fields: Mapping[str, str]) -> list[Filter]:
     return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in fields.items()]
 
 
@@ -53,7 +71,7 @@ def products(client: Any, service: str, fields: Mapping[str, str], counter: list
     """Every product matching all `fields`, its on-demand price read; `counter[0]` counts the requests made."""
     token: str | None = None
     while True:
-        request: dict[str, Any] = {"ServiceCode": service, "Filters": filters(fields), "FormatVersion": "aws_v1", "MaxResults": PAGE}
+        request: GetProductsRequest = {"ServiceCode": service, "Filters": filters(fields), "FormatVersion": "aws_v1", "MaxResults": PAGE}
         if token:
             request["NextToken"] = token
         counter[0] += 1

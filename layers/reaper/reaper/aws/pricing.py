@@ -19,6 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
@@ -71,26 +72,44 @@ REFUSES_THE_REQUEST = frozenset({"NotFoundException", "InvalidParameterException
 PRICING_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=3, read_timeout=10)
 
 
+class ShippedRow(TypedDict, total=False):
+    """One row of the shipped copy (prices.json: docs/prices-shipped-copy.md)."""
+
+    usd: float | None
+    source: str | None
+    as_of: str | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ShippedTable:
+    """prices.json: its date, and each section's rows by region, then key (a row, or a bare figure)."""
+
+    as_of: str | None
+    sections: dict[str, dict[str, dict[str, ShippedRow | float]]]
+
+
 @cache
-def _table() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(PRICE_FILE.read_text())
-    return data
+def _table() -> ShippedTable:
+    data = json.loads(PRICE_FILE.read_text())  # a JSON object the repository ships: its "_" keys are notes
+    return ShippedTable(data.get("_as_of"), {k: v for k, v in data.items() if not k.startswith("_")})
 
 
-def row(section: str, region: str, key: str | None) -> dict[str, Any] | None:
+def row(section: str, region: str, key: str | None) -> ShippedRow | None:
     """One row of the shipped table: {"usd", "source", "as_of"[, "note"]}, or None when it has none."""
-    found = _table().get(section, {}).get(region, {}).get(key) if key else None
+    found = _table().sections.get(section, {}).get(region, {}).get(key) if key else None
     if found is None:
         return None
-    return dict(found) if isinstance(found, dict) else {"usd": found, "source": None, "as_of": _table().get("_as_of")}
+    return found.copy() if isinstance(found, dict) else {"usd": found, "source": None, "as_of": _table().as_of}
 
 
 def shipped(section: str, region: str, key: str | None) -> Price | None:
     """The shipped copy's price, saying it is the shipped copy and its date."""
     found = row(section, region, key)
-    if found is None or found.get("usd") is None or float(found["usd"]) <= 0:
+    usd = None if found is None else found.get("usd")
+    if found is None or usd is None or float(usd) <= 0:
         return None
-    return Price(float(found["usd"]), SHIPPED, found.get("as_of") or _table().get("_as_of"))
+    return Price(float(usd), SHIPPED, found.get("as_of") or _table().as_of)
 
 
 def hourly(section: str, region: str, instance_type: str | None, count: int = 1) -> float | None:

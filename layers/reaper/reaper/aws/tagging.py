@@ -7,9 +7,30 @@ the few resources a sweep warns or acts on.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TypedDict
 
 from reaper.aws.clients import Clients
+
+
+class Tag(TypedDict):
+    """https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_Tag.html (both members required)."""
+
+    Key: str
+    Value: str
+
+
+class ResourceTagMapping(TypedDict, total=False):
+    """https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_ResourceTagMapping.html"""
+
+    ResourceARN: str
+    Tags: list[Tag]
+
+
+class GetResourcesOutput(TypedDict, total=False):
+    """https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html#API_GetResources_ResponseSyntax"""
+
+    ResourceTagMappingList: list[ResourceTagMapping]
+    PaginationToken: str
 
 
 def fold(arn: str) -> str:
@@ -33,7 +54,7 @@ class ArnIndex(Mapping[str, dict[str, str]]):
     def add(self, arn: str, tags: dict[str, str]) -> None:
         self._by.setdefault(fold(arn), {}).update(tags)
 
-    def add_mappings(self, items: list[dict[str, Any]]) -> None:
+    def add_mappings(self, items: list[ResourceTagMapping]) -> None:
         """Items of a GetResources ResourceTagMappingList."""
         for item in items:
             self.add(item["ResourceARN"], {t["Key"]: t["Value"] for t in item.get("Tags", [])})

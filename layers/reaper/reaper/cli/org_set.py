@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, final
 
 from reaper.cli.formats import to_json_lines
 from reaper.core.errors import ConfigError, UsageError
 from reaper.core.model import Mode
 
 if TYPE_CHECKING:  # imported when the command runs: `reaper --help` loads no pydantic or botocore
+    from reaper.org.settings import SettingRecord
     from reaper.record.runtime import Runtime
 
 
@@ -39,7 +40,15 @@ def add_parser(sub: Any, command: Callable[[Any, str, str], argparse.ArgumentPar
     st.add_argument("--json", action="store_true", help="same as --output json")
 
 
-def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> dict[str, Any]:
+@final
+class Cleared(TypedDict):
+    target: str
+    id: str
+    cleared: bool  # False: there was no setting to clear
+    reason: str
+
+
+def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> SettingRecord | Cleared:
     from reaper.core.org_settings import CentralModes, parse_kind_modes
     from reaper.core.settings import table_name_problem
     from reaper.org import settings as org_settings
@@ -59,7 +68,7 @@ def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> di
         if args.mode or args.kind_mode:
             raise UsageError("--clear takes no --mode or --kind-mode")
         found = org_settings.clear_setting(dynamodb, table, target)
-        result: dict[str, Any] = {"target": target[0], "id": target[1], "cleared": found, "reason": why}
+        result: SettingRecord | Cleared = {"target": target[0], "id": target[1], "cleared": found, "reason": why}
     else:
         try:
             modes = CentralModes(Mode(args.mode) if args.mode else None, parse_kind_modes(args.kind_mode))
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> di
     return result
 
 
-def _line(r: dict[str, Any]) -> str:
+def _line(r: SettingRecord | Cleared) -> str:
     if "cleared" in r:
         state = "cleared" if r["cleared"] else "had no setting; nothing cleared"
         return f"{r['target']} {r['id']}: {state}. The central settings function posts it and updates its accounts."

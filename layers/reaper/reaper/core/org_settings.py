@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from reaper.core.model import Mode
 from reaper.core.settings import KINDS, Settings
@@ -32,6 +32,11 @@ EFFECTIVE = "effective"  # the sort key of an account's effective item (its part
 MAX_REASON = 500
 
 
+class ModesJson(TypedDict):
+    mode: str | None  # None: the setting says nothing of the stack-wide mode
+    kind_modes: dict[str, str]
+
+
 @dataclass(frozen=True)
 class CentralModes:
     """What central settings say about modes: None / absent = they say nothing (the layer below holds)."""
@@ -42,7 +47,7 @@ class CentralModes:
     def empty(self) -> bool:
         return self.mode is None and not self.kind_modes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ModesJson:
         return {"mode": self.mode.value if self.mode else None, "kind_modes": {k: v.value for k, v in sorted(self.kind_modes.items())}}
 
 

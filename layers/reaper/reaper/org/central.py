@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from reaper.core.errors import BadEventError
 from reaper.core.events import parse_eventbridge
@@ -25,7 +25,16 @@ PERMISSIONS = ("dynamodb:PutItem",)
 LOG_TTL = timedelta(days=400)  # as the member's log (reaper.record.actionlog)
 
 
-def take(dynamodb: Any, table: str, event: Any) -> dict[str, Any]:
+class Taken(TypedDict):
+    """What `take` wrote: the sender's account and the record's kind, id and type (None where it had none)."""
+
+    account: str
+    kind: str | None
+    id: str | None
+    type: str | None
+
+
+def take(dynamodb: Any, table: str, event: Any) -> Taken:
     """Write one forwarded record; returns what was written (kind, id, account)."""
     ev = parse_eventbridge(event)
     if ev.source != SOURCE or ev.detail_type not in (RECORD, COVERAGE):

@@ -9,7 +9,7 @@ a sweep (protection, state, the kind's reasons to keep) in the member's account.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
@@ -28,8 +28,18 @@ ROLE_PREFIX = "mlreaper-central-action-"  # + the member stack's region (IAM rol
 # trusts (template.yaml, aws:PrincipalArn), so nothing else in the central account can hand a member a Stop now
 INTERACTIONS_ROLE = "mlreaper-central-interactions"
 
+
+class Credentials(TypedDict):
+    """AssumeRole's temporary credentials (https://docs.aws.amazon.com/STS/latest/APIReference/API_Credentials.html)."""
+
+    AccessKeyId: str
+    SecretAccessKey: str
+    SessionToken: str
+    Expiration: datetime
+
+
 # (assumed-role credentials, region) -> a Lambda client in the member account
-LambdaFor = Callable[[dict[str, Any], str], Any]
+LambdaFor = Callable[[Credentials, str], Any]
 
 
 def role_arn(account: str, region: str, partition: str = "aws") -> str:
@@ -60,7 +70,7 @@ class Refused(TypedDict):
     refused: str
 
 
-def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: dict[str, Any]) -> Forwarded:
+def forward_stop(sts: Any, lambda_for: LambdaFor, function: str, event: Mapping[str, object]) -> Forwarded:
     """Invoke the member's `function` with the Stop now event (asynchronously, as the member's own
     interactions function does); the member answers in the Slack thread itself. The event's detail is
     parsed first (reaper.core.events.StopNowDetail): a malformed one is a BadEventError and nothing is assumed or invoked."""
@@ -90,7 +100,7 @@ def stop_from_log(log: ActionLog, sts: Any, lambda_for: LambdaFor, event: Any, n
     return forward_stop(sts, lambda_for, function, event)
 
 
-def boto_lambda_for(creds: dict[str, Any], region: str) -> Any:
+def boto_lambda_for(creds: Credentials, region: str) -> Any:
     """A Lambda client in the member account, with the assumed role's credentials."""
     return boto3.client(
         "lambda",

@@ -33,7 +33,7 @@ from reaper.record.actionlog import ActionLog
 from reaper.record.logentry import LogEntry
 from reaper.slack.bot import SlackBot
 from reaper.slack.buttons import Answer, stop_event
-from reaper.slack.interactions import serve
+from reaper.slack.interactions import HttpResponse, serve
 from reaper.slack.request import Click, ClickRecord
 
 STOP = "reaper:stop"  # the one button the central digest renders (reaper.slack.digest)
@@ -45,7 +45,7 @@ REFUSED_ROLE_CODES = frozenset({"AccessDenied", "AccessDeniedException"})
 
 def handle_central_request(
     event: Any, log: ActionLog | None, bot: SlackBot | None, now: datetime, sts: Any, lambda_for: click.LambdaFor
-) -> dict[str, Any]:
+) -> HttpResponse:
     return serve(event, log, bot, now, lambda c, slack: central_click(log, sts, lambda_for, slack, c, now))
 
 

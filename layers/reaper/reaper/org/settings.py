@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, final
 
 from botocore.exceptions import ClientError
 
@@ -52,7 +52,7 @@ class Setting:
     modes: CentralModes | None
     problem: str | None = None
 
-    def source(self) -> dict[str, Any]:
+    def source(self) -> SettingSource:
         return {
             "target": self.target,
             "id": self.id,
@@ -61,6 +61,49 @@ class Setting:
             "set_at": self.set_at,
             "reason": self.reason,
         }
+
+
+class SettingSource(TypedDict):
+    """Which setting an effective item layers (an account's or an OU's), its version, who set it, when and why."""
+
+    target: str  # account | ou
+    id: str
+    version: int
+    set_by: str
+    set_at: str
+    reason: str
+
+
+@final
+class SettingRecord(TypedDict):
+    """What `reaper org set` wrote: the setting's source and its modes."""
+
+    target: str
+    id: str
+    version: int
+    mode: str | None
+    kind_modes: dict[str, str]
+    set_by: str
+    set_at: str
+    reason: str
+
+
+class EffectiveBody(TypedDict, total=False):
+    """An account's effective item's body (docs/deploy-organisation.md): its layered modes, their sources, any
+    problem, and `version` (a digest of the rest, added last: reaper.core.org_settings.version_of)."""
+
+    account: str
+    mode: str | None
+    kind_modes: dict[str, str]
+    sources: list[SettingSource]
+    problems: list[str]
+    version: str
+
+
+class Reconciled(TypedDict):
+    written: list[str]  # accounts whose effective item changed
+    removed: list[str]  # accounts no setting reaches any more
+    problems: list[str]
 
 
 def target_of(account: str | None, ou: str | None) -> tuple[str, str]:
@@ -110,7 +153,7 @@ def read_setting(item: Mapping[str, Any]) -> Setting:
 
 def put_setting(
     dynamodb: Any, table: str, target: tuple[str, str], modes: CentralModes, who: str, why: str, now: datetime
-) -> dict[str, Any]:
+) -> SettingRecord:
     """Write (or replace) a target's setting as the next version; refused if another admin wrote it meanwhile."""
     key = {"pk": {"S": SET}, "sk": {"S": f"{target[0]}#{target[1]}"}}
     old = dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
@@ -158,7 +201,7 @@ def organizations_accounts_under(organizations: Any) -> AccountsUnder:
     return under
 
 
-def effective_bodies(settings: Iterable[Setting], accounts_under: AccountsUnder) -> dict[str, dict[str, Any]]:
+def effective_bodies(settings: Iterable[Setting], accounts_under: AccountsUnder) -> dict[str, EffectiveBody]:
     """{account: the body of its effective item}: the OU settings above it (farthest first), then its own."""
     reach: dict[str, list[tuple[int, Setting]]] = {}
     for s in settings:
@@ -168,17 +211,25 @@ def effective_bodies(settings: Iterable[Setting], accounts_under: AccountsUnder)
             for account, depth in accounts_under(s.id):
                 reach.setdefault(account, []).append((depth, s))
         # a SET item naming neither is reported by the change notice, and reaches nobody
-    bodies: dict[str, dict[str, Any]] = {}
+    bodies: dict[str, EffectiveBody] = {}
     for account, found in reach.items():
         chain = [s for _, s in sorted(found, key=lambda ds: -ds[0])]  # farthest OU first, the account last
         problems = [f"{s.target} {s.id} v{s.version}: {s.problem}" for s in chain if s.modes is None]
         modes = layered(s.modes for s in chain if s.modes is not None) if not problems else CentralModes()
-        body: dict[str, Any] = {"account": account, **modes.to_json(), "sources": [s.source() for s in chain], "problems": problems}
+        said = modes.to_json()
+        sources = [s.source() for s in chain]
+        body: EffectiveBody = {
+            "account": account,
+            "mode": said["mode"],
+            "kind_modes": said["kind_modes"],
+            "sources": sources,
+            "problems": problems,
+        }
         bodies[account] = {**body, "version": version_of(body)}
     return bodies
 
 
-def reconcile(dynamodb: Any, table: str, accounts_under: AccountsUnder, now: datetime) -> dict[str, Any]:
+def reconcile(dynamodb: Any, table: str, accounts_under: AccountsUnder, now: datetime) -> Reconciled:
     """Bring every account's effective item in line with the SET items; returns what changed."""
     items = [i for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True) for i in page.get("Items", [])]
     settings = [read_setting(i) for i in items if i["pk"]["S"] == SET]

@@ -7,13 +7,13 @@ line (reaper.org.settings.reconcile). The hourly run only reconciles (accounts m
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from reaper.core.errors import BadEventError
 from reaper.core.observability import MetricUnit, metrics
-from reaper.org.settings import SET, AccountsUnder, change_notice, reconcile
+from reaper.org.settings import SET, AccountsUnder, Reconciled, change_notice, reconcile
 from reaper.record.actionlog import ActionLog
 from reaper.record.message import NoticeMessage
 
@@ -22,18 +22,25 @@ log = logging.getLogger("reaper")
 LOG_PERMISSIONS = ("dynamodb:PutItem",)  # the organisation's log: the claim and the record
 STREAM_PERMISSIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams")
 
+
+class SettingsRun(Reconciled):
+    told: list[str]  # the titles of the notices told this time
+
+
 Post = Callable[[NoticeMessage], None]  # the central function's: rendered (reaper.slack.message) and posted
 
 
 def take_changes(
-    records: list[dict[str, Any]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
+    records: list[Mapping[str, object]], org_log: ActionLog, post: Post | None, central_account: str, now: datetime
 ) -> list[NoticeMessage]:
     """Record and post each SET change once; returns the notices told this time."""
     told: list[NoticeMessage] = []
     for record in records:
-        if record.get("eventSource") != "aws:dynamodb" or not isinstance(record.get("dynamodb"), dict):
+        change = record.get(
+            "dynamodb"
+        )  # a StreamRecord (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_StreamRecord.html)
+        if record.get("eventSource") != "aws:dynamodb" or not isinstance(change, dict):
             raise BadEventError("the central settings function takes the settings table's stream records")
-        change = record["dynamodb"]
         if (change.get("Keys") or {}).get("pk", {}).get("S") != SET:
             continue  # an effective item (the stream's filter keeps them out; a test may not)
         event_id = str(record.get("eventID") or change.get("SequenceNumber"))
@@ -61,7 +68,7 @@ def handle(
     post: Post | None,
     central_account: str,
     now: datetime,
-) -> dict[str, Any]:
+) -> SettingsRun:
     told = take_changes(list(event.get("Records") or []), org_log, post, central_account, now) if "Records" in event else []
     result = reconcile(dynamodb, settings_table, accounts_under, now)
     return {**result, "told": [n.title for n in told]}

@@ -14,7 +14,7 @@ import json
 import zlib
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, cast
 
 from botocore.exceptions import ClientError
 
@@ -82,8 +82,58 @@ class Bill:
         return sum(line.usd for line in self.lines)
 
 
-def request(start: date, end: date, org: bool, tag: str = STAGE_TAG) -> dict[str, Any]:
-    group_by = [{"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"}] if org else []
+class DateInterval(TypedDict):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_DateInterval.html (End exclusive)."""
+
+    Start: str
+    End: str
+
+
+class GroupDefinition(TypedDict):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GroupDefinition.html"""
+
+    Type: str
+    Key: str
+
+
+class GetCostAndUsageRequest(TypedDict):
+    """The members sent of https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetCostAndUsage.html"""
+
+    TimePeriod: DateInterval
+    Granularity: str
+    Metrics: list[str]
+    GroupBy: list[GroupDefinition]
+
+
+class MetricValue(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_MetricValue.html (Amount: a string)."""
+
+    Amount: str
+    Unit: str
+
+
+class Group(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Group.html"""
+
+    Keys: list[str]
+    Metrics: dict[str, MetricValue]
+
+
+class ResultByTime(TypedDict, total=False):
+    """https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_ResultByTime.html"""
+
+    TimePeriod: DateInterval
+    Groups: list[Group]
+    Estimated: bool
+
+
+class GetCostAndUsageResponse(TypedDict, total=False):
+    ResultsByTime: list[ResultByTime]
+    NextPageToken: str
+
+
+def request(start: date, end: date, org: bool, tag: str = STAGE_TAG) -> GetCostAndUsageRequest:
+    group_by: list[GroupDefinition] = [{"Type": "DIMENSION", "Key": "LINKED_ACCOUNT"}] if org else []
     group_by.append({"Type": "DIMENSION", "Key": "USAGE_TYPE"})
     if not org:
         group_by.append({"Type": "TAG", "Key": tag})
@@ -128,11 +178,11 @@ def read(ce: Any, cache: BillCache | None, since: datetime, now: datetime, org: 
     return bill
 
 
-def _pages(ce: Any, ask: dict[str, Any], bill: Bill) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
+def _pages(ce: Any, ask: GetCostAndUsageRequest, bill: Bill) -> list[ResultByTime]:
+    results: list[ResultByTime] = []
     token: str | None = None
     while True:
-        page = ce.get_cost_and_usage(**ask, **({"NextPageToken": token} if token else {}))
+        page = cast(GetCostAndUsageResponse, ce.get_cost_and_usage(**ask, **({"NextPageToken": token} if token else {})))
         bill.requests += 1
         results.extend(page.get("ResultsByTime", []))
         token = page.get("NextPageToken")
@@ -143,7 +193,7 @@ def _pages(ce: Any, ask: dict[str, Any], bill: Bill) -> list[dict[str, Any]]:
             return results
 
 
-def _parse(results: list[dict[str, Any]], org: bool, tag: str = STAGE_TAG) -> list[BillLine]:
+def _parse(results: list[ResultByTime], org: bool, tag: str = STAGE_TAG) -> list[BillLine]:
     lines = []
     for result in results:
         day = date.fromisoformat(result["TimePeriod"]["Start"])

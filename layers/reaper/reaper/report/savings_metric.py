@@ -23,8 +23,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
+from reaper.aws.metrics import Dimension
 from reaper.core.settings import KINDS
 from reaper.core.timeutil import as_utc
 from reaper.record.logentry import LogEntry
@@ -98,12 +99,22 @@ def saved_between(entries: Iterable[LogEntry], start: datetime, end: datetime) -
     return {k: DaySavings(k, round(saved[k], 2), unpriced.get(k, 0), resources.get(k, 0)) for k in saved}
 
 
-def metric_data(day: date, figures: dict[str, DaySavings]) -> list[dict[str, Any]]:
+class MetricDatum(TypedDict):
+    """The members sent of https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricDatum.html"""
+
+    MetricName: str
+    Dimensions: list[Dimension]
+    Timestamp: datetime
+    Value: float
+    Unit: str
+
+
+def metric_data(day: date, figures: dict[str, DaySavings]) -> list[MetricDatum]:
     """PutMetricData's MetricData for one day: two values per kind, stamped at the day's start (UTC)."""
     stamp, _ = day_bounds(day)
-    out: list[dict[str, Any]] = []
+    out: list[MetricDatum] = []
     for kind, f in sorted(figures.items()):
-        dims = [{"Name": "Kind", "Value": kind}]
+        dims: list[Dimension] = [{"Name": "Kind", "Value": kind}]
         out.append({"MetricName": SAVED, "Dimensions": dims, "Timestamp": stamp, "Value": f.saved_usd, "Unit": "None"})
         out.append({"MetricName": UNPRICED, "Dimensions": dims, "Timestamp": stamp, "Value": float(f.unpriced), "Unit": "Count"})
     return out

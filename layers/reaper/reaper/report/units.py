@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 from reaper.aws import metrics, pricing
 from reaper.core.price import ADMIN_OVERRIDE, Price
@@ -59,9 +59,10 @@ PriceBook = Callable[[str, str, str | None], tuple[float, str] | None]
 def list_price(section: str, region: str, key: str | None) -> tuple[float, str] | None:
     """A price and where it comes from, from reaper.aws.pricing's table (None: unpriced)."""
     found = pricing.row(section, region, key)
-    if found is None or found.get("usd") is None:
+    usd = None if found is None else found.get("usd")
+    if found is None or usd is None:
         return None
-    return float(found["usd"]), f"{found.get('source') or 'price table'} ({found.get('as_of') or 'undated'})"
+    return float(usd), f"{found.get('source') or 'price table'} ({found.get('as_of') or 'undated'})"
 
 
 def price_book(pricer: pricing.Pricer, unit_hour_override: float = 0.0) -> PriceBook:
@@ -176,28 +177,67 @@ class Weeks:
         return max(0.0, (hi - lo).total_seconds() / 3600.0)
 
 
-def _project(tags: Iterable[dict[str, str]]) -> str:
+def _project(tags: Iterable[Tag]) -> str:
     for t in tags or []:
         if t.get("Key", "").strip().lower() == "ml:project" and t.get("Value", "").strip():
             return t["Value"].strip()
     return NO_PROJECT
 
 
-def _search(sm: Any, resource: str, filters: list[dict[str, str]] | None = None) -> Iterator[dict[str, Any]]:
-    params: dict[str, Any] = {"Resource": resource, "PaginationConfig": {"PageSize": PAGE}}
-    if filters:
-        params["SearchExpression"] = {"Filters": filters}
-    for page in sm.get_paginator("search").paginate(**params):
+class Tag(TypedDict, total=False):
+    Key: str
+    Value: str
+
+
+class ResourceConfig(TypedDict, total=False):
+    InstanceType: str
+    InstanceCount: int
+
+
+class TrainingJob(TypedDict, total=False):
+    """The members read of a Search record's TrainingJob
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_TrainingJob.html)."""
+
+    TrainingEndTime: datetime
+    Tags: list[Tag]
+    ResourceConfig: ResourceConfig
+    BillableTimeInSeconds: int
+    TrainingTimeInSeconds: int
+    EnableManagedSpotTraining: bool
+
+
+class ProductionVariantSummary(TypedDict, total=False):
+    VariantName: str
+    CurrentInstanceCount: int
+
+
+class Endpoint(TypedDict, total=False):
+    """The members read of a Search record's Endpoint (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Endpoint.html)."""
+
+    EndpointName: str
+    EndpointConfigName: str
+    EndpointStatus: str
+    CreationTime: datetime
+    ProductionVariants: list[ProductionVariantSummary]
+
+
+Found = TypeVar("Found", TrainingJob, Endpoint)
+
+
+def _search(sm: Any, resource: str, shape: type[Found], filters: list[dict[str, str]] | None = None) -> Iterator[Found]:
+    """Search's records of `resource` (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_SearchRecord.html)."""
+    expression = {"SearchExpression": {"Filters": filters}} if filters else {}
+    for page in sm.get_paginator("search").paginate(Resource=resource, PaginationConfig={"PageSize": PAGE}, **expression):
         for item in page.get("Results", []):
             if item.get(resource):
-                yield item[resource]
+                yield cast(Found, item[resource])
 
 
 def training_runs(sm: Any, region: str, weeks: Weeks, prices: PriceBook = list_price) -> list[UnitCost]:
     """Cost per training run by ml:project, for the jobs that ended in either week."""
     since = weeks.start.strftime("%Y-%m-%dT%H:%M:%SZ")
     tallies: dict[str, tuple[Tally, Tally]] = {}
-    for job in _search(sm, "TrainingJob", [{"Name": "TrainingEndTime", "Operator": "GreaterThanOrEqualTo", "Value": since}]):
+    for job in _search(sm, "TrainingJob", TrainingJob, [{"Name": "TrainingEndTime", "Operator": "GreaterThanOrEqualTo", "Value": since}]):
         ended = job.get("TrainingEndTime")
         week = None if ended is None else weeks.which(ended)
         if week is None:
@@ -218,7 +258,7 @@ def training_runs(sm: Any, region: str, weeks: Weeks, prices: PriceBook = list_p
     return [UnitCost("training-run", p, t[1], t[0]) for p, t in sorted(tallies.items())]
 
 
-def _endpoint_hourly(sm: Any, region: str, endpoint: dict[str, Any], prices: PriceBook) -> tuple[float, str] | None:
+def _endpoint_hourly(sm: Any, region: str, endpoint: Endpoint, prices: PriceBook) -> tuple[float, str] | None:
     """Each variant's instance price x its current count; None when any variant has no price (or none has instances)."""
     config = sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
     types = {v["VariantName"]: v.get("InstanceType") for v in config.get("ProductionVariants", [])}
@@ -234,7 +274,7 @@ def _endpoint_hourly(sm: Any, region: str, endpoint: dict[str, Any], prices: Pri
 
 def inferences(sm: Any, cloudwatch: Any, region: str, weeks: Weeks, prices: PriceBook = list_price) -> list[UnitCost]:
     """Cost per 1,000 inferences per endpoint in service: its priced hours over the week's Invocations."""
-    endpoints = [e for e in _search(sm, "Endpoint") if e.get("EndpointStatus") == "InService"]
+    endpoints = [e for e in _search(sm, "Endpoint", Endpoint) if e.get("EndpointStatus") == "InService"]
     queries = [
         metrics.MetricQuery(
             e["EndpointName"],

@@ -11,7 +11,7 @@ raised, since retrying cannot help; an AWS failure is raised, so the caller (Sch
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +46,17 @@ def parse_restore_request(event: Any) -> RestoreRequest:
     return parse_model(RestoreRequest, event, "a restore request")
 
 
-def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None) -> dict[str, Any]:
+class RestoreAnswer(TypedDict, total=False):
+    """The restore function's answer: the name, whether it went ahead, what it said, and its result or error."""
+
+    name: str
+    ok: bool
+    result: str
+    error: str
+    progress: list[str]
+
+
+def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None) -> RestoreAnswer:
     now = now or datetime.now(UTC)
     request = parse_restore_request(event)
     progress: list[str] = []

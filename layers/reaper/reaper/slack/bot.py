@@ -87,11 +87,10 @@ class SlackBot:
 
     @classmethod
     def build(cls, config: BotConfig, timeout: int = 5) -> SlackBot:
-        options: dict[str, Any] = {"token": config.bot_token, "timeout": timeout}
-        if config.base_url:
-            options["base_url"] = config.base_url.rstrip("/") + "/api/"
-        options["retry_handlers"] = []  # a retried post could be a double post; the queue retries instead
-        return cls(config, WebClient(**options))
+        # slack-sdk's own default base URL unless the secret names one (a test server)
+        base_url = config.base_url.rstrip("/") + "/api/" if config.base_url else WebClient.BASE_URL
+        # no retry handlers: a retried post could be a double post; the queue retries instead
+        return cls(config, WebClient(token=config.bot_token, timeout=timeout, base_url=base_url, retry_handlers=[]))
 
     def user_id(self, owner: str | None) -> str | None:
         """The owner's member ID: as written when it is one, looked up (once) when an e-mail."""

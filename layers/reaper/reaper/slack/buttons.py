@@ -22,10 +22,10 @@ In dry-run nothing is changed in AWS, tags included: the click is answered with 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
 from reaper import kinds as kind_registry
 from reaper.aws.faults import AwsError, is_not_found, short
@@ -46,7 +46,39 @@ MAX_CONSENT_GB = 1_000_000.0  # no instance store is larger (the biggest are ten
 STOP_SOURCE, STOP_DETAIL_TYPE = "mlreaper.slack", "Stop now"
 
 # (target: a kind name or "restore", event) -> None; invokes that function asynchronously
-Invoke = Callable[[str, dict[str, Any]], None]
+Invoke = Callable[[str, Mapping[str, object]], None]
+
+
+class ConsentJson(TypedDict):
+    gb: float
+
+
+class StopNowDetailJson(TypedDict, total=False):
+    """What reaper.core.events.StopNowDetail parses back (its fields, as JSON)."""
+
+    arn: str
+    user: str
+    response_url: str
+    thread_ts: str | None
+    consent: ConsentJson
+
+
+# EventBridge's event shape (https://docs.aws.amazon.com/eventbridge/latest/ref/overiew-event-structure.html):
+# "detail-type" is no identifier, hence the functional form
+StopNowEvent = TypedDict(
+    "StopNowEvent",
+    {
+        "version": str,
+        "id": str,
+        "source": str,
+        "detail-type": str,
+        "account": str,
+        "time": str,
+        "region": str,
+        "resources": list[str],
+        "detail": StopNowDetailJson,
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -107,7 +139,7 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
     return _answer(base, "delegated", f"<@{click.user}> asked to stop `{base['id']}` now: checking it again, then acting.")
 
 
-def stop_event(click: Click, now: datetime) -> dict[str, Any]:
+def stop_event(click: Click, now: datetime) -> StopNowEvent:
     """The Stop now event a kind's function takes (reaper.slack.stop), in EventBridge's shape, every field
     it documents (the kind function parses it as one); the central account forwards the same event."""
     return {

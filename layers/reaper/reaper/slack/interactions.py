@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from reaper.aws.faults import AwsError, short
 from reaper.core.observability import MetricUnit, logger, metrics
@@ -44,16 +44,24 @@ PERMISSIONS = frozenset(
 )
 
 
-def http(status: int, text: str = "") -> dict[str, Any]:
+class HttpResponse(TypedDict):
+    """What a Lambda function URL returns (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html#urls-response-payload)."""
+
+    statusCode: int
+    headers: dict[str, str]
+    body: str
+
+
+def http(status: int, text: str = "") -> HttpResponse:
     return {"statusCode": status, "headers": {"Content-Type": "text/plain"}, "body": text}
 
 
-def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime, invoke: Invoke) -> dict[str, Any]:
+def handle_request(event: Any, rt: Runtime, bot: SlackBot | None, now: datetime, invoke: Invoke) -> HttpResponse:
     """The member's endpoint: every button of the member's messages, acted on in this account."""
     return serve(event, rt.log, bot, now, lambda click, slack: handle_click(rt, slack, click, now, invoke))
 
 
-def serve(event: Any, log: ActionLog | None, bot: SlackBot | None, now: datetime, act: Act) -> dict[str, Any]:
+def serve(event: Any, log: ActionLog | None, bot: SlackBot | None, now: datetime, act: Act) -> HttpResponse:
     """The front door every Slack endpoint shares (the member's, the central account's): configured,
     signed, fresh, a button we render, claimed once in `log`; then `act`, its record in `log` and its
     answer in the clicked message's thread."""

@@ -19,7 +19,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import JsonValue
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, SectionBlock
@@ -92,10 +91,16 @@ class Cuts:
         return f"{fence}{head}{ellipsis}{fence}{CUT_NOTE}"
 
 
+# One Block Kit block as slack-sdk's to_dict() makes it and Slack takes it. Its members depend on its type
+# (section, context, actions, header: https://api.slack.com/reference/block-kit/blocks), so the shape is open;
+# the blocks are built as slack-sdk's typed models (validated when serialised) and nothing here reads them back.
+BlockJson = dict[str, object]
+
+
 @dataclass(frozen=True)
 class Message:
     text: str
-    blocks: list[dict[str, Any]]
+    blocks: list[BlockJson]
     cut: tuple[str, ...] = ()
 
 
@@ -210,7 +215,7 @@ def render_message(p: VerdictMessage | NoticeMessage) -> Message:
     return Message(text=text, blocks=_serialise(blocks), cut=tuple(dict.fromkeys(cuts.parts)))
 
 
-def render(p: VerdictMessage | NoticeMessage) -> tuple[str, list[dict[str, Any]]]:
+def render(p: VerdictMessage | NoticeMessage) -> tuple[str, list[BlockJson]]:
     """(fallback text, blocks) for one message."""
     message = render_message(p)
     return message.text, message.blocks
@@ -241,6 +246,6 @@ def _section(text: str) -> SectionBlock:
     return SectionBlock(text=MarkdownTextObject(text=text))
 
 
-def _serialise(blocks: list[Block]) -> list[dict[str, Any]]:
+def _serialise(blocks: list[Block]) -> list[BlockJson]:
     """to_dict() runs slack-sdk's validators: a block over a limit raises here, not at Slack."""
     return [b.to_dict() for b in blocks[:MAX_BLOCKS]]

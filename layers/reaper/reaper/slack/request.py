@@ -28,6 +28,7 @@ import binascii
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict
@@ -102,7 +103,7 @@ class Click:
         }
 
 
-def raw_body(event: dict[str, Any]) -> bytes:
+def raw_body(event: Mapping[str, object]) -> bytes:
     """The body's bytes exactly as Slack sent them (a function URL may hand them over base64-encoded)."""
     body = event.get("body") or ""
     if not isinstance(body, str):
@@ -127,14 +128,14 @@ def raw_body(event: dict[str, Any]) -> bytes:
     return data
 
 
-def _headers(event: dict[str, Any]) -> dict[str, str]:
+def _headers(event: Mapping[str, object]) -> dict[str, str]:
     headers = event.get("headers") or {}
     if not isinstance(headers, dict):
         raise RequestRefused(400, "the request headers are not a map")
     return {str(k).lower(): str(v) for k, v in headers.items()}
 
 
-def verify(event: dict[str, Any], signing_secret: str, now: datetime) -> tuple[str, str]:
+def verify(event: Mapping[str, object], signing_secret: str, now: datetime) -> tuple[str, str]:
     """(body, signature) of a request Slack signed within the last 5 minutes; raises RequestRefused.
 
     The body is returned as text only once its bytes are proven to be Slack's."""

@@ -20,7 +20,7 @@ decision's evidence (`CONSENT`); the kind's guard lets the instance store throug
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from reaper.core.events import StopNowDetail
 from reaper.core.model import CONSENT, Decision, Mode, Resource, Verdict
@@ -34,11 +34,18 @@ from reaper.slack.reply import answer
 from reaper.sweep import gate, pipeline
 
 
+class Consent(TypedDict):
+    """What a Decision's evidence carries under CONSENT (reaper.core.model): the figure shown, and who gave it."""
+
+    gb: float
+    user: str
+
+
 class _Click:
     """A rule's decision judged for a Stop-now click (a pipeline.Judge). Keeps the state it found when
     no action may start from it, so the answer says so."""
 
-    def __init__(self, settings: Settings, user: str, consent: dict[str, Any] | None = None) -> None:
+    def __init__(self, settings: Settings, user: str, consent: Consent | None = None) -> None:
         self.settings, self.user, self.consent = settings, user, consent
         self.nothing_to_stop: str | None = None
 
@@ -73,7 +80,7 @@ class _Click:
         return f", who consented to losing the {float(self.consent.get('gb') or 0):,.1f} GB on its instance store"
 
 
-def consent_of(detail: StopNowDetail, user: str) -> dict[str, Any] | None:
+def consent_of(detail: StopNowDetail, user: str) -> Consent | None:
     """The consent a Stop-anyway event carries (reaper.slack.buttons), or None: the figure shown, and who gave it."""
     if detail.consent is None or not user:
         return None

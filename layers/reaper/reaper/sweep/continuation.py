@@ -26,9 +26,10 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -51,6 +52,35 @@ class Superseded(Exception):
     """The chain record names another sweep, or this chain finished or went past this part: no next part."""
 
 
+class CursorJson(TypedDict):
+    """A Cursor as the continuation event's detail carries it (ContinuationDetail reads it back)."""
+
+    kind: str
+    region: str
+    after: str
+    sweep_started: str  # ISO 8601, with its offset
+    part: int
+    event_id: str
+
+
+# EventBridge's event shape (https://docs.aws.amazon.com/eventbridge/latest/ref/overiew-event-structure.html):
+# "detail-type" is no identifier, hence the functional form
+ContinuationEvent = TypedDict(
+    "ContinuationEvent",
+    {
+        "version": str,
+        "id": str,
+        "detail-type": str,
+        "source": str,
+        "account": str,
+        "time": str,
+        "region": str,
+        "resources": list[str],
+        "detail": CursorJson,
+    },
+)
+
+
 @dataclass(frozen=True)
 class Cursor:
     """Where the next part of a sweep starts: after `after` in `region` (then the regions after it)."""
@@ -62,7 +92,7 @@ class Cursor:
     part: int  # the part that starts here (the first part is 1)
     event_id: str  # the first part's event id: the claims and the lease use it
 
-    def detail(self) -> dict[str, Any]:
+    def detail(self) -> CursorJson:
         return {
             "kind": self.kind,
             "region": self.region,
@@ -107,7 +137,7 @@ class ContinuationDetail(BaseModel):
         return as_utc(v)
 
 
-def parse(detail: dict[str, Any], kind: str, regions: tuple[str, ...], now: datetime) -> Cursor:
+def parse(detail: Mapping[str, object], kind: str, regions: tuple[str, ...], now: datetime) -> Cursor:
     """The cursor of a continuation for this function's `kind`; anything else is a BadEventError."""
     d = parse_model(ContinuationDetail, detail, f"a {DETAIL_TYPE} event", "detail.")
     if d.kind != kind:
@@ -125,7 +155,7 @@ def schedule_name(cursor: Cursor) -> str:
     return f"mlreaper-sweep-{cursor.kind}-p{cursor.part}-{digest}"
 
 
-def event(cursor: Cursor, at: datetime) -> dict[str, Any]:
+def event(cursor: Cursor, at: datetime) -> ContinuationEvent:
     """The EventBridge-shaped event the schedule delivers (events/<kind>-continuation.json)."""
     return {
         "version": "0",

@@ -14,7 +14,7 @@ whose figures say they are the admin's (Price source "admin override (BedrockMod
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from reaper.aws.clients import Clients
 from reaper.core.model import Resource
@@ -27,12 +27,29 @@ from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
 OVERRIDE_SOURCE = f"{ADMIN_OVERRIDE} (BedrockModelUnitHourlyUsd)"
 
 
+class ProvisionedModelSummary(TypedDict, total=False):
+    """The members read of
+    https://docs.aws.amazon.com/bedrock/latest/APIReference/API_ProvisionedModelSummary.html"""
+
+    provisionedModelName: str
+    provisionedModelArn: str
+    modelArn: str
+    foundationModelArn: str
+    modelUnits: int
+    desiredModelUnits: int
+    status: str
+    commitmentDuration: str
+    commitmentExpirationTime: datetime
+    creationTime: datetime
+    lastModifiedTime: datetime
+
+
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
     bedrock = clients("bedrock")
     found = [
         summary
         for page in bedrock.get_paginator("list_provisioned_model_throughputs").paginate(PaginationConfig={"PageSize": 1000})
-        for summary in page.get("provisionedModelSummaries", [])
+        for summary in cast(list[ProvisionedModelSummary], page.get("provisionedModelSummaries", []))
     ]
     return [to_resource(clients.region, s, tags_of(bedrock, s["provisionedModelArn"]), settings) for s in found]
 
@@ -41,7 +58,7 @@ def tags_of(bedrock: Any, arn: str) -> dict[str, str]:
     return {t["key"]: t.get("value", "") for t in bedrock.list_tags_for_resource(resourceARN=arn).get("tags", [])}
 
 
-def to_resource(region: str, s: dict[str, Any], tags: dict[str, str], settings: Settings) -> Resource:
+def to_resource(region: str, s: ProvisionedModelSummary, tags: dict[str, str], settings: Settings) -> Resource:
     units = int(s.get("modelUnits") or 0)
     price = settings.of(BedrockPtSettings).model_unit_hourly_usd
     created = as_utc(s["creationTime"])

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
 
 from reaper.aws.clients import Clients
-from reaper.aws.metrics import MetricQuery, fetch
+from reaper.aws.metrics import MetricQuery, Series, fetch
 from reaper.core.model import Resource
 from reaper.core.policy import OWNER, read_tags
 from reaper.core.settings import Settings
@@ -43,7 +42,7 @@ def signals(clients: Clients, resources: list[Resource], settings: Settings, now
         return {}
     end = window_end(now)
     reservations = [r for r in resources if r.facts_as(CapacityFacts).source != "training-plan"]
-    series: dict[str, Any] = {}
+    series: dict[str, Series] = {}
     if reservations:
         longest = max([settings.idle_for(KIND)] + [read_tags(r.tags, settings).idle_minutes or 0 for r in reservations])
         queries = [

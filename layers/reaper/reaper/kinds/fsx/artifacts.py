@@ -6,25 +6,29 @@ is read one id at a time, and the unknown one is reported as gone, not as an err
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
 from reaper.aws.faults import is_not_found
 from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import Artifact
+from reaper.kinds.fsx.shapes import Backup, DataRepositoryTask
 
 BATCH = 50
 
 
-def _batched(ids: list[str], call: Any, key: str) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+Found = TypeVar("Found", Backup, DataRepositoryTask)
+
+
+def _batched(ids: list[str], call: Callable[[list[str]], list[Found]], key: Callable[[Found], str]) -> dict[str, Found]:
+    out: dict[str, Found] = {}
     for i in range(0, len(ids), BATCH):
         batch = ids[i : i + BATCH]
         try:
-            items = call(batch)
+            items: list[Found] = call(batch)
         except ClientError as exc:
             if not is_not_found(exc):  # BackupNotFound, DataRepositoryTaskNotFound
                 raise
@@ -35,13 +39,13 @@ def _batched(ids: list[str], call: Any, key: str) -> dict[str, dict[str, Any]]:
                 except ClientError as inner:
                     if not is_not_found(inner):
                         raise
-        out.update({item[key]: item for item in items})
+        out.update({key(item): item for item in items})
     return out
 
 
 def backups(fsx: Any, ids: Iterable[str]) -> dict[str, Artifact]:
     wanted = sorted(set(ids))
-    found = _batched(wanted, lambda batch: fsx.describe_backups(BackupIds=batch).get("Backups", []), "BackupId")
+    found = _batched(wanted, lambda batch: cast(list[Backup], fsx.describe_backups(BackupIds=batch).get("Backups", [])), _backup_id)
     return {i: backup_artifact(found[i]) if i in found else Artifact("backup", i, found=False, lifecycle="DELETED") for i in wanted}
 
 
@@ -55,7 +59,7 @@ def made_for(fsx: Any, fs_id: str, marker_key: str) -> list[Artifact]:
     key = marker_key.strip().lower()
     found: list[Artifact] = []
     for page in fsx.get_paginator("describe_backups").paginate(Filters=filters):
-        for b in page.get("Backups", []):
+        for b in cast(list[Backup], page.get("Backups", [])):
             marks = {str(t.get("Key", "")).strip().lower(): str(t.get("Value", "")).strip() for t in b.get("Tags") or []}
             if marks.get(key) == fs_id:
                 found.append(backup_artifact(b))
@@ -64,11 +68,20 @@ def made_for(fsx: Any, fs_id: str, marker_key: str) -> list[Artifact]:
 
 def tasks(fsx: Any, ids: Iterable[str]) -> dict[str, Artifact]:
     wanted = sorted(set(ids))
-    found = _batched(wanted, lambda batch: fsx.describe_data_repository_tasks(TaskIds=batch).get("DataRepositoryTasks", []), "TaskId")
+    answer = fsx.describe_data_repository_tasks
+    found = _batched(wanted, lambda batch: cast(list[DataRepositoryTask], answer(TaskIds=batch).get("DataRepositoryTasks", [])), _task_id)
     return {i: task_artifact(found[i]) if i in found else Artifact("export", i, found=False, lifecycle="DELETED") for i in wanted}
 
 
-def backup_artifact(b: dict[str, Any]) -> Artifact:
+def _backup_id(b: Backup) -> str:
+    return b["BackupId"]
+
+
+def _task_id(t: DataRepositoryTask) -> str:
+    return t["TaskId"]
+
+
+def backup_artifact(b: Backup) -> Artifact:
     created = b.get("CreationTime")
     return Artifact(
         "backup",
@@ -80,7 +93,7 @@ def backup_artifact(b: dict[str, Any]) -> Artifact:
     )
 
 
-def task_artifact(t: dict[str, Any]) -> Artifact:
+def task_artifact(t: DataRepositoryTask) -> Artifact:
     status = t.get("Status") or {}
     started = t.get("StartTime") or t.get("CreationTime")
     report = t.get("Report") or {}

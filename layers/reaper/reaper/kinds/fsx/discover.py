@@ -5,7 +5,7 @@ them), and the data repository associations of those that may be linked to S3.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from reaper.aws.clients import Clients
 from reaper.aws.pricing import Pricer
@@ -13,14 +13,20 @@ from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import KIND, FsxFacts, phase_of, protection
+from reaper.kinds.fsx.shapes import (
+    DataRepositoryAssociation,
+    DescribeDataRepositoryAssociationsResponse,
+    FileSystem,
+    LustreFileSystemConfiguration,
+)
 
 
 def discover(clients: Clients, settings: Settings, now: datetime, only: frozenset[str] | None = None) -> list[Resource]:
     """`only`: a targeted check (an event) looks at these file systems only."""
     fsx = clients("fsx")
-    found: list[dict[str, Any]] = []
+    found: list[FileSystem] = []
     for page in fsx.get_paginator("describe_file_systems").paginate():
-        for fs in page.get("FileSystems", []):
+        for fs in cast(list[FileSystem], page.get("FileSystems", [])):
             if fs.get("FileSystemType") == "LUSTRE" and (only is None or fs["FileSystemId"] in only):
                 found.append(fs)
     # Every file system's links, persistent ones too: AWS cannot back up a linked file system, so
@@ -29,8 +35,8 @@ def discover(clients: Clients, settings: Settings, now: datetime, only: frozense
     return [_resource(fs, clients.region, settings, associations.get(fs["FileSystemId"], []), clients.pricer) for fs in found]
 
 
-def _resource(fs: dict[str, Any], region: str, settings: Settings, links: list[dict[str, Any]], pricer: Pricer) -> Resource:
-    lustre: dict[str, Any] = fs.get("LustreConfiguration") or {}
+def _resource(fs: FileSystem, region: str, settings: Settings, links: list[DataRepositoryAssociation], pricer: Pricer) -> Resource:
+    lustre: LustreFileSystemConfiguration = fs.get("LustreConfiguration") or {}
     deployment = str(lustre.get("DeploymentType") or "SCRATCH_1")
     capacity = int(fs.get("StorageCapacity") or 0)
     per_unit = lustre.get("PerUnitStorageThroughput")
@@ -63,15 +69,17 @@ def _resource(fs: dict[str, Any], region: str, settings: Settings, links: list[d
     )
 
 
-def _associations(fsx: Any) -> dict[str, list[dict[str, Any]]]:
+def _associations(fsx: Any) -> dict[str, list[DataRepositoryAssociation]]:
     """Every data repository association in the region, by file system (25 per call: the API's limit)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    request: dict[str, Any] = {"MaxResults": 25}
+    out: dict[str, list[DataRepositoryAssociation]] = {}
+    token = ""
     while True:
-        page = fsx.describe_data_repository_associations(**request)
+        more = {"NextToken": token} if token else {}
+        page = cast(DescribeDataRepositoryAssociationsResponse, fsx.describe_data_repository_associations(MaxResults=25, **more))
         for a in page.get("Associations", []):
-            if a.get("FileSystemId"):
-                out.setdefault(a["FileSystemId"], []).append(a)
-        if not page.get("NextToken"):
+            fs_id = a.get("FileSystemId")
+            if fs_id:
+                out.setdefault(fs_id, []).append(a)
+        token = page.get("NextToken", "")
+        if not token:
             return out
-        request["NextToken"] = page["NextToken"]

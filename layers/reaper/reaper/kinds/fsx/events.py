@@ -13,8 +13,8 @@ messages, so a re-delivered event acts and posts once. The declaration routes ea
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -28,6 +28,7 @@ from reaper.kinds.fsx import FS_ID_PATTERN
 from reaper.kinds.fsx.jobs import lustre_inputs
 from reaper.kinds.fsx.rules import idle_window
 from reaper.kinds.fsx.settings import FsxSettings
+from reaper.kinds.fsx.shapes import Channel
 from reaper.record.runtime import Runtime
 
 JOB_STATE_CHANGE = "SageMaker Training Job State Change"
@@ -41,7 +42,7 @@ class JobStateDetail(BaseModel):
 
     TrainingJobName: str = Field(min_length=1)
     TrainingJobStatus: str = Field(min_length=1)
-    InputDataConfig: list[dict[str, Any]] | None = None
+    InputDataConfig: list[Channel] | None = None
     TrainingEndTime: datetime | None = None
     LastModifiedTime: datetime | None = None
 
@@ -61,7 +62,7 @@ class IdleCheckDetail(BaseModel):
         return v
 
 
-def _parse(model: type[M], detail: dict[str, Any], what: str) -> M:
+def _parse(model: type[M], detail: Mapping[str, object], what: str) -> M:
     return parse_model(model, detail, f"a {what} event", "detail.")
 
 

@@ -18,11 +18,12 @@ from typing import Any
 
 from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import RUNNING_JOB, JobRef
+from reaper.kinds.fsx.shapes import Channel
 
 PAGE = 100
 
 
-def lustre_inputs(input_data_config: Iterable[dict[str, Any]] | None) -> tuple[str, ...]:
+def lustre_inputs(input_data_config: Iterable[Channel] | None) -> tuple[str, ...]:
     """File system ids a job's InputDataConfig reads through FileSystemDataSource (Lustre only)."""
     out: list[str] = []
     for channel in input_data_config or []:

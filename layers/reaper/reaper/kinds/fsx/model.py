@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 from reaper.aws.metrics import Series
+from reaper.kinds.fsx.shapes import DataRepositoryAssociation, LustreFileSystemConfiguration
 
 KIND = "fsx"
 Method = Literal["backup", "export", "none"]
@@ -164,7 +165,7 @@ def phase_of(tags: Mapping[str, str], prefix: str) -> Phase | None:
     return None
 
 
-def protection(deployment: str, lustre: dict[str, Any], associations: list[dict[str, Any]]) -> Protection:
+def protection(deployment: str, lustre: LustreFileSystemConfiguration, associations: list[DataRepositoryAssociation]) -> Protection:
     """Backup for persistent file systems with no data repository; export for those linked to S3; else nothing.
 
     AWS backs up a Lustre file system only if it is persistent and not linked to a data repository,

@@ -13,14 +13,14 @@ delivers them to EventBridge can route them here), but the stack does not rely o
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
 from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_cloudtrail, parse_model
-from reaper.core.policy import experiment_gap, read_tags
+from reaper.core.policy import TagView, experiment_gap, read_tags
 from reaper.kinds.base import Check, EventResult
 from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.record.message import NoticeMessage
@@ -110,7 +110,17 @@ def _check_and_tell(rt: Runtime, ev: EventBridgeEvent, now: datetime, region: st
     return result
 
 
-def check(rt: Runtime, region: str, name: str) -> tuple[list[str], dict[str, Any] | None]:
+class NotebookFacts(TypedDict):
+    """What `check` read of the notebook for its notice: ARN, ml:owner, creation time (DescribeNotebookInstance's
+    CreationTime) and its tags read as policy reads them."""
+
+    arn: str
+    owner: str | None
+    created: datetime | None
+    view: TagView
+
+
+def check(rt: Runtime, region: str, name: str) -> tuple[list[str], NotebookFacts | None]:
     """What the notebook lacks now (agent, owner and stage tags), and its ARN, owner, creation time and tags."""
     sm = rt.clients(region)("sagemaker")
     settings = rt.settings

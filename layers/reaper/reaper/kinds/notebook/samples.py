@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reaper.aws.faults import AwsError, is_not_found, short
-from reaper.aws.log_pages import filter_pages
+from reaper.aws.log_pages import FilteredLogEvent, FilterLogEventsRequest, filter_pages
 from reaper.aws.metrics import Series
 from reaper.kinds.notebook.model import align
 
@@ -35,7 +35,7 @@ class SamplesUnreadable(Exception):
     """The log group exists but could not be read to the end: every notebook's activity is unknown."""
 
 
-def parse(event: dict[str, Any], names: Collection[str], start: datetime, end: datetime) -> tuple[str, datetime, int] | None:
+def parse(event: FilteredLogEvent, names: Collection[str], start: datetime, end: datetime) -> tuple[str, datetime, int] | None:
     """(notebook, period start, 0 or 1) for an event the agent could have written, else None."""
     stream, message, stamp = event.get("logStreamName"), event.get("message"), event.get("timestamp")
     if stream not in names or not isinstance(message, str) or len(message) > MAX_MESSAGE:
@@ -63,7 +63,7 @@ def read(
     """Each notebook's 5-minute series (the highest sample in each period), for the notebooks that
     have at least one valid sample; {} when the log group does not exist (no stack, or not yet).
     With `streams` (at most MAX_STREAMS), only those streams are read; else the whole group."""
-    request: dict[str, Any] = {
+    request: FilterLogEventsRequest = {
         "logGroupName": group,
         "startTime": int(start.timestamp() * 1000),
         "endTime": int(end.timestamp() * 1000) - 1,  # inclusive in the API; the window ends before `end`
