@@ -5,6 +5,7 @@ exempt one, one in a production domain and a young one are not reported; nothing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -93,10 +94,9 @@ def test_an_unused_space_is_reported_once_with_owner_size_cost_and_how_to_delete
 
 def test_plan_shows_a_priced_space_and_an_unpriced_one_when_its_size_is_missing(aws, spaces, table, capsys, monkeypatch):
     # Given a price list with a Studio space storage row (the shipped copy has none: see the test above)
-    listed = {
-        **pricing._table(),
-        pricing.STUDIO_SPACE_GB_MONTH: {"us-east-1": {"ebs": {"usd": 0.1, "source": "test row", "as_of": "2026-12-01"}}},
-    }
+    shipped = pricing._table()
+    row: pricing.ShippedRow = {"usd": 0.1, "source": "test row", "as_of": "2026-12-01"}
+    listed = dataclasses.replace(shipped, sections={**shipped.sections, pricing.STUDIO_SPACE_GB_MONTH: {"us-east-1": {"ebs": row}}})
     monkeypatch.setattr(pricing, "_table", lambda: listed)
     monkeypatch.setenv("REAPER_TABLE", table)
     # When `reaper sweep --json` and `reaper plan` run for the storage kind
