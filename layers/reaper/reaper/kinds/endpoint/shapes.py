@@ -168,7 +168,7 @@ class Dimension(TypedDict):
 class MetricAlarm(TypedDict, total=False):
     """What has_wake_policy reads of an alarm; a step policy's alarms are kept whole (PolicyRecord.alarms)."""
 
-    AlarmName: Required[str]
+    AlarmName: str
     AlarmActions: list[str]
     Dimensions: list[Dimension]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, Literal, Required, TypedDict
+from typing import Any, Literal, TypedDict
 
 
 class IdleSettings(TypedDict, total=False):
@@ -56,8 +56,8 @@ class DefaultSpaceSettings(TypedDict, total=False):
 class Domain(TypedDict, total=False):
     """DescribeDomain's answer."""
 
-    DomainId: Required[str]
-    DomainArn: Required[str]
+    DomainId: str
+    DomainArn: str
     DomainName: str
     Status: str
     AuthMode: str  # SSO | IAM
@@ -68,7 +68,7 @@ class Domain(TypedDict, total=False):
 
 
 class DomainDetails(TypedDict, total=False):
-    DomainId: Required[str]
+    DomainId: str
 
 
 class OwnershipSettingsSummary(TypedDict, total=False):
@@ -80,8 +80,8 @@ class SpaceSharingSettingsSummary(TypedDict, total=False):
 
 
 class SpaceDetails(TypedDict, total=False):
-    DomainId: Required[str]
-    SpaceName: Required[str]
+    DomainId: str
+    SpaceName: str
     OwnershipSettingsSummary: OwnershipSettingsSummary
     SpaceSharingSettingsSummary: SpaceSharingSettingsSummary
 

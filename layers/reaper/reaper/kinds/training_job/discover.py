@@ -222,7 +222,7 @@ def _transform(d: TransformJob, tags: dict[str, str], region: str) -> Resource:
         instance_count=count,
         hourly_usd=None,
         created_at=d.get("CreationTime"),
-        changed_at=d.get("LastModifiedTime"),
+        changed_at=None,  # DescribeTransformJob has no LastModifiedTime (API_DescribeTransformJob.html)
         facts=JobFacts(
             job_type="transform",
             started_at=start,

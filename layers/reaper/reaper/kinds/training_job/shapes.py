@@ -190,7 +190,6 @@ class TransformJob(TypedDict, total=False):
     AutoMLJobArn: str
     CreationTime: datetime
     TransformStartTime: datetime
-    LastModifiedTime: datetime
 
 
 class AutoMLJob(TypedDict, total=False):
