@@ -21,6 +21,7 @@ from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action
 from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.managed import managed_by
 from reaper.kinds.ec2.model import Ec2Facts
+from reaper.kinds.ec2.shapes import Instance, InstanceState, reservations
 
 CAPACITY_NOTE = (
     "a stopped GPU instance may not get capacity back at once when started (InsufficientInstanceCapacity); "
@@ -78,12 +79,12 @@ def _stopping(hibernate: bool) -> str:
 def current_state(clients: Clients, resource: Resource) -> str | None:
     ec2 = clients("ec2")
     try:
-        reservations = ec2.describe_instances(InstanceIds=[resource.id]).get("Reservations", [])
+        found = reservations(ec2.describe_instances(InstanceIds=[resource.id]))
     except ClientError as exc:
         if error_code(exc).startswith("InvalidInstanceID"):  # .NotFound / .Malformed: not there
             return None
         raise
-    instances = [i for r in reservations for i in r.get("Instances", [])]
+    instances = [i for r in found for i in r.get("Instances", [])]
     return _state_of(ec2, resource.id, instances[0] if instances else None)
 
 
@@ -96,22 +97,22 @@ def current_many(clients: Clients, resources: Sequence[Resource]) -> dict[str, t
     """
     ec2 = clients("ec2")
     ids = [r.id for r in resources]
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Instance] = {}
     for page in ec2.get_paginator("describe_instances").paginate(Filters=[{"Name": "instance-id", "Values": ids}]):
-        for reservation in page.get("Reservations", []):
+        for reservation in reservations(page):
             found.update({str(i.get("InstanceId")): i for i in reservation.get("Instances", [])})
     return {r.arn: (_state_of(ec2, r.id, found.get(r.id)), _tags(found.get(r.id))) for r in resources}
 
 
-def _tags(inst: dict[str, Any] | None) -> dict[str, str]:
-    return {t["Key"]: t.get("Value", "") for t in (inst or {}).get("Tags", [])}
+def _tags(inst: Instance | None) -> dict[str, str]:
+    return {t["Key"]: t.get("Value", "") for t in (inst.get("Tags", []) if inst else [])}
 
 
-def _state_of(ec2: Any, instance_id: str, inst: dict[str, Any] | None) -> str | None:
+def _state_of(ec2: Any, instance_id: str, inst: Instance | None) -> str | None:
     """The state the gate judges: None when gone; what manages it since discovery, or stop protection, said."""
     if inst is None:
         return None
-    state = str(inst.get("State", {}).get("Name", "unknown"))
+    state = str(inst.get("State", InstanceState()).get("Name", "unknown"))
     if state == "terminated":
         return None
     if state != "running":
@@ -128,13 +129,13 @@ def _state_of(ec2: Any, instance_id: str, inst: dict[str, Any] | None) -> str | 
 def confirm(clients: Clients, change: Unconfirmed) -> Made:
     """A stop is made once the instance is stopping or stopped (DescribeInstances' State.Name)."""
     try:
-        found = clients("ec2").describe_instances(InstanceIds=[change.id]).get("Reservations", [])
+        found = reservations(clients("ec2").describe_instances(InstanceIds=[change.id]))
     except ClientError as exc:
         if error_code(exc).startswith("InvalidInstanceID"):
             return Made(None, "gone")
         raise
     instances = [i for r in found for i in r.get("Instances", [])]
-    state = str(instances[0].get("State", {}).get("Name")) if instances else None
+    state = str(instances[0].get("State", InstanceState()).get("Name")) if instances else None
     return Made.by_state("State", state, {"stopping", "stopped"}, {"running", "pending"})
 
 

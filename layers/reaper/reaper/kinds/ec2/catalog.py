@@ -10,9 +10,9 @@ process (a warm Lambda keeps it) — about ten paged calls in a real region, one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from reaper.aws.clients import Clients
+from reaper.kinds.ec2.shapes import DeviceInfo, InstanceStorageInfo, InstanceTypeInfo, instance_types
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def accelerated_types(clients: Clients) -> dict[str, AcceleratedType]:
         return cached
     found: dict[str, AcceleratedType] = {}
     for page in clients("ec2").get_paginator("describe_instance_types").paginate(PaginationConfig={"PageSize": 100}):
-        for info in page.get("InstanceTypes", []):
+        for info in instance_types(page):
             described = describe(info)
             if described is not None:
                 found[described.name] = described
@@ -42,28 +42,38 @@ def accelerated_types(clients: Clients) -> dict[str, AcceleratedType]:
     return found
 
 
-def describe(info: dict[str, Any]) -> AcceleratedType | None:
-    """The accelerator of one InstanceTypeInfo, or None for a type without one."""
-    for key, kind, items in (
-        ("GpuInfo", "gpu", "Gpus"),
-        ("NeuronInfo", "neuron", "NeuronDevices"),
-        ("InferenceAcceleratorInfo", "inference", "Accelerators"),
-    ):
-        section = info.get(key)
-        if section:
-            parts = [
-                f"{d.get('Count', 1)} x {' '.join(str(d.get(k, '')) for k in ('Manufacturer', 'Name') if d.get(k))}".strip()
-                for d in section.get(items, [])
-            ]
-            storage = info.get("InstanceStorageInfo") or {}
-            return AcceleratedType(
-                name=str(info["InstanceType"]),
-                accelerator=kind,
-                detail=", ".join(parts) or kind,
-                instance_store_gib=int(storage.get("TotalSizeInGB", 0) or 0) if info.get("InstanceStorageSupported") else 0,
-                hibernation_supported=bool(info.get("HibernationSupported")),
-            )
+def _devices(info: InstanceTypeInfo) -> tuple[str, list[DeviceInfo]] | None:
+    """(accelerator kind, its devices) from the first of GpuInfo, NeuronInfo, InferenceAcceleratorInfo that is set."""
+    gpu, neuron, inference = info.get("GpuInfo"), info.get("NeuronInfo"), info.get("InferenceAcceleratorInfo")
+    if gpu:
+        return "gpu", gpu.get("Gpus", [])
+    if neuron:
+        return "neuron", neuron.get("NeuronDevices", [])
+    if inference:
+        return "inference", inference.get("Accelerators", [])
     return None
+
+
+def describe(info: InstanceTypeInfo) -> AcceleratedType | None:
+    """The accelerator of one InstanceTypeInfo, or None for a type without one."""
+    found = _devices(info)
+    if found is None:
+        return None
+    kind, devices = found
+    storage = info.get("InstanceStorageInfo") or InstanceStorageInfo()
+    return AcceleratedType(
+        name=str(info["InstanceType"]),
+        accelerator=kind,
+        detail=", ".join(_device_text(d) for d in devices) or kind,
+        instance_store_gib=int(storage.get("TotalSizeInGB", 0) or 0) if info.get("InstanceStorageSupported") else 0,
+        hibernation_supported=bool(info.get("HibernationSupported")),
+    )
+
+
+def _device_text(d: DeviceInfo) -> str:
+    """'4 x NVIDIA A10G': its count, maker and name (those it has)."""
+    name = " ".join(str(v) for v in (d.get("Manufacturer", ""), d.get("Name", "")) if v)
+    return f"{d.get('Count', 1)} x {name}".strip()
 
 
 def forget() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
 
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
@@ -20,6 +19,7 @@ from reaper.core.timeutil import as_utc
 from reaper.kinds.ec2.catalog import AcceleratedType, accelerated_types
 from reaper.kinds.ec2.managed import managed_by, spot_stop_problem
 from reaper.kinds.ec2.model import KIND, Ec2Facts
+from reaper.kinds.ec2.shapes import HibernationOptions, Instance, InstanceState, SpotInstanceRequest, reservations, spot_requests
 
 TYPE_FILTER_CHUNK = 100  # values per DescribeInstances filter, kept well inside the API's limit
 
@@ -35,7 +35,7 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
     ]
 
 
-def running_instances(clients: Clients, types: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+def running_instances(clients: Clients, types: list[str]) -> Iterator[tuple[str, Instance]]:
     """(owner account, instance) for every running instance of the given types."""
     paginator = clients("ec2").get_paginator("describe_instances")
     for i in range(0, len(types), TYPE_FILTER_CHUNK):
@@ -44,18 +44,18 @@ def running_instances(clients: Clients, types: list[str]) -> Iterator[tuple[str,
             {"Name": "instance-type", "Values": types[i : i + TYPE_FILTER_CHUNK]},
         ]
         for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
-            for reservation in page.get("Reservations", []):
+            for reservation in reservations(page):
                 for inst in reservation.get("Instances", []):
                     yield str(reservation.get("OwnerId", "")), inst
 
 
-def read_spot_requests(clients: Clients, request_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def read_spot_requests(clients: Clients, request_ids: Iterable[str]) -> dict[str, SpotInstanceRequest]:
     ids = sorted(set(request_ids))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SpotInstanceRequest] = {}
     ec2 = clients("ec2")
     for i in range(0, len(ids), 100):
         page = ec2.describe_spot_instance_requests(Filters=[{"Name": "spot-instance-request-id", "Values": ids[i : i + 100]}])
-        for req in page.get("SpotInstanceRequests", []):
+        for req in spot_requests(page):
             out[req["SpotInstanceRequestId"]] = req
     return out
 
@@ -69,7 +69,7 @@ def partition(region: str) -> str:
 
 
 def to_resource(
-    region: str, owner: str, inst: dict[str, Any], kind: AcceleratedType, spot_requests: dict[str, dict[str, Any]], pricer: Pricer
+    region: str, owner: str, inst: Instance, kind: AcceleratedType, spot_requests: dict[str, SpotInstanceRequest], pricer: Pricer
 ) -> Resource:
     iid = inst["InstanceId"]
     tags = {t["Key"]: t.get("Value", "") for t in inst.get("Tags", [])}
@@ -84,7 +84,7 @@ def to_resource(
         id=iid,
         arn=f"arn:{partition(region)}:ec2:{region}:{owner}:instance/{iid}",
         region=region,
-        state=str(inst.get("State", {}).get("Name", "unknown")),
+        state=str(inst.get("State", InstanceState()).get("Name", "unknown")),
         tags=tags,
         instance_type=itype,
         # list price is On-Demand: a Spot instance costs less, so no estimate rather than a wrong one
@@ -99,7 +99,7 @@ def to_resource(
             lifecycle=lifecycle,
             managed_by=managed_by(tags),
             spot_stop=spot_stop,
-            hibernation_configured=bool((inst.get("HibernationOptions") or {}).get("Configured")),
+            hibernation_configured=bool((inst.get("HibernationOptions") or HibernationOptions()).get("Configured")),
             launched_at=as_utc(launched) if isinstance(launched, datetime) else None,
         ),
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reaper.core.policy import OWNER as OWNER_KEY
+from reaper.kinds.ec2.shapes import SpotInstanceRequest
 
 # (tag key or key prefix ending in ':' or '/', who manages it), in order of precedence (SkyPilot
 # launches through Ray's tags, so it is named first). Sources, per service:
@@ -105,7 +106,7 @@ def manager(tags: Mapping[str, str]) -> str | None:
     return None
 
 
-def spot_stop_problem(request: Mapping[str, object] | None) -> str | None:
+def spot_stop_problem(request: SpotInstanceRequest | None) -> str | None:
     """Why a Spot instance cannot be stopped, or None when it can.
 
     Only a Spot instance launched by a persistent request whose interruption behaviour is stop (or

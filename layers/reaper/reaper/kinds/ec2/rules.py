@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
-from typing import Any
 
 from reaper.aws.metrics import Series
 from reaper.core.model import CONSENT, Decision, Resource, Verdict
@@ -125,7 +124,8 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
     window = idle_window(view, settings)
     end = signal.window_end if signal and signal.window_end else window_end(now)
     start = end - timedelta(minutes=window)
-    evidence: dict[str, Any] = {"idle_window_minutes": window}
+    # the figures behind the reason (Decision.evidence): free-form by design, written here and shown as JSON
+    evidence: dict[str, object] = {"idle_window_minutes": window}
     if facts.launched_at is not None and facts.launched_at > start:
         return Decision(
             Verdict.KEEP,
@@ -184,7 +184,7 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
 
 
 def _idle(
-    evidence: dict[str, Any],
+    evidence: dict[str, object],
     cpu: Series,
     network: Series,
     accelerator: dict[str, Series],
@@ -222,7 +222,7 @@ def _usable_sample(signal: Ec2Signal | None, accelerator: dict[str, Series], set
     return sample
 
 
-def _sample_decision(resource: Resource, sample: GpuSample | None, evidence: dict[str, Any]) -> Decision | None:
+def _sample_decision(resource: Resource, sample: GpuSample | None, evidence: dict[str, object]) -> Decision | None:
     """Keep on the sample alone (a busy GPU, no reading, a reading neither busy nor 0 %); None = go on:
     an all-0 % sample still needs CPU and network idle over the whole window."""
     if sample is None:
@@ -254,7 +254,7 @@ def _sample_decision(resource: Resource, sample: GpuSample | None, evidence: dic
     return None
 
 
-def _sample_only(sample: GpuSample, why: str, evidence: dict[str, Any]) -> Decision:
+def _sample_only(sample: GpuSample, why: str, evidence: dict[str, object]) -> Decision:
     return Decision(
         Verdict.KEEP,
         f"{why}: one nvidia-smi sample alone is not evidence of idleness, so it is kept",
@@ -294,7 +294,7 @@ def _peak(series: Series, start: datetime) -> float:
     return max((v for ts, v in series if align(ts) >= start), default=0.0)
 
 
-def _no_accelerator_metric(resource: Resource, facts: Ec2Facts, metrics: tuple[str, ...], evidence: dict[str, Any]) -> Decision:
+def _no_accelerator_metric(resource: Resource, facts: Ec2Facts, metrics: tuple[str, ...], evidence: dict[str, object]) -> Decision:
     if facts.accelerator == "gpu":
         how = (
             "install the CloudWatch agent with its nvidia_gpu section (one series per GPU is enough), e.g. "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import assert_never
 
 from botocore.exceptions import ClientError
 
@@ -45,6 +45,13 @@ from reaper.kinds.endpoint.model import (
     component_resource_id,
     restore_command,
     variant_resource_id,
+)
+from reaper.kinds.endpoint.shapes import (
+    DescribeEndpointConfigOutput,
+    DescribeEndpointOutput,
+    ProductionVariantSummary,
+    ScalableTarget,
+    described,
 )
 from reaper.kinds.endpoint.signals import DetailReader, reader_for
 
@@ -104,7 +111,7 @@ class _Change:
     dimension: str
     scaled: list[str]
     type: str
-    variants: list[dict[str, Any]] = field(default_factory=list)  # async: DescribeEndpoint's, as the gate read them
+    variants: list[ProductionVariantSummary] = field(default_factory=list)  # async: DescribeEndpoint's, as the gate read them
     components: tuple[Component, ...] = ()
     comeback: str = ""
 
@@ -188,9 +195,9 @@ def _plan(ctx: ActContext, r: Resource, d: Decision, reader: DetailReader) -> _C
             assert_never(other)
 
 
-def _targets(ctx: ActContext, planned: list[_Change]) -> dict[str, dict[str, Any]]:
+def _targets(ctx: ActContext, planned: list[_Change]) -> dict[str, ScalableTarget]:
     """The batch's scalable targets, one DescribeScalableTargets per 50 ids of a dimension."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, ScalableTarget] = {}
     aas = ctx.clients("application-autoscaling")
     for dimension in sorted({c.dimension for c in planned}):
         ids = [rid for c in planned if c.dimension == dimension for rid in c.scaled]
@@ -199,7 +206,7 @@ def _targets(ctx: ActContext, planned: list[_Change]) -> dict[str, dict[str, Any
     return found
 
 
-def _complete(ctx: ActContext, c: _Change, found: dict[str, dict[str, Any]]) -> None:
+def _complete(ctx: ActContext, c: _Change, found: dict[str, ScalableTarget]) -> None:
     """The record's autoscaling from the batch's targets (their policies read only where there is a target),
     and the schedule that brings it back."""
     aas, cw = ctx.clients("application-autoscaling"), ctx.clients("cloudwatch")
@@ -267,13 +274,13 @@ def _list_models(ctx: ActContext, reader: DetailReader, items: Sequence[tuple[Re
             config = _config(ctx, reader, _described(ctx, r)["EndpointConfigName"])
         except AwsError:
             continue  # its plan reads again, and says why
-        names.update(v["ModelName"] for v in (config or {}).get("ProductionVariants", []) if v.get("ModelName"))
+        names.update(v["ModelName"] for v in (config.get("ProductionVariants", []) if config else []) if v.get("ModelName"))
     pages = reader_for(ctx.clients).pages_for_all
     if pages is not None and 0 < pages <= len(names) // 2:
         reader.list_all_models()
 
 
-def _config(ctx: ActContext, reader: DetailReader, name: str) -> dict[str, Any] | None:
+def _config(ctx: ActContext, reader: DetailReader, name: str) -> DescribeEndpointConfigOutput | None:
     """The configuration as this sweep's signals read it (reaper.kinds.endpoint.signals.reader_for), else read now."""
     swept = reader_for(ctx.clients)
     return swept.config(name) if swept.has_config(name) else reader.config(name)
@@ -332,7 +339,7 @@ def _zero_components(ctx: ActContext, c: _Change) -> str:
 # -- asynchronous: minimum 0, woken by backlog --------------------------------------------------
 
 
-def _complete_async(ctx: ActContext, c: _Change, found: dict[str, dict[str, Any]]) -> None:
+def _complete_async(ctx: ActContext, c: _Change, found: dict[str, ScalableTarget]) -> None:
     """Each variant's target and whether it has a policy that scales in; whether a wake-on-backlog policy is
     there. A wake policy is a scaling policy, which exists only on a registered scalable target
     (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_PutScalingPolicy.html; deregistering
@@ -392,7 +399,7 @@ def _zero_async(ctx: ActContext, c: _Change) -> str:
     return f"autoscaling minimum 0 on {was}, {now_or_later}{scale_in_note}; {policy}{c.comeback}"
 
 
-def _target(t: dict[str, Any] | None) -> TargetRecord | None:
+def _target(t: ScalableTarget | None) -> TargetRecord | None:
     return None if t is None else TargetRecord(min=t["MinCapacity"], max=t["MaxCapacity"])
 
 
@@ -406,10 +413,10 @@ def _was(v: VariantRecord) -> str:
 # -- just before acting, and after ----------------------------------------------------------------
 
 
-def current_read(clients: Clients, resource: Resource) -> tuple[str | None, dict[str, Any] | None]:
+def current_read(clients: Clients, resource: Resource) -> tuple[str | None, DescribeEndpointOutput | None]:
     """The endpoint's status now and the DescribeEndpoint it came from (the gate hands it to the action)."""
     try:
-        desc: dict[str, Any] = clients("sagemaker").describe_endpoint(EndpointName=resource.id)
+        desc = described(clients("sagemaker"), resource.id)
     except ClientError as exc:
         if is_not_found(exc):
             return None, None
@@ -430,14 +437,14 @@ def confirm(clients: Clients, change: Unconfirmed) -> Made:
         case ActionName.SCALE_TO_ZERO:
             if state is None:
                 return Made(None, "gone")
-            return _at_zero(clients, change.id, desc or {})
+            return _at_zero(clients, change.id, desc)
         case None:
             return Made(None, f"nothing reads whether {change.action} was made")
         case other:
             assert_never(other)
 
 
-def _at_zero(clients: Clients, name: str, desc: dict[str, Any]) -> Made:
+def _at_zero(clients: Clients, name: str, desc: DescribeEndpointOutput | None) -> Made:
     sm = clients("sagemaker")
     names = [
         ic["InferenceComponentName"]
@@ -449,20 +456,20 @@ def _at_zero(clients: Clients, name: str, desc: dict[str, Any]) -> Made:
         if all(n == 0 for n in copies.values()):
             return Made(True, "every inference component at 0 copies")
         return Made(False, "copies of " + ", ".join(f"{k}: {v}" for k, v in sorted(copies.items())))
-    variants = desc.get("ProductionVariants") or []
+    variants = (desc.get("ProductionVariants") if desc else None) or []
     if variants and all(v.get("DesiredInstanceCount", v.get("CurrentInstanceCount")) == 0 for v in variants):
         return Made(True, "every variant at 0 instances")
-    return Made(None, f"EndpointStatus {desc.get('EndpointStatus')}, its scale-in policy takes it to 0")
+    return Made(None, f"EndpointStatus {desc.get('EndpointStatus') if desc else None}, its scale-in policy takes it to 0")
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:
     return current_read(clients, resource)[0]
 
 
-def _described(ctx: ActContext, r: Resource) -> dict[str, Any]:
-    """The endpoint as the gate described it just now (its state check), else described here."""
-    desc: dict[str, Any] | None = ctx.gated(r.arn, "described")
-    return desc if desc is not None else ctx.clients("sagemaker").describe_endpoint(EndpointName=r.id)
+def _described(ctx: ActContext, r: Resource) -> DescribeEndpointOutput:
+    """The endpoint as the gate described it just now (its state check, `current_read`), else described here."""
+    desc: DescribeEndpointOutput | None = ctx.gated(r.arn, "described")
+    return desc if desc is not None else described(ctx.clients("sagemaker"), r.id)
 
 
 def _tags_now(ctx: ActContext, r: Resource) -> list[dict[str, str]]:

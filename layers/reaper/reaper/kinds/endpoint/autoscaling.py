@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.faults import is_not_found
 from reaper.kinds.endpoint.model import NAMESPACE, SCALE_IN_POLICY, VARIANT_DIMENSION, WAKE_POLICY, PolicyRecord, ScalingRecord
+from reaper.kinds.endpoint.shapes import MetricAlarm, ScalableTarget, ScalingPolicy, scalable_targets, scaling_policies
 
 SERVICE = "sagemaker"
 ALARM_FIELDS = (
@@ -41,22 +42,22 @@ ALARM_FIELDS = (
 )
 
 
-def targets(aas: Any, resource_ids: list[str], dimension: str) -> dict[str, dict[str, Any]]:
+def targets(aas: Any, resource_ids: list[str], dimension: str) -> dict[str, ScalableTarget]:
     """{resource id: scalable target} for the ids that have one (50 ids a call, the API's limit)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ScalableTarget] = {}
     for i in range(0, len(resource_ids), 50):
         paginator = aas.get_paginator("describe_scalable_targets")
         for page in paginator.paginate(ServiceNamespace=SERVICE, ResourceIds=resource_ids[i : i + 50], ScalableDimension=dimension):
-            for t in page.get("ScalableTargets", []):
+            for t in scalable_targets(page):
                 out[t["ResourceId"]] = t
     return out
 
 
-def policies(aas: Any, resource_id: str, dimension: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def policies(aas: Any, resource_id: str, dimension: str) -> list[ScalingPolicy]:
+    out: list[ScalingPolicy] = []
     paginator = aas.get_paginator("describe_scaling_policies")
     for page in paginator.paginate(ServiceNamespace=SERVICE, ResourceId=resource_id, ScalableDimension=dimension):
-        out.extend(page.get("ScalingPolicies", []))
+        out.extend(scaling_policies(page))
     return out
 
 
@@ -65,7 +66,7 @@ def capture(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str) 
     return recorded(aas, cloudwatch, resource_ids, dimension, targets(aas, resource_ids, dimension))
 
 
-def recorded(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str, found: dict[str, dict[str, Any]]) -> list[ScalingRecord]:
+def recorded(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str, found: dict[str, ScalableTarget]) -> list[ScalingRecord]:
     """`capture` from targets already read (a batch's, in one DescribeScalableTargets): the policies of
     each target found, and a step policy's alarms; an id without a target has none to read."""
     out: list[ScalingRecord] = []
@@ -86,7 +87,7 @@ def recorded(aas: Any, cloudwatch: Any, resource_ids: list[str], dimension: str,
     return out
 
 
-def _policy_record(cloudwatch: Any, p: dict[str, Any]) -> PolicyRecord:
+def _policy_record(cloudwatch: Any, p: ScalingPolicy) -> PolicyRecord:
     step = p.get("PolicyType") == "StepScaling"
     record = PolicyRecord(
         name=p["PolicyName"],
@@ -97,7 +98,8 @@ def _policy_record(cloudwatch: Any, p: dict[str, Any]) -> PolicyRecord:
     )
     names = [a["AlarmName"] for a in p.get("Alarms", [])]
     if step and names:
-        found = cloudwatch.describe_alarms(AlarmNames=names).get("MetricAlarms", [])
+        # DescribeAlarms' MetricAlarm, kept whole (PolicyRecord.alarms says why): read only to copy ALARM_FIELDS
+        found: list[dict[str, object]] = cloudwatch.describe_alarms(AlarmNames=names).get("MetricAlarms", [])
         record["alarms"] = [{k: a[k] for k in ALARM_FIELDS if a.get(k) not in (None, [], "")} for a in found]
     return record
 
@@ -106,7 +108,7 @@ def reapply(aas: Any, cloudwatch: Any, recorded: list[ScalingRecord]) -> list[st
     """Register each target and put each policy back; point step-scaling alarms at the new policies."""
     done: list[str] = []
     for t in recorded:
-        kwargs: dict[str, Any] = {
+        kwargs: dict[str, object] = {  # RegisterScalableTarget's arguments
             "ServiceNamespace": SERVICE,
             "ResourceId": t["resource_id"],
             "ScalableDimension": t["dimension"],
@@ -133,11 +135,12 @@ def reapply(aas: Any, cloudwatch: Any, recorded: list[ScalingRecord]) -> list[st
     return done
 
 
-def _repointed(alarm: dict[str, Any], old_arn: str | None, new_arn: str) -> dict[str, Any]:
+def _repointed(alarm: dict[str, object], old_arn: str | None, new_arn: str) -> dict[str, object]:
     out = dict(alarm)
     for key in ("AlarmActions", "OKActions", "InsufficientDataActions"):
-        if key in out:
-            out[key] = [new_arn if a == old_arn else a for a in out[key]]
+        actions = out.get(key)
+        if isinstance(actions, list):
+            out[key] = [new_arn if a == old_arn else a for a in actions]
     return out
 
 
@@ -166,13 +169,14 @@ SCALE_IN_COOLDOWN = 600
 SCALE_OUT_COOLDOWN = 300
 
 
-def scales_in(found: list[dict[str, Any]]) -> bool:
+def scales_in(found: list[ScalingPolicy]) -> bool:
     """A policy that can take the variant down: any target tracking, or a step with a negative adjustment."""
     for p in found:
         if p.get("PolicyName") == WAKE_POLICY:
             continue
         if p.get("PolicyType") == "TargetTrackingScaling":
-            if not (p.get("TargetTrackingScalingPolicyConfiguration") or {}).get("DisableScaleIn"):
+            tracking = p.get("TargetTrackingScalingPolicyConfiguration")
+            if not (tracking and tracking.get("DisableScaleIn")):
                 return True
             continue
         steps = (p.get("StepScalingPolicyConfiguration") or {}).get("StepAdjustments") or []
@@ -223,7 +227,7 @@ def wake_alarm_name(endpoint: str) -> str:
 
 def has_wake_policy(cloudwatch: Any, endpoint: str) -> bool:
     """An alarm on HasBacklogWithoutCapacity for this endpoint that invokes a scaling policy."""
-    alarms = cloudwatch.describe_alarms_for_metric(
+    alarms: list[MetricAlarm] = cloudwatch.describe_alarms_for_metric(
         MetricName="HasBacklogWithoutCapacity", Namespace=NAMESPACE, Dimensions=[{"Name": "EndpointName", "Value": endpoint}]
     ).get("MetricAlarms", [])
     for a in alarms:

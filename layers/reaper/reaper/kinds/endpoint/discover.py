@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -15,6 +14,7 @@ from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.endpoint.model import IN_SERVICE, KIND, EndpointFacts, VariantSummary
+from reaper.kinds.endpoint.shapes import Endpoint, ManagedInstanceScaling, ProductionVariantSummary, component_summaries, described
 
 PAGE = 100
 
@@ -55,41 +55,40 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
     return out
 
 
-def search_endpoints(clients: Clients) -> Iterator[dict[str, Any]]:
+def search_endpoints(clients: Clients) -> Iterator[Endpoint]:
     paginator = clients("sagemaker").get_paginator("search")
     for page in paginator.paginate(Resource="Endpoint", PaginationConfig={"PageSize": PAGE}):
-        for item in page.get("Results", []):
-            if item.get("Endpoint"):
-                yield item["Endpoint"]
+        for item in page.get("Results", []):  # SearchRecord: its Endpoint (API_SearchRecord.html)
+            endpoint: Endpoint | None = item.get("Endpoint")
+            if endpoint:
+                yield endpoint
 
 
 def components_by_endpoint(clients: Clients) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     paginator = clients("sagemaker").get_paginator("list_inference_components")
     for page in paginator.paginate(PaginationConfig={"PageSize": PAGE}):
-        for ic in page.get("InferenceComponents", []):
+        for ic in component_summaries(page):
             out.setdefault(ic["EndpointName"], []).append(ic["InferenceComponentName"])
     return out
 
 
-def variant_summaries(clients: Clients, endpoint: dict[str, Any]) -> list[dict[str, Any]]:
+def variant_summaries(clients: Clients, endpoint: Endpoint) -> list[ProductionVariantSummary]:
     """The variants Search returned; DescribeEndpoint only if Search left them out."""
-    variants: list[dict[str, Any]] = endpoint.get("ProductionVariants") or []
+    variants = endpoint.get("ProductionVariants") or []
     if variants or endpoint.get("EndpointStatus") != IN_SERVICE:
         return variants
     try:
-        described: list[dict[str, Any]] = (
-            clients("sagemaker").describe_endpoint(EndpointName=endpoint["EndpointName"]).get("ProductionVariants", [])
-        )
+        desc = described(clients("sagemaker"), endpoint["EndpointName"]).get("ProductionVariants", [])
     except ClientError as exc:
         if is_not_found(exc):
             return []
         raise
-    return described
+    return desc
 
 
-def _variant(summary: dict[str, Any]) -> VariantSummary:
-    scaling = summary.get("ManagedInstanceScaling") or {}
+def _variant(summary: ProductionVariantSummary) -> VariantSummary:
+    scaling = summary.get("ManagedInstanceScaling") or ManagedInstanceScaling()
     return VariantSummary(
         name=summary["VariantName"],
         current=int(summary.get("CurrentInstanceCount") or 0),

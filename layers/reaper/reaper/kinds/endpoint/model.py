@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, NotRequired, Required, TypedDict
+from typing import NotRequired, Required, TypedDict
 
 from reaper.aws.metrics import Series
 from reaper.core.price import Price
 from reaper.core.rhythm import Rhythm
 from reaper.core.timeutil import as_utc, human_duration
+from reaper.kinds.endpoint.shapes import StepScalingPolicyConfiguration, SuspendedState, TargetTrackingScalingPolicyConfiguration
 
 KIND = "endpoint"
 CLASSIC = "classic"
@@ -175,8 +176,10 @@ class PolicyRecord(TypedDict):
     name: str
     type: str  # StepScaling | TargetTrackingScaling
     arn: str | None
-    config: dict[str, Any] | None  # the policy's configuration, as PutScalingPolicy takes it
-    alarms: list[dict[str, Any]]  # step scaling: the alarms that invoke it, as PutMetricAlarm takes them
+    config: StepScalingPolicyConfiguration | TargetTrackingScalingPolicyConfiguration | None  # as PutScalingPolicy takes it
+    # step scaling: the alarms that invoke it, each PutMetricAlarm's arguments as DescribeAlarms gave them (autoscaling.ALARM_FIELDS):
+    # kept whole and put back unread but for their action lists (autoscaling._repointed), so nothing the owner set is lost
+    alarms: list[dict[str, object]]
 
 
 class ScalingRecord(TypedDict):
@@ -184,7 +187,7 @@ class ScalingRecord(TypedDict):
     dimension: str
     min: int
     max: int
-    suspended: dict[str, bool] | None
+    suspended: SuspendedState | None
     policies: list[PolicyRecord]
 
 

@@ -42,6 +42,7 @@ from reaper.kinds.endpoint.model import (
     restore_command,
     variant_resource_id,
 )
+from reaper.kinds.endpoint.shapes import DescribeEndpointOutput, described
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -93,7 +94,7 @@ def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime
     desc = describe_endpoint(sm, name)
     if desc is None:
         _check_recreatable(sm, record)
-        kwargs: dict[str, Any] = {"EndpointName": name, "EndpointConfigName": config}
+        kwargs: dict[str, object] = {"EndpointName": name, "EndpointConfigName": config}  # CreateEndpoint's arguments
         settable, system = split_tags(record.get("tags") or [])
         if settable:
             kwargs["Tags"] = settable
@@ -170,8 +171,8 @@ def _check_recreatable(sm: Any, record: RestoreRecord) -> None:
 
 
 def failed(rt: Runtime, sm: Any, record: RestoreRecord, now: datetime) -> RestoreFailed:
-    desc = describe_endpoint(sm, record["name"]) or {}
-    why = desc.get("FailureReason") or "no reason given"
+    desc = describe_endpoint(sm, record["name"])
+    why = (desc.get("FailureReason") if desc else None) or "no reason given"
     record = mark(rt, record, now, "failed", failure=why)
     text = (
         f"It was recreated from config {record['config_name']} but is Failed: {why}. The config and models are kept; "
@@ -234,7 +235,8 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
     status = _follow(sm, name, rt.settings.restore_wait_minutes, say)
     if status != IN_SERVICE:
         raise RestoreError(f"endpoint {name} is {status}; run `{restore_command(name)}` again when it is InService")
-    now_variants = (describe_endpoint(sm, name) or {}).get("ProductionVariants", [])
+    current = describe_endpoint(sm, name)
+    now_variants = current.get("ProductionVariants", []) if current else []
     desired = {v["VariantName"]: int(v.get("DesiredInstanceCount") or 0) for v in now_variants}
     variants = record.get("variants", [])
     if record.get("status") == "restored" and all(desired.get(v["name"], 0) >= v["desired"] for v in variants):
@@ -293,9 +295,9 @@ def _lost_clause(system: list[str]) -> str:
 # -- shared --------------------------------------------------------------------------------------------
 
 
-def describe_endpoint(sm: Any, name: str) -> dict[str, Any] | None:
+def describe_endpoint(sm: Any, name: str) -> DescribeEndpointOutput | None:
     try:
-        desc: dict[str, Any] = sm.describe_endpoint(EndpointName=name)
+        desc = described(sm, name)
     except ClientError as exc:
         if is_not_found(exc):
             return None

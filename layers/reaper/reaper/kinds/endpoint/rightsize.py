@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypedDict
 
 from reaper.core.model import HOURS_PER_MONTH
 from reaper.core.price import Price
@@ -55,6 +55,25 @@ class Usage:
     memory_peak: float | None  # MemoryUtilization, %
     gpu_peak: float | None  # GPUUtilization (sum over GPUs, %)
     gpu_memory_peak: float | None  # GPUMemoryUtilization (sum over GPUs, %)
+
+
+class AdviceJson(TypedDict):
+    """One advice as `reaper plan --json` gives it (docs/kinds/endpoint.md#right-size-advice)."""
+
+    change: str
+    to: str
+    instance_type: str
+    count: int
+    why: str
+    monthly_before_usd: float
+    monthly_after_usd: float | None
+    monthly_saving_usd: float
+    saving_is_upper_bound: bool
+    per_1k_inferences_before_usd: float | None
+    per_1k_inferences_after_usd: float | None
+    price_source: str
+    price_as_of: str | None
+    text: str
 
 
 @dataclass(frozen=True)
@@ -90,7 +109,7 @@ class Advice:
         where = f"endpoint {self.endpoint} ({self.region})"
         return f"{where}: {self.to} instead of {what}: {money}{per_k}; {self.why} [{self.monthly_before.label}]"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AdviceJson:
         return {
             "change": self.change,
             "to": self.to,

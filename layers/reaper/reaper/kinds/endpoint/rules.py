@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
-from typing import Any
 
 from reaper.core.model import Decision, Mode, Resource, Verdict
 from reaper.core.policy import TagView, in_working_hours, is_dev, is_production, off_hours_reason, read_tags, screen
@@ -56,7 +55,8 @@ def decide(resource: Resource, signal: EndpointSignal | None, view: TagView, set
     what = "requests processed" if is_async else "invocations"
     used = traffic_in_window(sig.traffic, window_start)
     queued = max((v for ts, v in sig.backlog if ts + PERIOD > window_start), default=0.0)
-    evidence: dict[str, Any] = {
+    # the figures behind the reason (Decision.evidence): free-form by design, written here and shown as JSON
+    evidence: dict[str, object] = {
         "idle_window_minutes": window,
         "requests": used,
         "in_service_since": since,
@@ -100,7 +100,7 @@ def _why_zero(
     rhythm: Rhythm | None,
     sig: EndpointSignal,
     settings: Settings,
-    evidence: dict[str, Any],
+    evidence: dict[str, object],
     now: datetime,
 ) -> str | Decision:
     """Why it may go to zero (off-hours, its burst over, or quiet), with when it comes back where it has a
@@ -119,7 +119,7 @@ def _why_zero(
 
 
 def _in_use(
-    used: float, queued: float, what: str, window: int, since: datetime | None, now: datetime, evidence: dict[str, Any]
+    used: float, queued: float, what: str, window: int, since: datetime | None, now: datetime, evidence: dict[str, object]
 ) -> Decision | None:
     """Traffic, a queue, or too short a time InService to prove idleness keeps it (outside off-hours)."""
     if used > 0:
@@ -136,7 +136,7 @@ def _in_use(
     return None
 
 
-def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason: str, evidence: dict[str, Any], prod: bool) -> Decision:
+def _by_type(r: Resource, facts: EndpointFacts, details: EndpointDetails, reason: str, evidence: dict[str, object], prod: bool) -> Decision:
     if details.type == SERVERLESS:
         return Decision(Verdict.KEEP, "serverless: it already scales to zero and bills nothing while idle", evidence=evidence)
     if details.type == COMPONENTS:
@@ -226,7 +226,7 @@ def burst_over(rhythm: Rhythm, sig: EndpointSignal, view: TagView, since: dateti
     return f"0 invocations since {last_call:%H:%M} UTC: its usual burst ({start:%H:%M}-{end:%H:%M} UTC, {rhythm.source}) is over"
 
 
-def keep_for_rhythm(rhythm: Rhythm, reason: str, evidence: dict[str, Any], lead: int, now: datetime) -> Decision | None:
+def keep_for_rhythm(rhythm: Rhythm, reason: str, evidence: dict[str, object], lead: int, now: datetime) -> Decision | None:
     """Kept through its usual burst, and when the next one starts within twice the lead: its wake would
     come within one lead of now, so at zero it would be brought back before it saved anything."""
     if not rhythm.needed_within(now, timedelta(minutes=2 * lead)):
@@ -240,7 +240,7 @@ def keep_for_rhythm(rhythm: Rhythm, reason: str, evidence: dict[str, Any], lead:
     )
 
 
-def wake_reason(rhythm: Rhythm, reason: str, evidence: dict[str, Any], lead: tuple[int, str], now: datetime) -> str:
+def wake_reason(rhythm: Rhythm, reason: str, evidence: dict[str, object], lead: tuple[int, str], now: datetime) -> str:
     """Outside its usual bursts: when it comes back (the lead before the next one), in the reason and the evidence."""
     start = rhythm.next_start(now)
     evidence["rhythm"] = rhythm.source
@@ -279,7 +279,7 @@ def told_stands(view: TagView, settings: Settings) -> bool:
     return is_production(view, settings) or (is_dev(view, settings) and settings.mode_for(KIND) is Mode.DRY_RUN)
 
 
-def told_decision(told: Told, reason: str, evidence: dict[str, Any]) -> Decision:
+def told_decision(told: Told, reason: str, evidence: dict[str, object]) -> Decision:
     """An endpoint told today already (told_stands): what that message said would be done, again.
 
     Nothing is done to it: production is notify-only (policy.production_guard makes this `exempt`,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -49,6 +48,14 @@ from reaper.kinds.endpoint.model import (
     traffic_in_window,
 )
 from reaper.kinds.endpoint.rules import BURST_TAIL, may_act, told_stands
+from reaper.kinds.endpoint.shapes import (
+    DescribeEndpointConfigOutput,
+    ListModelsOutput,
+    ManagedInstanceScaling,
+    ProductionVariant,
+    endpoint_config,
+    inference_component,
+)
 from reaper.kinds.endpoint.told import told_today
 from reaper.record.actionlog import ActionLog
 
@@ -290,16 +297,16 @@ class DetailReader:
 
     def __init__(self, clients: Clients) -> None:
         self.sm = clients("sagemaker")
-        self._configs: dict[str, dict[str, Any] | None] = {}
+        self._configs: dict[str, DescribeEndpointConfigOutput | None] = {}
         self._models: dict[str, bool] = {}
-        self._pages: Iterator[dict[str, Any]] | None = None  # ListModels, resumed where the last chunk stopped
+        self._pages: Iterator[ListModelsOutput] | None = None  # ListModels, resumed where the last chunk stopped
         self._listed_all = False
         self._pages_read = 0
 
-    def config(self, name: str) -> dict[str, Any] | None:
+    def config(self, name: str) -> DescribeEndpointConfigOutput | None:
         if name not in self._configs:
             try:
-                self._configs[name] = self.sm.describe_endpoint_config(EndpointConfigName=name)
+                self._configs[name] = endpoint_config(self.sm, name)
             except ClientError as exc:
                 if not is_not_found(exc):
                     raise
@@ -320,7 +327,7 @@ class DetailReader:
         self._models.update((m["ModelName"], True) for page in self._list_pages() for m in page.get("Models", []))
         self._listed_all = True
 
-    def _list_pages(self) -> Iterator[dict[str, Any]]:
+    def _list_pages(self) -> Iterator[ListModelsOutput]:
         for page in self.sm.get_paginator("list_models").paginate(PaginationConfig={"PageSize": 100}):
             self._pages_read += 1
             yield page
@@ -381,7 +388,7 @@ class DetailReader:
         out: list[Component] = []
         for name in names:
             try:
-                ic = self.sm.describe_inference_component(InferenceComponentName=name)
+                ic = inference_component(self.sm, name)
             except ClientError as exc:
                 if is_not_found(exc):
                     continue  # deleted since the listing
@@ -396,7 +403,7 @@ class DetailReader:
         facts = r.facts_as(EndpointFacts)
         config_name = facts.config or ""
         config = self.config(config_name) if config_name else None
-        specs = tuple(_spec(v) for v in (config or {}).get("ProductionVariants", []))
+        specs = tuple(_spec(v) for v in (config.get("ProductionVariants", []) if config else []))
         component_names = list(facts.components)
         if component_names or any(not s.model and not s.serverless for s in specs):
             kind = COMPONENTS
@@ -417,8 +424,8 @@ class DetailReader:
         )
 
 
-def _spec(variant: dict[str, Any]) -> VariantSpec:
-    scaling = variant.get("ManagedInstanceScaling") or {}
+def _spec(variant: ProductionVariant) -> VariantSpec:
+    scaling = variant.get("ManagedInstanceScaling") or ManagedInstanceScaling()
     managed_min = int(scaling.get("MinInstanceCount", 1)) if scaling.get("Status") == "ENABLED" else None
     return VariantSpec(
         name=variant["VariantName"],

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, assert_never
+from collections.abc import Mapping
+from typing import assert_never
 
 from botocore.exceptions import ClientError
 
@@ -27,6 +28,7 @@ from reaper.core.model import Decision, KindAction, Resource
 from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.studio_app import ActionName
 from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, SPACE_IDLE_SETTING_BLOCKS, AppFacts, DomainFacts
+from reaper.kinds.studio_app.shapes import AppSettings, BlockName, UserSettings, describe_domain, space_as_user_settings
 
 GONE_STATES = frozenset({"Deleted"})
 
@@ -39,7 +41,7 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
     sm = clients("sagemaker")
     try:
         if isinstance(resource.facts, DomainFacts):
-            state: str = sm.describe_domain(DomainId=resource.facts.domain_id).get("Status", "Unknown")
+            state: str = describe_domain(sm, resource.facts.domain_id).get("Status", "Unknown")
             return state
         f = resource.facts_as(AppFacts)
         desc = sm.describe_app(DomainId=f.domain_id, AppType=f.app_type, AppName=f.app_name, **_owner(f))
@@ -78,13 +80,13 @@ def delete(ctx: ActContext, resource: Resource, decision: Decision) -> str | Non
 
 
 def enabled_blocks(
-    user_settings: dict[str, Any], app_types: tuple[str, ...], minutes: int, blocks: dict[str, str] = IDLE_SETTING_BLOCKS
-) -> dict[str, Any]:
+    user_settings: UserSettings, app_types: tuple[str, ...], minutes: int, blocks: Mapping[str, BlockName] = IDLE_SETTING_BLOCKS
+) -> dict[BlockName, AppSettings]:
     """The DefaultUserSettings (or DefaultSpaceSettings) blocks to send: each as it is, with idle shutdown on at `minutes`."""
-    out: dict[str, Any] = {}
+    out: dict[BlockName, AppSettings] = {}
     for app_type in app_types:
         block_name = blocks[app_type]
-        block = copy.deepcopy(user_settings.get(block_name) or {})
+        block = copy.deepcopy(user_settings.get(block_name) or AppSettings())
         idle = block.setdefault("AppLifecycleManagement", {}).setdefault("IdleSettings", {})
         idle.update({"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": minutes})
         out[block_name] = block
@@ -95,18 +97,18 @@ def enable_idle_shutdown(ctx: ActContext, resource: Resource, decision: Decision
     f = resource.facts_as(DomainFacts)
     minutes = int(decision.evidence["timeout_minutes"])
     sm = ctx.clients("sagemaker")
-    domain = sm.describe_domain(DomainId=f.domain_id)  # read again: send only what changes
-    user_now, space_now = domain.get("DefaultUserSettings") or {}, domain.get("DefaultSpaceSettings") or {}
+    domain = describe_domain(sm, f.domain_id)  # read again: send only what changes
+    user_now, space_now = domain.get("DefaultUserSettings") or UserSettings(), space_as_user_settings(domain.get("DefaultSpaceSettings"))
     update = enabled_blocks(user_now, f.off, minutes)
     shared = enabled_blocks(space_now, f.shared_off, minutes, SPACE_IDLE_SETTING_BLOCKS)
-    changes: dict[str, Any] = {}
+    changes: dict[str, dict[BlockName, AppSettings]] = {}  # UpdateDomain's DefaultUserSettings, DefaultSpaceSettings
     if update:
         changes["DefaultUserSettings"] = update
     if shared:
         changes["DefaultSpaceSettings"] = shared
     sm.update_domain(DomainId=f.domain_id, **changes)
-    previous = {name: user_now.get(name) or {} for name in update}
-    previous_shared = {name: space_now.get(name) or {} for name in shared}
+    previous = {name: user_now.get(name) or AppSettings() for name in update}
+    previous_shared = {name: space_now.get(name) or AppSettings() for name in shared}
     what = ", ".join([*f.off, *(f"{t} in shared spaces" for t in f.shared_off)])
     return (
         f"idle shutdown on at {minutes} min for {what} apps; previous DefaultUserSettings: {json.dumps(previous, sort_keys=True)}; "
@@ -114,12 +116,14 @@ def enable_idle_shutdown(ctx: ActContext, resource: Resource, decision: Decision
     )
 
 
-def disabled_blocks(previous: dict[str, Any], app_types: tuple[str, ...], blocks: dict[str, str] = IDLE_SETTING_BLOCKS) -> dict[str, Any]:
+def disabled_blocks(
+    previous: Mapping[BlockName, AppSettings], app_types: tuple[str, ...], blocks: Mapping[str, BlockName] = IDLE_SETTING_BLOCKS
+) -> dict[BlockName, AppSettings]:
     """What turns the change back: the previous blocks, with idle shutdown off as it was."""
-    out: dict[str, Any] = {}
+    out: dict[BlockName, AppSettings] = {}
     for app_type in app_types:
         name = blocks[app_type]
-        block = copy.deepcopy(previous.get(name) or {})
+        block = copy.deepcopy(previous.get(name) or AppSettings())
         idle = block.setdefault("AppLifecycleManagement", {}).setdefault("IdleSettings", {})
         idle["LifecycleManagement"] = "DISABLED"
         out[name] = block

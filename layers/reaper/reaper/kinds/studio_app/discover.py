@@ -46,6 +46,19 @@ from reaper.kinds.studio_app.model import (
     DomainFacts,
     IdleSetting,
 )
+from reaper.kinds.studio_app.shapes import (
+    AppSettings,
+    Domain,
+    OwnershipSettingsSummary,
+    SpaceDetails,
+    SpaceSharingSettingsSummary,
+    UserSettings,
+    describe_domain,
+    idle_of,
+    listed_domains,
+    listed_spaces,
+    space_as_user_settings,
+)
 
 PAGE = 100
 
@@ -78,12 +91,12 @@ SMD_IMAGE_PREFIX = "sagemaker-distribution"  # SageMaker Distribution images: sa
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
     sm = clients("sagemaker")
-    domains = [sm.describe_domain(DomainId=d["DomainId"]) for d in _pages(sm, "list_domains", "Domains")]
+    domains = [describe_domain(sm, d["DomainId"]) for d in listed_domains(sm, PAGE)]
     if not domains:
         return []
     tags = tags_by_arn(clients, list(DECLARATION.tag_resource_types))
     prefix = _arn_prefix(domains[0]["DomainArn"])
-    spaces = {(s["DomainId"], s["SpaceName"]): _space(s) for s in _pages(sm, "list_spaces", "Spaces")}
+    spaces = {(s["DomainId"], s["SpaceName"]): _space(s) for s in listed_spaces(sm, PAGE)}
     out = [_domain(d, tags.get(d["DomainArn"], {}), clients.region) for d in domains]
     idle_minutes = {
         # (domain, shared space?, app type): minutes; 0: on, at SageMaker's default timeout
@@ -102,11 +115,11 @@ def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resour
     return out
 
 
-def _space(summary: dict[str, Any]) -> tuple[str | None, bool]:
+def _space(summary: SpaceDetails) -> tuple[str | None, bool]:
     """(its owner, whether it is shared), as ListSpaces says: `SpaceSharingSettingsSummary.SharingType` Shared or
     Private; a space that says neither is shared when it has no owner (a private space always has one)."""
-    owner = (summary.get("OwnershipSettingsSummary") or {}).get("OwnerUserProfileName")
-    sharing = str((summary.get("SpaceSharingSettingsSummary") or {}).get("SharingType") or "")
+    owner = (summary.get("OwnershipSettingsSummary") or OwnershipSettingsSummary()).get("OwnerUserProfileName")
+    sharing = str((summary.get("SpaceSharingSettingsSummary") or SpaceSharingSettingsSummary()).get("SharingType") or "")
     return owner, sharing == "Shared" or (not sharing and not owner)
 
 
@@ -195,13 +208,6 @@ def _smd_version(app: AppDetails) -> str | None:
     return alias or None
 
 
-def _pages(sm: Any, operation: str, key: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for page in sm.get_paginator(operation).paginate(PaginationConfig={"PageSize": PAGE}):
-        items.extend(page.get(key, []))
-    return items
-
-
 def _apps(sm: Any) -> list[AppDetails]:
     apps: list[AppDetails] = []
     for page in sm.get_paginator("list_apps").paginate(PaginationConfig={"PageSize": PAGE}):
@@ -242,31 +248,31 @@ def _with_owner(own: dict[str, str], sources: list[dict[str, str]]) -> dict[str,
     return own
 
 
-def idle_settings(default_user_settings: dict[str, Any] | None) -> tuple[IdleSetting, ...]:
+def idle_settings(default_user_settings: UserSettings | None) -> tuple[IdleSetting, ...]:
     """The built-in idle shutdown of each app type that has one, as DefaultUserSettings say.
 
     https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_IdleSettings.html
     """
     out = []
     for app_type, block in IDLE_SETTING_BLOCKS.items():
-        idle = (((default_user_settings or {}).get(block) or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
+        idle = idle_of(default_user_settings, block)
         enabled = str(idle.get("LifecycleManagement", "")).upper() == "ENABLED"
         out.append(IdleSetting(app_type, enabled, idle.get("IdleTimeoutInMinutes")))
     return tuple(out)
 
 
-def shared_idle_settings(domain: dict[str, Any]) -> tuple[IdleSetting, ...]:
+def shared_idle_settings(domain: Domain) -> tuple[IdleSetting, ...]:
     """The built-in idle shutdown of shared spaces, as DefaultSpaceSettings say (JupyterLab only: it has no Code Editor
     block). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html"""
-    space_settings = domain.get("DefaultSpaceSettings") or {}
+    space_settings = space_as_user_settings(domain.get("DefaultSpaceSettings"))
     return tuple(s for s in idle_settings(space_settings) if s.app_type in SPACE_IDLE_SETTING_BLOCKS)
 
 
-def _domain(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
-    user_settings = d.get("DefaultUserSettings") or {}
-    previous = {block: user_settings.get(block) or {} for block in IDLE_SETTING_BLOCKS.values()}
-    space_settings = d.get("DefaultSpaceSettings") or {}
-    previous_shared = {block: space_settings.get(block) or {} for block in SPACE_IDLE_SETTING_BLOCKS.values()}
+def _domain(d: Domain, tags: dict[str, str], region: str) -> Resource:
+    user_settings = d.get("DefaultUserSettings") or UserSettings()
+    previous = {block: user_settings.get(block) or AppSettings() for block in IDLE_SETTING_BLOCKS.values()}
+    space_settings = space_as_user_settings(d.get("DefaultSpaceSettings"))
+    previous_shared = {block: space_settings.get(block) or AppSettings() for block in SPACE_IDLE_SETTING_BLOCKS.values()}
     return Resource(
         kind=KIND,
         id=d["DomainId"],

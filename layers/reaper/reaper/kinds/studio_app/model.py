@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from reaper.core.timeutil import as_utc
+from reaper.kinds.studio_app.shapes import AppSettings, BlockName
 
 KIND = "studio-app"
 
@@ -50,10 +50,10 @@ NOT_READ = "not-read"  # its user profile's idle settings were not read this swe
 NO_CANVAS_METRIC = "no-canvas-metric"  # Canvas app with no TimeSinceLastActive data
 CLASSIC_SERVER = "JupyterServer"  # Studio Classic's Jupyter server (billed when not on the "system" instance)
 # DefaultUserSettings blocks that carry AppLifecycleManagement.IdleSettings (they apply to private spaces only)
-IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "CodeEditorAppSettings"}
+IDLE_SETTING_BLOCKS: dict[str, BlockName] = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "CodeEditorAppSettings"}
 # DefaultSpaceSettings blocks that do (shared spaces only): DefaultSpaceSettings has no CodeEditorAppSettings
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DefaultSpaceSettings.html
-SPACE_IDLE_SETTING_BLOCKS = {"JupyterLab": "JupyterLabAppSettings"}
+SPACE_IDLE_SETTING_BLOCKS: dict[str, BlockName] = {"JupyterLab": "JupyterLabAppSettings"}
 SMD_FIRST_WITH_IDLE_SHUTDOWN = 2  # idle shutdown needs SageMaker Distribution 2.0 or newer (studio-updated-idle-shutdown.html)
 # Trust, then verify (docs/kinds/studio-app.md): an app idle shutdown covers is looked at again once it has run longer
 # than its timeout plus this margin (two default sweeps; the shutdown's own check and the app's deletion take minutes).
@@ -151,9 +151,9 @@ class DomainFacts:
     domain_id: str
     domain_name: str
     idle: tuple[IdleSetting, ...]
-    previous: dict[str, Any]  # the DefaultUserSettings blocks as they were (to turn a change back)
+    previous: dict[BlockName, AppSettings]  # the DefaultUserSettings blocks as they were (to turn a change back)
     shared_idle: tuple[IdleSetting, ...] = ()  # DefaultSpaceSettings (shared spaces): JupyterLab only
-    previous_shared: dict[str, Any] = field(default_factory=dict)  # the DefaultSpaceSettings blocks as they were
+    previous_shared: dict[BlockName, AppSettings] = field(default_factory=dict)  # the DefaultSpaceSettings blocks as they were
 
     @property
     def off(self) -> tuple[str, ...]:

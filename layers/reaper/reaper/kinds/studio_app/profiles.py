@@ -26,6 +26,7 @@ from typing import Any
 
 from reaper.aws.faults import AwsError, error_code
 from reaper.kinds.studio_app.model import IDLE_SETTING_BLOCKS, IDLE_SHUTDOWN_TYPES, AppFacts
+from reaper.kinds.studio_app.shapes import UserSettings, idle_of, profile_user_settings
 
 PERMISSION = "sagemaker:DescribeUserProfile"
 DISABLED = "DISABLED"
@@ -47,14 +48,14 @@ def needs_profile(f: AppFacts) -> bool:
     return covered and not f.shared and f.custom_image is None and not f.old_image and bool(f.sign_in_as)
 
 
-def overrides(user_settings: Mapping[str, Any] | None) -> dict[str, tuple[str | None, int | None]]:
+def overrides(user_settings: UserSettings | None) -> dict[str, tuple[str | None, int | None]]:
     """{app type: (LifecycleManagement, IdleTimeoutInMinutes)} as a profile's UserSettings set them (None: not set).
 
     https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_IdleSettings.html
     """
     out: dict[str, tuple[str | None, int | None]] = {}
     for app_type, block in IDLE_SETTING_BLOCKS.items():
-        idle = (((user_settings or {}).get(block) or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
+        idle = idle_of(user_settings, block)
         state = str(idle["LifecycleManagement"]).upper() if idle.get("LifecycleManagement") else None
         timeout = idle.get("IdleTimeoutInMinutes")
         out[app_type] = (state, int(timeout) if timeout else None)
@@ -67,11 +68,11 @@ def read(sagemaker: Any, facts: Iterable[AppFacts]) -> dict[tuple[str, str], Pro
     out: dict[tuple[str, str], ProfileIdle] = {}
     for domain_id, name in wanted:
         try:
-            described = sagemaker.describe_user_profile(DomainId=domain_id, UserProfileName=name)
+            settings = profile_user_settings(sagemaker, domain_id, name)
         except AwsError as exc:
             out[(domain_id, name)] = ProfileIdle(error=error_code(exc) or type(exc).__name__)
             continue
-        out[(domain_id, name)] = ProfileIdle(overrides(described.get("UserSettings")))
+        out[(domain_id, name)] = ProfileIdle(overrides(settings))
     return out
 
 

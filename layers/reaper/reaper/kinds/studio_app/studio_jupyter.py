@@ -67,7 +67,7 @@ def _in_service_now(sagemaker: Any, facts: AppFacts) -> None:
 
 def _presign(sagemaker: Any, facts: AppFacts) -> str:
     _in_service_now(sagemaker, facts)
-    args: dict[str, Any] = {
+    args: dict[str, str | int] = {  # CreatePresignedDomainUrl's arguments
         "DomainId": facts.domain_id,
         "UserProfileName": facts.sign_in_as or "",
         "SessionExpirationDurationInSeconds": SESSION_SECONDS,

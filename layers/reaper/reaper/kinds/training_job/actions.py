@@ -20,6 +20,13 @@ from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
 from reaper.kinds.training_job import ActionName
 from reaper.kinds.training_job.checkpoints import newest
 from reaper.kinds.training_job.model import RUNNING, JobFacts
+from reaper.kinds.training_job.shapes import (
+    describe_automl_job,
+    describe_processing_job,
+    describe_training_job,
+    describe_transform_job,
+    describe_tuning_job,
+)
 
 STATUS_FIELD = {
     "training": "TrainingJobStatus",
@@ -30,31 +37,28 @@ STATUS_FIELD = {
 }
 
 
-def _describe(sm: Any, job_type: str, name: str) -> dict[str, Any]:
+def _status(sm: Any, job_type: str, name: str) -> str:
+    """The job's status, from its own describe call (STATUS_FIELD names the member each answer has)."""
     if job_type == "processing":
-        out: dict[str, Any] = sm.describe_processing_job(ProcessingJobName=name)
-    elif job_type == "tuning":
-        out = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
-    elif job_type == "transform":
-        out = sm.describe_transform_job(TransformJobName=name)
-    elif job_type == "automl":
-        out = sm.describe_auto_ml_job_v2(AutoMLJobName=name)
-    else:
-        out = sm.describe_training_job(TrainingJobName=name)
-    return out
+        return describe_processing_job(sm, name).get("ProcessingJobStatus", "Unknown")
+    if job_type == "tuning":
+        return describe_tuning_job(sm, name).get("HyperParameterTuningJobStatus", "Unknown")
+    if job_type == "transform":
+        return describe_transform_job(sm, name).get("TransformJobStatus", "Unknown")
+    if job_type == "automl":
+        return describe_automl_job(sm, name).get("AutoMLJobStatus", "Unknown")
+    return describe_training_job(sm, name).get("TrainingJobStatus", "Unknown")
 
 
 def current_state(clients: Clients, resource: Resource) -> str | None:
     """The job's status now, read with its own describe call (None when it is gone)."""
     job_type = resource.facts_as(JobFacts).job_type
     try:
-        desc = _describe(clients("sagemaker"), job_type, resource.id)
+        return _status(clients("sagemaker"), job_type, resource.id)
     except ClientError as exc:
         if is_not_found(exc):
             return None
         raise
-    state: str = desc.get(STATUS_FIELD[job_type], "Unknown")
-    return state
 
 
 def confirm(clients: Clients, change: Unconfirmed) -> Made:
@@ -66,7 +70,7 @@ def confirm(clients: Clients, change: Unconfirmed) -> Made:
     if job_type not in STATUS_FIELD:
         return Made(None, f"a {job_type} job")
     try:
-        state: str | None = str(_describe(clients("sagemaker"), job_type, change.id).get(STATUS_FIELD[job_type], "Unknown"))
+        state: str | None = _status(clients("sagemaker"), job_type, change.id)
     except ClientError as exc:
         if not is_not_found(exc):
             raise
@@ -127,7 +131,8 @@ def checkpoint_said(ctx: ActContext, facts: JobFacts, decision: Decision) -> str
 def end_warm_pool(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
     """UpdateTrainingJob with KeepAlivePeriodInSeconds 0, when the pool is still Available just before."""
     sm = ctx.clients("sagemaker")
-    pool = (sm.describe_training_job(TrainingJobName=resource.id).get("WarmPoolStatus") or {}).get("Status")
+    warm = describe_training_job(sm, resource.id).get("WarmPoolStatus")
+    pool = warm.get("Status") if warm else None
     if pool != "Available":
         raise ActionRefused("end-warm-pool", f"the warm pool is {pool or 'gone'} now (reused or ended on its own): nothing ended")
     sm.update_training_job(TrainingJobName=resource.id, ResourceConfig={"KeepAlivePeriodInSeconds": 0})

@@ -13,7 +13,6 @@ work at an interruption, and a running job whose newest checkpoint is old loses 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
@@ -24,7 +23,7 @@ from reaper.kinds.training_job.settings import TrainingJobSettings
 
 
 def checkpoint_checks(
-    evidence: dict[str, Any],
+    evidence: dict[str, object],
     stop: list[str],
     notes: list[tuple[str, str]],
     facts: JobFacts,

@@ -6,21 +6,26 @@ cost ceiling cannot be judged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from reaper.aws import pricing
 from reaper.aws.pricing import Pricer
 from reaper.core.price import Price, total
 from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.model import Cluster, Span
+from reaper.kinds.training_job.shapes import (
+    HyperParameterTrainingJobDefinition,
+    HyperParameterTuningResourceConfig,
+    ProcessingClusterConfig,
+    ResourceConfig,
+)
 
 
-def cluster(region: str, config: Mapping[str, Any] | None, pricer: Pricer | None = None) -> Cluster:
+def cluster(region: str, config: ResourceConfig | None, pricer: Pricer | None = None) -> Cluster:
     """From a ResourceConfig (InstanceType/InstanceCount or InstanceGroups) or a processing ClusterConfig, priced by
     the runtime's pricer (None: the shipped copy of AWS's price list alone)."""
-    config = config or {}
+    config = config or ResourceConfig()
     groups = config.get("InstanceGroups") or []
     if groups:
         parts = [(g.get("InstanceType"), int(g.get("InstanceCount") or 0)) for g in groups]
@@ -29,15 +34,26 @@ def cluster(region: str, config: Mapping[str, Any] | None, pricer: Pricer | None
     return _priced(region, parts, pricer)
 
 
-def tuning_cluster(region: str, definition: Mapping[str, Any] | None, pricer: Pricer | None = None) -> Cluster:
+def one_kind(config: ProcessingClusterConfig | HyperParameterTuningResourceConfig | None) -> ResourceConfig:
+    """A cluster of one instance type (a processing ClusterConfig, a tuning resource config) as a ResourceConfig."""
+    out = ResourceConfig()
+    if config and "InstanceType" in config:
+        out["InstanceType"] = config["InstanceType"]
+    if config and "InstanceCount" in config:
+        out["InstanceCount"] = config["InstanceCount"]
+    return out
+
+
+def tuning_cluster(region: str, definition: HyperParameterTrainingJobDefinition | None, pricer: Pricer | None = None) -> Cluster:
     """A tuning job's training-job definition: ResourceConfig, or HyperParameterTuningResourceConfig."""
-    definition = definition or {}
-    if definition.get("ResourceConfig"):
-        return cluster(region, definition["ResourceConfig"], pricer)
-    tuning = definition.get("HyperParameterTuningResourceConfig") or {}
+    definition = definition or HyperParameterTrainingJobDefinition()
+    resources = definition.get("ResourceConfig")
+    if resources:
+        return cluster(region, resources, pricer)
+    tuning = definition.get("HyperParameterTuningResourceConfig") or HyperParameterTuningResourceConfig()
     options = tuning.get("InstanceConfigs") or []
     if not options:
-        return cluster(region, tuning, pricer)
+        return cluster(region, one_kind(tuning), pricer)
     priced = [_priced(region, [(o.get("InstanceType"), int(o.get("InstanceCount") or 1))], pricer) for o in options]
     known = [c for c in priced if c.hourly_usd is not None]
     if len(known) != len(priced):

@@ -24,8 +24,26 @@ from reaper.aws.pricing import Pricer
 from reaper.aws.tagging import ArnIndex
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
-from reaper.kinds.training_job.cost import cluster, tuning_cluster
+from reaper.kinds.training_job.cost import cluster, one_kind, tuning_cluster
 from reaper.kinds.training_job.model import KIND, RUNNING, Cluster, JobFacts, Span, WarmPool
+from reaper.kinds.training_job.shapes import (
+    AutoMLJob,
+    HyperParameterTrainingJobDefinition,
+    HyperParameterTuningJob,
+    HyperParameterTuningJobConfig,
+    HyperParameterTuningJobObjective,
+    ProcessingJob,
+    TrainingJob,
+    TransformJob,
+    TransformResources,
+    checkpoint_uri,
+    describe_automl_job,
+    describe_processing_job,
+    describe_training_job,
+    describe_transform_job,
+    describe_tuning_job,
+    searched_training_jobs,
+)
 from reaper.kinds.training_job.starved import channels
 
 SEARCH_RUNNING = {"Filters": [{"Name": "TrainingJobStatus", "Operator": "Equals", "Value": RUNNING}]}
@@ -41,15 +59,14 @@ def training_jobs(clients: Clients) -> list[Resource]:
     paginator = clients("sagemaker").get_paginator("search")
     pages = paginator.paginate(Resource="TrainingJob", SearchExpression=SEARCH_RUNNING, PaginationConfig={"PageSize": PAGE})
     for page in pages:
-        for item in page.get("Results", []):
-            job = item.get("TrainingJob") or {}
+        for job in searched_training_jobs(page):
             if job.get("TrainingJobStatus") != RUNNING or not job.get("TrainingJobName"):
                 continue  # the search index lags a little: trust only what it says is running
             out.append(_training(job, clients.region, clients.pricer))
     return out
 
 
-def _training(job: dict[str, Any], region: str, pricer: Pricer) -> Resource:
+def _training(job: TrainingJob, region: str, pricer: Pricer) -> Resource:
     c = cluster(region, job.get("ResourceConfig"), pricer)
     start = job.get("TrainingStartTime")
     return Resource(
@@ -73,7 +90,7 @@ def _training(job: dict[str, Any], region: str, pricer: Pricer) -> Resource:
             billable_s=job.get("BillableTimeInSeconds"),
             secondary_status=job.get("SecondaryStatus"),
             max_runtime_s=(job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
-            checkpoint_s3=(job.get("CheckpointConfig") or {}).get("S3Uri"),
+            checkpoint_s3=checkpoint_uri(job),
             tuning_job_arn=job.get("TuningJobArn"),
             automl_job_arn=job.get("AutoMLJobArn"),
             inputs=channels(job),
@@ -84,11 +101,8 @@ def _training(job: dict[str, Any], region: str, pricer: Pricer) -> Resource:
 def other_jobs(clients: Clients) -> list[Resource]:
     """Running processing and tuning jobs, described one by one, their tags read together."""
     sm = clients("sagemaker")
-    processing = [sm.describe_processing_job(ProcessingJobName=n) for n in _running(sm, "list_processing_jobs", "ProcessingJob")]
-    tuning = [
-        sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=n)
-        for n in _running(sm, "list_hyper_parameter_tuning_jobs", "HyperParameterTuningJob")
-    ]
+    processing = [describe_processing_job(sm, n) for n in _running(sm, "list_processing_jobs", "ProcessingJob")]
+    tuning = [describe_tuning_job(sm, n) for n in _running(sm, "list_hyper_parameter_tuning_jobs", "HyperParameterTuningJob")]
     tags = tags_for(clients, [d["ProcessingJobArn"] for d in processing] + [d["HyperParameterTuningJobArn"] for d in tuning])
     return [_processing(d, tags.get(d["ProcessingJobArn"], {}), clients.region, clients.pricer) for d in processing] + [
         _tuning(sm, d, tags.get(d["HyperParameterTuningJobArn"], {}), clients.region, clients.pricer) for d in tuning
@@ -104,8 +118,9 @@ def _running(sm: Any, operation: str, prefix: str) -> list[str]:
     return names
 
 
-def _processing(d: dict[str, Any], tags: dict[str, str], region: str, pricer: Pricer) -> Resource:
-    c = cluster(region, (d.get("ProcessingResources") or {}).get("ClusterConfig"), pricer)
+def _processing(d: ProcessingJob, tags: dict[str, str], region: str, pricer: Pricer) -> Resource:
+    resources = d.get("ProcessingResources")
+    c = cluster(region, one_kind(resources.get("ClusterConfig") if resources else None), pricer)
     start = d.get("ProcessingStartTime")
     return Resource(
         kind=KIND,
@@ -130,10 +145,10 @@ def _processing(d: dict[str, Any], tags: dict[str, str], region: str, pricer: Pr
     )
 
 
-def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, pricer: Pricer) -> Resource:
+def _tuning(sm: Any, d: HyperParameterTuningJob, tags: dict[str, str], region: str, pricer: Pricer) -> Resource:
     name = d["HyperParameterTuningJobName"]
     definitions = {x.get("DefinitionName"): x for x in d.get("TrainingJobDefinitions") or []}
-    default: dict[str, Any] = d.get("TrainingJobDefinition") or next(iter(definitions.values()), {})
+    default = d.get("TrainingJobDefinition") or next(iter(definitions.values()), HyperParameterTrainingJobDefinition())
     clusters = {key: tuning_cluster(region, x, pricer) for key, x in definitions.items()}
     main = tuning_cluster(region, default, pricer)
     spans: list[Span] = []
@@ -148,8 +163,8 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, price
             names.append(s["TrainingJobName"])
     spot = bool(default.get("EnableManagedSpotTraining")) or any(x.get("EnableManagedSpotTraining") for x in definitions.values())
     created = d.get("CreationTime")
-    config: dict[str, Any] = d.get("HyperParameterTuningJobConfig") or {}
-    objective: dict[str, Any] = config.get("HyperParameterTuningJobObjective") or {}
+    config = d.get("HyperParameterTuningJobConfig") or HyperParameterTuningJobConfig()
+    objective = config.get("HyperParameterTuningJobObjective") or HyperParameterTuningJobObjective()
     return Resource(
         kind=KIND,
         id=name,
@@ -181,18 +196,18 @@ def _tuning(sm: Any, d: dict[str, Any], tags: dict[str, str], region: str, price
 def batch_jobs(clients: Clients) -> list[Resource]:
     """Running transform and AutoML jobs, described one by one, their tags read together."""
     sm = clients("sagemaker")
-    transform = [sm.describe_transform_job(TransformJobName=n) for n in _running(sm, "list_transform_jobs", "TransformJob")]
-    automl = [sm.describe_auto_ml_job_v2(AutoMLJobName=n) for n in _running(sm, "list_auto_ml_jobs", "AutoMLJob")]
+    transform = [describe_transform_job(sm, n) for n in _running(sm, "list_transform_jobs", "TransformJob")]
+    automl = [describe_automl_job(sm, n) for n in _running(sm, "list_auto_ml_jobs", "AutoMLJob")]
     tags = tags_for(clients, [d["TransformJobArn"] for d in transform] + [d["AutoMLJobArn"] for d in automl])
     return [_transform(d, tags.get(d["TransformJobArn"], {}), clients.region) for d in transform] + [
         _automl(d, tags.get(d["AutoMLJobArn"], {}), clients.region) for d in automl
     ]
 
 
-def _transform(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
+def _transform(d: TransformJob, tags: dict[str, str], region: str) -> Resource:
     # A transform job bills its TransformResources at the batch transform price, which the price
     # table does not hold: its cost is not estimated (the runtime ceiling holds).
-    resources: dict[str, Any] = d.get("TransformResources") or {}
+    resources = d.get("TransformResources") or TransformResources()
     count = int(resources.get("InstanceCount") or 1)
     c = Cluster(resources.get("InstanceType"), count, None, unpriced=(f"{resources.get('InstanceType') or '?'} (batch transform)",))
     start = d.get("TransformStartTime") or d.get("CreationTime")
@@ -207,7 +222,7 @@ def _transform(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource
         instance_count=count,
         hourly_usd=None,
         created_at=d.get("CreationTime"),
-        changed_at=d.get("LastModifiedTime"),
+        changed_at=None,  # DescribeTransformJob has no LastModifiedTime (API_DescribeTransformJob.html)
         facts=JobFacts(
             job_type="transform",
             started_at=start,
@@ -218,7 +233,7 @@ def _transform(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource
     )
 
 
-def _automl(d: dict[str, Any], tags: dict[str, str], region: str) -> Resource:
+def _automl(d: AutoMLJob, tags: dict[str, str], region: str) -> Resource:
     created = d.get("CreationTime")
     c = Cluster(None, 0, None, unpriced=("the instances AutoML chooses",))
     return Resource(
@@ -243,12 +258,12 @@ def warm_pools(clients: Clients) -> list[Resource]:
     names: list[str] = []
     for page in sm.get_paginator("list_training_jobs").paginate(WarmPoolStatusEquals="Available", PaginationConfig={"PageSize": PAGE}):
         names += [s["TrainingJobName"] for s in page.get("TrainingJobSummaries", []) if s.get("TrainingJobStatus") != RUNNING]
-    described = [sm.describe_training_job(TrainingJobName=n) for n in names]
+    described = [describe_training_job(sm, n) for n in names]
     tags = tags_for(clients, [d["TrainingJobArn"] for d in described])
     out: list[Resource] = []
     for d in described:
-        pool: dict[str, Any] = d.get("WarmPoolStatus") or {}
-        if pool.get("Status") != "Available":
+        pool = d.get("WarmPoolStatus")
+        if pool is None or pool.get("Status") != "Available":
             continue  # reused or terminated since the listing
         r = _training(d, clients.region, clients.pricer)
         facts = r.facts_as(JobFacts)

@@ -14,7 +14,6 @@ search index) rather than trusted from the event body.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +27,7 @@ from reaper.kinds.base import Check, EventResult
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
 from reaper.kinds.training_job.settings import TrainingJobSettings
+from reaper.kinds.training_job.shapes import TrainingJob, checkpoint_uri, describe_training_job
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
@@ -57,16 +57,16 @@ def route(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check | None 
     return {"event_id": ev.id, "checked": None, "skipped": f"{name} is {detail.TrainingJobStatus}"}
 
 
-def _read(rt: Runtime, region: str, name: str) -> tuple[dict[str, Any], dict[str, str]] | None:
+def _read(rt: Runtime, region: str, name: str) -> tuple[TrainingJob, dict[str, str]] | None:
     sm = rt.clients(region)("sagemaker")
     try:
-        desc: dict[str, Any] = sm.describe_training_job(TrainingJobName=name)
+        desc = describe_training_job(sm, name)
     except ClientError as exc:
         if is_not_found(exc):
             return None
         raise
     tags: dict[str, str] = {}
-    request: dict[str, Any] = {"ResourceArn": desc["TrainingJobArn"]}
+    request = {"ResourceArn": desc["TrainingJobArn"]}  # ListTags' arguments
     while True:
         page = sm.list_tags(**request)
         tags.update({t["Key"]: t["Value"] for t in page.get("Tags", [])})
@@ -103,12 +103,12 @@ def submission_check(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, 
     result["posted"] = post_notice(rt, notice, now, ev.id)
     # With the admin's opt-in, a spot job without checkpoints is stopped at once: the kind's sweep runs now
     # (the handler does it), so the stop passes the same gate as any other (protection, state, lease, claim).
-    spot_bare = desc.get("EnableManagedSpotTraining") and not (desc.get("CheckpointConfig") or {}).get("S3Uri")
+    spot_bare = desc.get("EnableManagedSpotTraining") and not checkpoint_uri(desc)
     result["sweep_now"] = bool(spot_bare and rt.settings.of(TrainingJobSettings).spot_without_checkpoints == "stop" and not view.exempt)
     return result
 
 
-def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region: str) -> list[str]:
+def problems_of(rt: Runtime, desc: TrainingJob, tags: dict[str, str], region: str) -> list[str]:
     settings = rt.settings
     arn = desc["TrainingJobArn"]
     view = read_tags(tags, settings)
@@ -119,7 +119,7 @@ def problems_of(rt: Runtime, desc: dict[str, Any], tags: dict[str, str], region:
             problems.append(f"no `{key}` tag: `aws sagemaker add-tags --resource-arn {arn} --tags Key={key},Value=...`")
     if view.exempt:
         return problems
-    if desc.get("EnableManagedSpotTraining") and not (desc.get("CheckpointConfig") or {}).get("S3Uri"):
+    if desc.get("EnableManagedSpotTraining") and not checkpoint_uri(desc):
         # https://docs.aws.amazon.com/sagemaker/latest/dg/model-checkpoints.html: checkpoints reach S3 only with CheckpointConfig
         problems.append(
             "managed spot without CheckpointConfig: a spot interruption restarts it from scratch and bills the lost hours again; "
@@ -175,7 +175,7 @@ def final_cost(rt: Runtime, ev: EventBridgeEvent, region: str, name: str, now: d
     return result
 
 
-def cost_record(desc: dict[str, Any], tags: dict[str, str], region: str, rt: Runtime, now: datetime) -> CostRecord:
+def cost_record(desc: TrainingJob, tags: dict[str, str], region: str, rt: Runtime, now: datetime) -> CostRecord:
     view = read_tags(tags, rt.settings)
     c = cluster(region, desc.get("ResourceConfig"), rt.clients(region).pricer)
     status = desc.get("TrainingJobStatus", "Unknown")

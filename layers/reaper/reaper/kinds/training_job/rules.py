@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
@@ -62,7 +61,7 @@ def ceilings(facts: JobFacts, view: TagView, settings: Settings, now: datetime) 
 class Findings:
     """What the steps of one decision found, in the order they were found."""
 
-    evidence: dict[str, Any]
+    evidence: dict[str, object]  # the figures behind the reason (Decision.evidence): free-form by design, shown as JSON
     stop: list[str] = field(default_factory=list)
     default_stop: list[str] = field(default_factory=list)  # past a ceiling the job does not carry: the stack's default
     notes: list[tuple[str, str]] = field(default_factory=list)  # (notify key, text)
@@ -120,8 +119,8 @@ def _plateau_finding(found: Findings, p: Plateau, resource: Resource, view: TagV
     return None
 
 
-def _evidence(resource: Resource, facts: JobFacts, c: Ceilings) -> dict[str, Any]:
-    evidence: dict[str, Any] = {
+def _evidence(resource: Resource, facts: JobFacts, c: Ceilings) -> dict[str, object]:
+    evidence: dict[str, object] = {
         "job_type": facts.job_type,
         "elapsed_hours": round(c.hours, 2),
         "max_hours": c.max_hours,
@@ -304,9 +303,9 @@ def _within(c: Ceilings, summary: str) -> str:
     return f"{text}; {summary}" if summary else text
 
 
-def divergence(signal: TrainingSignal | None, view: TagView, settings: Settings) -> tuple[list[str], str, dict[str, Any]]:
+def divergence(signal: TrainingSignal | None, view: TagView, settings: Settings) -> tuple[list[str], str, dict[str, object]]:
     """(reasons to stop, a one-line summary when healthy, evidence)."""
-    evidence: dict[str, Any] = {}
+    evidence: dict[str, object] = {}
     stop: list[str] = []
     if signal is None:
         return stop, "no training metrics read", evidence
@@ -360,7 +359,7 @@ def _plateaued(resource: Resource, signal: TrainingSignal, view: TagView, settin
     return found[0]
 
 
-def _plateau_evidence(p: Plateau, hourly_usd: float | None, now: datetime) -> dict[str, Any]:
+def _plateau_evidence(p: Plateau, hourly_usd: float | None, now: datetime) -> dict[str, object]:
     hours = max(0.0, (now - p.since).total_seconds() / 3600.0)
     return {
         "metric": p.metric, "direction": p.direction, "flat": p.flat, "since": iso(p.since), "at_least": p.at_least,

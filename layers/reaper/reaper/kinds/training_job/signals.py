@@ -200,7 +200,7 @@ def _queries(cloudwatch: Any, running: list[Resource], settings: Settings) -> li
 
 def _scan_logs(logs: Any, names: set[str], now: datetime) -> tuple[dict[str, list[LogHit]], str | None]:
     hits: dict[str, list[LogHit]] = {}
-    request: dict[str, Any] = {
+    request: dict[str, object] = {  # FilterLogEvents' arguments
         "logGroupName": LOG_GROUP,
         "startTime": int((as_utc(now) - LOG_LOOKBACK).timestamp() * 1000),
         "endTime": int(as_utc(now).timestamp() * 1000),

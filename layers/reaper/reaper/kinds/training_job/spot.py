@@ -12,7 +12,6 @@ Advice only: it never stops a job.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from reaper.kinds.training_job.model import JobFacts
 
@@ -26,7 +25,7 @@ SDK_DEFAULT_LIMIT_S = 86_400  # the SageMaker Python SDK's default max_run: no s
 @dataclass(frozen=True)
 class SpotAdvice:
     text: str
-    evidence: dict[str, Any]
+    evidence: dict[str, object]
 
 
 def spot_advice(facts: JobFacts, hourly_usd: float | None, elapsed_hours: float) -> SpotAdvice | None:
@@ -40,7 +39,7 @@ def spot_advice(facts: JobFacts, hourly_usd: float | None, elapsed_hours: float)
         return None
     # Expected length: its own limit when the owner chose one, else what it has run so far (a lower bound).
     expected_h = max(limit_h, elapsed_hours) if chosen_limit and limit_h is not None else elapsed_hours
-    evidence: dict[str, Any] = {
+    evidence: dict[str, object] = {
         "expected_hours": round(expected_h, 2),
         "assumed_spot_discount": SPOT_DISCOUNT,
         "checkpointing": facts.checkpoint_s3 is not None,

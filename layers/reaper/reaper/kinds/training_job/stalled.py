@@ -11,7 +11,6 @@ Unknown progress (no log stream and no metric) is never a stall.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from reaper.core.model import Decision, KindAction, Verdict
 from reaper.core.policy import TagView
@@ -22,7 +21,7 @@ from reaper.kinds.training_job.model import WHAT, JobFacts, Progress
 from reaper.kinds.training_job.settings import TrainingJobSettings
 
 
-def stall_evidence(progress: Progress) -> dict[str, Any]:
+def stall_evidence(progress: Progress) -> dict[str, object]:
     return {
         "minutes": progress.minutes,
         "stalled": progress.stalled,
@@ -47,7 +46,7 @@ def stall_note(facts: JobFacts, progress: Progress, settings: Settings) -> tuple
 
 
 def stall_decision(
-    facts: JobFacts, progress: Progress, evidence: dict[str, Any], view: TagView, settings: Settings, now: datetime
+    facts: JobFacts, progress: Progress, evidence: dict[str, object], view: TagView, settings: Settings, now: datetime
 ) -> Decision | None:
     """With StalledJobAction=stop: warn a stalled job, then stop it after the grace; None otherwise."""
     if not progress.stalled:
@@ -66,7 +65,14 @@ def stall_decision(
 
 
 def warned_first(
-    reason: str, action: KindAction, unless: str, evidence: dict[str, Any], view: TagView, grace: int, now: datetime, always: bool = False
+    reason: str,
+    action: KindAction,
+    unless: str,
+    evidence: dict[str, object],
+    view: TagView,
+    grace: int,
+    now: datetime,
+    always: bool = False,
 ) -> Decision:
     """The rule's own warning and grace: warn first (reaper:warned-at), act `grace` minutes after the
     warning; a grace of 0 acts at once (docs/tags.md, Modes, grace and verdicts), unless `always`: then the action waits for a

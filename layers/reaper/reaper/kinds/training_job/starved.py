@@ -13,24 +13,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from reaper.aws import pricing
 from reaper.kinds.training_job.gpu import GPUS_PER_INSTANCE
 from reaper.kinds.training_job.model import Channel
+from reaper.kinds.training_job.shapes import AlgorithmSpecification, DataSource, TrainingJob
 
 QUARTER = 25.0
 # A family with the same GPU count and a cheaper, smaller GPU: V100 and A100/H100 -> A10G, A10G/L4 -> T4.
 SMALLER = {"p5": "p4d", "p5e": "p4d", "p5en": "p4d", "p4d": "g5", "p4de": "g5", "p3": "g5", "p3dn": "g5", "g5": "g4dn", "g6": "g4dn"}
 
 
-def channels(job: Mapping[str, Any]) -> tuple[Channel, ...]:
+def channels(job: TrainingJob) -> tuple[Channel, ...]:
     """The channels of a TrainingJob (Search or DescribeTrainingJob): name, effective input mode, source."""
-    default = (job.get("AlgorithmSpecification") or {}).get("TrainingInputMode") or "File"
+    default = (job.get("AlgorithmSpecification") or AlgorithmSpecification()).get("TrainingInputMode") or "File"
     out: list[Channel] = []
     for c in job.get("InputDataConfig") or []:
-        source = c.get("DataSource") or {}
+        source = c.get("DataSource") or DataSource()
         fs = source.get("FileSystemDataSource")
         kind = str(fs.get("FileSystemType") or "file system") if fs else "S3" if source.get("S3DataSource") else "other"
         out.append(Channel(str(c.get("ChannelName") or "?"), str(c.get("InputMode") or default), kind))

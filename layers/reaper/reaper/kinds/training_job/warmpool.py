@@ -12,7 +12,6 @@ Ending a pool loses nothing but a faster start of the next matching job.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from reaper.core.model import Decision, Resource, Verdict
 from reaper.core.policy import TagView
@@ -40,7 +39,7 @@ def warm_pool_decision(resource: Resource, facts: JobFacts, view: TagView, setti
     pool_usd = retained_usd(resource, pool)
     run_usd = estimate(facts.spans, now)
     total = None if pool_usd is None or run_usd is None else round(pool_usd + run_usd, 2)
-    evidence: dict[str, Any] = {
+    evidence: dict[str, object] = {
         "warm_pool": {"status": pool.status, "retained_seconds": pool.retained_s, "keep_alive_seconds": pool.keep_alive_s},
         "warm_pool_usd": pool_usd,
         "estimated_usd": total,
