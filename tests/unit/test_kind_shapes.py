@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.shapes import required_members
+
 LAYER = Path(__file__).resolve().parents[2] / "layers" / "reaper"
 PACKAGES = ("endpoint", "training_job", "studio_app", "ec2")
 # What is left on purpose: studio_app/created.py returns reaper.kinds.creation.notice's value, whose type is not the kind's.
@@ -162,18 +164,6 @@ BOTOCORE = {
 }
 
 
-def _required(typed: type) -> set[str]:
-    """The members a TypedDict requires, read from its hints (with postponed annotations Python 3.11's
-    __required_keys__ does not see `Required[...]`)."""
-    hints = typing.get_type_hints(typed, include_extras=True)
-    total = typed.__total__  # type: ignore[attr-defined]
-    return {
-        m
-        for m, hint in hints.items()
-        if typing.get_origin(hint) is typing.Required or (total and typing.get_origin(hint) is not typing.NotRequired)
-    }
-
-
 @pytest.mark.parametrize("package", PACKAGES)
 def test_each_shape_holds_only_aws_members_and_requires_only_what_aws_does(package):
     # Given a kind's shapes and botocore's model of the AWS shapes each follows
@@ -194,5 +184,5 @@ def test_each_shape_holds_only_aws_members_and_requires_only_what_aws_does(packa
         members = set().union(*(a.members for a in aws))
         # ... each member is one AWS's shape has, and a member is Required only where AWS requires it
         wrong += [f"{name}.{m}: not in {aws_names}" for m in typed.__annotations__ if m not in members]
-        wrong += [f"{name}.{m}: Required, AWS says not" for m in _required(typed) if m not in aws[0].required_members]
+        wrong += [f"{name}.{m}: Required, AWS says not" for m in required_members(typed) if m not in aws[0].required_members]
     assert not wrong, wrong

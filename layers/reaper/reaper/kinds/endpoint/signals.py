@@ -190,7 +190,7 @@ def _startups(log: ActionLog | None, live: list[Resource], out: dict[str, Endpoi
             out[r.id] = replace(sig, startup=took)
 
 
-def _trail(record: Mapping[str, Any], history: Series) -> WakeTrail | None:
+def _trail(record: Mapping[str, object], history: Series) -> WakeTrail | None:
     """A restored record's wake, when the reaper's own wake (restore_by names its schedule: a person's restore
     leaves it empty) brought it back for a learned burst after the rhythm's warning; with the calls since."""
     warned, usual, done = record.get("rhythm_warned_at"), record.get("usual_start"), record.get("restored_at")
