@@ -160,6 +160,9 @@ def test_a_batch_whose_restore_records_cannot_be_written_changes_nothing(aws, ca
     assert refused and max(refused) >= 3, refused
     destructive = {"ec2:CancelCapacityReservation", "bedrock:DeleteProvisionedModelThroughput", "fsx:DeleteFileSystem"}
     assert not destructive & set(calls.by_operation()), calls.by_operation()
-    if case.kind != "fsx":  # FSx phase 1 makes the backup first (nothing is lost) and says the record is missing
+    if case.kind != "fsx":
         assert result["acted"] == [] and result["verdicts"]["error"] >= 3, result
         assert all("Rate exceeded" in e for e in result["errors"]), result["errors"]
+    else:  # phase 1 makes the copy first (nothing is lost) and says its record is missing; the delete is refused
+        assert len(result["acted"]) == 18 and result["verdicts"]["error"] == 1, result
+        assert ["delete failed" in e for e in result["errors"]] == [True], result["errors"]
