@@ -33,6 +33,10 @@ class ActionName(KindAction):
     DELETE = "delete"
 
 
+# a sweep's deletes made together (reaper.kinds.recorded): each begun and gated alone, their restore records
+# written in one TransactWriteItems, each deleted in its own call
+ACT_BATCH = 20
+
 # A Provisioned Throughput name, as CreateProvisionedModelThroughput takes it:
 # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateProvisionedModelThroughput.html
 PT_NAME_PATTERN = r"([0-9a-zA-Z][_-]?){1,63}"
@@ -60,6 +64,8 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:delete",
             needs_log=True,
             removes_resource=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
     },
     **standard_parts(_P),

@@ -2,11 +2,13 @@
 
 The delete re-reads the Provisioned Throughput and refuses if it has a commitment now, and is
 refused (verdict `error`) without an action log to keep the restore record in: the record (model,
-units, name, tags) is what `reaper restore NAME` recreates it from.
+units, name, tags) is what `reaper restore NAME` recreates it from. A sweep's deletes are made up to
+ACT_BATCH at a time, their records written in one transaction (reaper.kinds.recorded).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
@@ -16,10 +18,11 @@ from reaper.aws.faults import is_not_found
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.bedrock_pt import ActionName
 from reaper.kinds.bedrock_pt.discover import tags_of
 from reaper.kinds.bedrock_pt.model import KIND, RestoreRecord
+from reaper.kinds.recorded import alone, record_then_change
 
 
 def read(clients: Clients, name: str) -> dict[str, Any] | None:
@@ -34,6 +37,18 @@ def read(clients: Clients, name: str) -> dict[str, Any] | None:
 
 
 def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    return alone(act_many(ctx, [(r, d)]), r)
+
+
+def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """A sweep's deletes: each gated alone, their restore records written in one TransactWriteItems, then each
+    deleted in its own call (reaper.kinds.recorded)."""
+    return record_then_change(ctx, KIND, items, _record, _delete)
+
+
+def _record(ctx: ActContext, r: Resource, d: Decision) -> RestoreRecord:
+    """From what its gate read just now (its description and tags), refused if it has a commitment now."""
     if ctx.log is None:
         raise ActionRefused(
             "DeleteProvisionedModelThroughput", "no action log to keep the restore record in (set REAPER_TABLE); nothing was deleted"
@@ -49,7 +64,7 @@ def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     tags = {
         k: v for k, v in (fresh if fresh is not None else tags_of(ctx.clients("bedrock"), r.arn)).items() if k.strip().lower() != warned
     }
-    record: RestoreRecord = {
+    return {
         "kind": KIND,
         "name": r.id,
         "arn": r.arn,
@@ -67,10 +82,16 @@ def delete(ctx: ActContext, r: Resource, d: Decision) -> str | None:
         "event_id": ctx.event_id,
         "status": "reaped",
     }
-    ctx.log.put_restore(KIND, r.id, record, ctx.now)
+
+
+def _delete(ctx: ActContext, r: Resource, d: Decision, record: Mapping[str, Any]) -> str:
+    """After its record is written."""
     ctx.clients("bedrock").delete_provisioned_model_throughput(provisionedModelId=r.arn)
-    units = record["model_units"]
-    return f"deleted; restore record written (model {record['model_arn']}, {units} model unit{'s' if units != 1 else ''}, {len(tags)} tags)"
+    units = int(record["model_units"])
+    return (
+        f"deleted; restore record written (model {record['model_arn']}, {units} model unit{'s' if units != 1 else ''}, "
+        f"{len(record['tags'])} tags)"
+    )
 
 
 def current_read(clients: Clients, resource: Resource) -> tuple[str | None, dict[str, Any] | None]:

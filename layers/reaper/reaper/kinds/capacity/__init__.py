@@ -26,6 +26,10 @@ class ActionName(KindAction):
     CANCEL = "cancel"
 
 
+# a sweep's cancellations made together (reaper.kinds.recorded): each begun and gated alone, their specs
+# written in one TransactWriteItems, each cancelled in its own call
+ACT_BATCH = 20
+
 DECLARATION = KindDeclaration(
     name="capacity",
     doc="Capacity reservations, Capacity Blocks and SageMaker Training Plans: unused, uncommitted ODCRs cancelled; the rest reported",
@@ -50,6 +54,8 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:cancel",
             needs_log=True,  # a cancelled reservation cannot be un-cancelled: its spec is the restore record
             removes_resource=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
     },
     **standard_parts(_P),

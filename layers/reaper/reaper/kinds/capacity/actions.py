@@ -3,12 +3,14 @@
 The re-read is one DescribeCapacityReservations of that reservation: still `active`, still no
 instance in it (an instance launched since discovery keeps it), still no commitment. Cancelling
 cannot be undone: the reservation's spec and tags go to the action log first, so `reaper restore`
-can make an equivalent, new reservation (subject to capacity).
+can make an equivalent, new reservation (subject to capacity). A sweep's cancellations are made up to
+ACT_BATCH at a time, their specs written in one transaction (reaper.kinds.recorded).
 https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CancelCapacityReservation.html
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, assert_never
 
@@ -18,20 +20,32 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
-from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.capacity import ActionName
 from reaper.kinds.capacity.discover import to_resource
 from reaper.kinds.capacity.model import KIND, CapacityFacts, RestoreRecord
 from reaper.kinds.capacity.rules import not_cancellable
+from reaper.kinds.recorded import alone, record_then_change
 
 
 def cancel(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    return alone(act_many(ctx, [(resource, decision)]), resource)
+
+
+def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """A sweep's cancellations: each gated alone, their specs written in one TransactWriteItems, then each
+    cancelled in its own call (reaper.kinds.recorded)."""
+    return record_then_change(ctx, KIND, items, _record, _cancel)
+
+
+def _record(ctx: ActContext, resource: Resource, decision: Decision) -> RestoreRecord:
     facts = resource.facts_as(CapacityFacts)
     if facts.source != "odcr":
         raise ActionRefused("cancel", f"a {facts.source} cannot be cancelled")
     if ctx.log is None:
         raise ActionRefused("cancel", "no action log to keep the reservation's spec in")
-    record: RestoreRecord = {
+    return {
         "kind": KIND,
         "id": resource.id,
         "arn": resource.arn,
@@ -40,7 +54,11 @@ def cancel(ctx: ActContext, resource: Resource, decision: Decision) -> str | Non
         "tags": {k: v for k, v in resource.tags.items() if not k.lower().startswith(("aws:", ctx.settings.tag_prefix.lower()))},
         "status": "cancelled",
     }
-    ctx.log.put_restore(KIND, resource.id, dict(record), ctx.now)
+
+
+def _cancel(ctx: ActContext, resource: Resource, decision: Decision, record: Mapping[str, Any]) -> str:
+    """After its record is written."""
+    facts = resource.facts_as(CapacityFacts)
     ctx.clients("ec2").cancel_capacity_reservation(CapacityReservationId=resource.id)
     return (
         f"cancelled: {facts.total} x {resource.instance_type} in {facts.zone} released; its spec is kept, and "

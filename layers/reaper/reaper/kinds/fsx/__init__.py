@@ -36,6 +36,9 @@ FS_ID_PATTERN = r"fs-[0-9a-f]{8,}"  # a file system id: what `reaper restore` an
 AVAILABLE = frozenset({"AVAILABLE"})
 # the security groups of a file system are read from its network interfaces for the restore record
 _ENI = "ec2:DescribeNetworkInterfaces"
+# a sweep's backups, exports and deletes made together (reaper.kinds.fsx.actions.act_many): each begun and gated
+# alone, what their records need read once (20: a DescribeBackups filter's values), the records in one write
+ACT_BATCH = 20
 
 DECLARATION = KindDeclaration(
     name="fsx",
@@ -63,6 +66,8 @@ DECLARATION = KindDeclaration(
             AVAILABLE,
             f"{_P}.actions:start_backup",
             needs_log=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
         ActionName.EXPORT: Action(
             ActionName.EXPORT,
@@ -71,6 +76,8 @@ DECLARATION = KindDeclaration(
             AVAILABLE,
             f"{_P}.actions:start_export",
             needs_log=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
         ActionName.DELETE: Action(
             ActionName.DELETE,
@@ -79,6 +86,8 @@ DECLARATION = KindDeclaration(
             AVAILABLE,
             f"{_P}.actions:delete_confirmed",
             needs_log=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
             removes_resource=True,
         ),
         ActionName.DISCARD: Action(

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, assert_never
 
@@ -28,9 +30,9 @@ from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import HOURS_PER_MONTH, Decision, KindAction, Resource
 from reaper.core.timeutil import iso, parse_instant
-from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.fsx import ActionName
-from reaper.kinds.fsx.artifacts import backups, made_for, tasks
+from reaper.kinds.fsx.artifacts import backups, made_for, made_for_many, tasks
 from reaper.kinds.fsx.model import (
     BACKUP_TAG,
     EXPORT_TAG,
@@ -44,8 +46,12 @@ from reaper.kinds.fsx.model import (
     RestoreRecord,
 )
 from reaper.kinds.fsx.settings import FsxSettings
+from reaper.kinds.recorded import alone, record_then_change
 
 log = logging.getLogger("reaper")
+
+# (context, file system, decision) -> a phase-1 change made, its record still to be written
+Plan1 = Callable[[ActContext, Resource, Decision], "_Started"]
 
 MAX_TAGS = 50
 RESTORABLE_LUSTRE = (
@@ -83,6 +89,23 @@ def security_groups(ctx: ActContext, resource: Resource) -> list[str]:
         return []
     found = ctx.clients("ec2").describe_network_interfaces(NetworkInterfaceIds=list(enis[:1])).get("NetworkInterfaces", [])
     return sorted({g["GroupId"] for eni in found for g in eni.get("Groups", [])})
+
+
+def security_groups_many(ctx: ActContext, resources: Sequence[Resource]) -> dict[str, list[str]]:
+    """A batch's security groups, by file system id, in one DescribeNetworkInterfaces of their first network
+    interfaces (its NetworkInterfaceIds takes many: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeNetworkInterfaces.html).
+    AWS fails the whole call for one unknown id: then {} and each file system's record reads its own."""
+    first = {r.id: r.facts_as(FsxFacts).network_interface_ids[:1] for r in resources}
+    wanted = sorted({e for enis in first.values() for e in enis})
+    if len(wanted) < 2:
+        return {}
+    try:
+        found = ctx.clients("ec2").describe_network_interfaces(NetworkInterfaceIds=wanted).get("NetworkInterfaces", [])
+    except AwsError as exc:
+        log.warning("reading %d network interfaces at once failed (%s): each alone", len(wanted), short(exc))
+        return {}
+    groups = {eni["NetworkInterfaceId"]: sorted({g["GroupId"] for g in eni.get("Groups", [])}) for eni in found}
+    return {fs: (groups[enis[0]] if enis else []) for fs, enis in first.items() if not enis or enis[0] in groups}
 
 
 def is_system_tag(key: str) -> bool:
@@ -126,8 +149,12 @@ def configuration(resource: Resource, groups: list[str]) -> dict[str, Any]:
     }
 
 
-def restore_record(ctx: ActContext, resource: Resource, method: Method, status: str) -> RestoreRecord:
+def restore_record(
+    ctx: ActContext, resource: Resource, method: Method, status: str, groups: Mapping[str, list[str]] | None = None
+) -> RestoreRecord:
+    """`groups`: the batch's security groups (security_groups_many); a file system it lacks reads its own."""
     p = resource.facts_as(FsxFacts).protection
+    sgs = groups[resource.id] if groups is not None and resource.id in groups else security_groups(ctx, resource)
     return {
         "kind": KIND,
         "id": resource.id,
@@ -141,18 +168,13 @@ def restore_record(ctx: ActContext, resource: Resource, method: Method, status: 
             {"file_system_path": r.file_system_path, "data_repository_path": r.data_repository_path, "association_id": r.association_id}
             for r in p.repositories
         ],
-        "config": configuration(resource, security_groups(ctx, resource)),
+        "config": configuration(resource, sgs),
         "tags": kept_tags(resource.tags, ctx.settings.tag_prefix),
         "system_tags": sorted(k for k in resource.tags if is_system_tag(k)),
         "monthly_usd": None if resource.hourly_usd is None else round(resource.hourly_usd * HOURS_PER_MONTH, 2),
         "recorded_at": iso(ctx.now),
         "event_id": ctx.event_id,
     }
-
-
-def _keep(ctx: ActContext, resource: Resource, record: RestoreRecord) -> None:
-    assert ctx.log is not None
-    ctx.log.put_restore(KIND, resource.id, dict(record), ctx.now)
 
 
 def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> list[dict[str, str]]:
@@ -170,6 +192,32 @@ def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> 
     return [{"Key": k, "Value": v} for k, v in [*ours.items(), *copied]]
 
 
+# -- a sweep's batch (reaper.sweep.batch): each begun and gated alone, then what the records need read once ------
+
+
+def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """A sweep's backups, exports or deletes, up to ACT_BATCH (reaper.kinds.fsx) at a time: the security groups
+    of their records in one DescribeNetworkInterfaces, a backup's earlier backups in one DescribeBackups, a
+    delete's backups or exports in one read, the records in one TransactWriteItems; each change its own call."""
+    runs: dict[ActionName | None, Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]] = {
+        ActionName.BACKUP: _backups,
+        ActionName.EXPORT: _exports,
+        ActionName.DELETE: _deletes,
+    }
+    done: dict[str, str | None] = {}
+    own: dict[str, BaseException] = {}
+    for name in dict.fromkeys(action_named(ActionName, d.action) for _, d in items):
+        mine = [(r, d) for r, d in items if action_named(ActionName, d.action) == name]
+        run = runs.get(name)
+        if run is None:  # a discard is never batched (its declaration has no batch)
+            own.update({r.id: refuse(str(d.action), "not an action made in a batch; nothing was changed") for r, d in mine})
+            continue
+        answer = run(ctx, mine)
+        done.update(answer.done)
+        own.update(answer.own)
+    return BatchAnswer(done=done, own=own)
+
+
 # -- phase 1 -------------------------------------------------------------------------------
 
 
@@ -178,10 +226,13 @@ def _backup_tags(ctx: ActContext, resource: Resource, record: RestoreRecord) -> 
 ADOPTABLE = frozenset({"CREATING", "PENDING", "TRANSFERRING", "AVAILABLE"})
 
 
-def earlier_backup(ctx: ActContext, resource: Resource, decision: Decision) -> tuple[Artifact | None, list[Artifact]]:
+def earlier_backup(
+    ctx: ActContext, resource: Resource, decision: Decision, made: list[Artifact] | None = None
+) -> tuple[Artifact | None, list[Artifact]]:
     """The backup an earlier sweep made for this decision and could not mark on the file system (it died,
     or TagResource was throttled, between CreateBackup and the marker), and the reaper's own backups
-    that are no copy (FAILED, or running past REAPER_FSX_STUCK_HOURS), to say so.
+    that are no copy (FAILED, or running past REAPER_FSX_STUCK_HOURS), to say so. `made`: the reaper's
+    backups of it as its batch read them (made_for_many); None reads them now.
 
     Only one begun inside the idle proof this decision rests on (`idle_proof_from`, rules.decide) is
     carried on: an older one is what phase 2 refuses as older than the proof, and carrying it on would
@@ -191,31 +242,71 @@ def earlier_backup(ctx: ActContext, resource: Resource, decision: Decision) -> t
     proof = decision.evidence.get("idle_proof_from")
     stuck = ctx.now - timedelta(hours=ctx.settings.of(FsxSettings).stuck_hours)
     since = parse_instant(str(proof)) if proof else stuck
-    ours = [a for a in made_for(ctx.clients("fsx"), resource.id, ctx.settings.tag(SOURCE_TAG)) if a.started_at and a.started_at >= since]
+    if made is None:
+        made = made_for(ctx.clients("fsx"), resource.id, ctx.settings.tag(SOURCE_TAG))
+    ours = [a for a in made if a.started_at and a.started_at >= since]
     usable = [a for a in ours if a.lifecycle in ADOPTABLE and (a.done or (a.started_at is not None and a.started_at >= stuck))]
     # what is said: a failed one, or one stuck running; a DELETED one (someone removed it) is no news
     unusable = [a for a in ours if a not in usable and (a.lifecycle == "FAILED" or a.running)]
     return (usable[0] if usable else None), unusable
 
 
+@dataclass
+class _Started:
+    """A phase-1 change made (its backup or export exists): its record, still to be written (None: not to be,
+    its marker could not be set), and what it says."""
+
+    resource: Resource
+    record: RestoreRecord | None
+    head: str
+    tail: str
+    note: str = ""
+
+    def said(self) -> str:
+        return f"{self.head}{self.note}{self.tail}"
+
+
 def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    return alone(_backups(ctx, [(resource, decision)]), resource)
+
+
+def _backups(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
     """Phase 1 for a backup: carry on with the one an earlier sweep began and could not mark, else make one.
 
     Once CreateBackup answered, the backup exists: a failure after it (the marker tag, the restore
     record) is said in the detail, never as a failed backup, and the next sweep finds the backup by the
     tags it was created with (`earlier_backup`).
     """
-    record = restore_record(ctx, resource, "backup", "backing-up")
-    fsx = ctx.clients("fsx")
-    adopted, unusable = earlier_backup(ctx, resource, decision)
+    resources = [r for r, _ in items]
+    groups = security_groups_many(ctx, resources)
+    earlier: dict[str, list[Artifact]] | None = None
+    if len(resources) > 1:
+        try:
+            earlier = made_for_many(ctx.clients("fsx"), [r.id for r in resources], ctx.settings.tag(SOURCE_TAG))
+        except AwsError as exc:
+            log.warning("reading the earlier backups of %d file systems at once failed (%s): each alone", len(resources), short(exc))
+
+    def start(ctx: ActContext, r: Resource, d: Decision) -> _Started:
+        return _backup(ctx, r, d, groups, None if earlier is None else earlier.get(r.id, []))
+
+    return _phase_one(ctx, items, start)
+
+
+def _backup(
+    ctx: ActContext, resource: Resource, decision: Decision, groups: Mapping[str, list[str]], made: list[Artifact] | None
+) -> _Started:
+    record = restore_record(ctx, resource, "backup", "backing-up", groups)
+    adopted, unusable = earlier_backup(ctx, resource, decision, made)
     if adopted is not None:
         backup_id, lifecycle = adopted.id, adopted.lifecycle
     else:
-        backup = fsx.create_backup(
+        backup = ctx.clients("fsx").create_backup(
             FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "backup"), Tags=_backup_tags(ctx, resource, record)
         )["Backup"]
         backup_id, lifecycle = backup["BackupId"], backup.get("Lifecycle", "CREATING")
-    unmarked = _mark(ctx, resource, record, backup_id)
+    unmarked = _mark(ctx, resource, backup_id)
+    record["backup_id"] = backup_id
     began = (
         f"backup {backup_id}, which an earlier sweep began and could not record, carried on ({lifecycle})"
         if adopted is not None
@@ -224,33 +315,62 @@ def start_backup(ctx: ActContext, resource: Resource, decision: Decision) -> str
     left = "".join(
         f"; the reaper's earlier backup {a.id} is {a.lifecycle}{': ' + a.failure if a.failure else ''}, so not used" for a in unusable
     )
-    return (
-        f"{began} in {resource.region}{left}{unmarked}; {resource.id} is deleted at a later sweep once the backup is AVAILABLE and "
+    tail = (
+        f"; {resource.id} is deleted at a later sweep once the backup is AVAILABLE and "
         f"only if it stays unused — then `reaper restore {resource.id}` brings it back"
     )
+    return _Started(resource, None if unmarked else record, f"{began} in {resource.region}{left}", tail, unmarked)
 
 
-def _mark(ctx: ActContext, resource: Resource, record: RestoreRecord, backup_id: str) -> str:
-    """The phase tag on the file system and the restore record, once the backup exists: what fails here
-    is said (the next sweep finds the backup by its own tags), never raised as a failure of a change
-    that was made (docs/safety.md, "A second FSx backup")."""
+def _mark(ctx: ActContext, resource: Resource, backup_id: str) -> str:
+    """The phase tag on the file system, once the backup exists: a failure here is said (the next sweep finds the
+    backup by its own tags), never raised as a failure of a change that was made (docs/safety.md, "A second FSx
+    backup"); its restore record is then not written (the next sweep's writes it)."""
     try:
         ctx.clients("fsx").tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(BACKUP_TAG), "Value": backup_id}])
-        if ctx.log is not None:
-            record["backup_id"] = backup_id
-            _keep(ctx, resource, record)
     except AwsError as exc:
         log.warning("backup %s of %s made, but not recorded: %s", backup_id, resource.id, short(exc))
         return f" (not yet recorded on {resource.id}: {short(exc)}; the next sweep finds it by its {ctx.settings.tag(SOURCE_TAG)} tag)"
     return ""
 
 
+def _phase_one(ctx: ActContext, items: Sequence[tuple[Resource, Decision]], start: Plan1) -> BatchAnswer:
+    """Each change made alone (its failure its own), then the records of those made in one write: the copy exists
+    whatever that write does, so a failed write is said on each, never a failure (docs/safety.md)."""
+    own: dict[str, BaseException] = {}
+    started: list[_Started] = []
+    for r, d in items:
+        try:
+            started.append(start(ctx, r, d))
+        except Exception as exc:  # refused, an AWS error, or a bug: this file system's (reaper.sweep.batch._own_error)
+            own[r.id] = exc
+    kept = [(s, s.record) for s in started if s.record is not None]
+    if ctx.log is not None and kept:
+        try:
+            ctx.log.put_restores(KIND, [(s.resource.id, record) for s, record in kept], ctx.now)
+        except AwsError as exc:
+            log.warning("%d restore records not written: %s", len(kept), short(exc))
+            for s, _ in kept:
+                s.note += f" (its restore record not written: {short(exc)}; the delete writes it before deleting)"
+    return BatchAnswer(done={s.resource.id: s.said() for s in started}, own=own)
+
+
 def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    return alone(_exports(ctx, [(resource, decision)]), resource)
+
+
+def _exports(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    groups = security_groups_many(ctx, [r for r, _ in items])
+    return _phase_one(ctx, items, lambda ctx, r, d: _export(ctx, r, groups))
+
+
+def _export(ctx: ActContext, resource: Resource, groups: Mapping[str, list[str]]) -> _Started:
     p = resource.facts_as(FsxFacts).protection
     report = p.report_path
     if not report:
         raise refuse("CreateDataRepositoryTask", "no linked S3 path to export to: nothing started")
-    record = restore_record(ctx, resource, "export", "exporting")
+    record = restore_record(ctx, resource, "export", "exporting", groups)
     fsx = ctx.clients("fsx")
     # "If you have automatic export enabled and want to use an export data repository task, you have
     # to disable automatic export before executing the export data repository task":
@@ -273,54 +393,85 @@ def start_export(ctx: ActContext, resource: Resource, decision: Decision) -> str
     )["DataRepositoryTask"]
     task_id = task["TaskId"]
     fsx.tag_resource(ResourceARN=resource.arn, Tags=[{"Key": ctx.settings.tag(EXPORT_TAG), "Value": task_id}])
-    if ctx.log is not None:
-        record["export_task_id"] = task_id
-        _keep(ctx, resource, record)
+    record["export_task_id"] = task_id
     auto = (
         f"; automatic export turned off on {', '.join(str(r.association_id) for r in turned_off)} first, as FSx requires for an export task"
         if turned_off else ""
     )  # fmt: skip
-    return (
-        f"export {task_id} to {p.where()} started ({task.get('Lifecycle', 'PENDING')}); {resource.id} is deleted at a later sweep once it "
+    tail = (
+        f"; {resource.id} is deleted at a later sweep once it "
         f"SUCCEEDED with no failed file — a failed-files report, if any, goes under {report}{auto}"
     )
+    return _Started(resource, record, f"export {task_id} to {p.where()} started ({task.get('Lifecycle', 'PENDING')})", tail)
 
 
 # -- phase 2 -------------------------------------------------------------------------------
 
 
 def delete_confirmed(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
-    """Delete, having re-read the backup or export a moment ago: it must still be confirmed."""
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    return alone(_deletes(ctx, [(resource, decision)]), resource)
+
+
+def _deletes(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """Delete, each having re-read its backup or export after its gate (the batch's in one read): it must still be
+    confirmed; the records in one write before the first delete (reaper.kinds.recorded)."""
+    groups = security_groups_many(ctx, [r for r, _ in items])
+    fsx = ctx.clients("fsx")
+    read: dict[str, Artifact] = {}
+    try:
+        read.update(backups(fsx, [str(b) for _, d in items if (b := d.evidence.get("backup_id"))]))
+        read.update(tasks(fsx, [str(t) for _, d in items if not d.evidence.get("backup_id") and (t := d.evidence.get("export_task_id"))]))
+    except AwsError as exc:
+        log.warning("reading the copies of %d file systems at once failed (%s): each alone", len(items), short(exc))
+        read.clear()
+
+    def plan(ctx: ActContext, r: Resource, d: Decision) -> RestoreRecord:
+        return _delete_record(ctx, r, d, groups, read)
+
+    return record_then_change(ctx, KIND, items, plan, _delete)
+
+
+def _delete_record(
+    ctx: ActContext, resource: Resource, decision: Decision, groups: Mapping[str, list[str]], read: Mapping[str, Artifact]
+) -> RestoreRecord:
+    """Its record, refused unless the backup or export it rests on is confirmed now."""
     fsx = ctx.clients("fsx")
     method: Method
     backup_id = decision.evidence.get("backup_id")
     task_id = decision.evidence.get("export_task_id")
     if backup_id:
-        art = backups(fsx, [backup_id])[backup_id]
+        art = read.get(backup_id) or backups(fsx, [backup_id])[backup_id]
         if not art.done:
             raise refuse("DeleteFileSystem", f"backup {backup_id} is {art.lifecycle} now, not AVAILABLE: nothing deleted")
-        method, where = "backup", f"backup {backup_id} (AVAILABLE, {resource.region})"
+        method = "backup"
     elif task_id:
-        art = tasks(fsx, [task_id])[task_id]
+        art = read.get(task_id) or tasks(fsx, [task_id])[task_id]
         if not art.done:
             raise refuse(
                 "DeleteFileSystem", f"export {task_id} is {art.lifecycle} with {art.failed_files} failed files now: nothing deleted"
             )
-        method, where = "export", f"{resource.facts_as(FsxFacts).protection.where()} (export {task_id} SUCCEEDED)"
+        method = "export"
     else:
         raise refuse("DeleteFileSystem", "no confirmed backup or export recorded on the file system: nothing deleted")
-    assert ctx.log is not None  # the action declares needs_log; the pipeline refuses without one
-    record = restore_record(ctx, resource, method, "deleted")
+    if ctx.log is None:  # the action declares needs_log; the pipeline refuses first
+        raise refuse("DeleteFileSystem", "no action log to keep the restore record in: nothing deleted")
+    record = restore_record(ctx, resource, method, "deleted", groups)
     record.update({"backup_id": backup_id, "export_task_id": task_id, "deleted_at": iso(ctx.now)})
-    _keep(ctx, resource, record)
-    fsx.delete_file_system(
+    return record
+
+
+def _delete(ctx: ActContext, resource: Resource, decision: Decision, record: Mapping[str, Any]) -> str:
+    """After its record is written."""
+    ctx.clients("fsx").delete_file_system(
         FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "delete"), LustreConfiguration={"SkipFinalBackup": True}
     )
-    again = (
-        f"`reaper restore {resource.id}` makes a new file system from it with the same type, capacity, throughput, network and tags"
-        if method == "backup"
-        else f"`reaper restore {resource.id}` says where the data is"
-    )
+    if record["method"] == "backup":
+        where = f"backup {record['backup_id']} (AVAILABLE, {resource.region})"
+        again = f"`reaper restore {resource.id}` makes a new file system from it with the same type, capacity, throughput, network and tags"
+    else:
+        where = f"{resource.facts_as(FsxFacts).protection.where()} (export {record['export_task_id']} SUCCEEDED)"
+        again = f"`reaper restore {resource.id}` says where the data is"
     return f"deleted; its data is in {where} — {again}"
 
 
@@ -329,7 +480,7 @@ def discard(ctx: ActContext, resource: Resource, decision: Decision) -> str | No
     if ctx.log is not None:
         record = restore_record(ctx, resource, "none", "deleted")
         record.update({"data_gone": True, "deleted_at": iso(ctx.now)})
-        _keep(ctx, resource, record)
+        ctx.log.put_restore(KIND, resource.id, dict(record), ctx.now)
     ctx.clients("fsx").delete_file_system(
         FileSystemId=resource.id, ClientRequestToken=token(ctx, resource, "discard"), LustreConfiguration={"SkipFinalBackup": True}
     )
