@@ -10,6 +10,7 @@ import pytest
 from reaper.core.model import Resource, Verdict
 from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
+from reaper.kinds.base import inherit_protection
 from reaper.kinds.studio_app.actions import disabled_blocks, enabled_blocks, undo_hint
 from reaper.kinds.studio_app.discover import (
     _billable_and_running,
@@ -17,7 +18,6 @@ from reaper.kinds.studio_app.discover import (
     _smd_version,
     _space,
     _with_owner,
-    _with_space_protection,
     idle_settings,
     shared_idle_settings,
 )
@@ -126,10 +126,10 @@ def test_jupyterlab_and_code_editor_are_never_idle_whatever_their_age(app_type):
 
 def test_a_space_tag_protects_its_app_and_a_production_space_wins_over_the_app_stage():
     space = {"reaper:exempt": "true", "ml:stage": "prod", "ml:owner": "x@example.com"}
-    merged = _with_space_protection({"ml:stage": "dev", "Name": "a"}, space, S)
+    merged = inherit_protection({"ml:stage": "dev", "Name": "a"}, space, S)
     assert merged == {"Name": "a", "reaper:exempt": "true", "ml:stage": "prod"}
     # the app's own exempt value stays; a dev space stage never overrides the app's
-    assert _with_space_protection({"reaper:exempt": "false"}, {"reaper:exempt": "true", "ml:stage": "dev"}, S) == {"reaper:exempt": "false"}
+    assert inherit_protection({"reaper:exempt": "false"}, {"reaper:exempt": "true", "ml:stage": "dev"}, S) == {"reaper:exempt": "false"}
 
 
 def test_custom_images_are_told_apart_from_sagemaker_distribution():

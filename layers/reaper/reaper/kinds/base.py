@@ -509,3 +509,19 @@ __all__ = [
     "standard_parts",
     "state_of",
 ]
+
+
+def inherit_protection(own: dict[str, str], parent: dict[str, str], settings: Settings) -> dict[str, str]:
+    """A resource's tags with its parent's exempt and snooze tags (where it has none of its own) and its parent's
+    stage when that is production: a Studio app under its space, a space under its domain (docs/tags.md)."""
+    protective = {settings.tag("exempt").lower(), settings.tag("snooze-until").lower()}
+    out = dict(own)
+    have = {k.strip().lower() for k in own}
+    for key, value in parent.items():
+        k = key.strip().lower()
+        if k in protective and k not in have:
+            out[key] = value
+        elif k == "ml:stage" and value.strip().lower() in settings.production_stages:
+            out = {ok: ov for ok, ov in out.items() if ok.strip().lower() != "ml:stage"}
+            out[key] = value
+    return out

@@ -133,10 +133,8 @@ def _evidence(resource: Resource, facts: Ec2Facts, signal: Ec2Signal | None, vie
             evidence={**evidence, "launched_at": facts.launched_at},
         )
     slots = [end - PERIOD * (k + 1) for k in range(math.ceil(window / 5))]
-    cpu = signal.cpu if signal else []
-    network = signal.network if signal else []
+    cpu, network = (signal.cpu, signal.network) if signal else ([], [])
     accelerator = signal.accelerator if signal else {}
-
     # Activity anywhere from the window's start to now keeps it, whatever else is missing.
     busy = _busiest(start, cpu, network, accelerator)
     if busy is not None:

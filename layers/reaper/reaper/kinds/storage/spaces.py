@@ -36,6 +36,7 @@ from reaper.aws.faults import is_not_found
 from reaper.aws.tagging import tags_by_arn
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
+from reaper.kinds.base import inherit_protection
 from reaper.kinds.storage.model import KIND, SpaceFacts
 
 PAGE = 100  # ListDomains, ListSpaces, ListApps: MaxResults 1-100 (API_ListSpaces, API_ListApps)
@@ -67,7 +68,7 @@ def studio_spaces(clients: Clients, settings: Settings, now: datetime) -> list[R
         facts = _facts(s, size, apps.get(key, ()), recent.get(key, ()))
         own = tags.get(f"{prefix}space/{key[0]}/{key[1]}", {})
         profile = tags.get(f"{prefix}user-profile/{key[0]}/{facts.owner_profile}", {}) if facts.owner_profile else {}
-        merged = with_owner(with_domain_protection(own, domain_tags.get(key[0], {}), settings), profile)
+        merged = with_owner(inherit_protection(own, domain_tags.get(key[0], {}), settings), profile)
         out.append(_resource(s, facts, merged, prefix, clients))
     return out
 
@@ -126,21 +127,6 @@ def apps_by_space(apps: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], tup
         status = str(a.get("Status") or "Unknown")
         (gone if status == "Deleted" else live).setdefault(key, []).append(f"{a.get('AppType')}/{a.get('AppName')} ({status})")
     return {k: tuple(v) for k, v in live.items()}, {k: tuple(v) for k, v in gone.items()}
-
-
-def with_domain_protection(own: dict[str, str], domain: dict[str, str], settings: Settings) -> dict[str, str]:
-    """The space's tags, with its domain's exempt and snooze tags, and its domain's stage when that is production."""
-    protective = {settings.tag("exempt").lower(), settings.tag("snooze-until").lower()}
-    out = dict(own)
-    have = {k.strip().lower() for k in own}
-    for key, value in domain.items():
-        k = key.strip().lower()
-        if k in protective and k not in have:
-            out[key] = value
-        elif k == STAGE_KEY and value.strip().lower() in settings.production_stages:
-            out = {ok: ov for ok, ov in out.items() if ok.strip().lower() != STAGE_KEY}
-            out[key] = value
-    return out
 
 
 def with_owner(own: dict[str, str], profile: dict[str, str]) -> dict[str, str]:

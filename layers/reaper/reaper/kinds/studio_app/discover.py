@@ -35,6 +35,7 @@ from reaper.aws.pricing import Pricer
 from reaper.aws.tagging import tags_by_arn
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
+from reaper.kinds.base import inherit_protection
 from reaper.kinds.studio_app import DECLARATION, profiles
 from reaper.kinds.studio_app.model import (
     BILLABLE_TYPES,
@@ -160,7 +161,7 @@ def _app(
     arn = f"{prefix}app/{facts.domain_id}/{facts.owner_name}/{facts.app_type}/{facts.app_name}"
     itype = (app.get("ResourceSpec") or {}).get("InstanceType")
     space_arn = f"{prefix}space/{facts.domain_id}/{facts.space}" if facts.space else None
-    own = _with_space_protection(tags.get(arn, {}), tags.get(space_arn, {}) if space_arn else {}, settings)
+    own = inherit_protection(tags.get(arn, {}), tags.get(space_arn, {}) if space_arn else {}, settings)
     return Resource(
         kind=KIND,
         id=arn.split(":app/", 1)[1],
@@ -174,21 +175,6 @@ def _app(
         facts=facts,
         guarded_by=(space_arn,) if space_arn else (),
     )
-
-
-def _with_space_protection(own: dict[str, str], space: dict[str, str], settings: Settings) -> dict[str, str]:
-    """The app's tags, with its space's exempt and snooze tags, and its space's stage when that is production."""
-    protective = {settings.tag("exempt").lower(), settings.tag("snooze-until").lower()}
-    out = dict(own)
-    have = {k.strip().lower() for k in own}
-    for key, value in space.items():
-        k = key.strip().lower()
-        if k in protective and k not in have:
-            out[key] = value
-        elif k == STAGE_KEY and value.strip().lower() in settings.production_stages:
-            out = {ok: ov for ok, ov in out.items() if ok.strip().lower() != STAGE_KEY}
-            out[key] = value
-    return out
 
 
 def _custom_image(app: AppDetails) -> str | None:
