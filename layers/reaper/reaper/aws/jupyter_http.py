@@ -176,7 +176,7 @@ def _http_connection(session: Session) -> Callable[..., http.client.HTTPConnecti
     return make
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
+class WatchedHTTPSConnection(http.client.HTTPSConnection):
     """The TLS socket is watched from before its handshake (a dripped handshake is cut too)."""
 
     session: Session
@@ -206,7 +206,7 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         def make(*args: Any, **kwargs: Any) -> http.client.HTTPSConnection:
-            conn = _HTTPSConnection(*args, context=self.tls, **kwargs)
+            conn = WatchedHTTPSConnection(*args, context=self.tls, **kwargs)
             conn.session, conn.tls = self.session, self.tls
             conn._create_connection = self.session.connect  # type: ignore[attr-defined]
             return conn

@@ -41,7 +41,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
 from reaper.aws.jupyter import reading_order
-from reaper.aws.jupyter_http import Cut, Cutter, Session
+from reaper.aws.jupyter_http import Cut, Cutter, Session, WatchedHTTPSConnection
 from reaper.kinds.mlflow.model import API_NOT_REACHED, API_OFF_HOST, API_REFUSED, API_UNREACHABLE, API_UNREADABLE, UsageReading
 
 SERVICE = "sagemaker-mlflow"  # the SigV4 service name, and the IAM prefix of the actions it is authorized as
@@ -83,26 +83,12 @@ def host_of(url: str | None, region: str) -> str:
     return host
 
 
-class _Watched(http.client.HTTPSConnection):
-    """The TLS socket watched by the reading's session from before its handshake (aws/jupyter_http.py)."""
-
-    session: Session
-    tls: ssl.SSLContext
-
-    def connect(self) -> None:
-        http.client.HTTPConnection.connect(self)
-        tls = self.tls.wrap_socket(self.sock, server_hostname=self.host, do_handshake_on_connect=False)
-        self.sock = tls
-        self.session.track(tls)
-        tls.do_handshake()
-
-
 _TLS = ssl.create_default_context()
 
 
 def https_connection(host: str, session: Session) -> http.client.HTTPConnection:
     """A verified TLS connection to `host`:443 whose socket the session cuts at its deadline."""
-    conn = _Watched(host, 443, context=_TLS)
+    conn = WatchedHTTPSConnection(host, 443, context=_TLS)
     conn.session, conn.tls = session, _TLS
     conn._create_connection = session.connect  # type: ignore[attr-defined]  # http.client's own hook
     return conn
