@@ -56,6 +56,8 @@ PAGE: dict[str, tuple[str, int]] = {
     "ec2:DescribeSnapshots": ("Snapshots", 1000),
     # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html (500 a page)
     "cloudwatch:ListMetrics": ("Metrics", 500),
+    # https://docs.aws.amazon.com/awscloudtrail/latest/APIReference/API_LookupEvents.html (MaxResults 1-50)
+    "cloudtrail:LookupEvents": ("Events", 50),
 }
 # FilterLogEvents: "Each page returned can contain up to 1 MB of log events or up to 10,000 log events"
 # https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilterLogEvents.html

@@ -1,13 +1,16 @@
 """Bench seeder: n Studio spaces, swept by the storage kind (issue 38), over domains of 250 spaces with 37 user
-profiles each: 40 % with no app and made six weeks ago (reported), 20 % with a JupyterLab app running (in use), 10 %
-whose app was shut down three hours ago (ran in the last 24 h), 10 % made two days ago, 10 % exempt, and 10 % made six
-weeks ago without a storage size in their settings (DescribeSpace reads them; reported unpriced).
+profiles each: 40 % with no app and made six weeks ago, of which 10 % started an app 8 days ago (CloudTrail CreateApp:
+in use), 10 % last started one 10 weeks ago (reported with that date) and 20 % never in CloudTrail's 90 days (reported);
+20 % with a JupyterLab app running (in use), 10 % whose app was shut down three hours ago (ran in the last 24 h), 10 %
+made two days ago, 10 % exempt, and 10 % made six weeks ago without a storage size in their settings (DescribeSpace
+reads them; reported unpriced). Every app seeded has its CreateApp event too: 500 events in CloudTrail.
 
     .venv/bin/python bench/sweep_bench.py --kind storage-spaces --n 1000
 
 The sweep's calls for spaces (dry run): one ListDomains, one ListSpaces page per 100 spaces, one ListApps page per 100
 apps (the region's, unfiltered: not one per domain), one GetResources page per 100 tagged domains, spaces and user
-profiles, and one DescribeSpace per space whose summary lacks its size (no batch form); plus the storage kind's other
+profiles, one DescribeSpace per space whose summary lacks its size (no batch form), and one LookupEvents page per 50 CreateApp
+events of the region's last 90 days (one paged lookup for every space); plus the storage kind's other
 listings, which find nothing here.
 """
 
@@ -44,3 +47,7 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         elif case == 6:
             app = studio.app(sm, d, space_name=name, created=now - timedelta(hours=8))
             sagemaker_studio.set_app_times(app, deleted=now - timedelta(hours=3))
+        started = {2: now - timedelta(days=8), 3: now - timedelta(weeks=10), 4: now - timedelta(hours=5), 6: now - timedelta(hours=8)}
+        started[5] = started[4]
+        if case in started:
+            studio.app_started(d, started[case], space_name=name, region=session.region_name or "us-east-1")

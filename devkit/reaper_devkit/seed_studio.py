@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from reaper_devkit.moto_ext import sagemaker_studio
+from reaper_devkit.moto_ext import cloudtrail_lookup, sagemaker_studio
 from reaper_devkit.seed import ROLE
 
 SMD_VERSION = "2.6.0"  # a SageMaker Distribution release idle shutdown runs on (2.0 or newer)
@@ -122,6 +122,28 @@ def app(
     arn = str(sm.create_app(**kwargs)["AppArn"])
     sagemaker_studio.set_app_times(arn, created=created)
     return arn
+
+
+def app_started(
+    domain_id: str,
+    when: datetime,
+    *,
+    space_name: str | None = None,
+    user_name: str | None = None,
+    app_type: str = "JupyterLab",
+    name: str = "default",
+    region: str = "us-east-1",
+    account: str = "123456789012",
+) -> None:
+    """CloudTrail's record of a CreateApp call made `when` (moto records none): the management event LookupEvents
+    returns, its requestParameters in CloudTrail's camelCase (domainId, spaceName or userProfileName, appType, appName)."""
+    params: dict[str, Any] = {"domainId": domain_id, "appType": app_type, "appName": name}
+    if space_name:
+        params["spaceName"] = space_name
+    if user_name:
+        params["userProfileName"] = user_name
+    arn = f"arn:aws:sagemaker:{region}:{account}:app/{domain_id}/{space_name or user_name}/{app_type.lower()}/{name}"
+    cloudtrail_lookup.record("CreateApp", params, when, region=region, account=account, response_elements={"appArn": arn})
 
 
 CANVAS_NAMESPACE = "/aws/sagemaker/Canvas/AppActivity"

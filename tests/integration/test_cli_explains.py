@@ -30,7 +30,7 @@ from reaper.core.kind_names import KIND_NAMES
 from reaper.kinds.ec2 import catalog as ec2_catalog
 from reaper.restore.run import restorable_kinds
 from reaper.sweep.iam import NO_PERMISSION_NEEDED, is_read, read_only_permissions, untriggered_reads
-from reaper_devkit import demo, seed, seed_ec2, seed_endpoint, seed_fsx, seed_storage
+from reaper_devkit import demo, seed, seed_ec2, seed_endpoint, seed_fsx, seed_storage, seed_studio
 from reaper_devkit import seed_training as st
 from reaper_devkit.calls import recording
 from reaper_devkit.local_aws import local_account
@@ -277,6 +277,8 @@ def _seed_every_read_path(aws: Any, now: datetime) -> None:
     seed_storage.reaper_backup(aws.client("fsx"), subnet, group, now - timedelta(days=60))
     seed_storage.stopped_gpu_box(ec2, now - timedelta(days=30), now=now)  # its type: ec2:DescribeInstanceTypes
     bedrock_imported.imported_model("ro-imported", now - timedelta(days=90), DEV)  # its tags: bedrock:ListTagsForResource
+    # a Studio space with no app: when its apps last started (cloudtrail:LookupEvents)
+    seed_studio.space(sm, seed_studio.domain(sm, "ro-studio", tags=DEV), "ro-appless", size_gib=5)
     # a Capacity Block ending within the hour: who runs on it (ec2:DescribeInstances)
     capacity_ext.capacity_block(ec2, "p5.48xlarge", 1, start=now - timedelta(days=1), end=now + timedelta(minutes=50), tags=DEV)
     # alone in its region, a quiet dev endpoint's one model is described, not listed: sagemaker:DescribeModel

@@ -1,7 +1,9 @@
 """Studio spaces left behind (issue 38): the storage function and `reaper plan --kind storage` against moto. A space with
-no app running and none in the last 24 h, made and changed weeks ago, is reported once with its owner, size, monthly cost
-(or "unpriced") and the command to delete it oneself; a space with an app running, one whose app ran in the last 24 h, an
-exempt one, one in a production domain and a young one are not reported; nothing in SageMaker is changed."""
+no app running, none in the last 24 h and no CreateApp in CloudTrail within StorageIdleWeeks, made and changed weeks ago,
+is reported once with its owner, size, monthly cost (or "unpriced"), its last app start and the command to delete it
+oneself; a space with an app running, one whose app ran in the last 24 h or started last week (CloudTrail), an exempt
+one, one in a production domain and a young one are not reported; nothing in SageMaker is changed. Where CloudTrail
+refuses, today's rule holds: reported, its last use unknown, counted by `reaper coverage`."""
 
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ from reaper.aws import pricing
 from reaper.cli.main import main
 from reaper_devkit import seed_studio
 from reaper_devkit.calls import recording
-from reaper_devkit.moto_ext import sagemaker_studio
+from reaper_devkit.moto_ext import cloudtrail_lookup, sagemaker_studio
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
 
 WEEKS_AGO = datetime.now(UTC) - timedelta(weeks=6)
+LAST_WEEK = datetime.now(UTC) - timedelta(days=8)
+TEN_WEEKS_AGO = datetime.now(UTC) - timedelta(weeks=10)
 
 
 def _space(sm: Any, domain: str, name: str, *, made: datetime = WEEKS_AGO, **kwargs: Any) -> str:
@@ -34,6 +38,7 @@ def _space(sm: Any, domain: str, name: str, *, made: datetime = WEEKS_AGO, **kwa
 def spaces(sm: Any) -> dict[str, str]:
     """Spaces of a dev domain and a production one, each named for what it shows; {name: ARN}."""
     dev = seed_studio.domain(sm, "dev", tags={"ml:stage": "dev"})
+    other = seed_studio.domain(sm, "other", tags={"ml:stage": "dev"})
     prod = seed_studio.domain(sm, "prod", tags={"ml:stage": "prod"})
     seed_studio.user(sm, dev, "ana", tags={"ml:owner": "ana@example.com"})
     seed_studio.user(sm, prod, "ana", tags={"ml:owner": "ana@example.com"})
@@ -46,12 +51,19 @@ def spaces(sm: Any) -> dict[str, str]:
         "young": _space(sm, dev, "young", owner="ana", size_gib=50, made=datetime.now(UTC) - timedelta(days=3)),
         "sizeless": _space(sm, dev, "sizeless", owner="ana"),
         "production": _space(sm, prod, "production", owner="ana", size_gib=50),
+        "other-unused": _space(sm, other, "unused", size_gib=50),  # another domain's space of the same name
     }
     seed_studio.app(sm, dev, space_name="running", created=WEEKS_AGO)
     today = seed_studio.app(sm, dev, space_name="ran-today")
     sagemaker_studio.set_app_times(today, deleted=datetime.now(UTC) - timedelta(hours=3))
     last_week = seed_studio.app(sm, dev, space_name="ran-last-week")
     sagemaker_studio.set_app_times(last_week, deleted=datetime.now(UTC) - timedelta(days=7))  # AWS has forgotten it
+    # CloudTrail's CreateApp events: ran-last-week's start 8 days ago; unused's last one 10 weeks ago; and the other
+    # domain's space named "unused" started 2 days ago (it must not count for the dev domain's)
+    seed_studio.app_started(dev, LAST_WEEK, space_name="ran-last-week")
+    seed_studio.app_started(dev, TEN_WEEKS_AGO, space_name="unused")
+    seed_studio.app_started(other, datetime.now(UTC) - timedelta(days=2), space_name="unused")
+    seed_studio.app_started(dev, datetime.now(UTC) - timedelta(days=1), user_name="ana", app_type="Canvas")  # no space's
     return out
 
 
@@ -72,13 +84,17 @@ def test_an_unused_space_is_reported_once_with_owner_size_cost_and_how_to_delete
     with recording() as calls:
         result = sweep(lambda_context)
     messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("kind") == "storage"}
-    # Then the unused space, the one whose app AWS forgot a week ago and the one without a size are reported: kept, not acted on
-    assert set(messages) == ids(spaces, "unused", "ran-last-week", "sizeless")
+    # Then the unused space and the one without a size are reported: kept, not acted on; the one used last week (its
+    # app AWS forgot, its CreateApp CloudTrail keeps) and the other domain's started 2 days ago are not
+    assert set(messages) == ids(spaces, "unused", "sizeless")
     unused = messages[next(iter(ids(spaces, "unused")))]
     assert unused["verdict"] == "keep" and unused["executed"] is False and unused["owner"] == "ana@example.com"
     reason = unused["reason"]
     assert "50 GiB" in reason and "unpriced" in reason and "$0" not in reason
-    assert "No app run seen since" in reason and "last use is unknown" in reason
+    assert "no app started in 4 weeks (CloudTrail, since " in reason and "unknown" not in reason
+    assert f"its last app start was {TEN_WEEKS_AGO.strftime('%Y-%m-%dT%H:%M')}" in reason  # the other domain's start did not count
+    sizeless = messages[next(iter(ids(spaces, "sizeless")))]["reason"]
+    assert "CloudTrail records none since" in sizeless
     assert "aws sagemaker delete-space --domain-id" in reason and "--space-name unused" in reason and "cannot be brought back" in reason
     # the running one, the one that ran today, the exempt one, the young one and the production domain's are not reported
     assert result["acted"] == [] and result["errors"] == []
@@ -86,6 +102,7 @@ def test_an_unused_space_is_reported_once_with_owner_size_cost_and_how_to_delete
     assert not {a for a in calls.actions if a.startswith("sagemaker:") and not a.startswith(("sagemaker:List", "sagemaker:Describe"))}
     assert calls.actions <= function_actions("StorageFunction")
     assert calls.calls["sagemaker:DescribeSpace"] == 1  # only the space whose summary has no size
+    assert calls.calls["cloudtrail:LookupEvents"] == 1  # one lookup for every space of the region
     # When the next sweep runs: the finding is not told again
     sweep(lambda_context)
     again = {m["id"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("kind") == "storage"}
@@ -113,9 +130,32 @@ def test_plan_shows_a_priced_space_and_an_unpriced_one_when_its_size_is_missing(
     [prod], [exempt], [running] = ids(spaces, "production"), ids(spaces, "exempt"), ids(spaces, "running")
     assert rows[prod]["verdict"] == rows[exempt]["verdict"] == "exempt"
     assert rows[running]["verdict"] == "keep" and "in use" in rows[running]["reason"]
+    [last_week] = ids(spaces, "ran-last-week")
+    assert rows[last_week]["verdict"] == "keep" and "in use: an app started in it 8 d" in rows[last_week]["reason"]
     assert main(["plan", "--kind", "storage"]) == 0
     out = capsys.readouterr().out
     assert unused in out and sizeless in out
+
+
+def test_where_cloudtrail_refuses_a_space_used_last_week_is_reported_with_its_last_use_unknown_and_counted(
+    aws, spaces, deployed_env, lambda_context, capsys, monkeypatch
+):
+    # Given CloudTrail's LookupEvents denied to the account (an SCP)
+    monkeypatch.setattr(cloudtrail_lookup, "refused", {"123456789012"})
+    # When the storage function sweeps
+    result = sweep(lambda_context)
+    messages = {m["id"]: m for m in drain(aws, deployed_env["REAPER_QUEUE_URL"]) if m.get("kind") == "storage"}
+    # Then today's rule holds: the spaces with no app listed are reported (and the one used last week with them), each
+    # saying its last use is unknown and why; the other domain's space too, as nothing says it was used
+    assert set(messages) == ids(spaces, "unused", "ran-last-week", "sizeless", "other-unused")
+    for m in messages.values():
+        assert "last use is unknown" in m["reason"] and "LookupEvents failed (AccessDeniedException)" in m["reason"]
+    assert result["errors"] == [] and result["unknown"] == 4
+    # and `reaper coverage` counts them under space-last-use-unknown
+    capsys.readouterr()
+    assert main(["coverage", "--kind", "storage", "--json"]) == 0
+    [line] = [r for r in (json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()) if r["type"] == "coverage"]
+    assert {r["code"]: r["resources"] for r in line["reasons"]} == {"space-last-use-unknown": 4}
 
 
 def test_the_kit_lists_a_spaces_storage_refuses_sizes_outside_the_reference_and_forgets_apps_after_24_hours(aws, sm):

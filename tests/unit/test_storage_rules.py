@@ -85,8 +85,12 @@ def space(
     size: int | None = 50,
     tags: dict[str, str] | None = None,
     state: str = "InService",
+    started: datetime | None = None,
+    since: datetime | None = None,
+    unread: str | None = None,
 ) -> Resource:
-    facts = SpaceFacts("d-dev", "scratch", "ana", size_gib=size, apps=apps, recent_apps=recent)
+    facts = SpaceFacts("d-dev", "scratch", "ana", size_gib=size, apps=apps, recent_apps=recent, last_start=started,
+                       starts_since=since, starts_unread=unread)  # fmt: skip
     return Resource("storage", "d-dev/scratch", "arn:aws:sagemaker:us-east-1:1:space/d-dev/scratch", "us-east-1", state,
                     tags={"ml:owner": "a@x", **(tags or {})}, instance_type="Studio space (50 GiB of EBS storage)",
                     created_at=NOW - timedelta(weeks=made_weeks), changed_at=NOW - timedelta(weeks=changed_weeks), facts=facts)  # fmt: skip
@@ -107,3 +111,27 @@ def test_a_studio_space_is_reported_only_with_no_app_seen_and_old_dates_and_neve
     priced = space()
     priced.set_price(Price(0.0068, SHIPPED, "2026-12-02"))
     assert "$4.96/month" in judge(priced, s).reason
+
+
+def test_a_space_is_judged_on_cloudtrails_app_starts_and_unknown_where_they_do_not_reach_storage_idle_weeks():
+    s, kept = Settings(), NOW - timedelta(days=90)  # StorageIdleWeeks 4; CloudTrail read for its 90 days
+    # an app started 7 days ago: in use, not reported
+    used = judge(space(started=NOW - timedelta(days=7), since=kept), s)
+    assert not used.notify and "in use: an app started in it" in used.reason and used.unknown is None
+    # the last start 10 weeks ago: reported with its date, judged (no unknown code)
+    old = judge(space(started=NOW - timedelta(weeks=10), since=kept), s)
+    assert old.notify and old.unknown is None and "no app started in 4 weeks (CloudTrail, since 2026-11-07T12:00:00Z)" in old.reason
+    assert "last app start was 2026-09-26T12:00:00Z" in old.reason and "unknown" not in old.reason
+    assert old.evidence["last_start"] == "2026-09-26T12:00:00Z"
+    none = judge(space(since=kept), s)
+    assert none.notify and none.unknown is None and "CloudTrail records none since 2026-09-06T12:00:00Z" in none.reason
+    # refused, a read that stopped 1 week back, or StorageIdleWeeks past CloudTrail's 90 days: today's rule, unknown
+    for r, settings, why in (
+        (space(unread="CloudTrail LookupEvents failed (AccessDeniedException)"), s, "AccessDeniedException"),
+        (space(since=NOW - timedelta(weeks=1)), s, "reach back to 2026-11-28T12:00:00Z only"),
+        (space(since=kept, made_weeks=20, changed_weeks=20), Settings(storage_idle_weeks=13), "back to 2026-09-06T12:00:00Z only"),
+    ):
+        d = judge(r, settings)
+        assert d.notify and d.unknown == "space-last-use-unknown" and "last use is unknown" in d.reason and why in d.reason, d.reason
+    # a start CloudTrail still holds, under a StorageIdleWeeks past its 90 days, still proves use
+    assert not judge(space(started=NOW - timedelta(weeks=12), since=kept, made_weeks=20), Settings(storage_idle_weeks=13)).notify

@@ -50,6 +50,7 @@ def record(
     username: str = "ana",
     source: str = "sagemaker.amazonaws.com",
     error_code: str | None = None,
+    response_elements: dict[str, Any] | None = None,
 ) -> None:
     """A management event CloudTrail recorded (as LookupEvents returns it)."""
     when = when.astimezone(UTC)
@@ -61,7 +62,7 @@ def record(
         "awsRegion": region,
         "userIdentity": {"type": "AssumedRole", "principalId": f"AROAEXAMPLE:{username}", "accountId": account},
         "requestParameters": request_parameters,
-        "responseElements": None if error_code else {"authorizedUrl": "HIDDEN_DUE_TO_SECURITY_REASONS"},
+        "responseElements": None if error_code else (response_elements or {"authorizedUrl": "HIDDEN_DUE_TO_SECURITY_REASONS"}),
         **({"errorCode": error_code} if error_code else {}),
         "readOnly": False,
         "eventType": "AwsApiCall",

@@ -173,6 +173,14 @@ REASONS: dict[str, Reason] = {
             "done with) (docs/kinds/storage.md)",
         ),
         Reason(
+            "space-last-use-unknown",
+            "Studio space with no app running whose last app start CloudTrail could not say (LookupEvents refused, failed "
+            "or unreadable, more CreateApp events than the reaper reads, or StorageIdleWeeks past CloudTrail's 90 days): "
+            "reported, its last use unknown",
+            "allow the storage function's role cloudtrail:LookupEvents (an SCP may deny it), or set StorageIdleWeeks to "
+            "12 or less (docs/kinds/storage.md)",
+        ),
+        Reason(
             "jupyter-unreachable",
             "its Jupyter server did not answer (stopped, network, timeout)",
             "none if it passes; the next sweep reads again (docs/jupyter-reads.md)",

@@ -156,8 +156,9 @@ def iam_action(service: str, operation: str) -> str:
 
 
 # What `reaper iam --read-only` grants (docs/try-read-only.md): the operations whose names begin with these
-# verbs read and change nothing (pricing:GetProducts, cloudwatch:GetMetricData, logs:FilterLogEvents, ...)
-READ_ONLY_VERBS = (*READ_VERBS, "Filter", "BatchGet")
+# verbs read and change nothing (pricing:GetProducts, cloudwatch:GetMetricData, logs:FilterLogEvents, ...;
+# cloudtrail:LookupEvents, access level Read: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awscloudtrail.html)
+READ_ONLY_VERBS = (*READ_VERBS, "Filter", "BatchGet", "Lookup")
 # Operations that need no IAM permission: "No permissions are required to perform this operation."
 # https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
 NO_PERMISSION_NEEDED = frozenset({"sts:GetCallerIdentity"})

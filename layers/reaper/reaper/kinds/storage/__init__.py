@@ -13,9 +13,10 @@ Which (docs/kinds/storage.md):
     monthly cost, never changed (a stopped box's volumes are its disks: deleting one would break it).
   * Bedrock imported models made `StorageIdleWeeks` weeks ago or more: reported with their monthly cost,
     never changed (a deleted one comes back only by importing it again).
-  * SageMaker Studio spaces with no app running and none in the last 24 hours, made and last changed
-    `StorageIdleWeeks` weeks ago or more: reported once with their storage's monthly cost, never changed (deleting a
-    space deletes its EBS volume: kinds/storage/spaces.py).
+  * SageMaker Studio spaces with no app running, none in the last 24 hours and none started within
+    `StorageIdleWeeks` (CloudTrail's CreateApp events; unknown where CloudTrail cannot say), made and last changed
+    that long ago or more: reported once with their storage's monthly cost, never changed (deleting a space deletes
+    its EBS volume: kinds/storage/spaces.py).
 
 Reads per sweep: DescribeBackups (one filtered listing; its answer holds the tags), DescribeFileSystems
 (which backed-up file systems still exist), DescribeVolumes (ML volumes, unattached; tags come with it),
@@ -69,6 +70,7 @@ DECLARATION = KindDeclaration(
         "sagemaker:DescribeSpace",  # only a space whose ListSpaces summary does not give its storage size
         "sagemaker:ListApps",
         "tag:GetResources",  # the tags of domains, spaces and user profiles, in bulk
+        "cloudtrail:LookupEvents",  # CreateApp events: when a space's apps last started (kinds/storage/app_starts.py)
     ),
     confirm=f"{_P}.actions:confirm",
     change_reads=("fsx:ListTagsForResource",),  # a backup's protection, re-read just before it is deleted

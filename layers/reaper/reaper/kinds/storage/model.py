@@ -53,6 +53,11 @@ class SpaceFacts:
     size_gib: int | None = None  # SpaceStorageSettings.EbsStorageSettings.EbsVolumeSizeInGb; None: AWS does not say
     apps: tuple[str, ...] = ()  # "JupyterLab/default (InService)"
     recent_apps: tuple[str, ...] = ()  # "JupyterLab/default (Deleted)"
+    # CloudTrail's CreateApp events (kinds/storage/app_starts.py): the newest for this space, read back to
+    # `starts_since`; None there: not read (`starts_unread` says why, or no space lacked an app)
+    last_start: datetime | None = None
+    starts_since: datetime | None = None
+    starts_unread: str | None = None
 
 
 @dataclass(frozen=True)

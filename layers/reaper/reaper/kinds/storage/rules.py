@@ -186,8 +186,9 @@ APP_RECORD_KEPT = timedelta(hours=24)  # AWS deletes a shut-down app's metadata 
 
 
 def decide_space(resource: Resource, facts: SpaceFacts, view: TagView, settings: Settings, now: datetime) -> Decision:
-    """A Studio space: in use while an app is not Deleted; reported (never changed) when nothing ran in the 24 h ListApps
-    remembers and the space was made and last changed StorageIdleWeeks ago. Its last use before that is unknown.
+    """A Studio space: in use while an app is not Deleted, or one ran in the 24 h ListApps remembers, or CloudTrail
+    recorded an app start within StorageIdleWeeks; reported (never changed) when none did and the space was made and
+    last changed StorageIdleWeeks ago. Where CloudTrail could not say, its last use is unknown and the finding says so.
     A production space (its own stage or its domain's) is not reported: the finding is only a report, and production's."""
     evidence = _evidence(
         resource, domain=facts.domain_id, space=facts.space_name, size_gib=facts.size_gib, owner_profile=facts.owner_profile
@@ -204,23 +205,73 @@ def decide_space(resource: Resource, facts: SpaceFacts, view: TagView, settings:
             f"an app ran in the last 24 h: {', '.join(facts.recent_apps)} (AWS lists a shut-down app for 24 h)",
             evidence=evidence,
         )
-    dated = [t for t in (resource.created_at, resource.changed_at) if t is not None]
     idle = timedelta(weeks=settings.storage_idle_weeks)
+    if facts.last_start is not None and now - facts.last_start < idle:
+        return Decision(
+            Verdict.KEEP,
+            f"in use: an app started in it {human_duration(now - facts.last_start)} ago ({iso(facts.last_start)}, CloudTrail "
+            f"CreateApp), within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)",
+            evidence={**evidence, "last_start": iso(facts.last_start)},
+        )
+    dated = [t for t in (resource.created_at, resource.changed_at) if t is not None]
     if not dated or now - max(dated) < idle:
         when = f"made or changed {human_duration(now - max(dated))} ago" if dated else "AWS does not say when it was made"
         return Decision(Verdict.KEEP, f"{when}, within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)", evidence=evidence)
+    if facts.starts_since is not None and now - facts.starts_since >= idle:
+        return _space_unused(resource, facts, settings, now, evidence)
+    return _space_last_use_unknown(resource, facts, settings, now, evidence)
+
+
+def _space_delete_hint(resource: Resource, facts: SpaceFacts) -> str:
+    return (
+        f"made {_date(resource.created_at)}, last changed {_date(resource.changed_at)}. The reaper never deletes a space. "
+        f"Deleting it deletes its EBS volume and every file on it, which cannot be brought back: copy what matters first, "
+        f"then `aws sagemaker delete-space --domain-id {facts.domain_id} --space-name {facts.space_name} --region {resource.region}`"
+    )
+
+
+def _space_unused(resource: Resource, facts: SpaceFacts, settings: Settings, now: datetime, evidence: dict[str, Any]) -> Decision:
+    """CloudTrail's CreateApp events reach back past StorageIdleWeeks and none started an app in the space since."""
+    weeks, since = settings.storage_idle_weeks, facts.starts_since or now
+    window = iso(now - timedelta(weeks=weeks))
+    last = (
+        f"its last app start was {iso(facts.last_start)} ({human_duration(now - facts.last_start)} ago)"
+        if facts.last_start is not None
+        else f"CloudTrail records none since {iso(since)}"
+    )
+    return Decision(
+        Verdict.KEEP,
+        f"a Studio space with no app started in {weeks} weeks (CloudTrail, since {window}): {resource.instance_type}, "
+        f"{monthly(resource)}; owner {facts.owner_profile or 'none (a shared space)'}; {last}; {_space_delete_hint(resource, facts)}",
+        evidence={
+            **evidence,
+            "no_app_since": window,
+            "last_start": iso(facts.last_start) if facts.last_start else None,
+            "cloudtrail_since": iso(since),
+        },
+        notify=True,
+        notify_key="studio-space",  # once per space (the key is the space's ARN and this)
+    )
+
+
+def _space_last_use_unknown(resource: Resource, facts: SpaceFacts, settings: Settings, now: datetime, evidence: dict[str, Any]) -> Decision:
+    """CloudTrail could not say (refused, failed, unreadable, or the window reaches past what it read): today's rule."""
     seen = iso(now - APP_RECORD_KEPT)
+    why = facts.starts_unread or (
+        f"CloudTrail's CreateApp events read reach back to {iso(facts.starts_since)} only, not StorageIdleWeeks "
+        f"({settings.storage_idle_weeks} weeks)"
+        if facts.starts_since is not None
+        else "CloudTrail was not read"
+    )
     return Decision(
         Verdict.KEEP,
         f"a Studio space with no app running: {resource.instance_type}, {monthly(resource)}; owner "
         f"{facts.owner_profile or 'none (a shared space)'}. No app run seen since {seen} (ListApps keeps a shut-down app 24 h; "
-        f"AWS records no earlier use, so its last use is unknown); made {_date(resource.created_at)}, last changed "
-        f"{_date(resource.changed_at)}. The reaper never deletes a space. Deleting it deletes its EBS volume and every file "
-        f"on it, which cannot be brought back: copy what matters first, then `aws sagemaker delete-space --domain-id "
-        f"{facts.domain_id} --space-name {facts.space_name} --region {resource.region}`",
-        evidence={**evidence, "no_app_since": seen, "last_use": None},
+        f"{why}, so its last use is unknown); {_space_delete_hint(resource, facts)}",
+        evidence={**evidence, "no_app_since": seen, "last_use": None, "cloudtrail": why},
         notify=True,
         notify_key="studio-space",  # once per space (the key is the space's ARN and this)
+        unknown="space-last-use-unknown",
     )
 
 

@@ -13,9 +13,12 @@ What AWS says of a space's use (docs/aws-assumptions.md, "Studio spaces left beh
   * an app not `Deleted` in ListApps: the space is in use;
   * a `Deleted` app ListApps still lists was shut down within the last 24 hours: AWS deletes an app's metadata 24
     hours after it was shut down (DescribeApp, CreationTime), so a space with none listed ran nothing in that window;
-  * nothing older: AWS keeps no record of when a space's apps last ran. DescribeApp's `LastUserActivityTimestamp`
-    follows the health checks (invariant 10) and is gone with the app. The last use is then unknown and the finding
-    says so; the space's own `CreationTime` and `LastModifiedTime` must both be StorageIdleWeeks old.
+  * older: CloudTrail's `CreateApp` events of the last 90 days (kinds/storage/app_starts.py, one paged LookupEvents
+    per sweep and region, read only when a space has no app listed): a space whose app started within StorageIdleWeeks
+    is in use; one with none is reported with its last start. Where CloudTrail could not say (refused, failed, or the
+    window reaches past what was read), the last use is unknown and the finding says so. DescribeApp's
+    `LastUserActivityTimestamp` follows the health checks (invariant 10) and is gone with the app. The space's own
+    `CreationTime` and `LastModifiedTime` must both be StorageIdleWeeks old.
 
 Protection: the space's tags, with its domain's `reaper:exempt`, `reaper:snooze-until` and production `ml:stage`
 (a production domain's spaces are production's); the owner is the space's `ml:owner` tag, else its owner user
@@ -37,6 +40,7 @@ from reaper.aws.tagging import tags_by_arn
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.base import inherit_protection
+from reaper.kinds.storage import app_starts
 from reaper.kinds.storage.model import KIND, SpaceFacts
 
 PAGE = 100  # ListDomains, ListSpaces, ListApps: MaxResults 1-100 (API_ListSpaces, API_ListApps)
@@ -53,6 +57,9 @@ def studio_spaces(clients: Clients, settings: Settings, now: datetime) -> list[R
     if not spaces:
         return []
     apps, recent = apps_by_space(_pages(sm, "list_apps", "Apps"))
+    listed = apps.keys() | recent.keys()
+    appless = any((str(s["DomainId"]), str(s["SpaceName"])) not in listed for s in spaces)
+    starts = app_starts.read(clients("cloudtrail"), now) if appless else app_starts.AppStarts()
     tags = tags_by_arn(clients, list(TAG_TYPES))
     prefix = str(domains[0]["DomainArn"]).split("domain/", 1)[0]
     domain_tags = {str(d["DomainId"]): tags.get(str(d["DomainArn"]), {}) for d in domains}
@@ -65,7 +72,7 @@ def studio_spaces(clients: Clients, settings: Settings, now: datetime) -> list[R
             if described is None:  # deleted since it was listed
                 continue
             size = size_of(described.get("SpaceSettings"))
-        facts = _facts(s, size, apps.get(key, ()), recent.get(key, ()))
+        facts = _facts(s, size, apps.get(key, ()), recent.get(key, ()), starts)
         own = tags.get(f"{prefix}space/{key[0]}/{key[1]}", {})
         profile = tags.get(f"{prefix}user-profile/{key[0]}/{facts.owner_profile}", {}) if facts.owner_profile else {}
         merged = with_owner(inherit_protection(own, domain_tags.get(key[0], {}), settings), profile)
@@ -96,17 +103,23 @@ def _resource(s: Mapping[str, Any], facts: SpaceFacts, tags: dict[str, str], pre
     )
 
 
-def _facts(s: Mapping[str, Any], size: int | None, apps: tuple[str, ...], recent: tuple[str, ...]) -> SpaceFacts:
+def _facts(
+    s: Mapping[str, Any], size: int | None, apps: tuple[str, ...], recent: tuple[str, ...], starts: app_starts.AppStarts
+) -> SpaceFacts:
+    key = (str(s["DomainId"]), str(s["SpaceName"]))
     owner = (s.get("OwnershipSettingsSummary") or {}).get("OwnerUserProfileName")
     sharing = str((s.get("SpaceSharingSettingsSummary") or {}).get("SharingType") or "")
     return SpaceFacts(
-        domain_id=str(s["DomainId"]),
-        space_name=str(s["SpaceName"]),
+        domain_id=key[0],
+        space_name=key[1],
         owner_profile=str(owner) if owner else None,
         shared=sharing == "Shared" or (not sharing and not owner),
         size_gib=size,
         apps=apps,
         recent_apps=recent,
+        last_start=starts.last.get(key),
+        starts_since=starts.since,
+        starts_unread=starts.unread,
     )
 
 
