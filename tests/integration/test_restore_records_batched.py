@@ -1,4 +1,4 @@
-"""What acting costs for the kinds that keep a restore record (capacity, bedrock-pt, fsx), counted call by
+"""What acting costs for the kinds that keep a restore record (capacity, bedrock-pt, fsx, mlflow), counted call by
 call as the server sees them (one per API call), beyond the dry run's reads and the changes: each change is
 begun and gated alone, then a batch's restore records are written in one TransactWriteItems instead of a
 PutItem each, and what the records need beyond the gate (FSx: the security groups on the file systems'
@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from bench.kinds import bedrock_pt as bench_bedrock
 from bench.kinds import capacity as bench_capacity
 from bench.kinds import fsx as bench_fsx
+from bench.kinds import mlflow as bench_mlflow
 from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog
 from reaper_devkit.calls import CallRecorder, recording
@@ -50,6 +51,9 @@ CASES = [
     # 16 of 40 backed up in one batch, 2 exported and 1 deleted alone: 77 calls; before: 122 (a PutItem, a
     # DescribeNetworkInterfaces and a DescribeBackups per backup)
     Case("fsx", "fsx", "fsx-schedule.json", bench_fsx.seed, 40, 77 / 19, alone=3),
+    # 4 of 12 past their kill date, stopped: 25 calls (gate 8, begins 4, records 1, log and queue the rest);
+    # before: 28, a PutItem per record
+    Case("mlflow", "mlflow", "mlflow-schedule.json", bench_mlflow.seed, 12, 25 / 4),
 ]
 
 

@@ -38,6 +38,10 @@ RUNNING = frozenset({"Created", "Updated", "Started", "MaintenanceComplete"})
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateMlflowTrackingServer.html
 NAME_PATTERN = r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,255}"
 
+# a sweep's stops made together (reaper.kinds.recorded): each begun and gated alone, their restore records
+# written in one TransactWriteItems, each stopped in its own call
+ACT_BATCH = 20
+
 DECLARATION = KindDeclaration(
     name="mlflow",
     doc="SageMaker MLflow tracking servers: stopped (experiments kept), started again by reaper restore",
@@ -66,6 +70,8 @@ DECLARATION = KindDeclaration(
             ("sagemaker:DescribeMlflowTrackingServer", "sagemaker:StopMlflowTrackingServer"),
             RUNNING,
             f"{_P}.actions:stop",
+            batch=f"{_P}.actions:stop_many",
+            batch_size=ACT_BATCH,
         ),
     },
     **standard_parts(_P),

@@ -1,7 +1,11 @@
-"""Stop a running tracking server (its restore record first, when there is an action log); the state check; undo."""
+"""Stop a running tracking server (its restore record first, when there is an action log); the state check; undo.
+
+A sweep's stops are made up to ACT_BATCH at a time, their records written in one transaction (reaper.kinds.recorded).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
 
 from reaper.aws.clients import Clients
@@ -9,13 +13,37 @@ from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.policy import OWNER
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
 from reaper.kinds.mlflow import RUNNING, ActionName
 from reaper.kinds.mlflow.discover import describe
 from reaper.kinds.mlflow.model import KIND, RestoreRecord, ServerFacts
+from reaper.kinds.recorded import alone, record_then_change
 
 
 def stop(ctx: ActContext, r: Resource, d: Decision) -> str | None:
+    """The one-resource path (an event, a button, a batch too small): a batch of one."""
+    return alone(stop_many(ctx, [(r, d)]), r)
+
+
+def stop_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """A sweep's stops: each gated alone; with an action log, their restore records written in one
+    TransactWriteItems, then each stopped in its own call (reaper.kinds.recorded; docs/performance.md, *Every
+    kind on one day*). Without a log there is no record to write: each is checked and stopped alone."""
+    if ctx.log is not None:
+        return record_then_change(ctx, KIND, items, _record, _stop)
+    done: dict[str, str | None] = {}
+    own: dict[str, BaseException] = {}
+    for r, d in items:
+        try:
+            _running(ctx, r)
+            done[r.id] = _stop(ctx, r, d, {})
+        except Exception as exc:  # refused, an AWS error, or a bug: this server's (reaper.sweep.batch._own_error)
+            own[r.id] = exc
+    return BatchAnswer(done=done, own=own)
+
+
+def _running(ctx: ActContext, r: Resource) -> None:
+    """Refused unless it is running now, by the gate's read just now (else read again)."""
     gated: dict[str, Any] | None = ctx.gated(r.arn, "described")  # the gate's read, just now
     now = gated if gated is not None else describe(ctx.clients("sagemaker"), r.id)
     if now is None:
@@ -23,22 +51,29 @@ def stop(ctx: ActContext, r: Resource, d: Decision) -> str | None:
     status = str(now.get("TrackingServerStatus"))
     if status not in RUNNING:
         raise ActionRefused("StopMlflowTrackingServer", f"it is {status} now; nothing was stopped")
-    if ctx.log is not None:  # what `reaper restore NAME` finds it by (a start needs no more)
-        record: RestoreRecord = {
-            "kind": KIND,
-            "name": r.id,
-            "arn": r.arn,
-            "region": r.region,
-            "account": r.account,
-            "owner": next((v for k, v in r.tags.items() if k.strip().lower() == OWNER), None),
-            "size": r.facts_as(ServerFacts).size,
-            "hourly_usd": r.hourly_usd,
-            "reason": d.reason,
-            "reaped_at": iso(ctx.now),
-            "event_id": ctx.event_id,
-            "status": "reaped",
-        }
-        ctx.log.put_restore(KIND, r.id, record, ctx.now)
+
+
+def _record(ctx: ActContext, r: Resource, d: Decision) -> RestoreRecord:
+    """What `reaper restore NAME` finds it by (a start needs no more), after the running check."""
+    _running(ctx, r)
+    return {
+        "kind": KIND,
+        "name": r.id,
+        "arn": r.arn,
+        "region": r.region,
+        "account": r.account,
+        "owner": next((v for k, v in r.tags.items() if k.strip().lower() == OWNER), None),
+        "size": r.facts_as(ServerFacts).size,
+        "hourly_usd": r.hourly_usd,
+        "reason": d.reason,
+        "reaped_at": iso(ctx.now),
+        "event_id": ctx.event_id,
+        "status": "reaped",
+    }
+
+
+def _stop(ctx: ActContext, r: Resource, d: Decision, record: Mapping[str, Any]) -> str:
+    """After its record is written (or with no log to write it in)."""
     ctx.clients("sagemaker").stop_mlflow_tracking_server(TrackingServerName=r.id)
     return "stopping; its experiments, runs and artifacts are kept (`reaper restore` starts it again)"
 
