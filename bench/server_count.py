@@ -73,8 +73,8 @@ def _form(query: str, body: bytes) -> dict[str, list[str]]:
         try:
             for k, v in parse_qs(body.decode("utf-8")).items():
                 out.setdefault(k, []).extend(v)
-        except UnicodeDecodeError:
-            pass
+        except UnicodeDecodeError:  # a binary body (CBOR, event stream) holds no form fields: the query alone names it
+            return out
     return out
 
 
