@@ -37,6 +37,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import iso, parse_instant
 from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary, WakeTrail
 from reaper.kinds.endpoint.rules import BURST_TAIL, may_act
+from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.sweep.pipeline import decide
 
 START = datetime(2026, 11, 17, 0, 0, tzinfo=UTC)  # a Tuesday
@@ -114,7 +115,7 @@ def _signal(e: Replayed, series: list[tuple[datetime, float]], settings: Setting
     start = now - timedelta(minutes=180)
     traffic = [(t, v) for t, v in series if start <= t < now]
     sig = EndpointSignal(start=start, end=now, traffic=traffic)
-    if settings.endpoint_learned_wake and not any(t + PERIOD > now - BURST_TAIL for t, _v in traffic):
+    if settings.of(EndpointSettings).endpoint_learned_wake and not any(t + PERIOD > now - BURST_TAIL for t, _v in traffic):
         past = [(t, v) for t, v in series if now - timedelta(days=14) <= t < now]
         sig = EndpointSignal(start=start, end=now, traffic=traffic, rhythm=learn_bursts(past, now))
     if not may_act(_resource(e, settings), sig, settings, now):
@@ -237,11 +238,11 @@ def configurations() -> dict[str, Settings]:
     default grace (60 min: warned, then acted on an hour later; the rhythm's warning given once: grace.py),
     from the deploy and in the steady state (WARMUP); learned wake turned off."""
     return {
-        "default": Settings(mode="enforce", grace_minutes=0, **WIRED),
-        "default_grace_60": Settings(mode="enforce", **WIRED),
-        "default_steady": Settings(mode="enforce", grace_minutes=0, **WIRED),
-        "default_grace_60_steady": Settings(mode="enforce", **WIRED),
-        "learned_wake_off": Settings(mode="enforce", grace_minutes=0, endpoint_learned_wake=False, **WIRED),
+        "default": Settings(mode="enforce", grace_minutes=0).with_kind(EndpointSettings(**WIRED)),
+        "default_grace_60": Settings(mode="enforce").with_kind(EndpointSettings(**WIRED)),
+        "default_steady": Settings(mode="enforce", grace_minutes=0).with_kind(EndpointSettings(**WIRED)),
+        "default_grace_60_steady": Settings(mode="enforce").with_kind(EndpointSettings(**WIRED)),
+        "learned_wake_off": Settings(mode="enforce", grace_minutes=0).with_kind(EndpointSettings(endpoint_learned_wake=False, **WIRED)),
     }
 
 

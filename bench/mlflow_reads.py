@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.kinds import mlflow as seeder  # noqa: E402
 from reaper.core.settings import Settings  # noqa: E402
+from reaper.kinds.mlflow.settings import MlflowSettings  # noqa: E402
 from reaper.sweep import pipeline  # noqa: E402
 from reaper.wiring import build_runtime  # noqa: E402
 from reaper_devkit import mlflow_api, seed_mlflow  # noqa: E402
@@ -52,7 +53,7 @@ def measure(n: int) -> dict[str, Any]:
         t0 = time.monotonic()
         seed(n, now)
         seeded = time.monotonic() - t0
-        rt = build_runtime(Settings(mlflow_reads=True), region="us-east-1")
+        rt = build_runtime(Settings().with_kind(MlflowSettings(mlflow_reads=True)), region="us-east-1")
         with recording() as calls:
             t1 = time.monotonic()
             outcomes = pipeline.sweep(rt, ["mlflow"], now, event_id="bench-reads")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import boto3
@@ -12,7 +13,8 @@ from moto import mock_aws
 from reaper.aws.metrics import MAX_SEARCHES_PER_CALL, MetricQuery, _chunks, fetch
 from reaper.core.coverage import REASONS, headline, opt_in_reach, tally
 from reaper.core.model import Decision, Mode, Outcome, Resource, Verdict
-from reaper.core.settings import Settings
+from reaper.core.settings import ENV_VARS, Settings
+from reaper.kinds import setting_of, settings_models
 from reaper.kinds.ec2.model import gpu_search
 from reaper.record.logentry import from_mapping
 from reaper.slack import digest
@@ -29,6 +31,32 @@ def outcome(kind: str, verdict: Verdict, unknown: str | None = None, hourly: flo
 def test_every_reason_names_a_fix_and_every_opt_in_a_setting():
     assert all(r.label and r.fix for r in REASONS.values())
     assert all((r.opt_in is None) == (r.setting is None) for r in REASONS.values())
+
+
+def test_every_opt_in_names_a_variable_that_one_settings_model_reads():
+    # the shared Settings or one kind's own (kinds/<kind>/settings.py): where its state is read from
+    models = [set(ENV_VARS), *(set(m.ENV_VARS) for m in settings_models().values())]
+    for r in REASONS.values():
+        assert r.setting is None or sum(r.setting in read for read in models) == 1, r.code
+
+
+# one reason per opt-in: (the variable it sets, a reason it reaches, the stack parameter)
+OPT_INS = sorted({r.opt_in: (r.setting, r.code, r.opt_in) for r in REASONS.values() if r.setting and r.opt_in}.values())
+
+
+@pytest.mark.parametrize(("var", "code", "opt_in"), OPT_INS, ids=[t[2] for t in OPT_INS])
+def test_an_opt_in_that_is_on_is_said_on_wherever_its_setting_lives(var, code, opt_in):
+    from reaper.cli.coverage_command import format_coverage, rows
+
+    # Given the opt-in on, as the stack sets it (GpuSsmReads and MlflowReads are read by their kind's own model)
+    blind = [outcome("x", Verdict.KEEP, code, 2.5)]
+    on, off = Settings.from_env({var: "on"}), Settings.from_env({})
+    # Then `reaper coverage` says it is on, and offers no "turning it on would reach", in JSON and in text
+    (line,) = rows(blind, on)
+    assert line["reasons"][0]["opt_in_on"] is True
+    assert f"[{opt_in} is on]" in format_coverage(blind, on) and f"{opt_in} is off" not in format_coverage(blind, on)
+    # And off, it is said off, with what turning it on would reach
+    assert [r["opt_in"] for r in rows(blind, off) if r["type"] == "opt-in"] == [opt_in]
 
 
 def test_tally_splits_judged_unknown_exempt_and_error_and_prices_the_unknown_by_reason():
@@ -53,7 +81,7 @@ def test_tally_splits_judged_unknown_exempt_and_error_and_prices_the_unknown_by_
 
 def test_opt_in_reach_counts_only_reasons_whose_opt_in_is_off():
     lines = tally([outcome("ec2", Verdict.KEEP, "no-gpu-metric", 2.0), outcome("ec2", Verdict.KEEP, "metric-gap", 9.0)])
-    (reach,) = opt_in_reach(lines, Settings())
+    (reach,) = opt_in_reach(lines, partial(setting_of, Settings()))
     assert (reach.opt_in, reach.resources, reach.hourly_usd) == ("GpuSsmReads", 1, 2.0)
 
 

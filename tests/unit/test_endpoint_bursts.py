@@ -15,6 +15,7 @@ from reaper.core.rhythm import learn_bursts
 from reaper.core.settings import Settings
 from reaper.kinds.endpoint.model import PERIOD, EndpointDetails, EndpointFacts, EndpointSignal, VariantSpec, VariantSummary
 from reaper.kinds.endpoint.rules import may_act
+from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.sweep.pipeline import decide
 
 NOW = datetime(2026, 12, 2, 10, 50, tzinfo=UTC)  # a Wednesday, 20 minutes after its usual 10:00-10:30 burst
@@ -63,7 +64,7 @@ def signal(history: list[tuple[datetime, float]], now: datetime = NOW, startup: 
 
 
 def settings(**kw: object) -> Settings:
-    return Settings(mode="enforce", grace_minutes=0, **WIRED, **kw)  # type: ignore[arg-type]
+    return Settings(mode="enforce", grace_minutes=0).with_kind(EndpointSettings(**WIRED, **kw))  # type: ignore[arg-type]
 
 
 # -- what is learned ---------------------------------------------------------------------------------
@@ -173,14 +174,20 @@ def test_may_act_reads_the_configuration_once_the_burst_is_over():
 
 
 def test_learned_wake_is_on_by_default_where_a_wake_can_be_scheduled():
-    assert Settings(**WIRED).endpoint_learned_wake  # type: ignore[arg-type]
-    assert Settings.from_env(
-        {"REAPER_RESTORE_FUNCTION_ARN": WIRED["restore_function_arn"], "REAPER_SCHEDULER_ROLE_ARN": "r"}
-    ).endpoint_learned_wake
+    assert EndpointSettings(**WIRED).endpoint_learned_wake
+    assert (
+        Settings.from_env({"REAPER_RESTORE_FUNCTION_ARN": WIRED["restore_function_arn"], "REAPER_SCHEDULER_ROLE_ARN": "r"})
+        .of(EndpointSettings)
+        .endpoint_learned_wake
+    )
     # Without the restore function (the CLI on a laptop) it is off, unless asked for, which is refused
-    assert not Settings().endpoint_learned_wake
+    assert not Settings().of(EndpointSettings).endpoint_learned_wake
     with pytest.raises(ConfigError, match="REAPER_RESTORE_FUNCTION_ARN"):
-        Settings.from_env({"REAPER_ENDPOINT_LEARNED_WAKE": "true"})
-    assert not Settings.from_env(
-        {**{"REAPER_ENDPOINT_LEARNED_WAKE": "false"}, "REAPER_RESTORE_FUNCTION_ARN": "a", "REAPER_SCHEDULER_ROLE_ARN": "r"}
-    ).endpoint_learned_wake
+        Settings.from_env({"REAPER_ENDPOINT_LEARNED_WAKE": "true"}).of(EndpointSettings)
+    assert (
+        not Settings.from_env(
+            {**{"REAPER_ENDPOINT_LEARNED_WAKE": "false"}, "REAPER_RESTORE_FUNCTION_ARN": "a", "REAPER_SCHEDULER_ROLE_ARN": "r"}
+        )
+        .of(EndpointSettings)
+        .endpoint_learned_wake
+    )

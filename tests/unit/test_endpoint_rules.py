@@ -26,6 +26,7 @@ from reaper.kinds.endpoint.model import (
     VariantSummary,
     quiet_text,
 )
+from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.kinds.endpoint.wake import next_work_start, schedule_name
 from reaper.sweep.pipeline import decide
 
@@ -263,7 +264,7 @@ def test_undo_says_the_restore_command_and_the_gpu_wait():
 
 def test_off_hours_restore_needs_its_function_and_role():
     with pytest.raises(ConfigError, match="REAPER_RESTORE_FUNCTION_ARN"):
-        Settings.from_env({"REAPER_ENDPOINT_OFF_HOURS_RESTORE": "true"})
+        Settings.from_env({"REAPER_ENDPOINT_OFF_HOURS_RESTORE": "true"}).of(EndpointSettings)
     s = Settings.from_env(
         {
             "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "true",
@@ -273,4 +274,5 @@ def test_off_hours_restore_needs_its_function_and_role():
             "REAPER_RESTORE_WAIT_MINUTES": "0",
         }
     )
-    assert s.endpoint_off_hours_restore and s.schedule_group == "mlreaper-restores" and s.restore_wait_minutes == 0
+    own = s.of(EndpointSettings)
+    assert own.endpoint_off_hours_restore and s.schedule_group == "mlreaper-restores" and own.restore_wait_minutes == 0

@@ -15,7 +15,9 @@ from reaper.core.settings import ENV_VARS, KindSettings, Settings
 from reaper.kinds import KIND_SETTINGS, check_settings, settings_models
 from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
 from reaper.kinds.ec2.settings import Ec2Settings
+from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.kinds.fsx.settings import FsxSettings
+from reaper.kinds.mlflow.settings import MlflowSettings
 from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.kinds.studio_app.settings import StudioAppSettings
 from reaper.kinds.training_job.settings import TrainingJobSettings
@@ -23,10 +25,23 @@ from reaper_devkit.template import load
 
 T = load()
 ACCOUNT = "123456789012"
+RESTORE_ARN = f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:restore"
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/scheduler"
+# what the endpoint function is given beside its wake switches (template.yaml): a wake can be scheduled
+WAKE_WIRED = {"REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN, "REAPER_SCHEDULER_ROLE_ARN": ROLE_ARN}
 
 # (variable, text as the template passes it, model, field, value read)
 ROWS: list[tuple[str, str, type[KindSettings], str, Any]] = [
     ("REAPER_EC2_CPU_ONLY", "true", Ec2Settings, "cpu_only", True),
+    ("REAPER_GPU_SSM_READS", "on", Ec2Settings, "gpu_ssm_reads", True),
+    ("REAPER_MLFLOW_READS", "on", MlflowSettings, "mlflow_reads", True),
+    ("REAPER_MLFLOW_IDLE_HOURS", "6", MlflowSettings, "mlflow_idle_hours", 6),
+    ("REAPER_ENDPOINT_OFF_HOURS_RESTORE", "true", EndpointSettings, "endpoint_off_hours_restore", True),
+    ("REAPER_ENDPOINT_LEARNED_WAKE", "false", EndpointSettings, "endpoint_learned_wake", False),
+    ("REAPER_ENDPOINT_WAKE_LEAD_MINUTES", "45", EndpointSettings, "endpoint_wake_lead_minutes", 45),
+    ("REAPER_RESTORE_FUNCTION_ARN", RESTORE_ARN, EndpointSettings, "restore_function_arn", RESTORE_ARN),
+    ("REAPER_SCHEDULER_ROLE_ARN", ROLE_ARN, EndpointSettings, "scheduler_role_arn", ROLE_ARN),
+    ("REAPER_RESTORE_WAIT_MINUTES", "0", EndpointSettings, "restore_wait_minutes", 0),
     ("REAPER_FSX_JOB_LOOKBACK_DAYS", "30", FsxSettings, "job_lookback_days", 30),
     ("REAPER_FSX_STUCK_HOURS", "6.5", FsxSettings, "stuck_hours", 6.5),
     (
@@ -58,15 +73,19 @@ ROWS: list[tuple[str, str, type[KindSettings], str, Any]] = [
     ("REAPER_GPU_IDLE_PERCENT", "40", TrainingJobSettings, "gpu_idle_percent", 40.0),
     ("REAPER_GPU_IDLE_MINUTES", "20", TrainingJobSettings, "gpu_idle_minutes", 20),
 ]
+# the variables read with others beside them, as the stack sets them (the endpoint's wake switches need the
+# restore function and the Scheduler role: alone, they are refused)
+BESIDE = {"REAPER_ENDPOINT_OFF_HOURS_RESTORE": WAKE_WIRED, "REAPER_ENDPOINT_LEARNED_WAKE": WAKE_WIRED}
 
 
 @pytest.mark.parametrize(("var", "text", "model", "field", "value"), ROWS, ids=[r[0] for r in ROWS])
 def test_each_kind_setting_is_read_from_its_variable(var, text, model, field, value):
     # Given the variable as the template sets it
-    settings = Settings.from_env({var: f" {text} "})
+    beside = BESIDE.get(var, {})
+    settings = Settings.from_env({**beside, var: f" {text} "})
     # Then the kind's own model reads it, and its default stands without it
     assert getattr(settings.of(model), field) == value
-    assert getattr(Settings.from_env({}).of(model), field) == model.model_fields[field].default
+    assert getattr(Settings.from_env(beside).of(model), field) == model.model_fields[field].default
 
 
 def test_every_kind_variable_is_in_a_row_and_in_no_shared_field():
@@ -140,3 +159,86 @@ def test_a_setting_that_moved_is_refused_not_ignored():
         Settings.validated({"fsx_stuck_hours": 6})
     with pytest.raises(ConfigError, match="cpu_onyl"):
         Ec2Settings.validated({"cpu_only": True, "cpu_onyl": False})
+
+
+# Each moved setting refused as the shared Settings refused it before it moved (the same line, word for word:
+# tests/unit/test_settings.py's one clear line), now when the runtime is built: every function's cold start.
+MOVED_REFUSALS = [
+    (
+        {"REAPER_MLFLOW_IDLE_HOURS": "0"},
+        "REAPER_MLFLOW_IDLE_HOURS (mlflow_idle_hours): Input should be greater than or equal to 1 (got '0')",
+    ),
+    (
+        {"REAPER_MLFLOW_IDLE_HOURS": "2161"},
+        "REAPER_MLFLOW_IDLE_HOURS (mlflow_idle_hours): Input should be less than or equal to 2160 (got '2161')",
+    ),
+    (
+        {"REAPER_MLFLOW_IDLE_HOURS": "x"},
+        "REAPER_MLFLOW_IDLE_HOURS (mlflow_idle_hours): Input should be a valid integer, unable to parse string as an integer (got 'x')",
+    ),
+    (
+        {"REAPER_MLFLOW_READS": "maybe"},
+        "REAPER_MLFLOW_READS (mlflow_reads): Input should be a valid boolean, unable to interpret input (got 'maybe')",
+    ),
+    (
+        {"REAPER_GPU_SSM_READS": "sometimes"},
+        "REAPER_GPU_SSM_READS (gpu_ssm_reads): Input should be a valid boolean, unable to interpret input (got 'sometimes')",
+    ),
+    (
+        {"REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "4"},
+        "REAPER_ENDPOINT_WAKE_LEAD_MINUTES (endpoint_wake_lead_minutes): Input should be greater than or equal to 5 (got '4')",
+    ),
+    (
+        {"REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "721"},
+        "REAPER_ENDPOINT_WAKE_LEAD_MINUTES (endpoint_wake_lead_minutes): Input should be less than or equal to 720 (got '721')",
+    ),
+    (
+        {"REAPER_RESTORE_WAIT_MINUTES": "-1"},
+        "REAPER_RESTORE_WAIT_MINUTES (restore_wait_minutes): Input should be greater than or equal to 0 (got '-1')",
+    ),
+    (
+        {"REAPER_RESTORE_WAIT_MINUTES": "1441"},
+        "REAPER_RESTORE_WAIT_MINUTES (restore_wait_minutes): Input should be less than or equal to 1440 (got '1441')",
+    ),
+    (
+        {"REAPER_ENDPOINT_OFF_HOURS_RESTORE": "perhaps"},
+        "REAPER_ENDPOINT_OFF_HOURS_RESTORE (endpoint_off_hours_restore): Input should be a valid boolean, unable to interpret "
+        "input (got 'perhaps')",
+    ),
+    (
+        {"REAPER_ENDPOINT_LEARNED_WAKE": "true"},
+        "settings: REAPER_ENDPOINT_LEARNED_WAKE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN (the schedule "
+        "that brings an endpoint back invokes the restore function with that role)",
+    ),
+    (
+        {"REAPER_ENDPOINT_OFF_HOURS_RESTORE": "true", "REAPER_ENDPOINT_LEARNED_WAKE": "false", "REAPER_RESTORE_FUNCTION_ARN": RESTORE_ARN},
+        "settings: REAPER_ENDPOINT_OFF_HOURS_RESTORE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN (the "
+        "schedule invokes the restore function with that role)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("env", "said"), MOVED_REFUSALS, ids=[" ".join(f"{k}={v}" for k, v in e.items()) for e, _ in MOVED_REFUSALS])
+def test_a_moved_setting_is_refused_in_the_same_line_when_the_runtime_is_built(env, said):
+    # Given a bad value (past a bound, not a number or a switch, or a wake with nothing to schedule it)
+    settings = Settings.from_env(env)
+    # Then building the runtime fails in the one line the shared settings said before the setting moved
+    with pytest.raises(ConfigError) as err:
+        wiring.build_runtime(settings, region="us-east-1")
+    assert str(err.value) == f"bad configuration: {said}"
+
+
+def test_learned_wake_is_on_by_default_only_where_a_wake_can_be_scheduled():
+    # Given the endpoint function's environment (the restore function and the Scheduler role set), and a laptop's
+    wired, bare = Settings.from_env(WAKE_WIRED).of(EndpointSettings), Settings.from_env({}).of(EndpointSettings)
+    # Then learned wake is on where a wake can be scheduled, off where it cannot (the CLI with no restore function)
+    assert wired.endpoint_learned_wake and not bare.endpoint_learned_wake
+    assert EndpointSettings(restore_function_arn=RESTORE_ARN).endpoint_learned_wake is False  # one of the two is not enough
+
+
+def test_the_shared_settings_no_longer_take_the_moved_fields():
+    # Given code that still hands the shared settings a field now in the endpoint's, MLflow's or EC2's own model
+    for field, value in (("endpoint_learned_wake", False), ("mlflow_idle_hours", 6), ("gpu_ssm_reads", True)):
+        # Then it is refused in one line naming the field, never kept at a default unseen
+        with pytest.raises(ConfigError, match=field):
+            Settings.validated({field: value})

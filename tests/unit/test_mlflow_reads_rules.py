@@ -16,12 +16,13 @@ from reaper.kinds.mlflow import ActionName
 from reaper.kinds.mlflow.discover import to_resource
 from reaper.kinds.mlflow.model import API_OFF_HOST, ServerSignal, UsageReading
 from reaper.kinds.mlflow.rules import decide
+from reaper.kinds.mlflow.settings import MlflowSettings
 from reaper.kinds.mlflow.tracking_api import Failed, host_of
 from reaper.sweep.iam import kind_denied
 from reaper_devkit.template import default_conditions, function_actions, load
 
 NOW = datetime(2026, 12, 5, 12, tzinfo=UTC)
-ON = Settings(mlflow_reads=True)
+ON = Settings().with_kind(MlflowSettings(mlflow_reads=True))
 OLD = NOW - timedelta(days=3)
 
 
@@ -103,7 +104,7 @@ def test_a_server_just_started_is_given_its_window():
 
 def test_the_idle_minutes_tag_and_the_stack_setting_set_the_window():
     reading = UsageReading(experiments=1, last_run_end=NOW - timedelta(hours=5))
-    assert judged(reading, settings=Settings(mlflow_reads=True, mlflow_idle_hours=4)).verdict is Verdict.ACT
+    assert judged(reading, settings=Settings().with_kind(MlflowSettings(mlflow_reads=True, mlflow_idle_hours=4))).verdict is Verdict.ACT
     assert judged(reading, server(tags={"reaper:idle-minutes": "600"})).verdict is Verdict.KEEP
     assert judged(reading, server(tags={"reaper:idle-minutes": "120"})).verdict is Verdict.ACT
 
@@ -126,7 +127,7 @@ def test_the_reads_are_granted_only_with_the_opt_in_and_denied_on_exempt_and_pro
 
 def test_a_ui_opened_within_its_longest_session_keeps_it_whatever_the_window():
     # Given a 1-hour window and a UI opened 3 h ago (a presigned UI session lasts up to 43,200 s)
-    settings = Settings(mlflow_reads=True, mlflow_idle_hours=1)
+    settings = Settings().with_kind(MlflowSettings(mlflow_reads=True, mlflow_idle_hours=1))
     d = judged(UsageReading(experiments=1, last_ui_open=NOW - timedelta(hours=3)), settings=settings)
     assert d.verdict is Verdict.KEEP and "up to 12 h" in d.reason
     assert judged(UsageReading(experiments=1, last_ui_open=NOW - timedelta(hours=13)), settings=settings).verdict is Verdict.ACT

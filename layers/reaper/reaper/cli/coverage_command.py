@@ -3,16 +3,25 @@ hour, and for each reason the fix (reaper.core.coverage). With an opt-in off, wh
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from reaper.core.coverage import Coverage, Reach, opt_in_on, opt_in_reach, tally
+from reaper.core.coverage import Coverage, Reach, SettingOf, opt_in_on, opt_in_reach, tally
 from reaper.core.model import Outcome
+from reaper.core.settings import Settings
+from reaper.kinds import setting_of
 
 
-def rows(outcomes: list[Outcome], settings: Any) -> list[dict[str, Any]]:
+def _setting_of(settings: Settings) -> SettingOf:
+    """An opt-in's setting read where it lives: shared (JupyterReads) or a kind's own (GpuSsmReads, MlflowReads)."""
+    return partial(setting_of, settings)
+
+
+def rows(outcomes: list[Outcome], settings: Settings) -> list[dict[str, Any]]:
     """`--json`: one object per kind and region (type "coverage"), then one per opt-in that is off (type "opt-in")."""
     lines = tally(outcomes)
-    out: list[dict[str, Any]] = [{"type": "coverage", **c.to_json(settings)} for c in lines]
+    setting = _setting_of(settings)
+    out: list[dict[str, Any]] = [{"type": "coverage", **c.to_json(setting)} for c in lines]
     out += [
         {
             "type": "opt-in",
@@ -22,13 +31,14 @@ def rows(outcomes: list[Outcome], settings: Any) -> list[dict[str, Any]]:
             "hourly_usd": r.hourly_usd if r.unpriced < r.resources else None,
             "unpriced": r.unpriced,
         }
-        for r in opt_in_reach(lines, settings)
+        for r in opt_in_reach(lines, setting)
     ]
     return out
 
 
-def format_coverage(outcomes: list[Outcome], settings: Any) -> str:
+def format_coverage(outcomes: list[Outcome], settings: Settings) -> str:
     lines = tally(outcomes)
+    setting = _setting_of(settings)
     if not lines:
         return "nothing found"
     head = f"{'KIND':<12} {'REGION':<15} {'RESOURCES':>9} {'JUDGED':>7} {'UNKNOWN':>8} {'UNKNOWN $/H':>12} {'EXEMPT':>7} {'ERROR':>6}"
@@ -37,7 +47,7 @@ def format_coverage(outcomes: list[Outcome], settings: Any) -> str:
         text.append(
             f"{c.kind:<12} {c.region:<15} {c.resources:>9} {c.judged:>7} {c.unknown:>8} {c.unknown_hourly_usd:>12.2f} {c.exempt:>7} {c.errors:>6}"
         )
-        text += _reasons(c, settings)
+        text += _reasons(c, setting)
     unknown = sum(c.unknown for c in lines)
     hourly = sum(c.unknown_hourly_usd for c in lines)
     unpriced = sum(c.unknown_unpriced for c in lines)
@@ -51,16 +61,16 @@ def format_coverage(outcomes: list[Outcome], settings: Any) -> str:
         if unknown
         else "every resource was judged on evidence"
     )
-    text += [_reach(r) for r in opt_in_reach(lines, settings)]
+    text += [_reach(r) for r in opt_in_reach(lines, setting)]
     return "\n".join(text)
 
 
-def _reasons(c: Coverage, settings: Any) -> list[str]:
+def _reasons(c: Coverage, setting: SettingOf) -> list[str]:
     out = []
     for t in c.ranked():
         unpriced = f", {t.unpriced} without a price" if t.unpriced else ""
         state = ""
-        on = opt_in_on(t.reason, settings)
+        on = opt_in_on(t.reason, setting)
         if on is not None:
             state = f" [{t.reason.opt_in} is {'on' if on else 'off'}]"
         since = f" (unverified since {t.since})" if t.since else ""

@@ -12,13 +12,16 @@ at most (each still needs what the reading needs, e.g. an online SSM agent).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reaper.core.model import Outcome, Verdict
 
 NAMESPACE = "MLReaper/Coverage"  # dashboard metrics, dimension Kind
+# the value of the setting a REAPER_* variable sets, shared or a kind's own (reaper.kinds.setting_of): an opt-in's
+# state is read where its setting lives, never guessed from the shared model alone (docs/coverage.md)
+SettingOf = Callable[[str], object]
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class Reason:
     label: str  # what it means, in a few words
     fix: str  # the one command or parameter that lets the reaper judge it
     opt_in: str | None = None  # the stack parameter whose reading would reach it, when that is the fix
-    setting: str | None = None  # the Settings field that parameter sets
+    setting: str | None = None  # the REAPER_* variable that parameter sets (read where it lives: SettingOf)
     covered: bool = False  # AWS itself reclaims it (e.g. Studio's idle shutdown): not a blind spot
 
 
@@ -39,7 +42,7 @@ REASONS: dict[str, Reason] = {
             "notebook without the activity agent",
             "attach the agent's lifecycle configuration (AttachAgent does it when the notebook is stopped), or turn on JupyterReads",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "url-refused",
@@ -64,7 +67,7 @@ REASONS: dict[str, Reason] = {
             "JupyterLab app AWS records no user activity for, idle shutdown off in its domain; JupyterReads reads it",
             "turn on JupyterReads, or Studio's built-in idle shutdown for its domain (StudioEnforceIdleShutdownMinutes)",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "profile-idle-shutdown-off",
@@ -78,14 +81,14 @@ REASONS: dict[str, Reason] = {
             "turn on JupyterReads, or the profile's owner or an admin turns its idle shutdown back on; the reaper never "
             "changes a user profile (docs/kinds/studio-app.md)",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "no-gpu-metric",
             "GPU box without a GPU metric",
             "install the CloudWatch agent with its nvidia_gpu section (per-GPU series are enough), or turn on GpuSsmReads",
             opt_in="GpuSsmReads",
-            setting="gpu_ssm_reads",
+            setting="REAPER_GPU_SSM_READS",
         ),
         Reason(
             "no-ssm-agent",
@@ -129,7 +132,7 @@ REASONS: dict[str, Reason] = {
             "turn on MlflowReads (its own MLflow API and CloudTrail's UI opens), or stop it when it is not used (its experiments "
             "are kept; `reaper restore NAME` starts it), or tag its kill date (reaper:kill-after) (docs/kinds/mlflow.md)",
             opt_in="MlflowReads",
-            setting="mlflow_reads",
+            setting="REAPER_MLFLOW_READS",
         ),
         Reason(
             "mlflow-api-refused",
@@ -227,7 +230,7 @@ REASONS: dict[str, Reason] = {
             "classic JupyterServer app on a billed instance: AWS records no user activity; JupyterReads reads it",
             "turn on JupyterReads, or move the user to JupyterLab in the new Studio, where idle shutdown can stop it",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "idle-shutdown-unsupported-image",
@@ -242,7 +245,7 @@ REASONS: dict[str, Reason] = {
             "turn on JupyterReads, or use the SageMaker Distribution image 2.0 or newer, or an idle-shutdown lifecycle configuration "
             "(docs/kinds/studio-app.md)",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "idle-shutdown-old-image",
@@ -254,7 +257,7 @@ REASONS: dict[str, Reason] = {
             "JupyterLab app on SageMaker Distribution older than 2.0 (or a version the app does not say); JupyterReads reads it",
             "turn on JupyterReads, or choose SageMaker Distribution 2.0 or newer for the space's image (docs/kinds/studio-app.md)",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "shared-space-idle-shutdown-off",
@@ -268,7 +271,7 @@ REASONS: dict[str, Reason] = {
             "JupyterLab app in a shared space, idle shutdown off in its domain's DefaultSpaceSettings; JupyterReads reads it",
             "turn on JupyterReads, or StudioEnforceIdleShutdownMinutes (turns it on in DefaultSpaceSettings too)",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "no-canvas-metric",
@@ -288,7 +291,7 @@ REASONS: dict[str, Reason] = {
             "turn on JupyterReads: an app idle past its timeout is then deleted (the shutdown did not fire), one in use is kept "
             "(docs/kinds/studio-app.md)",
             opt_in="JupyterReads",
-            setting="jupyter_reads",
+            setting="REAPER_JUPYTER_READS",
         ),
         Reason(
             "idle-shutdown-unverified",
@@ -371,7 +374,7 @@ class Coverage:
         """Most dollars first, then most resources."""
         return sorted(self.reasons.values(), key=lambda t: (-t.hourly_usd, -t.resources, t.reason.code))
 
-    def to_json(self, settings: Any = None) -> dict[str, Any]:
+    def to_json(self, setting: SettingOf | None = None) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "region": self.region,
@@ -392,7 +395,7 @@ class Coverage:
                     "unpriced": t.unpriced,
                     "fix": t.reason.fix,
                     "opt_in": t.reason.opt_in,
-                    "opt_in_on": opt_in_on(t.reason, settings),
+                    "opt_in_on": opt_in_on(t.reason, setting),
                     **({"unverified_since": t.since} if t.since else {}),
                 }
                 for t in self.ranked()
@@ -400,11 +403,11 @@ class Coverage:
         }
 
 
-def opt_in_on(r: Reason, settings: Any) -> bool | None:
-    """Whether the opt-in that would reach this reason is on (None: the reason has none)."""
+def opt_in_on(r: Reason, setting: SettingOf | None) -> bool | None:
+    """Whether the opt-in that would reach this reason is on (None: the reason has none; no settings: off)."""
     if r.setting is None:
         return None
-    return bool(getattr(settings, r.setting, False))
+    return bool(setting(r.setting)) if setting is not None else False
 
 
 def tally(outcomes: Iterable[Outcome]) -> list[Coverage]:
@@ -426,12 +429,12 @@ class Reach:
     unpriced: int = 0  # resources without a list price: not in hourly_usd, never counted as $0 (docs/prices.md)
 
 
-def opt_in_reach(lines: Iterable[Coverage], settings: Any) -> list[Reach]:
+def opt_in_reach(lines: Iterable[Coverage], setting: SettingOf | None) -> list[Reach]:
     """For each opt-in that is off: the unknown resources whose fix it is."""
     found: dict[str, list[float]] = {}
     for line in lines:
         for t in line.reasons.values():
-            if t.reason.opt_in and opt_in_on(t.reason, settings) is False:
+            if t.reason.opt_in and opt_in_on(t.reason, setting) is False:
                 got = found.setdefault(t.reason.opt_in, [0, 0.0, 0])
                 got[0] += t.resources
                 got[1] += t.hourly_usd

@@ -166,33 +166,16 @@ class Settings(BaseModel):
     # JupyterReads: read the Jupyter server of running notebooks without the agent, and of the Studio apps idle
     # shutdown does not cover (docs/jupyter-reads.md)
     jupyter_reads: bool = False
-    # MlflowReads: judge a running MLflow tracking server by its own MLflow API (runs, experiments) and CloudTrail's
-    # record of its UI being opened; MlflowIdleHours: how long with none of those is idle (docs/kinds/mlflow.md)
-    mlflow_reads: bool = False
-    mlflow_idle_hours: int = Field(default=24, ge=1, le=2_160)  # at most 90 days: what CloudTrail's LookupEvents holds
     # training-job ceilings
     max_hours: float = Field(default=24.0, gt=0, le=8_760)  # the ceiling tags' bounds (docs/safety.md, item 2)
     max_usd: float = Field(default=500.0, gt=0, le=1_000_000)
-    # endpoints: off-hours restore at the start of working hours, and how long
-    # `reaper restore` follows an endpoint while it is Creating (the restore function: 0)
-    endpoint_off_hours_restore: bool = False
-    # learned wake (issues 27, 37): dev endpoints at zero between their usual bursts, brought back just
-    # before each. On by default wherever a wake can be scheduled (the restore function and the
-    # Scheduler role are set: the stack always sets them); asked for without them, a configuration error
-    endpoint_learned_wake: bool = True
-    endpoint_wake_lead_minutes: int = Field(default=30, ge=5, le=720)  # before a burst, while no restore has measured the start-up
-    restore_function_arn: str | None = None
-    scheduler_role_arn: str | None = None
+    # the EventBridge Scheduler group of the one-off schedules the kinds arrange (the endpoint's wakes, FSx's checks)
     schedule_group: str = "default"
-    restore_wait_minutes: int = Field(default=30, ge=0, le=1_440)
     # a sweep too long for one invocation (reaper.sweep.continuation): the function's own schedule (how
     # often a full sweep starts), and the Scheduler group and role its next part is arranged with
     sweep_schedule: str | None = None
     continuation_schedule_group: str | None = None
     continuation_role_arn: str | None = None
-    # GpuSsmReads (EC2; the coverage report reads it too): one nvidia-smi sample through Systems Manager
-    # for GPU boxes without a GPU metric (docs/ssm-gpu-reads.md)
-    gpu_ssm_reads: bool = False
     # DigestBill: the daily digest's weekly line beside what AWS billed (one Cost Explorer read a day: docs/bill.md)
     digest_bill: bool = False
     # Budgets per experiment: ml:project -> monthly USD (REAPER_PROJECT_BUDGETS
@@ -270,30 +253,6 @@ class Settings(BaseModel):
         if self.central_settings_table_arn and not self.account_id:
             raise ValueError(
                 "REAPER_CENTRAL_SETTINGS_TABLE_ARN needs REAPER_ACCOUNT_ID (the key of this account's item; the stack sets it)"
-            )
-        return self
-
-    @model_validator(mode="before")
-    @classmethod
-    def _learned_wake_default(cls, data: Any) -> Any:
-        """Learned wake is on by default only where a wake can be scheduled; elsewhere (the CLI with no
-        restore function) it is off unless asked for, and asked for without them it is refused below."""
-        if isinstance(data, dict) and "endpoint_learned_wake" not in data:
-            wired = bool(data.get("restore_function_arn")) and bool(data.get("scheduler_role_arn"))
-            return {**data, "endpoint_learned_wake": wired}
-        return data
-
-    @model_validator(mode="after")
-    def _endpoint_wake_wired(self) -> Settings:
-        if self.endpoint_learned_wake and not (self.restore_function_arn and self.scheduler_role_arn):
-            raise ValueError(
-                "REAPER_ENDPOINT_LEARNED_WAKE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN "
-                "(the schedule that brings an endpoint back invokes the restore function with that role)"
-            )
-        if self.endpoint_off_hours_restore and not (self.restore_function_arn and self.scheduler_role_arn):
-            raise ValueError(
-                "REAPER_ENDPOINT_OFF_HOURS_RESTORE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN "
-                "(the schedule invokes the restore function with that role)"
             )
         return self
 
@@ -436,21 +395,12 @@ ENV_VARS: dict[str, str] = {
     "REAPER_ACCOUNT_ID": "account_id",
     "REAPER_ORG_SETTINGS_TABLE": "org_settings_table",
     "REAPER_JUPYTER_READS": "jupyter_reads",
-    "REAPER_MLFLOW_READS": "mlflow_reads",
-    "REAPER_MLFLOW_IDLE_HOURS": "mlflow_idle_hours",
     "REAPER_MAX_HOURS": "max_hours",
     "REAPER_MAX_USD": "max_usd",
-    "REAPER_ENDPOINT_OFF_HOURS_RESTORE": "endpoint_off_hours_restore",
-    "REAPER_ENDPOINT_LEARNED_WAKE": "endpoint_learned_wake",
-    "REAPER_ENDPOINT_WAKE_LEAD_MINUTES": "endpoint_wake_lead_minutes",
-    "REAPER_RESTORE_FUNCTION_ARN": "restore_function_arn",
-    "REAPER_SCHEDULER_ROLE_ARN": "scheduler_role_arn",
     "REAPER_SCHEDULE_GROUP": "schedule_group",
-    "REAPER_RESTORE_WAIT_MINUTES": "restore_wait_minutes",
     "REAPER_SWEEP_SCHEDULE": "sweep_schedule",
     "REAPER_CONTINUATION_SCHEDULE_GROUP": "continuation_schedule_group",
     "REAPER_CONTINUATION_ROLE_ARN": "continuation_role_arn",
-    "REAPER_GPU_SSM_READS": "gpu_ssm_reads",
     "REAPER_DIGEST_BILL": "digest_bill",
     "REAPER_LIVE_PRICES": "live_prices",
     "REAPER_PRICING_REGION": "pricing_region",

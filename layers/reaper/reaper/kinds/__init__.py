@@ -11,17 +11,19 @@ from collections.abc import Iterator, Mapping
 
 from reaper.core.errors import UsageError
 from reaper.core.kind_names import KIND_PACKAGES as KIND_PACKAGES
-from reaper.core.settings import KindSettings, Settings
+from reaper.core.settings import ENV_VARS, KindSettings, Settings
 from reaper.kinds.base import Kind, KindDeclaration
 
 # the kinds with settings of their own (kinds/<kind>/settings.py: module, model); the rest read only the shared ones
 KIND_SETTINGS: dict[str, tuple[str, str]] = {
     "notebook": ("reaper.kinds.notebook.settings", "NotebookSettings"),
+    "endpoint": ("reaper.kinds.endpoint.settings", "EndpointSettings"),
     "training-job": ("reaper.kinds.training_job.settings", "TrainingJobSettings"),
     "fsx": ("reaper.kinds.fsx.settings", "FsxSettings"),
     "studio-app": ("reaper.kinds.studio_app.settings", "StudioAppSettings"),
     "ec2": ("reaper.kinds.ec2.settings", "Ec2Settings"),
     "bedrock-pt": ("reaper.kinds.bedrock_pt.settings", "BedrockPtSettings"),
+    "mlflow": ("reaper.kinds.mlflow.settings", "MlflowSettings"),
 }
 _loaded: dict[str, Kind] = {}
 
@@ -77,3 +79,14 @@ def check_settings(settings: Settings) -> Settings:
     for model in settings_models().values():
         settings.of(model)
     return settings
+
+
+def setting_of(settings: Settings, variable: str) -> object:
+    """The value of the setting a REAPER_* variable sets, in the shared Settings or in the one kind's own model
+    that reads it (`reaper coverage` names an opt-in by its variable: it need not know where the field lives)."""
+    if variable in ENV_VARS:
+        return getattr(settings, ENV_VARS[variable])
+    for model in settings_models().values():
+        if variable in model.ENV_VARS:
+            return getattr(settings.of(model), model.ENV_VARS[variable])
+    raise KeyError(f"{variable} is read by no settings model")

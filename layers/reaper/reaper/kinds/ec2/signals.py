@@ -32,6 +32,7 @@ from reaper.kinds.ec2.model import (
     gpu_search,
     window_end,
 )
+from reaper.kinds.ec2.settings import Ec2Settings
 
 PERIOD_SECONDS = int(PERIOD.total_seconds())
 
@@ -100,7 +101,7 @@ def _ssm_samples(
     the boxes with an instance store that is not tagged disposable, except those the reaper may not change
     (exempt, snoozed, bad tag, production stage): IAM denies SendCommand on them too, and their verdict does
     not depend on it."""
-    if not settings.gpu_ssm_reads:
+    if not settings.of(Ec2Settings).gpu_ssm_reads:
         return {}
     candidates = [r.id for r in readable if _asked(r, series, settings, now)]
     return ssm.read(clients("ssm"), candidates) if candidates else {}

@@ -42,6 +42,7 @@ from reaper.kinds.endpoint.model import (
     restore_command,
     variant_resource_id,
 )
+from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.kinds.endpoint.shapes import DescribeEndpointOutput, described
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
@@ -120,7 +121,7 @@ def _classic(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime
         if status == "Deleting":
             raise RestoreError(f"endpoint {name} is still being deleted; run `{restore_command(name)}` again when it is gone")
         say(f"endpoint {name} is already {status}")
-    status = _follow(sm, name, rt.settings.restore_wait_minutes, say)
+    status = _follow(sm, name, rt.settings.of(EndpointSettings).restore_wait_minutes, say)
     if status == IN_SERVICE:
         return finish_classic(rt, clients, record, now)
     if status == "Failed":
@@ -232,7 +233,7 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
     desc = describe_endpoint(sm, name)
     if desc is None:
         raise RestoreError(f"cannot restore endpoint {name}: it was deleted after it was scaled to zero")
-    status = _follow(sm, name, rt.settings.restore_wait_minutes, say)
+    status = _follow(sm, name, rt.settings.of(EndpointSettings).restore_wait_minutes, say)
     if status != IN_SERVICE:
         raise RestoreError(f"endpoint {name} is {status}; run `{restore_command(name)}` again when it is InService")
     current = describe_endpoint(sm, name)
@@ -266,7 +267,7 @@ def _async(rt: Runtime, clients: Clients, record: RestoreRecord, now: datetime, 
     )
     notice(rt, record, now, "done", f"Endpoint {name} is back", text)
     if changes:
-        _follow(sm, name, rt.settings.restore_wait_minutes, say)
+        _follow(sm, name, rt.settings.of(EndpointSettings).restore_wait_minutes, say)
     return f"restored endpoint {name}: {text}"
 
 

@@ -28,6 +28,7 @@ from reaper.kinds.endpoint.model import (
     quiet_text,
     traffic_in_window,
 )
+from reaper.kinds.endpoint.settings import EndpointSettings
 
 BURST_TAIL = timedelta(minutes=15)  # quiet this long past its usual burst's end (three periods: Invocations land late)
 WAKE_MARGIN_MINUTES = 5  # the schedule fires within its minute, then the restore function runs
@@ -189,7 +190,7 @@ def wake_rhythm(sig: EndpointSignal, view: TagView, settings: Settings, now: dat
     """Its usual hours: pinned by its wake tag (whatever REAPER_ENDPOINT_LEARNED_WAKE says), else learned."""
     if view.wake:
         return parse_pinned(view.wake, settings.off_hours.timezone, now)
-    return sig.rhythm if settings.endpoint_learned_wake else None
+    return sig.rhythm if settings.of(EndpointSettings).endpoint_learned_wake else None
 
 
 def wake_lead(sig: EndpointSignal, settings: Settings) -> tuple[int, str]:
@@ -198,7 +199,7 @@ def wake_lead(sig: EndpointSignal, settings: Settings) -> tuple[int, str]:
     and WAKE_MARGIN for the schedule and the restore function, in whole 5 minutes; unmeasured, the
     configured lead (REAPER_ENDPOINT_WAKE_LEAD_MINUTES). docs/kinds/endpoint.md, "Learned wake"."""
     if sig.startup is None:
-        return settings.endpoint_wake_lead_minutes, "the configured lead"
+        return settings.of(EndpointSettings).endpoint_wake_lead_minutes, "the configured lead"
     minutes = sig.startup.total_seconds() / 60 * 1.25 + WAKE_MARGIN_MINUTES
     lead = min(max(5 * math.ceil(minutes / 5), MIN_LEAD_MINUTES), 720)
     return lead, f"its measured start-up of {human_duration(sig.startup)}"

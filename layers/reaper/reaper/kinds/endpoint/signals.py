@@ -48,6 +48,7 @@ from reaper.kinds.endpoint.model import (
     traffic_in_window,
 )
 from reaper.kinds.endpoint.rules import BURST_TAIL, may_act, told_stands
+from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.kinds.endpoint.shapes import (
     DescribeEndpointConfigOutput,
     ListModelsOutput,
@@ -145,7 +146,7 @@ def _learn(clients: Clients, live: list[Resource], out: dict[str, EndpointSignal
     whose burst may be over), not for those whose hours are pinned by their wake tag, nor serverless
     ones. An async endpoint publishes no Invocations, so it learns no bursts: its backlog wakes it.
     Returns the two weeks read, by endpoint id (_startups: the calls since its last wake)."""
-    if not settings.endpoint_learned_wake:
+    if not settings.of(EndpointSettings).endpoint_learned_wake:
         return {}
     views = {r.id: read_tags(r.tags, settings) for r in live}
     recent = as_utc(now) - BURST_TAIL

@@ -22,6 +22,7 @@ from reaper.core.model import Decision, Resource
 from reaper.core.settings import DAY_NAMES, Settings
 from reaper.core.timeutil import parse_instant
 from reaper.kinds.base import ActContext
+from reaper.kinds.endpoint.settings import EndpointSettings
 
 
 def next_work_start(settings: Settings, now: datetime) -> datetime | None:
@@ -48,7 +49,7 @@ def schedule_name(endpoint: str, at: datetime) -> str:
 def wanted(ctx: ActContext, decision: Decision) -> bool:
     if decision.evidence.get("wake_at"):  # learned wake, or hours pinned by its wake tag (rules.wake_reason)
         return True
-    return decision.evidence.get("policy") == "off-hours" and ctx.settings.endpoint_off_hours_restore
+    return decision.evidence.get("policy") == "off-hours" and ctx.settings.of(EndpointSettings).endpoint_off_hours_restore
 
 
 def learned_at(ctx: ActContext, decision: Decision) -> datetime | None:
@@ -67,8 +68,9 @@ def schedule_restore(ctx: ActContext, resource: Resource, at: datetime | None = 
         raise ActionRefused(
             "CreateSchedule", "no working day is configured (REAPER_WORK_DAYS), so there is no start of working hours to come back at"
         )
-    target, role = settings.restore_function_arn, settings.scheduler_role_arn
-    if not (target and role):  # Settings refuses off-hours restore without them: never reached from a sweep
+    own = settings.of(EndpointSettings)
+    target, role = own.restore_function_arn, own.scheduler_role_arn
+    if not (target and role):  # EndpointSettings refuses off-hours restore without them: never reached from a sweep
         raise ActionRefused("CreateSchedule", "REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN must be set to schedule a restore")
     name = schedule_name(resource.id, at)
     create_one_off_schedule(

@@ -20,6 +20,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc, human_duration
 from reaper.kinds.mlflow import RUNNING, ActionName
 from reaper.kinds.mlflow.model import NO_USAGE_SIGNAL, ServerFacts, ServerSignal, UsageReading
+from reaper.kinds.mlflow.settings import MlflowSettings
 
 HOURS_A_MONTH = 730
 # CreatePresignedMlflowTrackingServerUrl's SessionExpirationDurationInSeconds: "Maximum value of 43200": a UI opened
@@ -50,8 +51,9 @@ def decide(resource: Resource, signal: ServerSignal | None, view: TagView, setti
         )
     if state not in RUNNING:
         return Decision(Verdict.KEEP, f"{state}: changing now, never acted on until it settles", evidence=evidence)
-    if settings.mlflow_reads:
-        window = view.idle_minutes or settings.mlflow_idle_hours * 60
+    own = settings.of(MlflowSettings)
+    if own.mlflow_reads:
+        window = view.idle_minutes or own.mlflow_idle_hours * 60
         return judge(resource, signal.reading if signal else None, window, now, evidence)
     return Decision(
         Verdict.KEEP,

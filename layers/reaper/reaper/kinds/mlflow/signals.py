@@ -23,16 +23,17 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import sweep_turn
 from reaper.kinds.mlflow import RUNNING, tracking_api, ui_opens
 from reaper.kinds.mlflow.model import TRAIL_UNREADABLE, ServerFacts, ServerSignal, UsageReading
+from reaper.kinds.mlflow.settings import MlflowSettings
 
 
 def window_minutes(resource: Resource, settings: Settings) -> int:
     """Its idle window: the `reaper:idle-minutes` tag, else MlflowIdleHours."""
-    return read_tags(resource.tags, settings).idle_minutes or settings.mlflow_idle_hours * 60
+    return read_tags(resource.tags, settings).idle_minutes or settings.of(MlflowSettings).mlflow_idle_hours * 60
 
 
 def signals(clients: Clients, resources: list[Resource], settings: Settings, now: datetime) -> Mapping[str, ServerSignal]:
     plain = {r.id: ServerSignal(documented=False) for r in resources}
-    if not settings.mlflow_reads:
+    if not settings.of(MlflowSettings).mlflow_reads:
         return plain
     readable = [
         r
