@@ -216,3 +216,39 @@ def test_a_snapshot_whose_volume_cannot_be_marked_is_carried_on_next_sweep(aws, 
         second = sweep(app, lambda_context)
     assert second["acted"] == [unmarked] and calls.calls["ec2:CreateSnapshot"] == 0, second
     assert [s["SnapshotId"] for s in snapshots_of(ec2, unmarked)] == [snap["SnapshotId"]] and marker(ec2, unmarked) == snap["SnapshotId"]
+
+
+def test_a_batch_of_deletes_rereads_the_snapshots_and_deletes_none_whose_snapshot_is_no_longer_completed(
+    aws, ec2, enforce, lambda_context, monkeypatch
+):
+    # Given 4 volumes in phase 2 (snapshots completed), and one snapshot put in `error` after the signals read it
+    from reaper.kinds.storage import signals
+
+    vols = volumes(ec2, 4)
+    app = load_function("storage")
+    assert sorted(sweep(app, lambda_context)["acted"]) == sorted(vols)
+    snaps = {vol: snapshots_of(ec2, vol)[0]["SnapshotId"] for vol in vols}
+    ebs_ext.settle_snapshots("completed", list(snaps.values()))
+    late = vols[1]
+    real = signals.signals
+
+    def then_failed(*args: Any) -> Any:
+        read = real(*args)
+        ebs_ext.settle_snapshots("error", [snaps[late]])
+        return read
+
+    monkeypatch.setattr(signals, "signals", then_failed)
+    # When the next sweep runs
+    with recording() as calls:
+        result = sweep(app, lambda_context)
+    # Then the three others are deleted, their snapshots re-read in one call and their records in one write; the
+    # one whose snapshot failed is refused and kept
+    assert sorted(result["acted"]) == sorted(v for v in vols if v != late), result
+    [error] = result["errors"]
+    assert late in error and "not completed: nothing deleted" in error, error
+    assert seed_storage.volume_state(ec2, late) == "available"
+    assert calls.calls["ec2:DeleteVolume"] == 3 and calls.calls["ec2:DescribeSnapshots"] == 1 + 1, calls.by_operation()
+    log = ActionLog(aws.client("dynamodb"), TABLE)
+    for vol in vols:
+        record = log.latest_restore("storage", vol)
+        assert record is not None and record["status"] == ("snapshotting" if vol == late else "deleted"), (vol, record)
