@@ -259,7 +259,7 @@ def _begin(ctx: ActContext, resource: Resource, adopted: dict[str, Any] | None) 
 
 def _unrecorded(ctx: ActContext, b: _Begun, exc: BaseException, what: str) -> ClientError:
     """A snapshot made whose record was not written, or whose volume was not marked: its change's error (the code
-    AWS gave), saying the snapshot exists and what the next sweep does with it (docs/safety.md, *Storage in batches*)."""
+    AWS gave), saying the snapshot exists and what the next sweep does with it (docs/safety.md, *Storage volumes in batches*)."""
     said = (
         f"snapshot {b.snap_id} of {b.resource.id} exists ({b.state}), {what} ({short(exc)}): nothing is deleted; the next "
         f"sweep finds it by its {ctx.settings.tag(SOURCE_VOLUME_TAG)} tag, carries it on and records it"
