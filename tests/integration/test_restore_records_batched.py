@@ -1,4 +1,4 @@
-"""What acting costs for the kinds that keep a restore record (capacity, bedrock-pt, fsx, mlflow), counted call by
+"""What acting costs for the kinds that keep a restore record (capacity, bedrock-pt, fsx, mlflow, storage), counted call by
 call as the server sees them (one per API call), beyond the dry run's reads and the changes: each change is
 begun and gated alone, then a batch's restore records are written in one TransactWriteItems instead of a
 PutItem each, and what the records need beyond the gate (FSx: the security groups on the file systems'
@@ -20,6 +20,7 @@ from bench.kinds import bedrock_pt as bench_bedrock
 from bench.kinds import capacity as bench_capacity
 from bench.kinds import fsx as bench_fsx
 from bench.kinds import mlflow as bench_mlflow
+from bench.kinds import storage as bench_storage
 from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog
 from reaper_devkit.calls import CallRecorder, recording
@@ -54,6 +55,10 @@ CASES = [
     # 4 of 12 past their kill date, stopped: 25 calls (gate 8, begins 4, records 1, log and queue the rest);
     # before: 28, a PutItem per record
     Case("mlflow", "mlflow", "mlflow-schedule.json", bench_mlflow.seed, 12, 25 / 4),
+    # 8 of 40 are ML volumes to snapshot (phase 1), in one batch: 19 calls (the gates' one DescribeVolumes, one
+    # DescribeSnapshots, begins 8, records 1, the log and the queue the rest); before: 48, a DescribeVolumes, a
+    # DescribeTags, a DescribeSnapshots and a restore PutItem per volume
+    Case("storage", "storage", "storage-schedule.json", bench_storage.seed, 40, 19 / 8),
 ]
 
 
@@ -162,7 +167,7 @@ def test_a_batch_whose_restore_records_cannot_be_written_changes_nothing(aws, ca
         result = handle_kind_event(event(case.schedule, id="refused"), case.kind, app.RUNTIME, now=now)
     # Then the records were asked for together, and nothing that needs its record first was changed
     assert refused and max(refused) >= 3, refused
-    destructive = {"ec2:CancelCapacityReservation", "bedrock:DeleteProvisionedModelThroughput", "fsx:DeleteFileSystem"}
+    destructive = {"ec2:CancelCapacityReservation", "bedrock:DeleteProvisionedModelThroughput", "fsx:DeleteFileSystem", "ec2:DeleteVolume"}
     assert not destructive & set(calls.by_operation()), calls.by_operation()
     if case.kind != "fsx":
         assert result["acted"] == [] and result["verdicts"]["error"] >= 3, result

@@ -46,12 +46,17 @@ class ActionName(KindAction):
 VOLUME_ID_PATTERN = r"vol-[0-9a-f]{8,17}"  # what `reaper restore` takes for this kind
 AVAILABLE_BACKUP = frozenset({"AVAILABLE"})
 AVAILABLE_VOLUME = frozenset({"available"})  # attached to nothing: the only state DeleteVolume takes
+# a sweep's snapshots and volume deletes made together (reaper.kinds.storage.actions.act_many): each begun and gated
+# alone (the gates' state and tags from one DescribeVolumes), the earlier snapshots or the snapshots to re-read in one
+# DescribeSnapshots, the records in one write, each change its own call (docs/kinds/storage.md, *Many at a time*)
+ACT_BATCH = 20
 
 DECLARATION = KindDeclaration(
     name="storage",
     doc="Storage left behind: the reaper's own FSx backups past a retention (opt-in), unattached ML volumes snapshotted then deleted",
     tag_resource_types=(),  # DescribeBackups and DescribeVolumes return the tags
     tag_service="ec2",  # reaper:warned-at on a volume; on a backup through fsx:TagResource (read_permissions, actions)
+    read_many=f"{_P}.actions:current_many",  # a batch's gates: one DescribeVolumes, the tags in its answer (reaper.sweep.batch)
     read_permissions=(
         "fsx:DescribeBackups",
         "fsx:DescribeFileSystems",
@@ -90,6 +95,8 @@ DECLARATION = KindDeclaration(
             AVAILABLE_VOLUME,
             f"{_P}.actions:snapshot",
             needs_log=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
         ActionName.DELETE_VOLUME: Action(
             ActionName.DELETE_VOLUME,
@@ -99,6 +106,8 @@ DECLARATION = KindDeclaration(
             f"{_P}.actions:delete_volume",
             needs_log=True,
             removes_resource=True,
+            batch=f"{_P}.actions:act_many",
+            batch_size=ACT_BATCH,
         ),
     },
     **standard_parts(_P),

@@ -3,27 +3,33 @@ unattached ML volume (phase 1) and delete it once the snapshot is completed (pha
 
 Where the state between a volume's phases lives: on the volume (`reaper:snapshot-id`), on the snapshot
 (`reaper:source-volume` and the volume's zone, type, size, IOPS, throughput, with its tags), and in the
-action log's restore record (written when the snapshot starts and again just before the delete), so
-`reaper restore vol-…` works from either. Phase 2 re-reads the snapshot right before deleting: anything
-but `completed` refuses. The IAM permissions of each action are declared with it, in the declaration.
+action log's restore record (written once the snapshot exists, before the volume is marked, and again just
+before the delete), so `reaper restore vol-…` works from either. A sweep makes them in batches (`act_many`):
+what they need beyond their gates read once, their records in one TransactWriteItems, each change its own
+call. Phase 2 re-reads the snapshot right before deleting: anything but `completed` refuses. The IAM
+permissions of each action are declared with it, in the declaration.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, assert_never
 
 from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
-from reaper.aws.faults import is_not_found
+from reaper.aws.faults import AwsError, error_code, is_not_found, short
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
+from reaper.kinds.recorded import alone, record_then_change
 from reaper.kinds.storage import ActionName
 from reaper.kinds.storage.model import (
     KIND,
@@ -39,7 +45,9 @@ from reaper.kinds.storage.model import (
     RestoreRecord,
     VolumeFacts,
 )
-from reaper.kinds.storage.signals import snapshots
+from reaper.kinds.storage.signals import IDS_PER_CALL, snapshots
+
+log = logging.getLogger("reaper")
 
 MAX_TAGS = 50  # EC2: "Maximum number of tags per resource – 50" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html)
 
@@ -127,59 +135,193 @@ def restore_record(ctx: ActContext, resource: Resource, snapshot_id: str, status
     }
 
 
-def earlier_snapshot(ctx: ActContext, resource: Resource) -> dict[str, Any] | None:
-    """A snapshot of this volume an earlier sweep began (tagged by the reaper) and could not mark on the volume."""
-    filters = [
-        {"Name": "volume-id", "Values": [resource.id]},
-        {"Name": f"tag:{ctx.settings.tag(SOURCE_VOLUME_TAG)}", "Values": [resource.id]},
-        {"Name": "status", "Values": ["pending", "completed"]},
-    ]
-    since = ctx.now - timedelta(days=1)
-    found = ctx.clients("ec2").describe_snapshots(OwnerIds=["self"], Filters=filters).get("Snapshots", [])
-    recent = [s for s in found if s.get("StartTime") is None or s["StartTime"] >= since]
-    return recent[0] if recent else None
+def earlier_snapshots(ctx: ActContext, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The snapshots earlier sweeps began of these volumes and could not mark on them (tagged by the reaper at
+    creation, begun within a day), by volume id: one DescribeSnapshots for a batch, filtered by `volume-id` and
+    the reaper's `source-volume` tag (IDS_PER_CALL values a filter, paged). A filter, not SnapshotIds: nothing
+    fails for a volume that has none (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html).
+    docs/kinds/storage.md, *Many at a time*."""
+    key, since = ctx.settings.tag(SOURCE_VOLUME_TAG), ctx.now - timedelta(days=1)
+    wanted = list(dict.fromkeys(ids))
+    found: dict[str, dict[str, Any]] = {}
+    for n in range(0, len(wanted), IDS_PER_CALL):
+        chunk = wanted[n : n + IDS_PER_CALL]
+        filters = [
+            {"Name": "volume-id", "Values": chunk},
+            {"Name": f"tag:{key}", "Values": chunk},
+            {"Name": "status", "Values": ["pending", "completed"]},
+        ]
+        for page in ctx.clients("ec2").get_paginator("describe_snapshots").paginate(OwnerIds=["self"], Filters=filters):
+            for s in page.get("Snapshots", []):
+                vol, tags = s.get("VolumeId"), {t["Key"]: t.get("Value", "") for t in s.get("Tags", [])}
+                recent = s.get("StartTime") is None or s["StartTime"] >= since
+                if vol in chunk and tags.get(key) == vol and recent and vol not in found:
+                    found[vol] = s
+    return found
+
+
+@dataclass
+class _Begun:
+    """A phase-1 snapshot made or carried on; its record still to be written, its volume still to be marked."""
+
+    resource: Resource
+    snap_id: str
+    state: str
+    adopted: bool
+    record: RestoreRecord
+
+    def said(self) -> str:
+        began = f"snapshot {self.snap_id}, begun by an earlier sweep, carried on" if self.adopted else f"snapshot {self.snap_id} started"
+        rid = self.resource.id
+        return (
+            f"{began} ({self.state}); {rid} is deleted at a later sweep once it is completed — then `reaper restore {rid}` "
+            f"makes the volume again from it"
+        )
+
+
+def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """A sweep's snapshots or volume deletes, up to ACT_BATCH (reaper.kinds.storage) at a time: what they need beyond
+    their gates read once for the batch, their restore records in one TransactWriteItems, each change its own call."""
+    runs: dict[ActionName | None, Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]] = {
+        ActionName.SNAPSHOT: _snapshots,
+        ActionName.DELETE_VOLUME: _deletes,
+    }
+    done: dict[str, str | None] = {}
+    own: dict[str, BaseException] = {}
+    for name in dict.fromkeys(action_named(ActionName, d.action) for _, d in items):
+        mine = [(r, d) for r, d in items if action_named(ActionName, d.action) == name]
+        run = runs.get(name)
+        if run is None:  # a backup's delete is never batched (its declaration has no batch)
+            own.update({r.id: ActionRefused(str(d.action), "not an action made in a batch; nothing was changed") for r, d in mine})
+            continue
+        answer = run(ctx, mine)
+        done.update(answer.done)
+        own.update(answer.own)
+    return BatchAnswer(done=done, own=own)
 
 
 def snapshot(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
-    """Phase 1: carry on with a snapshot an earlier sweep began, else CreateSnapshot with the volume recorded in its tags."""
+    """Phase 1 alone (an event, a button, a batch too small): a batch of one."""
+    return alone(_snapshots(ctx, [(resource, decision)]), resource)
+
+
+def _snapshots(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """Phase 1: carry on with a snapshot an earlier sweep began, else CreateSnapshot with the volume recorded in its
+    tags; then the records of those made in one write; then each volume marked (`reaper:snapshot-id`).
+
+    Each volume marked only once its record is written: a volume that names its snapshot has its restore record.
+    A record refused or throttled leaves the snapshot unmarked, an error of that change, and the next sweep finds
+    it (earlier_snapshots, by the tags it was created with) and carries it on: never made twice, never lost.
+    Without the batch's read of earlier snapshots nothing is made (one might exist)."""
     assert ctx.log is not None  # the action declares needs_log; the pipeline refuses without one
+    try:
+        earlier = earlier_snapshots(ctx, [r.id for r, _ in items])
+    except AwsError as exc:
+        return BatchAnswer(own={r.id: exc for r, _ in items})
+    own: dict[str, BaseException] = {}
+    begun: list[_Begun] = []
+    for r, _ in items:
+        try:
+            begun.append(_begin(ctx, r, earlier.get(r.id)))
+        except Exception as exc:  # refused, an AWS error, or a bug: this volume's (reaper.sweep.batch._own_error)
+            own[r.id] = exc
+    if not begun:
+        return BatchAnswer(own=own)
+    try:
+        ctx.log.put_restores(KIND, [(b.resource.id, dict(b.record)) for b in begun], ctx.now)
+    except AwsError as exc:
+        log.warning("%d snapshots made, their restore records not written: %s", len(begun), short(exc))
+        unwritten = {b.resource.id: _unrecorded(ctx, b, exc, "its restore record not written") for b in begun}
+        return BatchAnswer(own={**own, **unwritten})
+    done: dict[str, str | None] = {}
+    for b in begun:
+        try:
+            ctx.clients("ec2").create_tags(Resources=[b.resource.id], Tags=[{"Key": ctx.settings.tag(SNAPSHOT_TAG), "Value": b.snap_id}])
+        except AwsError as exc:
+            own[b.resource.id] = _unrecorded(ctx, b, exc, "recorded, not marked on the volume")
+            continue
+        done[b.resource.id] = b.said()
+    return BatchAnswer(done=done, own=own)
+
+
+def _begin(ctx: ActContext, resource: Resource, adopted: dict[str, Any] | None) -> _Begun:
     fresh: dict[str, str] | None = ctx.gated(resource.arn, "tags")
     tags = fresh if fresh is not None else resource.tags
-    ec2 = ctx.clients("ec2")
-    adopted = earlier_snapshot(ctx, resource)
-    snap: dict[str, Any] = adopted or ec2.create_snapshot(
+    snap: dict[str, Any] = adopted or ctx.clients("ec2").create_snapshot(
         VolumeId=resource.id,
         Description=f"mlreaper: {resource.id} before it is deleted (reaper restore {resource.id})",
         TagSpecifications=[{"ResourceType": "snapshot", "Tags": _snapshot_tags(ctx, resource, tags)}],
     )
-    snap_id, state = snap["SnapshotId"], snap.get("State", "pending")
-    ctx.log.put_restore(KIND, resource.id, dict(restore_record(ctx, resource, snap_id, "snapshotting", tags)), ctx.now)
-    ec2.create_tags(Resources=[resource.id], Tags=[{"Key": ctx.settings.tag(SNAPSHOT_TAG), "Value": snap_id}])
-    began = f"snapshot {snap_id}, begun by an earlier sweep, carried on" if adopted else f"snapshot {snap_id} started"
-    return (
-        f"{began} ({state}); {resource.id} is deleted at a later sweep once it is completed — then `reaper restore {resource.id}` "
-        f"makes the volume again from it"
+    snap_id = str(snap["SnapshotId"])
+    record = restore_record(ctx, resource, snap_id, "snapshotting", tags)
+    return _Begun(resource, snap_id, str(snap.get("State", "pending")), adopted is not None, record)
+
+
+def _unrecorded(ctx: ActContext, b: _Begun, exc: BaseException, what: str) -> ClientError:
+    """A snapshot made whose record was not written, or whose volume was not marked: its change's error (the code
+    AWS gave), saying the snapshot exists and what the next sweep does with it (docs/safety.md, *Storage volumes in batches*)."""
+    said = (
+        f"snapshot {b.snap_id} of {b.resource.id} exists ({b.state}), {what} ({short(exc)}): nothing is deleted; the next "
+        f"sweep finds it by its {ctx.settings.tag(SOURCE_VOLUME_TAG)} tag, carries it on and records it"
     )
+    return ClientError({"Error": {"Code": error_code(exc) or "Unrecorded", "Message": said}}, "CreateSnapshot")
 
 
 def delete_volume(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
-    """Phase 2: delete, having re-read the snapshot a moment ago: it must still be completed."""
-    assert ctx.log is not None
-    snap_id = resource.facts_as(VolumeFacts).snapshot_id
-    if not snap_id:
-        raise ActionRefused("DeleteVolume", "no snapshot recorded on the volume: nothing deleted")
-    snap = snapshots(ctx.clients("ec2"), [snap_id])[snap_id]
-    if not snap.done:
-        raise ActionRefused("DeleteVolume", f"snapshot {snap_id} is {snap.state} now, not completed: nothing deleted")
-    fresh: dict[str, str] | None = ctx.gated(resource.arn, "tags")
-    record = restore_record(ctx, resource, snap_id, "deleted", fresh if fresh is not None else resource.tags)
-    record["deleted_at"] = iso(ctx.now)
-    ctx.log.put_restore(KIND, resource.id, dict(record), ctx.now)
-    ctx.clients("ec2").delete_volume(VolumeId=resource.id)
-    return (
-        f"deleted; its data is in snapshot {snap_id} (completed, {resource.region}) — `reaper restore {resource.id}` makes a volume "
-        f"from it with the same zone, type, size, IOPS, throughput and tags"
-    )
+    """Phase 2 alone (an event, a button, a batch too small): a batch of one."""
+    return alone(_deletes(ctx, [(resource, decision)]), resource)
+
+
+def _deletes(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
+    """Phase 2: delete, each having re-read its snapshot after its gate (the batch's in one DescribeSnapshots): it must
+    still be completed; the records in one write before the first delete (reaper.kinds.recorded)."""
+    marked = {r.id: r.facts_as(VolumeFacts).snapshot_id for r, _ in items}
+    try:
+        found = snapshots(ctx.clients("ec2"), sorted({s for s in marked.values() if s}))
+    except AwsError as exc:
+        return BatchAnswer(own={r.id: exc for r, _ in items})
+
+    def plan(ctx: ActContext, resource: Resource, decision: Decision) -> RestoreRecord:
+        snap_id = marked[resource.id]
+        if not snap_id:
+            raise ActionRefused("DeleteVolume", "no snapshot recorded on the volume: nothing deleted")
+        snap = found[snap_id]
+        if not snap.done:
+            raise ActionRefused("DeleteVolume", f"snapshot {snap_id} is {snap.state} now, not completed: nothing deleted")
+        fresh: dict[str, str] | None = ctx.gated(resource.arn, "tags")
+        record = restore_record(ctx, resource, snap_id, "deleted", fresh if fresh is not None else resource.tags)
+        record["deleted_at"] = iso(ctx.now)
+        return record
+
+    def make(ctx: ActContext, resource: Resource, decision: Decision, record: Mapping[str, Any]) -> str:
+        ctx.clients("ec2").delete_volume(VolumeId=resource.id)
+        rid, snap_id = resource.id, record["snapshot_id"]
+        return (
+            f"deleted; its data is in snapshot {snap_id} (completed, {resource.region}) — `reaper restore {rid}` makes a volume "
+            f"from it with the same zone, type, size, IOPS, throughput and tags"
+        )
+
+    return record_then_change(ctx, KIND, items, plan, make)
+
+
+def current_many(clients: Clients, resources: Sequence[Resource]) -> dict[str, tuple[str | None, dict[str, str]]]:
+    """A batch's volumes read again in one DescribeVolumes by the `volume-id` filter (a volume gone is left out of
+    the answer, where VolumeIds would fail the whole call), their tags from the same answer: each Volume carries
+    its `Tags` (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_Volume.html), so the gates read no
+    DescribeTags. Backups are left out (each gate reads its own)."""
+    ids = [r.id for r in resources if isinstance(r.facts, VolumeFacts)]
+    found: dict[str, dict[str, Any]] = {}
+    for n in range(0, len(ids), IDS_PER_CALL):
+        filters = [{"Name": "volume-id", "Values": ids[n : n + IDS_PER_CALL]}]
+        for page in clients("ec2").get_paginator("describe_volumes").paginate(Filters=filters):
+            found.update({v["VolumeId"]: v for v in page.get("Volumes", [])})
+    out: dict[str, tuple[str | None, dict[str, str]]] = {}
+    for r in resources:
+        if isinstance(r.facts, VolumeFacts):
+            v = found.get(r.id)
+            tags = {t["Key"]: t.get("Value", "") for t in (v or {}).get("Tags", [])}
+            out[r.arn] = (None, {}) if v is None else (str(v.get("State", "unknown")), tags)
+    return out
 
 
 # -- the state check just before acting, the guard, and undo ------------------------------------

@@ -1,0 +1,254 @@
+"""The storage kind's volumes in batches, through the real storage function against moto (issue 35, item 6;
+docs/kinds/storage.md, *Many at a time*): a sweep's phase-1 snapshots gated from one DescribeVolumes (the tags in
+its answer, no DescribeTags), the earlier snapshots read in one DescribeSnapshots, the restore records in one
+TransactWriteItems; a protective tag set after discovery still stops the change; and the refusals: a snapshot made
+whose record is refused or whose volume cannot be marked is carried on by the next sweep, never made twice, never
+lost, and its volume deleted only in phase 2 once the snapshot is completed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from botocore.exceptions import ClientError
+
+from reaper.record.actionlog import ActionLog
+from reaper_devkit import seed_storage
+from reaper_devkit.calls import recording
+from reaper_devkit.moto_ext import ebs as ebs_ext
+from tests.conftest import TABLE, drain, event, load_function
+
+THROTTLED = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
+
+
+@pytest.fixture
+def ec2(aws: Any) -> Any:
+    return aws.client("ec2")
+
+
+@pytest.fixture
+def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    monkeypatch.setenv("REAPER_LIVE_PRICES", "off")
+    return deployed_env
+
+
+def volumes(ec2: Any, n: int) -> list[str]:
+    """n ML volumes attached to nothing for six weeks: each one a phase-1 snapshot."""
+    made = datetime.now(UTC) - timedelta(weeks=6)
+    return [seed_storage.volume(ec2, made, tags={**seed_storage.ML, "Name": f"scratch-{i}"}) for i in range(n)]
+
+
+def sweep(app: Any, lambda_context: Any) -> dict[str, Any]:
+    """One scheduled sweep, its own delivery."""
+    result: dict[str, Any] = app.handler(event("storage-schedule.json", id=str(uuid4())), lambda_context)
+    return result
+
+
+def snapshots_of(ec2: Any, vol: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
+    return found
+
+
+def marker(ec2: Any, vol: str) -> str | None:
+    tags = {t["Key"]: t["Value"] for t in ec2.describe_volumes(VolumeIds=[vol])["Volumes"][0].get("Tags", [])}
+    return tags.get("reaper:snapshot-id")
+
+
+def records(aws: Any, vol: str) -> list[dict[str, Any]]:
+    """Every restore record of the volume the action log holds (latest_restore reads only the newest)."""
+    page = aws.client("dynamodb").query(
+        TableName=TABLE, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": f"RESTORE#storage#{vol}"}}
+    )
+    return list(page.get("Items", []))
+
+
+@pytest.fixture
+def refused_records(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Installs, on a loaded storage function, a log whose restore-record writes are throttled (PutItem alone,
+    TransactWriteItems in a batch); every other write goes through."""
+
+    def refuse(app: Any) -> list[int]:
+        ddb = app.RUNTIME.log.client
+        refused: list[int] = []
+        transact, put = ddb.transact_write_items, ddb.put_item
+
+        def no_records(**kwargs: Any) -> Any:
+            if all(i["Put"]["Item"]["pk"]["S"].startswith("RESTORE#") for i in kwargs["TransactItems"] if "Put" in i):
+                refused.append(len(kwargs["TransactItems"]))
+                raise ClientError(THROTTLED, "TransactWriteItems")
+            return transact(**kwargs)
+
+        def no_record(**kwargs: Any) -> Any:
+            if kwargs["Item"]["pk"]["S"].startswith("RESTORE#"):
+                refused.append(1)
+                raise ClientError(THROTTLED, "PutItem")
+            return put(**kwargs)
+
+        monkeypatch.setattr(ddb, "transact_write_items", no_records)
+        monkeypatch.setattr(ddb, "put_item", no_record)
+        return refused
+
+    yield refuse
+
+
+def test_a_batch_of_snapshots_is_gated_from_one_describe_volumes_and_recorded_in_one_write(aws, ec2, enforce, lambda_context):
+    # Given 6 ML volumes attached to nothing for six weeks, enforce, grace 0
+    vols = volumes(ec2, 6)
+    app = load_function("storage")
+    # When the scheduled sweep runs
+    with recording() as calls:
+        result = sweep(app, lambda_context)
+    # Then each gets its snapshot, marked on it, and its restore record
+    assert sorted(result["acted"]) == sorted(vols), result
+    calls_by = calls.by_operation()
+    assert calls_by["ec2:CreateSnapshot"] == 6 and calls_by["ec2:CreateTags"] == 6, calls_by
+    log = ActionLog(aws.client("dynamodb"), TABLE)
+    for vol in vols:
+        [snap] = snapshots_of(ec2, vol)
+        assert marker(ec2, vol) == snap["SnapshotId"] and len(records(aws, vol)) == 1
+        record = log.latest_restore("storage", vol)
+        assert record is not None and record["snapshot_id"] == snap["SnapshotId"] and record["status"] == "snapshotting"
+    # and the batch's gates read the volumes once, tags included (no DescribeTags), its earlier snapshots once
+    # (before: a DescribeVolumes and a DescribeTags a gate, a DescribeSnapshots and a restore PutItem a volume)
+    assert "ec2:DescribeTags" not in calls_by, calls_by
+    assert calls_by["ec2:DescribeVolumes"] <= 3, calls_by  # discovery's listing, the stopped boxes' volumes, the gates' one read
+    assert calls_by["ec2:DescribeSnapshots"] == 1, calls_by
+    assert calls_by["dynamodb:PutItem"] < 6, calls_by  # no restore record its own PutItem (the log's own writes aside)
+
+
+@pytest.mark.parametrize("n", [2, 5], ids=["alone", "batched"])
+def test_exempt_set_between_discovery_and_the_snapshot_stops_it(aws, ec2, enforce, lambda_context, monkeypatch, n):
+    # Given n ML volumes the sweep snapshots at once (2: each alone; 5: one batch), and one tagged reaper:exempt
+    # after its signals were read, the last step before the changes
+    from reaper.kinds.storage import signals
+
+    vols = volumes(ec2, n)
+    late = vols[0]
+    real = signals.signals
+
+    def then_exempt(*args: Any) -> Any:
+        read = real(*args)
+        ec2.create_tags(Resources=[late], Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+        return read
+
+    monkeypatch.setattr(signals, "signals", then_exempt)
+    app = load_function("storage")
+    # When the sweep runs
+    result = sweep(app, lambda_context)
+    # Then the late-tagged volume has no snapshot and no marker, and is reported exempt; the others were snapshotted
+    assert snapshots_of(ec2, late) == [] and marker(ec2, late) is None
+    assert result["verdicts"]["exempt"] == 1 and sorted(result["acted"]) == sorted(vols[1:]), result
+    executed = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("id") == late and m.get("executed")]
+    assert executed == []
+
+
+@pytest.mark.parametrize("n", [1, 4], ids=["alone", "batched"])
+def test_a_snapshot_whose_record_is_throttled_is_carried_on_next_sweep_never_made_twice(
+    aws, ec2, enforce, lambda_context, refused_records, n
+):
+    # Given n ML volumes, and the action log throttling every restore record write on the first sweep
+    vols = volumes(ec2, n)
+    app = load_function("storage")
+    refused = refused_records(app)
+    # When the first sweep runs: the snapshots are made, their records refused
+    with recording() as calls:
+        first = sweep(app, lambda_context)
+    assert refused and max(refused) == n, refused
+    assert calls.calls["ec2:CreateSnapshot"] == n and calls.calls["ec2:DeleteVolume"] == 0
+    # Then each is an error that says its snapshot exists, nothing is marked on the volume and nothing recorded
+    assert first["acted"] == [] and first["verdicts"]["error"] == n, first
+    assert all("exists" in e and "Rate exceeded" in e and "carries it on" in e for e in first["errors"]), first["errors"]
+    made = {vol: [s["SnapshotId"] for s in snapshots_of(ec2, vol)] for vol in vols}
+    assert all(len(ids) == 1 for ids in made.values()) and all(marker(ec2, v) is None and records(aws, v) == [] for v in vols)
+    # When the next sweep runs, the log writing again
+    app = load_function("storage")
+    with recording() as calls:
+        second = sweep(app, lambda_context)
+    # Then each snapshot is carried on (found by its tags), not made again: marked, recorded once
+    assert sorted(second["acted"]) == sorted(vols) and calls.calls["ec2:CreateSnapshot"] == 0, (second, calls.by_operation())
+    for vol in vols:
+        assert [s["SnapshotId"] for s in snapshots_of(ec2, vol)] == made[vol] and marker(ec2, vol) == made[vol][0]
+        assert len(records(aws, vol)) == 1
+    # When a sweep runs while the snapshots are pending: nothing is deleted
+    assert sweep(app, lambda_context)["acted"] == [] and all(seed_storage.volume_state(ec2, v) == "available" for v in vols)
+    # When they complete: phase 2 deletes each volume, its record naming the one snapshot
+    ebs_ext.settle_snapshots("completed", [i for ids in made.values() for i in ids])
+    with recording() as calls:
+        third = sweep(app, lambda_context)
+    assert sorted(third["acted"]) == sorted(vols) and calls.calls["ec2:DeleteVolume"] == n and calls.calls["ec2:CreateSnapshot"] == 0
+    log = ActionLog(aws.client("dynamodb"), TABLE)
+    for vol in vols:
+        assert seed_storage.volume_state(ec2, vol) is None and len(snapshots_of(ec2, vol)) == 1
+        record = log.latest_restore("storage", vol)
+        assert record is not None and record["status"] == "deleted" and record["snapshot_id"] == made[vol][0]
+
+
+def test_a_snapshot_whose_volume_cannot_be_marked_is_carried_on_next_sweep(aws, ec2, enforce, lambda_context, monkeypatch):
+    # Given 4 ML volumes, and EC2 throttling the marker (CreateTags of reaper:snapshot-id) on one of them
+    vols = volumes(ec2, 4)
+    app = load_function("storage")
+    unmarked = vols[2]
+    client = app.RUNTIME.clients()("ec2")
+    tag = client.create_tags
+
+    def throttled(**kwargs: Any) -> Any:
+        if kwargs["Resources"] == [unmarked] and any(t["Key"] == "reaper:snapshot-id" for t in kwargs["Tags"]):
+            raise ClientError({"Error": {"Code": "RequestLimitExceeded", "Message": "Request limit exceeded."}}, "CreateTags")
+        return tag(**kwargs)
+
+    monkeypatch.setattr(client, "create_tags", throttled)
+    # When the sweep runs
+    first = sweep(app, lambda_context)
+    # Then the 3 others are done; the unmarked one is an error saying its snapshot exists and is recorded
+    assert sorted(first["acted"]) == sorted(v for v in vols if v != unmarked), first
+    [error] = first["errors"]
+    assert unmarked in error and "exists" in error and "not marked" in error, error
+    [snap] = snapshots_of(ec2, unmarked)
+    assert marker(ec2, unmarked) is None and len(records(aws, unmarked)) == 1
+    # When the next sweep runs with EC2 answering: carried on, marked, no second snapshot
+    monkeypatch.setattr(client, "create_tags", tag)
+    with recording() as calls:
+        second = sweep(app, lambda_context)
+    assert second["acted"] == [unmarked] and calls.calls["ec2:CreateSnapshot"] == 0, second
+    assert [s["SnapshotId"] for s in snapshots_of(ec2, unmarked)] == [snap["SnapshotId"]] and marker(ec2, unmarked) == snap["SnapshotId"]
+
+
+def test_a_batch_of_deletes_rereads_the_snapshots_and_deletes_none_whose_snapshot_is_no_longer_completed(
+    aws, ec2, enforce, lambda_context, monkeypatch
+):
+    # Given 4 volumes in phase 2 (snapshots completed), and one snapshot put in `error` after the signals read it
+    from reaper.kinds.storage import signals
+
+    vols = volumes(ec2, 4)
+    app = load_function("storage")
+    assert sorted(sweep(app, lambda_context)["acted"]) == sorted(vols)
+    snaps = {vol: snapshots_of(ec2, vol)[0]["SnapshotId"] for vol in vols}
+    ebs_ext.settle_snapshots("completed", list(snaps.values()))
+    late = vols[1]
+    real = signals.signals
+
+    def then_failed(*args: Any) -> Any:
+        read = real(*args)
+        ebs_ext.settle_snapshots("error", [snaps[late]])
+        return read
+
+    monkeypatch.setattr(signals, "signals", then_failed)
+    # When the next sweep runs
+    with recording() as calls:
+        result = sweep(app, lambda_context)
+    # Then the three others are deleted, their snapshots re-read in one call and their records in one write; the
+    # one whose snapshot failed is refused and kept
+    assert sorted(result["acted"]) == sorted(v for v in vols if v != late), result
+    [error] = result["errors"]
+    assert late in error and "not completed: nothing deleted" in error, error
+    assert seed_storage.volume_state(ec2, late) == "available"
+    assert calls.calls["ec2:DeleteVolume"] == 3 and calls.calls["ec2:DescribeSnapshots"] == 1 + 1, calls.by_operation()
+    log = ActionLog(aws.client("dynamodb"), TABLE)
+    for vol in vols:
+        record = log.latest_restore("storage", vol)
+        assert record is not None and record["status"] == ("snapshotting" if vol == late else "deleted"), (vol, record)
