@@ -11,7 +11,7 @@ from pathlib import Path
 import botocore.session
 import pytest
 
-from reaper.aws import anomalies, budgets, discounts, faults, jupyter, log_pages, metrics, price_list, tagging
+from reaper.aws import anomalies, budgets, cloudtrail, discounts, faults, jupyter, log_pages, metrics, price_list, tagging
 from reaper.kinds.bedrock_pt import discover as bedrock_discover
 from reaper.kinds.fsx import shapes as fsx
 from reaper.org import click
@@ -75,6 +75,8 @@ NAMED = [
     (units.ProductionVariantSummary, "sagemaker", "ProductionVariantSummary"),
     (units.Endpoint, "sagemaker", "Endpoint"),
     (click.Credentials, "sts", "Credentials"),
+    (cloudtrail.Event, "cloudtrail", "Event"),
+    (cloudtrail.LookupEventsResponse, "cloudtrail", "LookupEventsResponse"),
     (fsx.Tag, "fsx", "Tag"),
     (fsx.DataRepositoryConfiguration, "fsx", "DataRepositoryConfiguration"),
     (fsx.LustreFileSystemConfiguration, "fsx", "LustreFileSystemConfiguration"),
