@@ -19,6 +19,7 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.metrics import MetricQuery, Series, fetch
 from reaper.aws.pricing import Pricer
+from reaper.aws.sagemaker_shapes import ManagedInstanceScaling
 from reaper.core import scope as sweep_scope
 from reaper.core.model import Resource
 from reaper.core.policy import is_dev, is_production, read_tags
@@ -51,7 +52,6 @@ from reaper.kinds.endpoint.rules import BURST_TAIL, may_act, told_stands
 from reaper.kinds.endpoint.shapes import (
     DescribeEndpointConfigOutput,
     ListModelsOutput,
-    ManagedInstanceScaling,
     ProductionVariant,
     endpoint_config,
     inference_component,
