@@ -22,7 +22,7 @@ from reaper.aws.faults import error_code
 
 PERMISSION = "cloudtrail:LookupEvents"
 KEPT = timedelta(days=90)  # "You can look up events that occurred in a Region within the last 90 days" (API_LookupEvents)
-PAGE = 50  # MaxResults: "The maximum number of events to return. Possible values are 1 through 50."
+PAGE = 50  # MaxResults: "Possible values are 1 through 50. The default is 50."
 MAX_PAGES = 40  # 2,000 events an event name and region; CloudTrail answers 2 lookups a second per account and region
 
 
