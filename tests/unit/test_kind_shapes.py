@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import re
 import textwrap
-import typing
 from pathlib import Path
 
 import pytest
+import typing_extensions
 
 from tests.helpers.shapes import required_members
 
 LAYER = Path(__file__).resolve().parents[2] / "layers" / "reaper"
 PACKAGES = ("endpoint", "training_job", "studio_app", "ec2")
+# The shapes modules: each kind's own, and the SageMaker shapes several read (typed once, reaper/aws/sagemaker_shapes.py)
+MODULES = {**{p: f"reaper.kinds.{p}.shapes" for p in PACKAGES}, "sagemaker": "reaper.aws.sagemaker_shapes"}
 # What is left on purpose: studio_app/created.py returns reaper.kinds.creation.notice's value, whose type is not the kind's.
 LEFT = 5
 
@@ -63,10 +65,10 @@ def test_mypy_refuses_a_misread_member_of_an_aws_answer(tmp_path, monkeypatch):
     assert '"UserSettings" has no key "JupyterLabAppSetting"' in refused[domain]
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", MODULES)
 def test_each_kind_names_the_aws_pages_its_shapes_follow(package):
-    # Given the kind's shapes module: its docstring cites the API reference it follows
-    text = (LAYER / "reaper" / "kinds" / package / "shapes.py").read_text()
+    # Given the kind's shapes module (or the shared SageMaker one): its docstring cites the API reference it follows
+    text = (LAYER / (MODULES[package].replace(".", "/") + ".py")).read_text()
     assert re.search(r"https://docs\.aws\.amazon\.com/\S+/APIReference/", text)
     # And an answer enters typed only through annotated helpers: no cast sprinkled in the module
     assert "cast(" not in text
@@ -87,11 +89,6 @@ def test_dict_str_any_is_nearly_gone_from_these_kinds():
 # Each TypedDict of a kind's shapes.py: (botocore service, the botocore shapes it follows; the first decides Required)
 BOTOCORE = {
     "endpoint": {
-        "Tag": ("sagemaker", "Tag"),
-        "ManagedInstanceScaling": ("sagemaker", "ProductionVariantManagedInstanceScaling"),
-        "ProductionVariantSummary": ("sagemaker", "ProductionVariantSummary"),
-        "DescribeEndpointOutput": ("sagemaker", "DescribeEndpointOutput"),
-        "Endpoint": ("sagemaker", "Endpoint"),
         "ProductionVariant": ("sagemaker", "ProductionVariant"),
         "DescribeEndpointConfigOutput": ("sagemaker", "DescribeEndpointConfigOutput"),
         "ModelSummary": ("sagemaker", "ModelSummary"),
@@ -110,17 +107,6 @@ BOTOCORE = {
         "MetricAlarm": ("cloudwatch", "MetricAlarm"),
     },
     "training_job": {
-        "Tag": ("sagemaker", "Tag"),
-        "InstanceGroup": ("sagemaker", "InstanceGroup"),
-        "ResourceConfig": ("sagemaker", "ResourceConfig"),
-        "StoppingCondition": ("sagemaker", "StoppingCondition"),
-        "CheckpointConfig": ("sagemaker", "CheckpointConfig"),
-        "WarmPoolStatus": ("sagemaker", "WarmPoolStatus"),
-        "AlgorithmSpecification": ("sagemaker", "AlgorithmSpecification"),
-        "FileSystemDataSource": ("sagemaker", "FileSystemDataSource"),
-        "DataSource": ("sagemaker", "DataSource"),
-        "Channel": ("sagemaker", "Channel"),
-        "TrainingJob": ("sagemaker", "DescribeTrainingJobResponse", "TrainingJob"),
         "ProcessingClusterConfig": ("sagemaker", "ProcessingClusterConfig"),
         "ProcessingResources": ("sagemaker", "ProcessingResources"),
         "ProcessingJob": ("sagemaker", "DescribeProcessingJobResponse"),
@@ -147,6 +133,25 @@ BOTOCORE = {
         "SpaceSharingSettingsSummary": ("sagemaker", "SpaceSharingSettingsSummary"),
         "SpaceDetails": ("sagemaker", "SpaceDetails"),
     },
+    # reaper/aws/sagemaker_shapes.py: the SageMaker shapes more than one kind (and the unit costs) read
+    "sagemaker": {
+        "Tag": ("sagemaker", "Tag"),
+        "InstanceGroup": ("sagemaker", "InstanceGroup"),
+        "ResourceConfig": ("sagemaker", "ResourceConfig"),
+        "StoppingCondition": ("sagemaker", "StoppingCondition"),
+        "CheckpointConfig": ("sagemaker", "CheckpointConfig"),
+        "WarmPoolStatus": ("sagemaker", "WarmPoolStatus"),
+        "AlgorithmSpecification": ("sagemaker", "AlgorithmSpecification"),
+        "FileSystemDataSource": ("sagemaker", "FileSystemDataSource"),
+        "S3DataSource": ("sagemaker", "S3DataSource"),
+        "DataSource": ("sagemaker", "DataSource"),
+        "Channel": ("sagemaker", "Channel"),
+        "TrainingJob": ("sagemaker", "DescribeTrainingJobResponse", "TrainingJob"),
+        "ManagedInstanceScaling": ("sagemaker", "ProductionVariantManagedInstanceScaling"),
+        "ProductionVariantSummary": ("sagemaker", "ProductionVariantSummary"),
+        "DescribeEndpointOutput": ("sagemaker", "DescribeEndpointOutput"),
+        "Endpoint": ("sagemaker", "Endpoint"),
+    },
     "ec2": {
         "Tag": ("ec2", "Tag"),
         "InstanceState": ("ec2", "InstanceState"),
@@ -164,7 +169,7 @@ BOTOCORE = {
 }
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", MODULES)
 def test_each_shape_holds_only_aws_members_and_requires_only_what_aws_does(package):
     # Given a kind's shapes and botocore's model of the AWS shapes each follows
     import importlib
@@ -172,8 +177,8 @@ def test_each_shape_holds_only_aws_members_and_requires_only_what_aws_does(packa
     import botocore.session
 
     session = botocore.session.get_session()
-    module = importlib.import_module(f"reaper.kinds.{package}.shapes")
-    shapes = {n: v for n, v in vars(module).items() if typing.is_typeddict(v) and v.__module__ == module.__name__}
+    module = importlib.import_module(MODULES[package])
+    shapes = {n: v for n, v in vars(module).items() if typing_extensions.is_typeddict(v) and v.__module__ == module.__name__}
     # Then every shape is mapped (so a new one is checked too) ...
     assert sorted(shapes) == sorted(BOTOCORE[package])
     wrong = []
@@ -186,3 +191,24 @@ def test_each_shape_holds_only_aws_members_and_requires_only_what_aws_does(packa
         wrong += [f"{name}.{m}: not in {aws_names}" for m in typed.__annotations__ if m not in members]
         wrong += [f"{name}.{m}: Required, AWS says not" for m in required_members(typed) if m not in aws[0].required_members]
     assert not wrong, wrong
+
+
+def test_a_sagemaker_shape_several_read_is_typed_once_in_the_aws_shapes_module():
+    # Given every TypedDict class the layer defines, by name (Tag aside: FSx, EC2 and the tagging API have their own;
+    # a kind's own dataclass may share a name, training_job.model.Channel: only TypedDicts count)
+    import ast
+
+    shared = set(BOTOCORE["sagemaker"]) - {"Tag"}
+
+    def typed_dict(node: ast.ClassDef) -> bool:
+        return any(ast.unparse(b).split(".")[-1] in {"TypedDict", *shared} for b in node.bases)
+
+    home = LAYER / (MODULES["sagemaker"].replace(".", "/") + ".py")
+    defined = [
+        (node.name, path.relative_to(LAYER).as_posix())
+        for path in sorted((LAYER / "reaper").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef) and node.name in shared and typed_dict(node) and path != home
+    ]
+    # Then none of the shared SageMaker shapes is defined again anywhere else
+    assert defined == []

@@ -62,7 +62,7 @@ def test_a_reading_that_failed_is_unknown_with_its_code(code):
     ],
 )
 def test_an_answer_unlike_the_documented_models_is_unreadable(status, kernels, terminals):
-    with pytest.raises(notebook_jupyter._Failed) as err:
+    with pytest.raises(notebook_jupyter.Failed) as err:
         notebook_jupyter.parse(status, kernels, terminals)
     assert err.value.code == notebook_jupyter.UNREADABLE
 

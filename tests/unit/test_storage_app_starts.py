@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from reaper.aws import cloudtrail
 from reaper.kinds.storage import app_starts
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
@@ -70,7 +71,7 @@ def test_a_refused_or_throttled_lookup_is_unknown_never_idle(code):
 
 
 def test_a_read_stopped_short_covers_back_to_the_oldest_event_read(monkeypatch):
-    monkeypatch.setattr(app_starts, "MAX_PAGES", 1)
+    monkeypatch.setattr(cloudtrail, "MAX_PAGES", 1)
     got = app_starts.read(
         Trail([[event({"domainId": "d-a", "spaceName": "s"}, 2)], [event({"domainId": "d-a", "spaceName": "t"}, 9)]]), NOW
     )

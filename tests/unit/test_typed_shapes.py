@@ -11,11 +11,11 @@ from pathlib import Path
 import botocore.session
 import pytest
 
-from reaper.aws import anomalies, budgets, discounts, faults, jupyter, log_pages, metrics, price_list, tagging
+from reaper.aws import anomalies, budgets, cloudtrail, discounts, faults, jupyter, log_pages, metrics, price_list, tagging
 from reaper.kinds.bedrock_pt import discover as bedrock_discover
 from reaper.kinds.fsx import shapes as fsx
 from reaper.org import click
-from reaper.report import bill, savings_metric, units
+from reaper.report import bill, savings_metric
 from tests.helpers.shapes import required_members
 
 MODELS = botocore.session.get_session()
@@ -69,12 +69,9 @@ NAMED = [
     (bill.Group, "ce", "Group"),
     (bill.ResultByTime, "ce", "ResultByTime"),
     (bill.GetCostAndUsageResponse, "ce", "GetCostAndUsageResponse"),
-    (units.Tag, "sagemaker", "Tag"),
-    (units.ResourceConfig, "sagemaker", "ResourceConfig"),
-    (units.TrainingJob, "sagemaker", "TrainingJob"),
-    (units.ProductionVariantSummary, "sagemaker", "ProductionVariantSummary"),
-    (units.Endpoint, "sagemaker", "Endpoint"),
     (click.Credentials, "sts", "Credentials"),
+    (cloudtrail.Event, "cloudtrail", "Event"),
+    (cloudtrail.LookupEventsResponse, "cloudtrail", "LookupEventsResponse"),
     (fsx.Tag, "fsx", "Tag"),
     (fsx.DataRepositoryConfiguration, "fsx", "DataRepositoryConfiguration"),
     (fsx.LustreFileSystemConfiguration, "fsx", "LustreFileSystemConfiguration"),
@@ -90,9 +87,6 @@ NAMED = [
     (fsx.TaskStatus, "fsx", "DataRepositoryTaskStatus"),
     (fsx.CompletionReport, "fsx", "CompletionReport"),
     (fsx.DataRepositoryTask, "fsx", "DataRepositoryTask"),
-    (fsx.FileSystemDataSource, "sagemaker", "FileSystemDataSource"),
-    (fsx.DataSource, "sagemaker", "DataSource"),
-    (fsx.Channel, "sagemaker", "Channel"),
     (bedrock_discover.ProvisionedModelSummary, "bedrock", "ProvisionedModelSummary"),
 ]
 

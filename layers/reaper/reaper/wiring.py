@@ -18,14 +18,14 @@ from typing import Any
 
 import boto3
 
-from reaper import kinds as kind_registry
+from reaper import kinds
 from reaper.aws import anomalies, discounts
 from reaper.aws.clients import RETRY_CONFIG, Clients, default_region
 from reaper.aws.pricing import Pricer, TablePriceStore
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.kinds.bedrock_pt.settings import BedrockPtSettings
-from reaper.kinds.endpoint import usage as endpoint_usage
+from reaper.kinds.endpoint import usage
 from reaper.org.settings import AccountsUnder, organizations_accounts_under
 from reaper.record.actionlog import ActionLog
 from reaper.record.forward import Forwarder
@@ -33,7 +33,7 @@ from reaper.record.message import NoticeMessage
 from reaper.record.org_settings_reader import CentralSettingsReader
 from reaper.record.outbox import GroupedOutbox, QueueOutbox
 from reaper.record.runtime import Runtime
-from reaper.report import units as unit_costs
+from reaper.report import units
 from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot, bot_from_secret, cached_bot, secret_bot
 from reaper.slack.direct import DirectBot, DirectSlack
@@ -48,7 +48,7 @@ def kind_runtime(*kind_names: str) -> Runtime:
     """A kind's function (or restore's): validated once at cold start, so a bad configuration fails the
     deployment's first call loudly. The named kinds are imported now, in the init phase, not on the first event."""
     for name in kind_names:
-        kind_registry.get(name)
+        kinds.get(name)
     return build_runtime(Settings.from_env())
 
 
@@ -56,7 +56,7 @@ def build_runtime(settings: Settings, session: boto3.session.Session | None = No
     home = region or (settings.regions[0] if settings.regions else None) or default_region(session)
     if not home:
         raise ConfigError("no AWS region: set AWS_REGION or pass --region")
-    kind_registry.check_settings(settings)  # each kind's own settings (kinds/<kind>/settings.py) read now, loudly
+    kinds.check_settings(settings)  # each kind's own settings (kinds/<kind>/settings.py) read now, loudly
     rt = Runtime(settings=settings, home_region=home, session=session, pricer=build_pricer(settings, session, home))
     if settings.table:
         rt.log = ActionLog(rt.clients()("dynamodb"), settings.table)
@@ -147,15 +147,15 @@ def notifier(settings: Settings) -> Notifier:
     def unit_costs_line(now: datetime) -> str | None:
         """The digest's unit-cost line, for this account in the notifier's region (reaper/report/units.py), priced as
         the CLI prices it: the Price List API (cached in the action log) or the shipped copy (docs/prices.md)."""
-        prices = unit_costs.price_book(pricer, settings.of(BedrockPtSettings).model_unit_hourly_usd)
-        found = unit_costs.read(clients("sagemaker"), clients("cloudwatch"), clients.region, now, prices, bedrock=clients("bedrock"))
-        return unit_costs.digest_line(found)
+        prices = units.price_book(pricer, settings.of(BedrockPtSettings).model_unit_hourly_usd)
+        found = units.read(clients("sagemaker"), clients("cloudwatch"), clients.region, now, prices, bedrock=clients("bedrock"))
+        return units.digest_line(found)
 
     def rightsize_line(now: datetime) -> str | None:
         """The digest's right-size advice for this region's endpoints (docs/kinds/endpoint.md#right-size-advice): one
         Search, one GetMetricData batch, a configuration for each endpoint its week may advise; advice, never an action."""
         priced = Clients(clients.region, pricer=pricer)
-        return endpoint_usage.digest_line(endpoint_usage.advise_region(priced, endpoint_usage.targets_from_search(priced, now), now))
+        return usage.digest_line(usage.advise_region(priced, usage.targets_from_search(priced, now), now))
 
     return Notifier(
         webhook=secret.webhook_url,

@@ -455,20 +455,20 @@ def _runtime(args: argparse.Namespace, settings: Settings, needs_table: bool = F
 
 
 def _kinds(args: argparse.Namespace) -> list[str]:
-    from reaper import kinds as kind_registry
+    from reaper import kinds
 
     # each kind once, however often it is named: one verdict per resource per sweep
-    names = list(dict.fromkeys(args.kind)) or sorted(kind_registry.REGISTRY)
+    names = list(dict.fromkeys(args.kind)) or sorted(kinds.REGISTRY)
     _known_kinds(names)
     return names
 
 
 def _known_kinds(names: list[str]) -> None:
     """An unknown kind is a usage error (not an empty log or report)."""
-    from reaper import kinds as kind_registry
+    from reaper import kinds
 
     for name in names:
-        kind_registry.get(name)
+        kinds.get(name)
 
 
 def _progress(line: str) -> None:
@@ -684,7 +684,7 @@ def _log(args: argparse.Namespace, now: datetime) -> int:
 
 
 def _report(args: argparse.Namespace, now: datetime) -> int:
-    from reaper.report import summary as report
+    from reaper.report import summary
 
     output = output_of(args)
     if args.bill:
@@ -705,12 +705,12 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         require_matplotlib()  # before reading the log: a missing extra is said at once
     since, entries, rt = _read_log(args, now)
     entries = [e for e in entries if matches(e, kinds=args.kind)]
-    items = report.reclaimed(entries, now)
-    groups = report.group(items, args.by)
-    would = report.would_act(entries)
+    items = summary.reclaimed(entries, now)
+    groups = summary.group(items, args.by)
+    would = summary.would_act(entries)
     discounts = _discounts(rt, now) if args.discounts or rt.settings.discounts else None
     if discounts is not None:
-        report.apply_discounts(groups, items, args.by, discounts)
+        summary.apply_discounts(groups, items, args.by, discounts)
     out = Printer()
     if output == "json":
         for line in to_json_lines(g.to_json(args.by) for g in groups):
@@ -731,10 +731,10 @@ def _report(args: argparse.Namespace, now: datetime) -> int:
         total = sum(g.saved_usd for g in groups)
         out(f"wrote {path} ({len(groups)} group(s) by {args.by}, about ${total:,.2f} saved since {since:%Y-%m-%d %H:%M} UTC)")
     else:
-        out(report.format_report(groups, args.by, since, would, terminal_width(), items, discounts))
-        begun = report.unconfirmed(entries)
+        out(summary.format_report(groups, args.by, since, would, terminal_width(), items, discounts))
+        begun = summary.unconfirmed(entries)
         if begun:
-            out(report.unconfirmed_line(begun))
+            out(summary.unconfirmed_line(begun))
     return 0
 
 
@@ -768,11 +768,11 @@ def _bill(args: argparse.Namespace, now: datetime, output: str) -> int:
 
 
 def _restore(args: argparse.Namespace, now: datetime) -> int:
-    from reaper.restore import run as restore_mod
+    from reaper.restore import run
 
     rt = _runtime(args, _settings(args))
     try:
-        result = restore_mod.restore(rt, args.name, now, _progress, kind=args.kind)
+        result = run.restore(rt, args.name, now, _progress, kind=args.kind)
     except NoRestoreRecord as exc:
         raise RestoreError(_stopped_notebook(rt, args.name) or str(exc)) from None
     Printer()(result)

@@ -51,7 +51,7 @@ class Cleared(TypedDict):
 def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> SettingRecord | Cleared:
     from reaper.core.org_settings import CentralModes, parse_kind_modes
     from reaper.core.settings import table_name_problem
-    from reaper.org import settings as org_settings
+    from reaper.org import settings
 
     table = args.settings_table or rt.settings.org_settings_table
     if not table:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> Se
     problem = table_name_problem(table)
     if problem:
         raise UsageError(f"--settings-table {table!r}: {problem}")
-    target = org_settings.target_of(args.account, args.ou)
+    target = settings.target_of(args.account, args.ou)
     why = " ".join(str(args.reason).split())
     if not why:
         raise UsageError("--reason: say why (it is posted and kept with the setting)")
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> Se
     if args.clear:
         if args.mode or args.kind_mode:
             raise UsageError("--clear takes no --mode or --kind-mode")
-        found = org_settings.clear_setting(dynamodb, table, target)
+        found = settings.clear_setting(dynamodb, table, target)
         result: SettingRecord | Cleared = {"target": target[0], "id": target[1], "cleared": found, "reason": why}
     else:
         try:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace, rt: Runtime, now: datetime, output: str) -> Se
         if modes.empty():
             raise UsageError("give --mode and/or --kind-mode KIND=MODE (or --clear)")
         who = str(rt.clients()("sts").get_caller_identity().get("Arn") or "?")
-        result = org_settings.put_setting(dynamodb, table, target, modes, who, why, now)
+        result = settings.put_setting(dynamodb, table, target, modes, who, why, now)
     for line in to_json_lines([result]) if output == "json" else [_line(result)]:
         print(line)
     return result

@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from reaper.aws import metrics, pricing
+from reaper.aws.sagemaker_shapes import Endpoint, Tag, TrainingJob
 from reaper.core.price import ADMIN_OVERRIDE, Price
 from reaper.core.timeutil import as_utc
 
@@ -182,43 +183,6 @@ def _project(tags: Iterable[Tag]) -> str:
         if t.get("Key", "").strip().lower() == "ml:project" and t.get("Value", "").strip():
             return t["Value"].strip()
     return NO_PROJECT
-
-
-class Tag(TypedDict, total=False):
-    Key: str
-    Value: str
-
-
-class ResourceConfig(TypedDict, total=False):
-    InstanceType: str
-    InstanceCount: int
-
-
-class TrainingJob(TypedDict, total=False):
-    """The members read of a Search record's TrainingJob
-    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_TrainingJob.html)."""
-
-    TrainingEndTime: datetime
-    Tags: list[Tag]
-    ResourceConfig: ResourceConfig
-    BillableTimeInSeconds: int
-    TrainingTimeInSeconds: int
-    EnableManagedSpotTraining: bool
-
-
-class ProductionVariantSummary(TypedDict, total=False):
-    VariantName: str
-    CurrentInstanceCount: int
-
-
-class Endpoint(TypedDict, total=False):
-    """The members read of a Search record's Endpoint (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Endpoint.html)."""
-
-    EndpointName: str
-    EndpointConfigName: str
-    EndpointStatus: str
-    CreationTime: datetime
-    ProductionVariants: list[ProductionVariantSummary]
 
 
 Found = TypeVar("Found", TrainingJob, Endpoint)

@@ -21,7 +21,7 @@ from reaper.core.observability import logger
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime
-from reaper.restore import run as restore
+from reaper.restore import run
 
 # what an endpoint wake's payload said before it named its schedule (reaper.kinds.endpoint.wake): such a
 # schedule, made by an earlier version and still pending, is a wake too
@@ -62,9 +62,9 @@ def handle_restore_request(event: Any, rt: Runtime, now: datetime | None = None)
     progress: list[str] = []
     try:
         if request.is_wake:
-            result = restore.wake(rt, request.name.strip(), request.wake, now, progress.append)
+            result = run.wake(rt, request.name.strip(), request.wake, now, progress.append)
         else:
-            result = restore.restore(rt, request.name.strip(), now, progress.append)
+            result = run.restore(rt, request.name.strip(), now, progress.append)
     except ReaperError as exc:
         logger.error("restore did not go ahead", extra={"restore_name": request.name, "error": str(exc)})
         if isinstance(exc, RestoreError):

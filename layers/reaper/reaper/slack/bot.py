@@ -24,8 +24,8 @@ from urllib.error import URLError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+import reaper.record.message
 from reaper.record.message import AnomalyMessage, BudgetChangeMessage, DailyDigestMessage, NoticeMessage
-from reaper.record.message import Message as Queued
 from reaper.slack.message import SLACK_ID, Message
 from reaper.slack.post import SlackRateLimited, SlackRefused, SlackUnconfirmed, SlackUnreachable, retry_after
 from reaper.slack.webhook import WebhookConfigError
@@ -110,7 +110,7 @@ class SlackBot:
                 self.users[email] = None
         return self.users[email]
 
-    def channel_for(self, m: Queued) -> str:
+    def channel_for(self, m: reaper.record.message.Message) -> str:
         if isinstance(m, DailyDigestMessage | BudgetChangeMessage):
             return self.config.admin_channel
         user = self.user_id(m.owner)
@@ -121,7 +121,7 @@ class SlackBot:
         project = ("" if isinstance(m, NoticeMessage) else m.project or "").strip().lower()
         return self.config.project_channels.get(project) or self.config.fallback_channel or self.config.admin_channel
 
-    def post(self, m: Queued, message: Message) -> str:
+    def post(self, m: reaper.record.message.Message, message: Message) -> str:
         """Post to where the message belongs; returns the channel. Raises reaper.slack.post's errors."""
         channel = self.channel_for(m)
         self._call(lambda: self.client.chat_postMessage(channel=channel, text=message.text, blocks=message.blocks))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypedDict
 
-from reaper import kinds as kind_registry
+from reaper import kinds
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.tagging import current_tags, write_tags
 from reaper.core.errors import UsageError
@@ -99,7 +99,7 @@ def handle_click(rt: Runtime, bot: SlackBot, click: Click, now: datetime, invoke
     if click.action == "reaper:confirm-budget":
         return _confirm_budget(rt, bot, click, now, base)
     try:
-        kind = kind_registry.get(click.kind)
+        kind = kinds.get(click.kind)
     except UsageError:
         return _answer(base, "refused", "This button names no kind mlreaper knows.")
     if base["region"] not in rt.regions:

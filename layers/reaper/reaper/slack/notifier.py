@@ -37,16 +37,14 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import JsonValue
 
 from reaper.aws import anomalies, pricing
-from reaper.aws import discounts as commitments
+from reaper.aws.discounts import CE_PERMISSIONS, Discounts
 from reaper.core.errors import BadEventError
 from reaper.core.events import is_sns, parse_sns
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.record.actionlog import POST_CLAIM_PERMISSIONS, ActionLog, PostClaim
 from reaper.record.message import BadMessage, Message, parse_body
-from reaper.report import savings_metric
-from reaper.report import units as unit_costs
-from reaper.slack import digest as daily_digest
-from reaper.slack import post as slack
+from reaper.report import savings_metric, units
+from reaper.slack import digest, post
 from reaper.slack.anomaly_alerts import AnomalyAlerts
 from reaper.slack.bot import SlackBot
 from reaper.slack.render import render_for
@@ -63,13 +61,13 @@ PERMISSIONS = frozenset(
         *POST_CLAIM_PERMISSIONS,
         "dynamodb:Query",
         *savings_metric.PERMISSIONS,
-        *unit_costs.PERMISSIONS,
+        *units.PERMISSIONS,
         *pricing.PERMISSIONS,  # the digest's unit costs, priced by the Pricer (the price cache: Query, PutItem above)
     }
 )
 # DiscountAwareSavings=on (template condition DiscountsOn): the digest's Cost Explorer coverage read
 # AnomalyAlerts=on (template condition AnomalyAlertsOn): the monitors' setup, and an alert's owner
-CONDITIONAL_PERMISSIONS = {"DiscountsOn": commitments.CE_PERMISSIONS, "AnomalyAlertsOn": anomalies.PERMISSIONS}
+CONDITIONAL_PERMISSIONS = {"DiscountsOn": CE_PERMISSIONS, "AnomalyAlertsOn": anomalies.PERMISSIONS}
 
 # () -> the webhook URL, None when Slack is off; raises WebhookConfigError when it cannot be used
 WebhookSource = Callable[[], str | None]
@@ -90,7 +88,7 @@ class Notifier:
     webhook: WebhookSource
     log: ActionLog | None = None
     bot: BotSource = lambda: None
-    policy: slack.PostPolicy = field(default_factory=slack.PostPolicy)
+    policy: post.PostPolicy = field(default_factory=post.PostPolicy)
     min_interval: float = 1.0
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     sleep: Callable[[float], None] = time.sleep
@@ -98,7 +96,7 @@ class Notifier:
     # () -> a CloudWatch client for the savings metric (made only when the daily schedule fires)
     cloudwatch: Callable[[], Any] | None = None
     # now -> savings after commitments for the digest (DiscountAwareSavings=on; reaper/aws/discounts.py)
-    discounts: Callable[[datetime], commitments.Discounts] | None = None
+    discounts: Callable[[datetime], Discounts] | None = None
     # () -> a Cost Explorer client: DigestBill=on only, the digest's line against the bill (docs/bill.md)
     cost_explorer: Callable[[], Any] | None = None
     # the organisation's digest (the central function): the bill by linked account, each member's stops against
@@ -275,8 +273,8 @@ class Notifier:
             logger.info("no daily digest: it needs a bot token in the Slack secret and the action log")
             return {"posted": False}
         now = self.clock()
-        entries = list(self.log.entries(daily_digest.window_start(now), now))
-        payload = daily_digest.build(entries, now)
+        entries = list(self.log.entries(digest.window_start(now), now))
+        payload = digest.build(entries, now)
         key = f"post|{payload.id}"
         claim = self.log.claim_post(key, now, self.lease)
         if claim is not PostClaim.CLAIMED:
@@ -284,15 +282,15 @@ class Notifier:
         commitments_now = self.discounts(now) if self.discounts is not None else None  # Cost Explorer bills each request
         units_now = self._units_line(now)
         if commitments_now is not None or units_now is not None:  # read only by the invocation that posts
-            payload = daily_digest.build(entries, now, commitments_now, units_now)
+            payload = digest.build(entries, now, commitments_now, units_now)
         if self.cost_explorer is not None:
             payload = payload.model_copy(update={"bill": self._bill_line(now)})
         if self.advice is not None:
             payload = payload.model_copy(update={"advice": self._units_line(now, self.advice, "right-size advice")})
-        message = daily_digest.render(payload)
+        message = digest.render(payload)
         try:
             bot.post(payload, message)
-        except slack.SlackUnconfirmed:
+        except post.SlackUnconfirmed:
             self.log.finish_post(key, self.clock(), PostClaim.UNCONFIRMED)
             return {"posted": False, "claim": PostClaim.UNCONFIRMED.value}
         except BaseException:
@@ -357,7 +355,7 @@ class _Batch:
         self._check_time(record)
         self.deliver(f"post|{payload.message_key or record.message_id}", payload, message, record.message_id)
 
-    def deliver(self, key: str, payload: Message, message: slack.Message, message_id: str) -> bool:
+    def deliver(self, key: str, payload: Message, message: post.Message, message_id: str) -> bool:
         """Claim, post, finish: False when it was already posted (or probably was)."""
         n = self.notifier
         claim = n.log.claim_post(key, n.clock(), n.lease) if n.log is not None else PostClaim.CLAIMED
@@ -372,8 +370,8 @@ class _Batch:
             if self.bot is not None:
                 self.bot.post(payload, message)
             else:
-                slack.send(self.url, message, n.policy, n.sleep)
-        except slack.SlackUnconfirmed as exc:
+                post.send(self.url, message, n.policy, n.sleep)
+        except post.SlackUnconfirmed as exc:
             self._finish(key, PostClaim.UNCONFIRMED, message, payload)
             metrics.add_metric(name="SlackPostUnconfirmed", unit=MetricUnit.Count, value=1)
             logger.warning(
@@ -381,9 +379,9 @@ class _Batch:
                 extra={"message_id": message_id, "problem": redact(str(exc), self.url)},
             )
             return True
-        except slack.SlackPostError as exc:
+        except post.SlackPostError as exc:
             self._release(key)
-            if isinstance(exc, slack.SlackRateLimited):
+            if isinstance(exc, post.SlackRateLimited):
                 self.held_until = n.monotonic() + exc.retry_after
             metrics.add_metric(name="SlackPostFailed", unit=MetricUnit.Count, value=1)
             logger.warning("Slack post failed; it will be retried", extra={"message_id": message_id, "problem": redact(str(exc), self.url)})
@@ -411,7 +409,7 @@ class _Batch:
                 n.sleep(wait)
         self.last_post = n.monotonic()
 
-    def _finish(self, key: str, status: PostClaim, message: slack.Message, payload: Message) -> None:
+    def _finish(self, key: str, status: PostClaim, message: post.Message, payload: Message) -> None:
         if self.notifier.log is not None:
             full = payload.model_dump(mode="json") if message.cut else None
             self.notifier.log.finish_post(key, self.notifier.clock(), status, message.cut, full)

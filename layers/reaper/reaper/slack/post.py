@@ -28,7 +28,7 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
-from reaper.record.message import Message as Queued
+import reaper.record.message
 from reaper.slack.message import Message, cost_line, escape, headline, mention, money, render, render_message
 from reaper.slack.render import render_for
 from reaper.slack.webhook import redact
@@ -157,7 +157,7 @@ def send(url: str, message: Message, policy: PostPolicy = PostPolicy(), sleep: S
         raise SlackRefused(response.status_code, redact(str(response.body or ""), url))
 
 
-def post(url: str, queued: Queued, policy: PostPolicy = PostPolicy(), sleep: Sleep = time.sleep) -> Message:
+def post(url: str, queued: reaper.record.message.Message, policy: PostPolicy = PostPolicy(), sleep: Sleep = time.sleep) -> Message:
     """Render and post one message; returns what was posted."""
     message = render_for(queued)
     send(url, message, policy, sleep)

@@ -13,21 +13,19 @@ from reaper.record.message import (
     OwnerSummaryMessage,
     VerdictMessage,
 )
-from reaper.slack import anomaly_notice, budget_notice, owner_summary
-from reaper.slack import digest as daily_digest
-from reaper.slack import message as slack_message
+from reaper.slack import anomaly_notice, budget_notice, digest, message, owner_summary
 
 
-def render_for(m: Message) -> slack_message.Message:
+def render_for(m: Message) -> message.Message:
     """The Slack message for a queued message: an owner's summary, the daily digest, a budget change, or one resource's."""
     if isinstance(m, OwnerSummaryMessage):
         return owner_summary.render(m)
     if isinstance(m, DailyDigestMessage):
-        return daily_digest.render(m)
+        return digest.render(m)
     if isinstance(m, BudgetChangeMessage):
         return budget_notice.render(m)
     if isinstance(m, AnomalyMessage):
         return anomaly_notice.render(m)
     if isinstance(m, VerdictMessage | NoticeMessage):
-        return slack_message.render_message(m)
+        return message.render_message(m)
     assert_never(m)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from reaper import kinds as kind_registry
+from reaper import kinds
 from reaper.aws.faults import AwsError, short
 from reaper.core.deadline import Deadline
 from reaper.core.model import Mode, Outcome, Result, ResultCode, Verdict
@@ -54,7 +54,7 @@ def payload(outcome: Outcome) -> VerdictMessage:
     data = outcome.to_json()
     data["type"] = "verdict"
     action = outcome.decision.action
-    kind = kind_registry.REGISTRY.get(outcome.resource.kind) if outcome.resource.kind in kind_registry.KIND_PACKAGES else None
+    kind = kinds.REGISTRY.get(outcome.resource.kind) if outcome.resource.kind in kinds.KIND_PACKAGES else None
     if kind is not None and action is not None and action in kind.actions:
         data["past"] = kind.actions[action].past
     return VerdictMessage.model_validate_json(json.dumps(data, default=str))
@@ -132,10 +132,10 @@ class Courier:
             batch, self.pending = self.pending[:BATCH], self.pending[BATCH:]
             self._send(batch)
 
-    def replay_unposted(self, kinds: Collection[str] | None = None) -> int:
+    def replay_unposted(self, only_kinds: Collection[str] | None = None) -> int:
         """Post what an earlier sweep recorded and never queued. Returns how many were queued.
 
-        A change of one of `kinds` (None: any) whose end was never recorded is reconciled first: its
+        A change of one of `only_kinds` (None: any) whose end was never recorded is reconciled first: its
         resource's state read, its log entry settled in place, its message posted as what was done
         (reaper.sweep.reconcile). One of another kind waits for that kind's sweep (its function can read
         it), up to RECONCILE_WAIT."""
@@ -154,7 +154,7 @@ class Courier:
                 log.error("unposted message %s is not a message and is not posted: %s", u.sort_key, exc)
                 continue
             if isinstance(body, VerdictMessage):
-                late = self._late(u, body, kinds)
+                late = self._late(u, body, only_kinds)
                 if late is None:
                     continue
                 body = late
@@ -163,7 +163,7 @@ class Courier:
         self.flush()
         return taken
 
-    def _late(self, u: Unposted, body: VerdictMessage, kinds: Collection[str] | None) -> VerdictMessage | None:
+    def _late(self, u: Unposted, body: VerdictMessage, only_kinds: Collection[str] | None) -> VerdictMessage | None:
         """The late message of an unposted verdict; an unconfirmed change reconciled first. None: not now."""
         log_ = self.rt.log
         assert log_ is not None
@@ -172,7 +172,7 @@ class Courier:
         late = "the sweep that did this stopped first"
         if reconcile.needs_reading(body):
             late = "the sweep that started this stopped before recording whether it was done"
-            final = None if kinds is not None and body.kind not in kinds else reconcile.reconcile(self.rt, body, since)
+            final = None if only_kinds is not None and body.kind not in only_kinds else reconcile.reconcile(self.rt, body, since)
             if final is None and not waited:
                 return None  # its own kind's sweep reads it (another function's), or reads it again next time
             if final is not None and not final.unconfirmed:
@@ -199,9 +199,9 @@ class Courier:
         total = len(missed) + unreached
         if not total and not later:
             return
-        kinds = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed} | ({f"{kind} ({region})"} if unreached else set()))
+        places = sorted({f"{o.resource.kind} ({o.resource.region})" for o in missed} | ({f"{kind} ({region})"} if unreached else set()))
         first = missed[0].resource if missed else None
-        text = f"Not reached this time: {total} in {', '.join(kinds)}"
+        text = f"Not reached this time: {total} in {', '.join(places)}"
         if later:
             text += f", and regions {', '.join(later)} not started"
         text += ". Nothing was changed on them; the next sweep decides again."

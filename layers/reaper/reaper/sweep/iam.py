@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from reaper import kinds as kind_registry
+from reaper import kinds
 from reaper.aws import pricing
 from reaper.aws.tagging import TAG_WRITE_PERMISSIONS
 from reaper.record import actionlog, forward, org_settings_reader, outbox
@@ -81,13 +81,13 @@ def sweep_function_permissions(kind_name: str, conditions: Collection[str] | Non
     central = set(forward.PERMISSIONS) if conditions is None or CENTRAL_BUS in conditions else set()
     if conditions is None or CENTRAL_SETTINGS in conditions:
         central |= set(org_settings_reader.PERMISSIONS)
-    return kind_registry.get(kind_name).permissions(conditions) | COMMON | central
+    return kinds.get(kind_name).permissions(conditions) | COMMON | central
 
 
 def restore_function_permissions() -> set[str]:
     """What `reaper restore` calls, for every kind that has a restorer, plus the log and queue."""
     perms: set[str] = set()
-    for kind in kind_registry.all_kinds():
+    for kind in kinds.all_kinds():
         perms |= kind.restore_permissions()
     return perms | RESTORE_COMMON
 
@@ -108,14 +108,14 @@ def destructive(permissions: Iterable[str]) -> set[str]:
 
 def kind_destructive(kind_name: str) -> set[str]:
     """Every destructive permission the kind's actions declare."""
-    kind = kind_registry.get(kind_name)
+    kind = kinds.get(kind_name)
     return destructive(p for action in kind.actions.values() for p in action.permissions)
 
 
 def kind_denied(kind_name: str) -> set[str]:
     """What the Deny backstop must cover for the kind: its destructive permissions, and the reads made only
     with the admin's consent that hold more power than a read (a notebook's presigned URL opens its Jupyter)."""
-    kind = kind_registry.get(kind_name)
+    kind = kinds.get(kind_name)
     conditional = [p for perms in kind.declaration.conditional_permissions.values() for p in perms]
     consent = destructive(conditional) | {p for p in conditional if p.split(":")[0] in CONSENT_SERVICES}
     return kind_destructive(kind_name) | consent
@@ -175,7 +175,7 @@ def read_only_permissions(kind_names: Iterable[str]) -> set[str]:
     Manager readings need the admin's consent), and no call that needs no permission."""
     perms: set[str] = set()
     for name in kind_names:
-        perms |= {p for p in kind_registry.get(name).dry_run_reads() if is_read(p)}
+        perms |= {p for p in kinds.get(name).dry_run_reads() if is_read(p)}
     return perms - NO_PERMISSION_NEEDED
 
 
@@ -183,7 +183,7 @@ def untriggered_reads(kind_names: Iterable[str]) -> dict[str, str]:
     """The dry-run reads of these kinds that the test kit cannot bring about, each with why (the kinds' declarations)."""
     out: dict[str, str] = {}
     for name in kind_names:
-        out.update(kind_registry.get(name).declaration.untriggered_reads)
+        out.update(kinds.get(name).declaration.untriggered_reads)
     return out
 
 

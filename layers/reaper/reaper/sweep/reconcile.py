@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from reaper import kinds as kind_registry
+from reaper import kinds
 from reaper.aws.faults import AwsError, short
 from reaper.core.model import Mode, Verdict
 from reaper.kinds.base import Made, Unconfirmed
@@ -38,7 +38,7 @@ def needs_reading(body: VerdictMessage) -> bool:
 def read_made(rt: Runtime, body: VerdictMessage, since: datetime) -> Made:
     """What the resource's state says of the change now; AWS errors propagate."""
     assert body.action is not None
-    kind = kind_registry.get(body.kind)
+    kind = kinds.get(body.kind)
     change = Unconfirmed(action=body.action, id=body.id, arn=body.arn, since=since, evidence=body.evidence)
     return kind.confirm(rt.clients(body.region), change)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reaper.core.policy import OWNER as OWNER_KEY
+from reaper.core.policy import OWNER
 from reaper.kinds.ec2.shapes import SpotInstanceRequest
 
 # (tag key or key prefix ending in ':' or '/', who manages it), in order of precedence (SkyPilot
@@ -82,13 +82,13 @@ def managed_by(tags: Mapping[str, str]) -> str | None:
 
 
 def unknown_manager(tags: Mapping[str, str]) -> str | None:
-    if any(k.strip().lower() == OWNER_KEY and str(v).strip() for k, v in tags.items()):
+    if any(k.strip().lower() == OWNER and str(v).strip() for k, v in tags.items()):
         return None  # a person claims it: normal rules
     for key in sorted(k.strip() for k in tags):
         if any(word in key.lower() for word in MANAGER_WORDS):
             return (
                 f"looks managed by a cluster manager mlreaper does not know (tag {key}) and no person claims it "
-                f"(no {OWNER_KEY}; who launched it is unknown, so a role, not a person): tag {OWNER_KEY} to let the reaper judge it"
+                f"(no {OWNER}; who launched it is unknown, so a role, not a person): tag {OWNER} to let the reaper judge it"
             )
     return None
 

@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, error_code, is_not_found, short
+from reaper.aws.sagemaker_shapes import DescribeEndpointOutput, ProductionVariantSummary
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
 from reaper.core.timeutil import iso
@@ -48,8 +49,6 @@ from reaper.kinds.endpoint.model import (
 )
 from reaper.kinds.endpoint.shapes import (
     DescribeEndpointConfigOutput,
-    DescribeEndpointOutput,
-    ProductionVariantSummary,
     ScalableTarget,
     described,
 )

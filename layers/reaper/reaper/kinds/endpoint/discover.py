@@ -11,10 +11,11 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.aws.sagemaker_shapes import Endpoint, ManagedInstanceScaling, ProductionVariantSummary
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.kinds.endpoint.model import IN_SERVICE, KIND, EndpointFacts, VariantSummary
-from reaper.kinds.endpoint.shapes import Endpoint, ManagedInstanceScaling, ProductionVariantSummary, component_summaries, described
+from reaper.kinds.endpoint.shapes import component_summaries, described
 
 PAGE = 100
 

@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
+from reaper.aws.sagemaker_shapes import DescribeEndpointOutput
 from reaper.core.errors import NoRestoreRecord, ReaperError, RestoreError
 from reaper.core.observability import logger
 from reaper.core.timeutil import human_duration, iso, parse_instant
@@ -43,7 +44,7 @@ from reaper.kinds.endpoint.model import (
     variant_resource_id,
 )
 from reaper.kinds.endpoint.settings import EndpointSettings
-from reaper.kinds.endpoint.shapes import DescribeEndpointOutput, described
+from reaper.kinds.endpoint.shapes import described
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime

@@ -3,13 +3,12 @@
 Every member AWS marks optional (``Required: No``) is optional here (``total=False``); a member that is
 always there is ``Required``. Each shape is named after its AWS reference page:
 
-- SageMaker: DescribeEndpoint (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpoint.html)
-  and its ProductionVariantSummary (API_ProductionVariantSummary.html); Search's Endpoint (API_Endpoint.html,
-  API_SearchRecord.html); DescribeEndpointConfig (API_DescribeEndpointConfig.html) and its ProductionVariant
-  (API_ProductionVariant.html); ProductionVariantManagedInstanceScaling
-  (API_ProductionVariantManagedInstanceScaling.html); ListModels' ModelSummary (API_ListModels.html,
+- SageMaker: DescribeEndpointConfig (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpointConfig.html)
+  and its ProductionVariant (API_ProductionVariant.html); ListModels' ModelSummary (API_ListModels.html,
   API_ModelSummary.html); DescribeInferenceComponent (API_DescribeInferenceComponent.html,
   API_InferenceComponentRuntimeConfigSummary.html); ListInferenceComponents (API_InferenceComponentSummary.html).
+  DescribeEndpoint and Search's Endpoint, with ProductionVariantSummary and its ManagedInstanceScaling, are read by the
+  unit costs too: they live in reaper.aws.sagemaker_shapes, typed once.
 - Application Auto Scaling: ScalableTarget (https://docs.aws.amazon.com/autoscaling/application/APIReference/API_ScalableTarget.html),
   SuspendedState (API_SuspendedState.html), ScalingPolicy (API_ScalingPolicy.html) with its
   StepScalingPolicyConfiguration (API_StepScalingPolicyConfiguration.html, API_StepAdjustment.html) or
@@ -23,47 +22,9 @@ A response enters typed once, where it is read (`described`, `endpoint_config`, 
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Required, TypedDict
 
-
-class Tag(TypedDict):
-    Key: str
-    Value: str
-
-
-class ManagedInstanceScaling(TypedDict, total=False):
-    Status: str  # ENABLED | DISABLED
-    MinInstanceCount: int
-    MaxInstanceCount: int
-
-
-class ProductionVariantSummary(TypedDict, total=False):
-    """A variant as the endpoint runs it (DescribeEndpoint, Search)."""
-
-    VariantName: Required[str]
-    CurrentInstanceCount: int
-    DesiredInstanceCount: int
-    CurrentServerlessConfig: dict[str, int]  # MemorySizeInMB, MaxConcurrency, ProvisionedConcurrency
-    DesiredServerlessConfig: dict[str, int]
-    ManagedInstanceScaling: ManagedInstanceScaling
-
-
-class DescribeEndpointOutput(TypedDict, total=False):
-    EndpointName: Required[str]
-    EndpointArn: Required[str]
-    EndpointConfigName: str  # optional on the page: an endpoint made of inference components may have none
-    EndpointStatus: Required[str]
-    FailureReason: str  # when EndpointStatus is Failed
-    ProductionVariants: list[ProductionVariantSummary]
-
-
-class Endpoint(DescribeEndpointOutput, total=False):
-    """Search's Endpoint: DescribeEndpoint's members, with its tags and times."""
-
-    Tags: list[Tag]
-    CreationTime: datetime
-    LastModifiedTime: datetime
+from reaper.aws.sagemaker_shapes import DescribeEndpointOutput, ManagedInstanceScaling
 
 
 class ProductionVariant(TypedDict, total=False):

@@ -19,7 +19,8 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, is_not_found, short
 from reaper.aws.metrics import MetricQuery, Series, fetch
 from reaper.aws.pricing import Pricer
-from reaper.core import scope as sweep_scope
+from reaper.aws.sagemaker_shapes import ManagedInstanceScaling
+from reaper.core import scope
 from reaper.core.model import Resource
 from reaper.core.policy import is_dev, is_production, read_tags
 from reaper.core.price import total
@@ -52,7 +53,6 @@ from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.kinds.endpoint.shapes import (
     DescribeEndpointConfigOutput,
     ListModelsOutput,
-    ManagedInstanceScaling,
     ProductionVariant,
     endpoint_config,
     inference_component,
@@ -236,11 +236,11 @@ def reader_for(clients: Clients) -> DetailReader:
     """One reader per sweep (reaper.core.scope), shared by the chunks the pipeline reads signals in:
     a configuration, a model or a ListModels page is read once per sweep, not once per chunk. The
     next sweep, or the next part of a long one, starts afresh: nothing is kept past its sweep."""
-    scope = sweep_scope.current()
-    if scope is None:
+    sweep = scope.current()
+    if sweep is None:
         return DetailReader(clients)
-    if not _shared or _shared[0][0] is not scope or _shared[0][1].sm is not clients("sagemaker"):
-        _shared[:] = [(scope, DetailReader(clients))]
+    if not _shared or _shared[0][0] is not sweep or _shared[0][1].sm is not clients("sagemaker"):
+        _shared[:] = [(sweep, DetailReader(clients))]
     return _shared[0][1]
 
 

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reaper.aws.faults import create_one_off_schedule
+from reaper.aws.sagemaker_shapes import Channel
 from reaper.core.events import EventBridgeEvent, M, parse_model
 from reaper.core.model import Outcome
 from reaper.core.policy import read_tags
@@ -28,7 +29,6 @@ from reaper.kinds.fsx import FS_ID_PATTERN
 from reaper.kinds.fsx.jobs import lustre_inputs
 from reaper.kinds.fsx.rules import idle_window
 from reaper.kinds.fsx.settings import FsxSettings
-from reaper.kinds.fsx.shapes import Channel
 from reaper.record.runtime import Runtime
 
 JOB_STATE_CHANGE = "SageMaker Training Job State Change"

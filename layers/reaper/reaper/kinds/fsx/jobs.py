@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from reaper.aws.sagemaker_shapes import Channel
 from reaper.core.timeutil import as_utc
 from reaper.kinds.fsx.model import RUNNING_JOB, JobRef
-from reaper.kinds.fsx.shapes import Channel
 
 PAGE = 100
 

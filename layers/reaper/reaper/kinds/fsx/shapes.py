@@ -9,18 +9,14 @@ marks them optional unless said otherwise, so each is total=False:
   https://docs.aws.amazon.com/fsx/latest/APIReference/API_DataRepositoryAssociation.html
 - Backup, DataRepositoryTask (Status, Report, FailureDetails):
   https://docs.aws.amazon.com/fsx/latest/APIReference/API_Backup.html, API_DataRepositoryTask.html
-- Channel (a training job's InputDataConfig entry), DataSource, FileSystemDataSource:
-  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Channel.html, API_FileSystemDataSource.html
-  These three are typing_extensions' TypedDict: pydantic (Python 3.11) validates the training job
-  event's InputDataConfig with them (reaper.kinds.fsx.events), and refuses typing's there.
+A training job's InputDataConfig (Channel, DataSource, FileSystemDataSource) is read by the training-job kind
+too: it lives in reaper.aws.sagemaker_shapes, typed once.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TypedDict
-
-from typing_extensions import TypedDict as ModelTypedDict
 
 
 class Tag(TypedDict, total=False):
@@ -117,17 +113,3 @@ class DataRepositoryTask(TypedDict, total=False):
     FailureDetails: FailureDetails
     Status: TaskStatus
     Report: CompletionReport
-
-
-class FileSystemDataSource(ModelTypedDict, total=False):
-    FileSystemId: str
-    FileSystemType: str
-
-
-class DataSource(ModelTypedDict, total=False):
-    FileSystemDataSource: FileSystemDataSource
-
-
-class Channel(ModelTypedDict, total=False):
-    ChannelName: str
-    DataSource: DataSource

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from reaper.aws import cloudtrail
 from reaper.aws.clients import Clients
 from reaper.core.model import Resource
 from reaper.core.policy import is_production, read_tags, screen
@@ -56,14 +57,14 @@ def _with_ui_opens(clients: Clients, readings: dict[str, UsageReading], start: d
     """Each reading with the newest UI open in [start, now]; a server whose opens could not be read whole is unknown."""
     try:
         found, whole = ui_opens.opens(clients("cloudtrail"), readings, start, now)
-    except ui_opens.TrailUnreadable as exc:
+    except cloudtrail.TrailUnreadable as exc:
         why = f"{exc}: whether its UI was opened is unknown"
         return {n: r if r.unreadable else replace(r, unreadable=why, unknown=TRAIL_UNREADABLE) for n, r in readings.items()}
     out: dict[str, UsageReading] = {}
     for name, reading in readings.items():
         times = found.get(name, [])
         if not times and not whole and reading.unreadable is None:
-            why = f"more than {ui_opens.PAGE * ui_opens.MAX_PAGES:,} MLflow UI opens in the window: not all read"
+            why = f"more than {cloudtrail.PAGE * cloudtrail.MAX_PAGES:,} MLflow UI opens in the window: not all read"
             reading = replace(reading, unreadable=why, unknown=TRAIL_UNREADABLE)
         out[name] = replace(reading, last_ui_open=max(times, default=None), ui_opens=len(times))
     return out

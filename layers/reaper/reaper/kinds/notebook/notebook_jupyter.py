@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from reaper.aws import jupyter as reader
-from reaper.aws.jupyter import BUDGET, NOT_REACHED, REFUSED, REQUEST_TIMEOUT, UNREACHABLE, UNREADABLE, WORKERS, Door, parse
-from reaper.aws.jupyter import Failed as _Failed
+from reaper.aws import jupyter
+from reaper.aws.jupyter import BUDGET, NOT_REACHED, REFUSED, REQUEST_TIMEOUT, UNREACHABLE, UNREADABLE, WORKERS, Door, Failed, parse
 from reaper.kinds.notebook.model import JupyterReading
 
-__all__ = ["NOT_REACHED", "REFUSED", "UNREACHABLE", "UNREADABLE", "_Failed", "parse", "read_all", "read_one"]
+__all__ = ["NOT_REACHED", "REFUSED", "UNREACHABLE", "UNREADABLE", "Failed", "parse", "read_all", "read_one"]
 
 PERMISSION = "sagemaker:CreatePresignedNotebookInstanceUrl"
 SESSION_SECONDS = 1_800  # SessionExpirationDurationInSeconds: 1,800 to 43,200 (API_CreatePresignedNotebookInstanceUrl)
@@ -31,7 +30,7 @@ DOOR = Door("CreatePresignedNotebookInstanceUrl", "the notebook's presigned URL"
 
 
 def _presign(sagemaker: Any, name: str) -> str:
-    return reader.presigned(
+    return jupyter.presigned(
         DOOR,
         lambda: sagemaker.create_presigned_notebook_instance_url(
             NotebookInstanceName=name, SessionExpirationDurationInSeconds=SESSION_SECONDS
@@ -51,9 +50,9 @@ def read_all(
     """{notebook: its reading}, for every name (a reading that failed or was not reached says why); `turn`
     rotates which are read first (aws/jupyter.py reading_order)."""
     presigns = {name: partial(_presign, sagemaker, name) for name in names}
-    return reader.read_all(DOOR, presigns, workers=workers, timeout=timeout, budget=budget, turn=turn)
+    return jupyter.read_all(DOOR, presigns, workers=workers, timeout=timeout, budget=budget, turn=turn)
 
 
 def read_one(sagemaker: Any, name: str, timeout: float = REQUEST_TIMEOUT) -> JupyterReading:
     """One notebook's reading; never raises."""
-    return reader.read_one(DOOR, partial(_presign, sagemaker, name), timeout)
+    return jupyter.read_one(DOOR, partial(_presign, sagemaker, name), timeout)

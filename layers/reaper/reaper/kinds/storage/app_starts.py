@@ -7,29 +7,22 @@ serves every space: LookupEvents takes one lookup attribute, so it filters `Even
 `requestParameters` (its domain and space) say whose it is. An app started with a user profile and no space (classic
 Studio, Canvas) is no space's. A call CloudTrail records with an error still counts: someone tried to use the space.
 
-The read is bounded (MAX_PAGES pages of 50, newest first). When it stops short, it covers the time back to the oldest
-event read; when it fails or is refused, or an event cannot be read, it covers nothing and the spaces' last use is
-unknown (coverage `space-last-use-unknown`), never taken as idle.
+The lookup itself (paging, the 90 days, the page limit, a refused lookup) is reaper.aws.cloudtrail's. When it stops
+short, the read covers the time back to the oldest event read; when it fails or is refused, or an event cannot be
+read, it covers nothing and the spaces' last use is unknown (coverage `space-last-use-unknown`), never taken as idle.
 https://docs.aws.amazon.com/awscloudtrail/latest/APIReference/API_LookupEvents.html
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from reaper.aws.faults import error_code
+from reaper.aws import cloudtrail
 from reaper.core.timeutil import as_utc
 
 EVENT = "CreateApp"
-PERMISSION = "cloudtrail:LookupEvents"
-KEPT = timedelta(days=90)  # "You can look up events that occurred in a Region within the last 90 days" (API_LookupEvents)
-PAGE = 50  # MaxResults: "Possible values are 1 through 50"
-MAX_PAGES = 40  # 2,000 app starts; CloudTrail answers 2 lookups a second per account and region
 
 Key = tuple[str, str]  # (domain id, space name)
 
@@ -43,20 +36,16 @@ class AppStarts:
     unread: str | None = None  # why nothing is known: "CloudTrail LookupEvents failed (AccessDeniedException)"
 
 
-def _param(params: dict[str, Any], name: str) -> str | None:
+def _param(params: dict[str, object], name: str) -> str | None:
     # CloudTrail writes SageMaker's request parameters in camelCase ("domainId"); the API's own case is taken too
     value = params.get(name[0].lower() + name[1:], params.get(name))
     return value if isinstance(value, str) and value else None
 
 
-def space_of(event: dict[str, Any]) -> tuple[Key | None, bool]:
+def space_of(event: cloudtrail.Event) -> tuple[Key | None, bool]:
     """(the (domain, space) a CreateApp event started an app in, or None; whether the event could be read)."""
-    try:
-        detail = json.loads(event.get("CloudTrailEvent") or "")
-    except ValueError:
-        return None, False
-    params = detail.get("requestParameters") if isinstance(detail, dict) else None
-    if not isinstance(params, dict):
+    params = cloudtrail.request_parameters(event)
+    if params is None:
         return None, False
     domain, space = _param(params, "DomainId"), _param(params, "SpaceName")
     if domain is None:
@@ -64,34 +53,23 @@ def space_of(event: dict[str, Any]) -> tuple[Key | None, bool]:
     return ((domain, space) if space else None), True  # a user profile's own app: no space's
 
 
-def read(cloudtrail: Any, now: datetime) -> AppStarts:
+def read(trail: Any, now: datetime) -> AppStarts:
     """One paged lookup of the region's CreateApp events of the last 90 days, newest first."""
     last: dict[Key, datetime] = {}
-    token: str | None = None
     oldest = now
+    lookup = cloudtrail.Lookup(trail, EVENT, now - cloudtrail.KEPT, now)
     try:
-        for _ in range(MAX_PAGES):
-            page = cloudtrail.lookup_events(
-                LookupAttributes=[{"AttributeKey": "EventName", "AttributeValue": EVENT}],
-                StartTime=now - KEPT,
-                EndTime=now,
-                MaxResults=PAGE,
-                **({"NextToken": token} if token else {}),
-            )
-            for event in page.get("Events", []):
-                key, readable = space_of(event)
-                when = event.get("EventTime")
-                if not readable or not isinstance(when, datetime):
-                    return AppStarts(unread="a CloudTrail CreateApp event could not be read")
-                when = as_utc(when)
-                oldest = min(oldest, when)
-                if key is not None and (key not in last or when > last[key]):
-                    last[key] = when
-            token = page.get("NextToken")
-            if not token:
-                return AppStarts(last, now - KEPT)
-    except ClientError as exc:
-        return AppStarts(unread=f"CloudTrail LookupEvents failed ({error_code(exc)})")
-    except BotoCoreError as exc:
-        return AppStarts(unread=f"CloudTrail LookupEvents failed ({type(exc).__name__})")
+        for event in lookup:
+            key, readable = space_of(event)
+            when = event.get("EventTime")
+            if not readable or not isinstance(when, datetime):
+                return AppStarts(unread="a CloudTrail CreateApp event could not be read")
+            when = as_utc(when)
+            oldest = min(oldest, when)
+            if key is not None and (key not in last or when > last[key]):
+                last[key] = when
+    except cloudtrail.TrailUnreadable as exc:
+        return AppStarts(unread=str(exc))
+    if lookup.whole:
+        return AppStarts(last, lookup.start)
     return AppStarts(last, oldest)  # stopped short: what is older than the oldest event read is unknown

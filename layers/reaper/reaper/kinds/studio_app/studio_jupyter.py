@@ -27,7 +27,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from reaper.aws import jupyter as reader
+from reaper.aws import jupyter
 from reaper.aws.faults import error_code
 from reaper.core.jupyter_verdict import JupyterReading
 from reaper.core.model import Resource
@@ -43,7 +43,7 @@ REFUSED_FIX = (
     "aws:SourceIp, aws:SourceVpc or aws:sourceVpce condition): exclude the studio-app function's role from that Deny "
     "(aws:PrincipalArn), or turn on the domain's built-in idle shutdown"
 )
-DOOR = reader.Door("CreatePresignedDomainUrl", "the app's presigned URL", REFUSED_FIX, landing=LANDING)
+DOOR = jupyter.Door("CreatePresignedDomainUrl", "the app's presigned URL", REFUSED_FIX, landing=LANDING)
 
 
 def landing_uri(facts: AppFacts) -> str:
@@ -60,9 +60,9 @@ def _in_service_now(sagemaker: Any, facts: AppFacts) -> None:
     try:
         status = sagemaker.describe_app(DomainId=facts.domain_id, AppType=facts.app_type, AppName=facts.app_name, **_owner(facts))["Status"]
     except ClientError as exc:
-        raise reader.Failed(reader.UNREACHABLE, f"DescribeApp failed ({error_code(exc)}): the app's URL was not asked for") from None
+        raise jupyter.Failed(jupyter.UNREACHABLE, f"DescribeApp failed ({error_code(exc)}): the app's URL was not asked for") from None
     if status != "InService":
-        raise reader.Failed(reader.UNREACHABLE, f"the app is {status} now: its URL is not opened (opening it could start it)")
+        raise jupyter.Failed(jupyter.UNREACHABLE, f"the app is {status} now: its URL is not opened (opening it could start it)")
 
 
 def _presign(sagemaker: Any, facts: AppFacts) -> str:
@@ -76,10 +76,10 @@ def _presign(sagemaker: Any, facts: AppFacts) -> str:
     }
     if facts.space:
         args["SpaceName"] = facts.space
-    return reader.presigned(DOOR, lambda: sagemaker.create_presigned_domain_url(**args))
+    return jupyter.presigned(DOOR, lambda: sagemaker.create_presigned_domain_url(**args))
 
 
 def read_all(sagemaker: Any, apps: Sequence[Resource], turn: int = 0) -> dict[str, JupyterReading]:
     """{app id: its reading}, for every app (a reading that failed or was not reached says why); `turn`
     rotates which are read first (aws/jupyter.py reading_order)."""
-    return reader.read_all(DOOR, {r.id: partial(_presign, sagemaker, r.facts_as(AppFacts)) for r in apps}, turn=turn)
+    return jupyter.read_all(DOOR, {r.id: partial(_presign, sagemaker, r.facts_as(AppFacts)) for r in apps}, turn=turn)

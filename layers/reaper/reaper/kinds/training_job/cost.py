@@ -11,6 +11,7 @@ from datetime import datetime
 
 from reaper.aws import pricing
 from reaper.aws.pricing import Pricer
+from reaper.aws.sagemaker_shapes import ResourceConfig
 from reaper.core.price import Price, total
 from reaper.core.timeutil import as_utc
 from reaper.kinds.training_job.model import Cluster, Span
@@ -18,7 +19,6 @@ from reaper.kinds.training_job.shapes import (
     HyperParameterTrainingJobDefinition,
     HyperParameterTuningResourceConfig,
     ProcessingClusterConfig,
-    ResourceConfig,
 )
 
 

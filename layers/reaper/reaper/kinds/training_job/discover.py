@@ -21,6 +21,7 @@ from typing import Any
 
 from reaper.aws.clients import Clients
 from reaper.aws.pricing import Pricer
+from reaper.aws.sagemaker_shapes import TrainingJob
 from reaper.aws.tagging import ArnIndex
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
@@ -33,7 +34,6 @@ from reaper.kinds.training_job.shapes import (
     HyperParameterTuningJobConfig,
     HyperParameterTuningJobObjective,
     ProcessingJob,
-    TrainingJob,
     TransformJob,
     TransformResources,
     checkpoint_uri,

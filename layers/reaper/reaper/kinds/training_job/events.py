@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
 from reaper.aws.faults import is_not_found
+from reaper.aws.sagemaker_shapes import TrainingJob
 from reaper.core.errors import BadEventError
 from reaper.core.events import EventBridgeEvent, parse_model
 from reaper.core.policy import experiment_gap, read_tags
@@ -27,7 +28,7 @@ from reaper.kinds.base import Check, EventResult
 from reaper.kinds.training_job.cost import cluster, hours
 from reaper.kinds.training_job.model import KIND, CostRecord
 from reaper.kinds.training_job.settings import TrainingJobSettings
-from reaper.kinds.training_job.shapes import TrainingJob, checkpoint_uri, describe_training_job
+from reaper.kinds.training_job.shapes import checkpoint_uri, describe_training_job
 from reaper.record.message import NoticeMessage
 from reaper.record.notices import post_notice
 from reaper.record.runtime import Runtime

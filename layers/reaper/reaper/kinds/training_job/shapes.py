@@ -4,9 +4,8 @@ Every member AWS marks optional (``Required: No``) is optional here (``total=Fal
 always there is ``Required``. Each shape is named after its page in the SageMaker API reference
 (https://docs.aws.amazon.com/sagemaker/latest/APIReference/):
 
-- DescribeTrainingJob (API_DescribeTrainingJob.html) and Search's TrainingJob (API_TrainingJob.html), with
-  ResourceConfig (API_ResourceConfig.html, API_InstanceGroup.html), StoppingCondition (API_StoppingCondition.html),
-  CheckpointConfig (API_CheckpointConfig.html), WarmPoolStatus (API_WarmPoolStatus.html);
+- DescribeTrainingJob and Search's TrainingJob, with its ResourceConfig, StoppingCondition and Channel: other parts
+  read them too (the FSx kind, the unit costs), so they live in reaper.aws.sagemaker_shapes, typed once;
 - DescribeProcessingJob (API_DescribeProcessingJob.html), ProcessingResources and ProcessingClusterConfig
   (API_ProcessingResources.html, API_ProcessingClusterConfig.html);
 - DescribeHyperParameterTuningJob (API_DescribeHyperParameterTuningJob.html), HyperParameterTrainingJobDefinition
@@ -26,84 +25,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Required, TypedDict
 
-
-class Tag(TypedDict):
-    Key: str
-    Value: str
-
-
-class InstanceGroup(TypedDict, total=False):
-    InstanceType: str
-    InstanceCount: int
-    InstanceGroupName: str
-
-
-class ResourceConfig(TypedDict, total=False):
-    """A training job's cluster: one instance type and count, or heterogeneous InstanceGroups."""
-
-    InstanceType: str
-    InstanceCount: int
-    InstanceGroups: list[InstanceGroup]
-    KeepAlivePeriodInSeconds: int  # a managed warm pool's
-
-
-class StoppingCondition(TypedDict, total=False):
-    MaxRuntimeInSeconds: int
-    MaxWaitTimeInSeconds: int
-
-
-class CheckpointConfig(TypedDict, total=False):
-    S3Uri: Required[str]
-    LocalPath: str
-
-
-class WarmPoolStatus(TypedDict, total=False):
-    Status: Required[str]  # Available | Terminated | Reused | InUse
-    ResourceRetainedBillableTimeInSeconds: int
-    ReusedByJob: str
-
-
-class AlgorithmSpecification(TypedDict, total=False):
-    TrainingInputMode: str
-
-
-class FileSystemDataSource(TypedDict, total=False):
-    FileSystemType: str
-
-
-class DataSource(TypedDict, total=False):
-    S3DataSource: dict[str, object]  # only whether it is there is read
-    FileSystemDataSource: FileSystemDataSource
-
-
-class Channel(TypedDict, total=False):
-    ChannelName: Required[str]
-    InputMode: str
-    DataSource: DataSource
-
-
-class TrainingJob(TypedDict, total=False):
-    """DescribeTrainingJob's answer; Search's TrainingJob has the same members, and Tags."""
-
-    TrainingJobName: Required[str]
-    TrainingJobArn: Required[str]
-    TrainingJobStatus: Required[str]
-    SecondaryStatus: str
-    TuningJobArn: str
-    AutoMLJobArn: str
-    ResourceConfig: ResourceConfig
-    StoppingCondition: StoppingCondition
-    CheckpointConfig: CheckpointConfig
-    WarmPoolStatus: WarmPoolStatus
-    AlgorithmSpecification: AlgorithmSpecification
-    InputDataConfig: list[Channel]
-    EnableManagedSpotTraining: bool
-    BillableTimeInSeconds: int
-    CreationTime: datetime
-    TrainingStartTime: datetime
-    TrainingEndTime: datetime
-    LastModifiedTime: datetime
-    Tags: list[Tag]  # Search only
+from reaper.aws.sagemaker_shapes import ResourceConfig, StoppingCondition, TrainingJob
 
 
 class ProcessingClusterConfig(TypedDict, total=False):

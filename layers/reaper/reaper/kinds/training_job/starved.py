@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reaper.aws import pricing
+from reaper.aws.sagemaker_shapes import AlgorithmSpecification, DataSource, TrainingJob
 from reaper.kinds.training_job.gpu import GPUS_PER_INSTANCE
 from reaper.kinds.training_job.model import Channel
-from reaper.kinds.training_job.shapes import AlgorithmSpecification, DataSource, TrainingJob
 
 QUARTER = 25.0
 # A family with the same GPU count and a cheaper, smaller GPU: V100 and A100/H100 -> A10G, A10G/L4 -> T4.
