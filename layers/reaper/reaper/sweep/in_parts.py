@@ -16,7 +16,6 @@ from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.results import SweepSummary
 from reaper.core.timeutil import human_duration, interval, iso
 from reaper.record import chain_record, coverage_metrics
-from reaper.record.chain_record import ChainRecord
 from reaper.record.runtime import Runtime
 from reaper.sweep import chain, continuation, pipeline
 
@@ -157,7 +156,7 @@ def _when(at: datetime | None) -> str:
     return iso(at) if at is not None else "at an unknown time (the chain record is not this version's)"
 
 
-def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[ChainRecord | None, str | None]:
+def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[chain_record.ChainRecord | None, str | None]:
     """The chain record, or None when the table cannot be read: the sweep then goes on (never skipped
     for want of it, and loudly: an error line and a metric). No second chain can come of it: the
     conditional write before a next part is arranged refuses while another live chain holds the record."""
@@ -171,7 +170,7 @@ def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[
         return None, why
 
 
-def _take_over(rt: Runtime, kind_name: str, home: str, dead: ChainRecord, event_id: str, now: datetime) -> bool:
+def _take_over(rt: Runtime, kind_name: str, home: str, dead: chain_record.ChainRecord, event_id: str, now: datetime) -> bool:
     """Name this sweep in a dead chain's record. A failed write is no reason to stay idle: the first
     part's own conditional write also replaces a dead record."""
     assert rt.log is not None
