@@ -28,6 +28,7 @@ class SweepStart:
 
     event_id: str
     resume: continuation.Cursor | None = None
+    budget: bool = False  # started by an AWS Budgets notification
 
 
 def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | None = None, context: Any = None) -> HandlerResult:
@@ -64,7 +65,7 @@ def handle_kind_event(event: Any, kind_name: str, rt: Runtime, now: datetime | N
     if handled is not None:
         handled["sweep"] = summary
         return handled
-    if start.event_id.startswith("budget:"):
+    if start.budget:
         logger.info("budget notification handled", extra={"kind": kind_name, **summary})
     return summary
 
@@ -85,7 +86,7 @@ def sweep_start(event: Any, kind: Kind, rt: Runtime, now: datetime) -> SweepStar
                 raise BadEventError(f"SNS message from {record.Sns.TopicArn!r}, not the budget topic ({topic or 'none configured'})")
         if not kind.declaration.budgeted:
             raise BadEventError(f"{kind.name} function does not take budget notifications")
-        return SweepStart(f"budget:{sns.Records[0].Sns.MessageId}")
+        return SweepStart(f"budget:{sns.Records[0].Sns.MessageId}", budget=True)
     ev = parse_eventbridge(event)
     if ev.detail_type in SCHEDULED and ev.source in SCHEDULE_SOURCES:
         return SweepStart(ev.id)
