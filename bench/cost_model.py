@@ -111,7 +111,7 @@ def jupyter_data_bound(reads: int, bytes_per_reading: float, kind: str = "notebo
 # template.yaml schedule defaults, in minutes: a full sweep that comes while a chain of parts is still
 # going on defers to it (reaper.sweep.chain), so a chain longer than this delays the next full sweep
 SWEEP_INTERVAL_MIN = {"notebook": 15, "endpoint": 15, "studio-app": 15, "ec2": 15, "training-job": 5, "fsx": 60}
-CONTINUATION_DELAY_S = 60  # reaper.sweep.continuation.DELAY: the next part is invoked a minute after one ends
+CONTINUATION_DELAY_S = 60  # reaper.record.chain_record.DELAY: the next part is invoked a minute after one ends
 
 
 def parts(projected_s: float, n: int, target_n: int = 10_000, per_part: float = TIMEOUT_S / 2) -> dict[str, Any]:

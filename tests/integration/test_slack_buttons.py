@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
+from reaper import kinds
 from reaper.core.settings import Settings
 from reaper.record.actionlog import ActionLog
 from reaper.record.runtime import Runtime
@@ -73,8 +74,8 @@ def test_the_owner_snoozes_and_the_tag_the_record_and_the_thread_answer_follow(w
     assert "snoozed until" in said["text"] and said["thread_ts"] == "1700000000.000100"
     # and the next sweep leaves it alone
     decision, _ = pipeline.decide(
-        pipeline.kind_registry.get("notebook"),
-        pipeline.kind_registry.get("notebook").discover(world["rt"].clients(), world["rt"].settings, now)[0],
+        kinds.get("notebook"),
+        kinds.get("notebook").discover(world["rt"].clients(), world["rt"].settings, now)[0],
         None,
         world["rt"].settings,
         now + timedelta(minutes=1),

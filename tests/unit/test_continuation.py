@@ -8,8 +8,8 @@ import pytest
 
 from reaper.core.errors import BadEventError
 from reaper.core.timeutil import interval
-from reaper.sweep.chain import RUNNING, WINDOW, ChainRecord
-from reaper.sweep.continuation import DELAY, Cursor, event, parse
+from reaper.record.chain_record import DELAY, RUNNING, WINDOW, ChainRecord
+from reaper.sweep.continuation import Cursor, event, parse
 
 STARTED = datetime(2026, 12, 2, 3, 15, tzinfo=UTC)
 

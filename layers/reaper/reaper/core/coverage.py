@@ -374,6 +374,15 @@ class Coverage:
         """Most dollars first, then most resources."""
         return sorted(self.reasons.values(), key=lambda t: (-t.hourly_usd, -t.resources, t.reason.code))
 
+    def as_entry(self) -> dict[str, Any]:
+        """The action-log entry (type "coverage") the daily digest reads (reaper.record.coverage_metrics)."""
+        reasons = ", ".join(f"{t.reason.code} {t.resources}" for t in self.ranked())
+        said = (
+            f"judged {self.judged} of {self.resources}; can't judge {self.unknown}"
+            f" (${self.unknown_hourly_usd:,.2f}/h{': ' + reasons if reasons else ''})"
+        )
+        return {"type": "coverage", "id": "*", "arn": "", "reason": said, **self.to_json()}
+
     def to_json(self, setting: SettingOf | None = None) -> dict[str, Any]:
         return {
             "kind": self.kind,

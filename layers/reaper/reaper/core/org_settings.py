@@ -167,3 +167,39 @@ def sources_line(sources: Any) -> str:
             why = f" ({str(s.get('reason'))[:MAX_REASON]})" if s.get("reason") else ""
             out.append(f"{s.get('target')} {s.get('id')} v{s.get('version')} set by {s.get('set_by')} at {s.get('set_at')}{why}")
     return "; ".join(out)
+
+
+def told_state(reading: Reading, policy: str) -> str:
+    """What a member last told about its central settings (kept in its log: one notice per change)."""
+    if reading.status == "follows":
+        return f"{'refused' if policy == 'ignore' else policy}:{reading.version}"
+    if reading.status == "invalid":
+        return f"invalid:{reading.version}:{hashlib.sha256(reading.detail.encode()).hexdigest()[:12]}"
+    return reading.status  # none, unreadable
+
+
+def notice_words(reading: Reading, policy: str, own: Settings, now_following: Settings) -> tuple[str, str]:
+    """The title and text of the notice a member posts when what it follows changed."""
+    kept = f"Kept this stack's own modes: {describe(own)}; nothing was escalated."
+    if reading.status == "unreadable":
+        return "Central settings could not be read", f"The central settings table could not be read: {reading.detail}. {kept}"
+    if reading.status == "invalid":
+        return "Central settings refused as invalid", f"The central settings for this account cannot be used: {reading.detail}. {kept}"
+    if reading.status == "none":
+        return (
+            "Central settings removed",
+            f"No central setting applies to this account any more. Back to this stack's own modes: {describe(own)}.",
+        )
+    asked = apply(own, reading.modes, "follow")
+    if policy == "ignore":
+        return "Central settings refused by this stack", (
+            f"Central settings v{reading.version} ask for {describe(asked)} ({reading.detail}). "
+            f"This stack refuses central settings (CentralSettings=ignore) and keeps its own: {describe(own)}."
+        )
+    partial = ""
+    if policy == "dry-run-only" and asked != now_following:
+        partial = f" This stack takes only dry-run from central settings (CentralSettings=dry-run-only); they asked for {describe(asked)}."
+    return (
+        "Central settings apply",
+        f"Modes now: {describe(now_following)} (this stack's own: {describe(own)}). From: {reading.detail}.{partial}",
+    )

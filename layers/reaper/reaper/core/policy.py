@@ -384,6 +384,39 @@ def apply_grace(decision: Decision, view: TagView, grace_minutes: int, now: date
     )
 
 
+# the kind's own rule for one resource, its tags read: (view, settings, now) -> Decision (kinds.base.Kind.decide)
+Rule = Callable[[TagView, Settings, datetime], Decision]
+# the kind's choice past a kill date or over budget: (view, settings, now, reason) -> Decision, or None: nothing to
+# do in the resource's state (kinds.base.Kind.kill_decision)
+KillPick = Callable[[TagView, Settings, datetime, str], Decision | None]
+
+
+def decide(
+    tags: dict[str, str],
+    settings: Settings,
+    now: datetime,
+    rule: Rule,
+    pick: KillPick,
+    spend: Mapping[str, ProjectSpend],
+    grace_minutes: int | None,
+) -> tuple[Decision, TagView]:
+    """The whole decision for one resource, pure: its tags read, the exemptions screened, the kind's `rule`,
+    then the kill date, the budget, the production guard and (in enforce: `grace_minutes` not None) the grace.
+    The kind's parts come in as `rule` and `pick`, so the rules every kind shares run here in one call."""
+    view = read_tags(tags, settings)
+    decision = screen(view, settings, now) or rule(view, settings, now)
+
+    def picked(reason: str) -> Decision | None:
+        return pick(view, settings, now, reason)
+
+    decision = kill_date(decision, view, settings, now, picked)
+    decision = over_budget(decision, view, settings, spend, now, picked)
+    decision = production_guard(decision, view, settings)
+    if grace_minutes is not None and decision.verdict in (Verdict.ACT, Verdict.KEEP):
+        decision = apply_grace(decision, view, grace_minutes, now)
+    return decision, view
+
+
 def off_hours_reason(settings: Settings) -> str:
     """Why a resource goes outside working hours, as every kind's message says it."""
     oh = settings.off_hours

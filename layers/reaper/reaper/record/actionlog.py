@@ -11,7 +11,7 @@ sweeps running at once (the schedule and a CLI, say) never warn or act on one re
 unposted item is a message recorded but not yet handed to the queue: it is deleted once queued,
 and the next sweep posts what a sweep that died left behind.
   Slack posts      pk = POST#<sha256 of key>    sk = -          (status sending|sent|unconfirmed; 8 days)
-  sweep chains     pk = CHAIN#<kind>#<region>   sk = -          (conditional put; see reaper.sweep.chain)
+  sweep chains     pk = CHAIN#<kind>#<region>   sk = -          (conditional put; see reaper.sweep.chain, reaper.record.chain_record)
   budget confirmations pk = BUDGET#CONFIRMED sk = <ml:project> (an admin confirmed a tag-made budget: usd, by, at)
   bill reads       pk = BILL#YYYY-MM-DD         sk = <sha256 of the request> (a day's Cost Explorer answer,
                    compressed; read by `reaper report --bill`, expires in 2 days: docs/bill.md)
@@ -41,6 +41,7 @@ from pydantic import JsonValue
 
 from reaper.aws.dynamo_shapes import AttributeValue, Delete, Item, Put, Query, TransactItem
 from reaper.core.timeutil import as_utc, iso
+from reaper.record import chain_record
 from reaper.record.logentry import BadEntry, LogEntry, parse_entry
 
 log = logging.getLogger("reaper")
@@ -316,8 +317,10 @@ class ActionLog:
                 raise
 
     # -- sweep chains (reaper.sweep.chain) ---------------------------------------------------------
-    def chain(self, kind: str, region: str) -> dict[str, str] | None:
-        """The kind's chain record, read strongly consistent (a Query: what RECORD_PERMISSIONS grant)."""
+    def chain(self, kind: str, region: str) -> chain_record.ChainRecord | None:
+        """The kind's chain record, read strongly consistent (a Query: what RECORD_PERMISSIONS grant), its
+        fields parsed (reaper.record.chain_record); None when there is none. Raises AwsError when the table
+        cannot be read."""
         page = self.client.query(
             TableName=self.table,
             KeyConditionExpression="pk = :pk",
@@ -326,7 +329,7 @@ class ActionLog:
             Limit=1,
         )
         items = page.get("Items", [])
-        return {k: next(iter(v.values())) for k, v in items[0].items()} if items else None
+        return chain_record.parse({k: next(iter(v.values())) for k, v in items[0].items()}) if items else None
 
     def put_chain(self, kind: str, region: str, fields: Mapping[str, str | int], condition: str, values: Mapping[str, str | int]) -> bool:
         """Write the kind's chain record when `condition` holds; False when it does not.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from aws_lambda_powertools.metrics import single_metric
 
@@ -21,14 +20,6 @@ from reaper.core.observability import MetricUnit
 from reaper.record.runtime import Runtime
 
 log = logging.getLogger("reaper")
-
-
-def entry(c: Coverage) -> dict[str, Any]:
-    reasons = ", ".join(f"{t.reason.code} {t.resources}" for t in c.ranked())
-    said = (
-        f"judged {c.judged} of {c.resources}; can't judge {c.unknown} (${c.unknown_hourly_usd:,.2f}/h{': ' + reasons if reasons else ''})"
-    )
-    return {"type": "coverage", "id": "*", "arn": "", "reason": said, **c.to_json()}
 
 
 def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: str) -> list[Coverage]:
@@ -44,7 +35,7 @@ def publish(rt: Runtime, outcomes: Iterable[Outcome], now: datetime, event_id: s
     if rt.log is not None:
         for c in lines:
             try:
-                rt.log.record(entry(c), now, event_id)
+                rt.log.record(c.as_entry(), now, event_id)
             except AwsError as exc:  # the sweep's own outcomes are recorded already; this is only the tally
                 log.error("coverage entry for %s %s not written: %s", c.kind, c.region, short(exc))
     rt.forward_now()

@@ -42,7 +42,7 @@ from reaper.core.timeutil import as_utc, iso
 SOURCE = "mlreaper.sweep"
 DETAIL_TYPE = "Sweep Continuation"
 MAX_PARTS = 50  # a chain longer than this stops with one error: something is wrong, never a loop
-DELAY = timedelta(minutes=1)  # after this part ends, so the function (reserved concurrency 1) is free
+# A next part is due reaper.record.chain_record.DELAY after this part ends (the chain record's WINDOW counts it).
 # What arranging a continuation calls; iam.COMMON grants it to every sweep function.
 PERMISSIONS = ("scheduler:CreateSchedule", "iam:PassRole")
 _REGION = r"[a-z]{2}(-[a-z]+)+-\d{1,2}"

@@ -15,7 +15,7 @@ from reaper.core.model import Outcome, Verdict
 from reaper.core.observability import MetricUnit, logger, metrics
 from reaper.core.results import SweepSummary
 from reaper.core.timeutil import human_duration, interval, iso
-from reaper.record import coverage_metrics
+from reaper.record import chain_record, coverage_metrics
 from reaper.record.runtime import Runtime
 from reaper.sweep import chain, continuation, pipeline
 
@@ -57,8 +57,10 @@ def sweep_in_parts(
         preface=part.preface,
     )
     summary = part.summarize(run)
-    part.close(run, summary)
     part.note_outlasted(run, summary)
+    part.close(run, summary)
+    # what the sweep could not judge: dashboard metrics and one log entry per kind and region
+    summary["unknown"] = sum(c.unknown for c in coverage_metrics.publish(rt, run.outcomes, now, event_id))
     for verdict, n in summary["verdicts"].items():
         metrics.add_metric(name=f"Verdict_{verdict}", unit=MetricUnit.Count, value=n)
     logger.info("sweep done" if run.next_part is None else "sweep part done", extra={"kind": kind_name, **summary})
@@ -91,7 +93,7 @@ class _PartSweep:
             logger.warning("continuation dropped", extra={"kind": kind_name, "part": resume.part, "event_id": event_id, "why": why})
             metrics.add_metric(name="ContinuationDropped", unit=MetricUnit.Count, value=1)
             return {"event_id": event_id, "part": resume.part, "dropped": why}
-        if resume is None and record is not None and record.status == chain.RUNNING:
+        if resume is None and record is not None and record.status == chain_record.RUNNING:
             if record.alive(self.now) or not _take_over(rt, kind_name, self.home, record, event_id, self.now):
                 why = f"deferred to the chain in progress: {record.describe()}"
                 logger.info("sweep deferred", extra={"kind": kind_name, "event_id": event_id, "chain": record.event_id, "why": why})
@@ -107,7 +109,7 @@ class _PartSweep:
         return None
 
     def arrange(self, cursor: continuation.Cursor, elapsed: float) -> str:
-        at = self.now + timedelta(seconds=elapsed) + continuation.DELAY
+        at = self.now + timedelta(seconds=elapsed) + chain_record.DELAY
         if self.rt.log is not None:
             if not chain.arranging(self.rt.log, self.home, cursor, at, self.now + timedelta(seconds=elapsed)):
                 raise continuation.Superseded(f"the chain record names another sweep, or this one finished or went past part {cursor.part}")
@@ -117,7 +119,6 @@ class _PartSweep:
     def summarize(self, run: pipeline.SweepRun) -> SweepSummary:
         summary = summarize(self.event_id, run.outcomes)
         summary["part"] = self.this_part
-        summary["unknown"] = sum(c.unknown for c in coverage_metrics.publish(self.rt, run.outcomes, self.now, self.event_id))
         if self.unreadable is not None:
             summary["chain"] = self.unreadable
         if run.next_part is not None:
@@ -131,7 +132,10 @@ class _PartSweep:
             return
         if run.next_part is not None and (run.arranged is not None or run.superseded is not None):
             return
-        status, why = (chain.FINISHED, "every part done") if run.next_part is None else (chain.ENDED, run.ended or summary["continues"])
+        if run.next_part is None:
+            status, why = chain_record.FINISHED, "every part done"
+        else:
+            status, why = chain_record.ENDED, run.ended or summary["continues"]
         part = run.next_part.part if run.next_part is not None else self.this_part
         _close_chain(self.rt, self.kind_name, self.home, self.event_id, self.started, part, status, why, self.now)
 
@@ -152,13 +156,13 @@ def _when(at: datetime | None) -> str:
     return iso(at) if at is not None else "at an unknown time (the chain record is not this version's)"
 
 
-def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[chain.ChainRecord | None, str | None]:
+def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[chain_record.ChainRecord | None, str | None]:
     """The chain record, or None when the table cannot be read: the sweep then goes on (never skipped
     for want of it, and loudly: an error line and a metric). No second chain can come of it: the
     conditional write before a next part is arranged refuses while another live chain holds the record."""
     assert rt.log is not None
     try:
-        return chain.read(rt.log, kind_name, home), None
+        return rt.log.chain(kind_name, home), None
     except AwsError as exc:
         why = f"chain record unreadable ({short(exc)}): swept anyway"
         logger.error(why, extra={"kind": kind_name, "event_id": event_id})
@@ -166,7 +170,7 @@ def _read_chain(rt: Runtime, kind_name: str, home: str, event_id: str) -> tuple[
         return None, why
 
 
-def _take_over(rt: Runtime, kind_name: str, home: str, dead: chain.ChainRecord, event_id: str, now: datetime) -> bool:
+def _take_over(rt: Runtime, kind_name: str, home: str, dead: chain_record.ChainRecord, event_id: str, now: datetime) -> bool:
     """Name this sweep in a dead chain's record. A failed write is no reason to stay idle: the first
     part's own conditional write also replaces a dead record."""
     assert rt.log is not None

@@ -11,17 +11,18 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from reaper import kinds as kind_registry
+from reaper import kinds
 from reaper.aws.clients import Clients
 from reaper.aws.faults import AwsError, short
 from reaper.aws.tagging import remove_tags, write_tags
-from reaper.core import scope as sweep_scope
+from reaper.core import policy, scope
 from reaper.core.deadline import RESERVE_SECONDS, Deadline
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, Result, SweepAction, Verdict
-from reaper.core.policy import TagView, apply_grace, exempt_hint, kill_date, over_budget, production_guard, read_tags, screen
+from reaper.core.policy import TagView, exempt_hint
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, Action, Kind
@@ -70,7 +71,7 @@ class SweepRun:
 
 def sweep(
     rt: Runtime,
-    kinds: Iterable[str],
+    kind_names: Iterable[str],
     now: datetime,
     event_id: str,
     regions: Iterable[str] | None = None,
@@ -83,12 +84,12 @@ def sweep(
     that dies half-way has logged what it did, and the next sweep posts what it could not. What the
     deadline leaves no time for is `not-reached`, said once (no continuation here: see sweep_run).
     """
-    return sweep_run(rt, list(kinds), now, event_id, regions, progress, deadline).outcomes
+    return sweep_run(rt, list(kind_names), now, event_id, regions, progress, deadline).outcomes
 
 
 def sweep_run(
     rt: Runtime,
-    kinds: list[str],
+    kind_names: list[str],
     now: datetime,
     event_id: str,
     regions: Iterable[str] | None = None,
@@ -109,10 +110,10 @@ def sweep_run(
     say = progress or (lambda _msg: None)
     deadline = deadline or Deadline.none()
     began = deadline.clock()
-    if continue_with is not None and len(kinds) != 1:
+    if continue_with is not None and len(kind_names) != 1:
         raise ValueError("a sweep is continued one kind at a time")
     courier = Courier(rt, now, event_id, deadline=deadline)
-    courier.replay_unposted(kinds)
+    courier.replay_unposted(kind_names)
     region_list = list(regions or rt.regions)
     after: str | None = None
     if resume is not None:
@@ -122,8 +123,8 @@ def sweep_run(
     for o in run.outcomes:
         courier.take(o)
     for i, region in enumerate(region_list):
-        for name in kinds:
-            kind = kind_registry.get(name)
+        for name in kind_names:
+            kind = kinds.get(name)
             part = sweep_kind_run(rt, kind, region, now, event_id, say, courier, deadline, after if i == 0 else None)
             run.outcomes.extend(part.outcomes)
             run.handled += part.handled
@@ -275,7 +276,7 @@ def sweep_kind_run(
     ctx = _act_context(rt, kind, clients, now, event_id, deadline, courier)
     run = KindRun([])
     slowest = 0.0  # the longest chunk so far: the estimate for the next one
-    with sweep_scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
+    with scope.opened():  # what a kind reads for one chunk it may keep for the next, not past this sweep
         for start in range(0, len(todo), size):
             chunk = todo[start : start + size]
             left = deadline.left()
@@ -331,7 +332,7 @@ def named(found: list[Resource], only: Collection[str] | None) -> list[Resource]
 def check(rt: Runtime, kind: str, region: str, only: Collection[str], now: datetime, event_id: str) -> list[Outcome]:
     """The pipeline on the resources an event names, recorded and posted (kinds.base.Check: handed to a
     kind's event handler, so the kind never imports the pipeline)."""
-    return sweep_kind(rt, kind_registry.get(kind), region, now, event_id, lambda _msg: None, only=only)
+    return sweep_kind(rt, kinds.get(kind), region, now, event_id, lambda _msg: None, only=only)
 
 
 def _act_context(
@@ -412,19 +413,11 @@ def _tally(kind: Kind, region: str, run: KindRun) -> str:
 def decide(
     kind: Kind, resource: Resource, signal: Any, settings: Settings, now: datetime, spend: Mapping[str, ProjectSpend] | None = None
 ) -> tuple[Decision, TagView]:
-    """The whole decision for one resource, pure: tags, exemptions, the kind's rule, kill date, budget, production, grace."""
-    view = read_tags(resource.tags, settings)
-    decision = screen(view, settings, now) or kind.decide(resource, signal, view, settings, now)
-
-    def pick(reason: str) -> Decision | None:
-        return kind.kill_decision(resource, signal, view, settings, now, reason)
-
-    decision = kill_date(decision, view, settings, now, pick)
-    decision = over_budget(decision, view, settings, spend or {}, now, pick)
-    decision = production_guard(decision, view, settings)
-    if settings.mode_for(kind.name) is Mode.ENFORCE and decision.verdict in (Verdict.ACT, Verdict.KEEP):
-        decision = apply_grace(decision, view, settings.grace_for(kind.name), now)
-    return decision, view
+    """The whole decision for one resource, pure, in one call (reaper.core.policy.decide): tags, exemptions,
+    the kind's rule, kill date, budget, production, grace (in enforce)."""
+    grace = settings.grace_for(kind.name) if settings.mode_for(kind.name) is Mode.ENFORCE else None
+    rule, pick = partial(kind.decide, resource, signal), partial(kind.kill_decision, resource, signal)
+    return policy.decide(resource.tags, settings, now, rule, pick, spend or {}, grace)
 
 
 def process(kind: Kind, resource: Resource, signal: Any, ctx: ActContext, judge: Judge | None = None) -> Outcome:
