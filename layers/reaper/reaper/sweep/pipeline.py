@@ -526,11 +526,11 @@ def _begin(ctx: ActContext, outcome: Outcome, started: Result) -> Result | None:
     """Lease, claim and write-ahead record in one conditional write, before the gate and the change.
 
     The lease: one actor per resource (a CLI sweep, a scheduled sweep and an event never warn or act
-    twice at once). The claim: per decision per event, so a re-delivery finds it (invariant 5). The
+    twice at once). The claim: per decision per event, so a re-delivery finds it (docs/safety.md, item 6). The
     write-ahead record: the change about to be made, in the log and kept as unposted; the courier's
     record and message for the outcome use the same keys (the sweep's `now`, the resource, the event
     id) and replace these, and if they never come (the function timed out) the next sweep posts this
-    message (invariant 7). All three are written or none; when none, nothing is changed.
+    message (docs/safety.md, item 7). All three are written or none; when none, nothing is changed.
     None when the change may go ahead; else why not.
     """
     if ctx.log is None:

@@ -18,7 +18,7 @@ SOURCE_AZ_TAG, SOURCE_TYPE_TAG, SOURCE_SIZE_TAG = "source-az", "source-type", "s
 SOURCE_IOPS_TAG, SOURCE_THROUGHPUT_TAG = "source-iops", "source-throughput"
 # the reaper's own state on a volume or snapshot: never copied to a restored volume
 OWN_TAGS = ("warned-at", SNAPSHOT_TAG)
-ML_TAG_KEYS = ("ml:*", "ML:*", "Ml:*", "mL:*")  # EC2 filters are case-sensitive; the contract reads keys whatever their case
+ML_TAG_KEYS = ("ml:*", "ML:*", "Ml:*", "mL:*")  # EC2 filters are case-sensitive; docs/tags.md reads keys whatever their case
 SNAPSHOT_RUNNING = ("pending",)  # API_Snapshot State: pending | completed | error | recoverable | recovering
 
 

@@ -17,7 +17,7 @@ What AWS says of a space's use (docs/aws-assumptions.md, "Studio spaces left beh
     per sweep and region, read only when a space has no app listed): a space whose app started within StorageIdleWeeks
     is in use; one with none is reported with its last start. Where CloudTrail could not say (refused, failed, or the
     window reaches past what was read), the last use is unknown and the finding says so. DescribeApp's
-    `LastUserActivityTimestamp` follows the health checks (invariant 10) and is gone with the app. The space's own
+    `LastUserActivityTimestamp` follows the health checks (docs/aws-assumptions.md, row SP-4) and is gone with the app. The space's own
     `CreationTime` and `LastModifiedTime` must both be StorageIdleWeeks old.
 
 Protection: the space's tags, with its domain's `reaper:exempt`, `reaper:snooze-until` and production `ml:stage`
