@@ -266,3 +266,41 @@ def test_a_batch_read_aws_refuses_leaves_each_gate_to_read_its_own(aws, enforce,
     assert sorted(result["acted"]) == ids and all(case.changed(aws, i) for i in ids), result
     tags = "ec2:DescribeTags" if kind == "capacity" else "fsx:ListTagsForResource"
     assert calls.calls[tags] >= N, calls.by_operation()
+
+
+def _launch_into(aws: boto3.session.Session, cr: str) -> None:
+    from reaper_devkit import seed_ec2
+    from reaper_devkit.moto_ext import capacity
+
+    capacity.place(seed_ec2.instance(aws.client("ec2"), "p4d.24xlarge", OWNER, now=datetime.now(UTC)), cr)
+
+
+def _commit(aws: boto3.session.Session, cr: str) -> None:
+    from reaper_devkit.moto_ext import capacity
+
+    capacity.commit(cr, datetime.now(UTC) + timedelta(days=20))
+
+
+@pytest.mark.parametrize("since", [_launch_into, _commit], ids=["instance-launched-into-it", "commitment"])
+def test_a_reservation_used_or_committed_after_discovery_is_kept_by_the_batch_read(aws, enforce, lambda_context, monkeypatch, since):
+    # Given six idle ODCRs; after the signals, an instance is launched into one (or it gets a commitment)
+    ids = _reservations(aws, N, datetime.now(UTC))
+    late = ids[3]
+    from reaper.kinds.capacity import signals as capacity_signals
+
+    real = capacity_signals.signals
+
+    def signals_then_change(*args: Any, **kwargs: Any) -> Any:
+        read = real(*args, **kwargs)
+        since(aws, late)
+        return read
+
+    monkeypatch.setattr(capacity_signals, "signals", signals_then_change)
+    app = load_function("capacity")
+    # When the enforce sweep runs
+    with recording() as calls:
+        result = app.handler(event("capacity-schedule.json"), lambda_context)
+    # Then the batch's one read (its counts and commitment) keeps that one; the other five are cancelled
+    assert _between(calls.operations, "TransactWriteItems", "CancelCapacityReservation").count("DescribeCapacityReservations") == 1
+    assert not _cr_changed(aws, late) and sorted(result["acted"]) == [i for i in ids if i != late], result
+    assert result["verdicts"]["error"] == 0 and late not in " ".join(result["errors"]), result
