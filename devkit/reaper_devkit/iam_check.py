@@ -13,13 +13,14 @@ ARN formats: the Service Authorization Reference of each service
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reaper.sweep.iam import PASSES_ROLE, TAG_ON_CREATE
-from reaper_devkit.template import function_statements, load, statement_actions
+from reaper_devkit.template import attached_policies, function_statements, load, statement_actions
 
 ACCOUNT = "123456789012"  # moto's account; template patterns are resolved for it
 STACK_REGION = "us-east-1"  # the tests' region, where the stack would be
@@ -86,6 +87,9 @@ RESOURCE_OF: dict[str, ArnOf] = {
     "sagemaker:AddTags": lambda region, account, p: [p["ResourceArn"]],
     "sagemaker:DeleteTags": lambda region, account, p: [p["ResourceArn"]],
     "fsx:DeleteFileSystem": _fsx("file-system", "FileSystemId"),
+    "ec2:CancelCapacityReservation": lambda region, account, p: [
+        f"arn:aws:ec2:{region}:{account}:capacity-reservation/{p['CapacityReservationId']}"
+    ],
     "fsx:CreateBackup": _both(_fsx("file-system", "FileSystemId"), _fsx_new("backup", "backup-new")),
     "fsx:CreateDataRepositoryTask": _both(_fsx("file-system", "FileSystemId"), _fsx_new("task", "task-new")),
     "fsx:CreateFileSystemFromBackup": _both(_fsx("backup", "BackupId"), _fsx_new("file-system", "fs-new")),
@@ -267,7 +271,7 @@ def _matches(pattern: str, value: str) -> bool:
     return bool(_glob(pattern).match(value))
 
 
-def _holds(condition: Mapping[str, Mapping[str, Any]], context: Mapping[str, tuple[str, ...]]) -> bool:
+def _holds(condition: Mapping[str, Mapping[str, Any]], context: Mapping[str, tuple[str, ...]]) -> bool:  # noqa: C901 - one case per operator
     for operator, tests in condition.items():
         for key, wanted in tests.items():
             allowed = [wanted] if isinstance(wanted, str | dict) else list(wanted)
@@ -280,6 +284,9 @@ def _holds(condition: Mapping[str, Mapping[str, Any]], context: Mapping[str, tup
                 return False
             elif operator == "StringEquals":
                 if not all(v in allowed_text for v in have):
+                    return False
+            elif operator == "StringEqualsIgnoreCase":  # the Deny backstop's operator (DenyExempt, DenyProduction)
+                if not all(v.lower() in {a.lower() for a in allowed_text} for v in have):
                     return False
             # ForAllValues:StringEquals is matched as a glob: a template parameter in a !Sub reads as `*` here
             elif operator in ("StringLike", "ForAllValues:StringLike", "ForAllValues:StringEquals"):
@@ -306,3 +313,71 @@ def ungranted(requests: Iterable[Request], logical_id: str, conditions: Collecti
     where the template's `conditions` hold (default: its parameters' defaults)."""
     stmts = function_statements(logical_id, conditions)
     return sorted({str(r) for r in requests if not granted(r, stmts)})
+
+
+# -- the Deny backstop, as deployed ---------------------------------------------------------------
+# "An explicit deny in any of these policies overrides the allow"
+# (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html): a request the role's
+# Allow statements grant is still refused when a Deny statement on the role matches it. The backstop's Deny
+# statements compare the resource's tags (`aws:ResourceTag/<key>`, one value each) with StringEqualsIgnoreCase;
+# a request whose resource lacks the tag does not match them (a condition on a key the request does not carry
+# does not hold).
+
+
+def resource_tagged(request: Request, tags: Mapping[str, str]) -> Request:
+    """The request with its resource's tags as IAM reads them at the call: `aws:ResourceTag/<key>` (the key as written)."""
+    return Request(request.action, request.resource, {**request.context, **{f"aws:ResourceTag/{k}": (v,) for k, v in tags.items()}})
+
+
+def _cfn(node: Any, params: Mapping[str, str]) -> str:
+    """A !Sub variable's value for these parameter values (Ref, Split then Join: what the backstop uses); else refused."""
+    if isinstance(node, str):
+        return node
+    if "Ref" in node:
+        return params[node["Ref"]]
+    if "Join" in node:
+        sep, items = node["Join"]
+        parts = items["Split"] if isinstance(items, dict) else None
+        values = _cfn(parts[1], params).split(parts[0]) if parts else [_cfn(i, params) for i in items]
+        return str(sep).join(values)
+    raise ValueError(f"!Sub variable not modelled: {node}")
+
+
+def _substituted(text: str, values: Mapping[str, str]) -> str:
+    """!Sub's text with every ${Name} replaced by its value (a name without one is refused, never guessed)."""
+    return re.sub(r"\$\{([^}]+)\}", lambda m: values[m.group(1)], text)
+
+
+def deny_statements(logical_id: str, params: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The Deny statements of the policies attached to the function's role, their !Sub text resolved for these
+    parameter values (default: the template's defaults), so a tag key and the stages read as deployed."""
+    t = load()
+    values = {name: str(p.get("Default", "")) for name, p in t.get("Parameters", {}).items()} | dict(params or {})
+    out: list[dict[str, Any]] = []
+    for name, (_, variables) in attached_policies(logical_id).items():
+        doc = t["Resources"][name]["Properties"]["PolicyDocument"]["Sub"]
+        text = doc if isinstance(doc, str) else doc[0]
+        pseudo = {"AWS::Partition": "aws", "AWS::AccountId": ACCOUNT, "AWS::Region": STACK_REGION}
+        subs = {**values, **pseudo, **{k: _cfn(v, values) for k, v in variables.items()}}
+        resolved = json.loads(_substituted(text, subs))
+        out.extend(stmt for stmt in resolved["Statement"] if stmt.get("Effect") == "Deny")
+    return out
+
+
+def denied(request: Request, statements: Iterable[Mapping[str, Any]]) -> str | None:
+    """The Sid of the first Deny statement that matches the request (action, resource, conditions), or None."""
+    for stmt in statements:
+        if stmt.get("Effect") != "Deny" or request.action not in statement_actions(dict(stmt)):
+            continue
+        if any(_matches(p, request.resource) for p in patterns(stmt["Resource"])) and _holds(stmt.get("Condition", {}), request.context):
+            return str(stmt.get("Sid", "Deny"))
+    return None
+
+
+def decision(request: Request, logical_id: str, params: Mapping[str, str] | None = None) -> str:
+    """What the function's role, as deployed with these parameter values, answers to the request: "denied by <Sid>"
+    (an explicit Deny matches it), "allowed", or "not granted" (no Allow matches it)."""
+    sid = denied(request, deny_statements(logical_id, params))
+    if sid is not None:
+        return f"denied by {sid}"
+    return "allowed" if granted(request, function_statements(logical_id)) else "not granted"

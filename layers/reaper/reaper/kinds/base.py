@@ -112,6 +112,10 @@ class BatchAnswer:
 # (context, the resources the gate let through, each with its decision) -> what the call(s) did to each
 BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]
 
+# what a batch's one read of its members found for one of them (KindDeclaration.read_many): (its state now, None when
+# gone; its tags now, or None where the read does not return them and its gate reads them alone)
+ReadNow = tuple[str | None, dict[str, str] | None]
+
 
 @dataclass(frozen=True)
 class SignalContext:
@@ -311,8 +315,9 @@ class KindDeclaration:
     read_permissions: tuple[str, ...]  # discovery, signals (list prices included) and the pre-action state check
     actions: Mapping[KindAction, Action]  # keyed by the kind's ActionName members
     parts: Ref  # -> Parts: discover, signals, decide, state reads, undo, kill decision, guard (kinds/<kind>/parts.py)
-    # (clients, resources) -> {arn: (state now or None, tags now)}: a batch's members read again in one call
-    # where the service has one (reaper.sweep.batch), for their gates; a member it leaves out is read alone
+    # (clients, resources) -> {arn: ReadNow}: a batch's members read again in one call where the service has
+    # one (reaper.sweep.batch), for their gates; a member it leaves out is read alone, and tags it gives as None
+    # are read alone (a read that does not return them: FSx, docs/aws-assumptions.md)
     read_many: Ref | None = None
     events: tuple[EventRoute, ...] = ()
     event_permissions: tuple[str, ...] = ()  # what the event handlers call beyond the sweep
@@ -409,11 +414,12 @@ class Kind:
             return parts.current_state(clients, resource), None
         return parts.current_read(clients, resource)
 
-    def read_many(self, clients: Clients, resources: list[Resource]) -> dict[str, tuple[str | None, dict[str, str]]]:
-        """The state and tags now of many resources in one read, by ARN; {} when the kind has no such read."""
+    def read_many(self, clients: Clients, resources: list[Resource]) -> dict[str, ReadNow]:
+        """The state (and tags, where the read returns them) now of many resources in one read, by ARN; {} when the
+        kind has no such read."""
         if self.declaration.read_many is None:
             return {}
-        read: dict[str, tuple[str | None, dict[str, str]]] = self._part(self.declaration.read_many)(clients, resources)
+        read: dict[str, ReadNow] = self._part(self.declaration.read_many)(clients, resources)
         return read
 
     def kill_decision(
@@ -498,6 +504,7 @@ __all__ = [
     "Kind",
     "KindDeclaration",
     "Parts",
+    "ReadNow",
     "SignalContext",
     "KillDecision",
     "Ref",

@@ -5,8 +5,8 @@ Nothing about one change is shared with another but the call that makes them: ea
 alone (lease, claim and write-ahead record: reaper.sweep.pipeline._begin) and held; when the batch is
 full, or the chunk or the time is at its end, each held change passes the gate alone (state,
 protection and the kind's guards read again, reaper.sweep.gate; where the kind reads many in one call,
-`KindDeclaration.read_many`, the state and tags of all of them come from that one read, made just
-before the gates), then one call makes those the gate let through, then each settles from the call's
+`KindDeclaration.read_many`, the state of all of them, and their tags where it returns them, come from
+that one read, made just before the gates), then one call makes those the gate let through, then each settles from the call's
 answer. Fewer than BATCH_FROM after the gate: each is
 made alone, the one-resource path.
 
@@ -30,7 +30,7 @@ from reaper.aws.faults import AwsError, error_code, short
 from reaper.aws.tagging import remove_tags
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Outcome, Result
-from reaper.kinds.base import ActContext, Action, BatchAnswer, Kind
+from reaper.kinds.base import ActContext, Action, BatchAnswer, Kind, ReadNow
 from reaper.sweep.gate import gate
 
 log = logging.getLogger("reaper")
@@ -102,7 +102,7 @@ class Batch:
         for o in passed:
             _safely(o, partial(self._settled, action, o, answer, len(passed)))
 
-    def _read_many(self, group: list[Outcome]) -> dict[str, tuple[str | None, dict[str, str]]]:
+    def _read_many(self, group: list[Outcome]) -> dict[str, ReadNow]:
         """The members' state and tags in one read where the kind has one; {} (each gate reads alone) when it
         has none or the read fails."""
         try:
@@ -111,7 +111,7 @@ class Batch:
             log.warning("reading %d %s resources at once failed (%s): each read alone", len(group), self.kind.name, short(exc))
             return {}
 
-    def _gated(self, action: Action, o: Outcome, read: tuple[str | None, dict[str, str]] | None = None) -> bool:
+    def _gated(self, action: Action, o: Outcome, read: ReadNow | None = None) -> bool:
         """The gate, alone, just before the batch's call: True when this change may be made."""
         try:
             o.result = gate(self.kind, action, o.resource, self.ctx, o.decision.reason, read, ruled=o.decision)

@@ -10,9 +10,11 @@ the same guard against the rule's fresh decision before it asks for anything (`r
 do what a sweep would do now, or less: skip the idle wait and the grace period, never a guard.
 
 A batch's gates (reaper.sweep.batch) may take the state and tags from one read of all its members made
-just before them (`KindDeclaration.read_many`: EC2's DescribeInstances by instance-id filter), instead
-of one read each: the same reads, of the same service, as close to the call; the kind's own per-resource
-checks (EC2 stop protection) are still made in that read, one per member.
+just before them (`KindDeclaration.read_many`: EC2's DescribeInstances by instance-id filter, capacity's
+DescribeCapacityReservations by id), instead of one read each: the same reads, of the same service, as
+close to the call; the kind's own per-resource checks (EC2 stop protection) are still made in that read,
+one per member. Where that read does not return the tags (FSx's DescribeFileSystems is not documented to),
+it gives the state only and each gate reads its member's tags alone, as without a batch.
 
 What the gate read for a change it lets through (the tags, and the description a kind's `current_read`
 returns with the state) goes to that change's action in `ActContext.read_now`: the action does not read
@@ -27,7 +29,7 @@ from reaper.aws.tagging import current_tags
 from reaper.core.model import Decision, Resource, Result
 from reaper.core.policy import TagView, is_production, read_tags, screen
 from reaper.core.settings import Settings
-from reaper.kinds.base import ActContext, Action, Kind
+from reaper.kinds.base import ActContext, Action, Kind, ReadNow
 
 AGAIN = "read again just before the change"
 
@@ -38,16 +40,15 @@ def gate(
     resource: Resource,
     ctx: ActContext,
     reason: str = "",
-    read: tuple[str | None, dict[str, str]] | None = None,
+    read: ReadNow | None = None,
     ruled: Decision | None = None,
 ) -> Result | None:
     """None when the change may be made now; else the Result that says why nothing was done.
 
     `read`: the state and tags a batch's one read of its members (`Kind.read_many`) found just now for
-    this resource; without it, both are read here. `ruled`: the decision about to be carried out, which the
-    kind's guard may read (EC2: an instance store read empty this sweep, or a recorded consent).
-    AWS errors of the reads propagate: the caller reports
-    them as a failure, nothing changed.
+    this resource; without it, both are read here (and tags it gives as None). `ruled`: the decision about
+    to be carried out, which the kind's guard may read (EC2: an instance store read empty this sweep, or a
+    recorded consent). AWS errors of the reads propagate: the caller reports them as a failure, nothing changed.
     """
     ctx.read_now.clear()
     state, described = kind.state_now(ctx.clients, resource) if read is None else (read[0], None)

@@ -59,6 +59,7 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
+    read_many=f"{_P}.actions:current_many",  # a batch's gates: one DescribeCapacityReservations, tags with it (reaper.sweep.batch)
     default_action=ActionName.CANCEL,
     events=(
         EventRoute("aws.health", ("AWS Health Event",), f"{_P}.events:underutilized"),

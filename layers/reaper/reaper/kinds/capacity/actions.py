@@ -1,7 +1,8 @@
 """Cancel an ODCR (never a Capacity Block, a committed reservation or a plan), the re-read just before, and undo.
 
-The re-read is one DescribeCapacityReservations of that reservation: still `active`, still no
-instance in it (an instance launched since discovery keeps it), still no commitment. Cancelling
+The re-read is one DescribeCapacityReservations of that reservation (of a batch's reservations, one for
+all of them, their tags with it: `current_many`): still `active`, still no instance in it (an instance
+launched since discovery keeps it), still no commitment. Cancelling
 cannot be undone: the reservation's spec and tags go to the action log first, so `reaper restore`
 can make an equivalent, new reservation (subject to capacity). A sweep's cancellations are made up to
 ACT_BATCH at a time, their specs written in one transaction (reaper.kinds.recorded).
@@ -20,9 +21,9 @@ from reaper.aws.clients import Clients
 from reaper.aws.faults import error_code
 from reaper.core.errors import ActionRefused
 from reaper.core.model import Decision, KindAction, Resource
-from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
+from reaper.kinds.base import ActContext, BatchAnswer, Made, ReadNow, Unconfirmed, action_named
 from reaper.kinds.capacity import ActionName
-from reaper.kinds.capacity.discover import to_resource
+from reaper.kinds.capacity.discover import CapacityReservation, to_resource
 from reaper.kinds.capacity.model import KIND, CapacityFacts, RestoreRecord
 from reaper.kinds.capacity.rules import not_cancellable
 from reaper.kinds.recorded import alone, record_then_change
@@ -103,10 +104,37 @@ def current_state(clients: Clients, resource: Resource) -> str | None:
         if error_code(exc).startswith("InvalidCapacityReservationId"):
             return None
         raise
-    if not found or found[0].get("State") in ("cancelled", "expired"):
+    return _state_of(clients, resource, found[0] if found else None)
+
+
+def current_many(clients: Clients, resources: Sequence[Resource]) -> dict[str, ReadNow]:
+    """A batch's reservations read again in one DescribeCapacityReservations by `CapacityReservationIds` (paged),
+    their tags from the same answer ("Any tags assigned to the Capacity Reservation"), so no DescribeTags.
+    One id AWS does not know fails the whole call (InvalidCapacityReservationId.NotFound): the batch then reads
+    each alone (reaper.sweep.batch). Training plans are not reservations: left out, each read alone.
+    https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeCapacityReservations.html
+    https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html
+    """
+    wanted = [r for r in resources if r.facts_as(CapacityFacts).source != "training-plan"]
+    if not wanted:
+        return {}
+    found: dict[str, CapacityReservation] = {}
+    pages = clients("ec2").get_paginator("describe_capacity_reservations").paginate(CapacityReservationIds=[r.id for r in wanted])
+    for page in pages:
+        found.update({str(cr.get("CapacityReservationId")): cr for cr in page.get("CapacityReservations", [])})
+    return {r.arn: (_state_of(clients, r, found.get(r.id)), _tags(found.get(r.id))) for r in wanted}
+
+
+def _tags(cr: CapacityReservation | None) -> dict[str, str]:
+    return {t["Key"]: t.get("Value", "") for t in (cr.get("Tags", []) if cr else [])}
+
+
+def _state_of(clients: Clients, resource: Resource, cr: CapacityReservation | None) -> str | None:
+    """The state the gate judges: None when gone; an instance in it since discovery, a commitment or a block, said."""
+    if cr is None or cr.get("State") in ("cancelled", "expired"):
         return None
-    now_facts = to_resource(resource.region, found[0], clients.pricer).facts_as(CapacityFacts)
-    state = str(found[0].get("State"))
+    now_facts = to_resource(resource.region, cr, clients.pricer).facts_as(CapacityFacts)
+    state = str(cr.get("State"))
     if state != "active":
         return state
     if now_facts.source != "odcr":

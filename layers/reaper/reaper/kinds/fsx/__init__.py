@@ -100,6 +100,8 @@ DECLARATION = KindDeclaration(
         ),
     },
     **standard_parts(_P),
+    # a batch's gates: one DescribeFileSystems for their state; their tags still one ListTagsForResource each
+    read_many=f"{_P}.actions:current_many",
     default_action=ActionName.BACKUP,  # phase 1; kill_decision picks backup, export or discard by the file system's protection
     events=(
         EventRoute("aws.sagemaker", ("SageMaker Training Job State Change",), f"{_P}.events:job_state_changed"),
