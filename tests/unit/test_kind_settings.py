@@ -19,6 +19,7 @@ from reaper.kinds.endpoint.settings import EndpointSettings
 from reaper.kinds.fsx.settings import FsxSettings
 from reaper.kinds.mlflow.settings import MlflowSettings
 from reaper.kinds.notebook.settings import NotebookSettings
+from reaper.kinds.storage.settings import StorageSettings
 from reaper.kinds.studio_app.settings import StudioAppSettings
 from reaper.kinds.training_job.settings import TrainingJobSettings
 from reaper_devkit.template import load
@@ -72,6 +73,8 @@ ROWS: list[tuple[str, str, type[KindSettings], str, Any]] = [
     ("REAPER_DIVERGENCE_RATIO", "3.5", TrainingJobSettings, "divergence_ratio", 3.5),
     ("REAPER_GPU_IDLE_PERCENT", "40", TrainingJobSettings, "gpu_idle_percent", 40.0),
     ("REAPER_GPU_IDLE_MINUTES", "20", TrainingJobSettings, "gpu_idle_minutes", 20),
+    ("REAPER_STORAGE_BACKUP_RETENTION_DAYS", "30", StorageSettings, "storage_backup_retention_days", 30),
+    ("REAPER_STORAGE_IDLE_WEEKS", "13", StorageSettings, "storage_idle_weeks", 13),
 ]
 # the variables read with others beside them, as the stack sets them (the endpoint's wake switches need the
 # restore function and the Scheduler role: alone, they are refused)
@@ -215,6 +218,31 @@ MOVED_REFUSALS = [
         "settings: REAPER_ENDPOINT_OFF_HOURS_RESTORE needs REAPER_RESTORE_FUNCTION_ARN and REAPER_SCHEDULER_ROLE_ARN (the "
         "schedule invokes the restore function with that role)",
     ),
+    (
+        {"REAPER_STORAGE_IDLE_WEEKS": "0"},
+        "REAPER_STORAGE_IDLE_WEEKS (storage_idle_weeks): Input should be greater than or equal to 1 (got '0')",
+    ),
+    (
+        {"REAPER_STORAGE_IDLE_WEEKS": "105"},
+        "REAPER_STORAGE_IDLE_WEEKS (storage_idle_weeks): Input should be less than or equal to 104 (got '105')",
+    ),
+    (
+        {"REAPER_STORAGE_IDLE_WEEKS": "x"},
+        "REAPER_STORAGE_IDLE_WEEKS (storage_idle_weeks): Input should be a valid integer, unable to parse string as an integer (got 'x')",
+    ),
+    (
+        {"REAPER_STORAGE_BACKUP_RETENTION_DAYS": "0"},
+        "REAPER_STORAGE_BACKUP_RETENTION_DAYS (storage_backup_retention_days): Input should be greater than or equal to 1 (got '0')",
+    ),
+    (
+        {"REAPER_STORAGE_BACKUP_RETENTION_DAYS": "3651"},
+        "REAPER_STORAGE_BACKUP_RETENTION_DAYS (storage_backup_retention_days): Input should be less than or equal to 3650 (got '3651')",
+    ),
+    (
+        {"REAPER_STORAGE_BACKUP_RETENTION_DAYS": "1.5"},
+        "REAPER_STORAGE_BACKUP_RETENTION_DAYS (storage_backup_retention_days): Input should be a valid integer, unable to parse "
+        "string as an integer (got '1.5')",
+    ),
 ]
 
 
@@ -228,6 +256,25 @@ def test_a_moved_setting_is_refused_in_the_same_line_when_the_runtime_is_built(e
     assert str(err.value) == f"bad configuration: {said}"
 
 
+# The other side of each moved bound: accepted when the runtime is built, and read as given (blank: the default)
+MOVED_ACCEPTED = [
+    ("REAPER_STORAGE_IDLE_WEEKS", "1", StorageSettings, "storage_idle_weeks", 1),
+    ("REAPER_STORAGE_IDLE_WEEKS", "104", StorageSettings, "storage_idle_weeks", 104),
+    ("REAPER_STORAGE_BACKUP_RETENTION_DAYS", "1", StorageSettings, "storage_backup_retention_days", 1),
+    ("REAPER_STORAGE_BACKUP_RETENTION_DAYS", "3650", StorageSettings, "storage_backup_retention_days", 3650),
+    ("REAPER_STORAGE_BACKUP_RETENTION_DAYS", "", StorageSettings, "storage_backup_retention_days", None),  # the stack's default
+]
+
+
+@pytest.mark.parametrize(("var", "text", "model", "field", "value"), MOVED_ACCEPTED, ids=[f"{r[0]}={r[1]}" for r in MOVED_ACCEPTED])
+def test_a_moved_setting_at_its_bound_is_accepted_when_the_runtime_is_built(var, text, model, field, value):
+    # Given a value at the edge the shared settings accepted before the setting moved
+    settings = Settings.from_env({var: text, "REAPER_LIVE_PRICES": "false"})
+    # Then the runtime is built, and the kind's own model holds it
+    runtime = wiring.build_runtime(settings, region="us-east-1")
+    assert getattr(runtime.settings.of(model), field) == value
+
+
 def test_learned_wake_is_on_by_default_only_where_a_wake_can_be_scheduled():
     # Given the endpoint function's environment (the restore function and the Scheduler role set), and a laptop's
     wired, bare = Settings.from_env(WAKE_WIRED).of(EndpointSettings), Settings.from_env({}).of(EndpointSettings)
@@ -237,8 +284,10 @@ def test_learned_wake_is_on_by_default_only_where_a_wake_can_be_scheduled():
 
 
 def test_the_shared_settings_no_longer_take_the_moved_fields():
-    # Given code that still hands the shared settings a field now in the endpoint's, MLflow's or EC2's own model
-    for field, value in (("endpoint_learned_wake", False), ("mlflow_idle_hours", 6), ("gpu_ssm_reads", True)):
+    # Given code that still hands the shared settings a field now in the endpoint's, MLflow's, EC2's or storage's own model
+    moved = (("endpoint_learned_wake", False), ("mlflow_idle_hours", 6), ("gpu_ssm_reads", True))
+    moved += (("storage_idle_weeks", 13), ("storage_backup_retention_days", 30))
+    for field, value in moved:
         # Then it is refused in one line naming the field, never kept at a default unseen
         with pytest.raises(ConfigError, match=field):
             Settings.validated({field: value})

@@ -12,6 +12,7 @@ from reaper.core.settings import Settings
 from reaper.kinds.storage import ActionName
 from reaper.kinds.storage.model import BackupFacts, SnapshotState, SpaceFacts, StorageSignal, VolumeFacts
 from reaper.kinds.storage.rules import decide, kill_decision
+from reaper.kinds.storage.settings import StorageSettings
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 
@@ -31,19 +32,27 @@ def volume(age_weeks: float = 6, snapshot_id: str | None = None, *, instance_id:
                     tags={"ml:owner": "a@x"}, created_at=NOW - timedelta(weeks=age_weeks), facts=facts)  # fmt: skip
 
 
+def retention(days: int) -> Settings:
+    return Settings().with_kind(StorageSettings(storage_backup_retention_days=days))
+
+
+def idle_weeks(weeks: int) -> Settings:
+    return Settings().with_kind(StorageSettings(storage_idle_weeks=weeks))
+
+
 def judge(r: Resource, settings: Settings, signal: StorageSignal | None = None):  # type: ignore[no-untyped-def]
     return decide(r, signal, read_tags(r.tags, settings), settings, NOW)
 
 
 def test_a_backup_is_kept_without_a_retention_and_deleted_past_one():
     assert judge(backup(400), Settings()).verdict is Verdict.KEEP
-    d = judge(backup(31), Settings(storage_backup_retention_days=30))
+    d = judge(backup(31), retention(30))
     assert d.verdict is Verdict.ACT and d.action is ActionName.DELETE_BACKUP and "can no longer bring" in d.reason
-    assert judge(backup(29), Settings(storage_backup_retention_days=30)).verdict is Verdict.KEEP
+    assert judge(backup(29), retention(30)).verdict is Verdict.KEEP
 
 
 def test_keep_tag_living_file_system_and_unfinished_backup_keep_it():
-    s = Settings(storage_backup_retention_days=1)
+    s = retention(1)
     for r in (backup(40, tags={"reaper:keep": "True "}), backup(40, source_exists=True), backup(40, state="CREATING")):
         assert judge(r, s).verdict is Verdict.KEEP, r
 
@@ -129,9 +138,9 @@ def test_a_space_is_judged_on_cloudtrails_app_starts_and_unknown_where_they_do_n
     for r, settings, why in (
         (space(unread="CloudTrail LookupEvents failed (AccessDeniedException)"), s, "AccessDeniedException"),
         (space(since=NOW - timedelta(weeks=1)), s, "reach back to 2026-11-28T12:00:00Z only"),
-        (space(since=kept, made_weeks=20, changed_weeks=20), Settings(storage_idle_weeks=13), "back to 2026-09-06T12:00:00Z only"),
+        (space(since=kept, made_weeks=20, changed_weeks=20), idle_weeks(13), "back to 2026-09-06T12:00:00Z only"),
     ):
         d = judge(r, settings)
         assert d.notify and d.unknown == "space-last-use-unknown" and "last use is unknown" in d.reason and why in d.reason, d.reason
     # a start CloudTrail still holds, under a StorageIdleWeeks past its 90 days, still proves use
-    assert not judge(space(started=NOW - timedelta(weeks=12), since=kept, made_weeks=20), Settings(storage_idle_weeks=13)).notify
+    assert not judge(space(started=NOW - timedelta(weeks=12), since=kept, made_weeks=20), idle_weeks(13)).notify

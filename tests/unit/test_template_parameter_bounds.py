@@ -17,6 +17,7 @@ import pytest
 from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.kinds import check_settings
+from reaper.kinds.storage.settings import StorageSettings
 from reaper_devkit.template import load
 
 T = load()
@@ -80,3 +81,22 @@ def test_each_number_has_a_max_the_settings_take_and_nothing_past_it(name, var):
         settings(str(param["MinValue"]))
         with pytest.raises(ConfigError):
             settings(str(param["MinValue"] - 1))
+
+
+def _storage_takes(text: str) -> bool:
+    try:
+        StorageSettings.from_env({"REAPER_STORAGE_BACKUP_RETENTION_DAYS": text})
+    except ConfigError:
+        return False
+    return True
+
+
+def test_the_storage_retention_pattern_lets_through_exactly_the_days_the_storage_function_takes():
+    # Given StorageBackupRetentionDays: a String (empty keeps every backup), so CloudFormation checks it with its
+    # AllowedPattern only (docs/aws-assumptions.md, PK-5), and the storage kind's own settings read its variable
+    pattern = T["Parameters"]["StorageBackupRetentionDays"]["AllowedPattern"]
+    texts = ["", "01", "-1", "1.5", "1e3", *map(str, range(0, 10_001))]
+    # Then no value the stack deploys with fails the function's every cold start
+    assert [t for t in texts if re.fullmatch(pattern, t) and not _storage_takes(t)] == []
+    # and every whole number of days the function takes, the stack takes too
+    assert [t for t in texts if t.isdigit() and t == str(int(t)) and _storage_takes(t) and not re.fullmatch(pattern, t)] == []

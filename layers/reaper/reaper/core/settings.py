@@ -189,11 +189,6 @@ class Settings(BaseModel):
     # impact (USD) an anomaly needs before AWS alerts
     anomaly_topic_arn: str | None = None
     anomaly_threshold_usd: float = Field(default=100.0, ge=0, le=1_000_000)
-    # Storage left behind (docs/kinds/storage.md): the reaper's own FSx backups are deleted this many days
-    # after they were made (None, the default: kept for ever; a backup tagged reaper:keep=true always is);
-    # an ML volume (tag key ml:*) unattached and made at least this many weeks ago is snapshotted, then deleted
-    storage_backup_retention_days: int | None = Field(default=None, ge=1, le=3_650)
-    storage_idle_weeks: int = Field(default=4, ge=1, le=104)
     # LivePrices (docs/prices.md): list prices from the AWS Price List API, cached in the action-log table;
     # off: the shipped copy of AWS's price list alone. The API is served from these regions only.
     live_prices: bool = True
@@ -408,8 +403,6 @@ ENV_VARS: dict[str, str] = {
     "REAPER_BUDGET_ENFORCE": "budget_enforce",
     "REAPER_ANOMALY_TOPIC_ARN": "anomaly_topic_arn",
     "REAPER_ANOMALY_THRESHOLD_USD": "anomaly_threshold_usd",
-    "REAPER_STORAGE_BACKUP_RETENTION_DAYS": "storage_backup_retention_days",
-    "REAPER_STORAGE_IDLE_WEEKS": "storage_idle_weeks",
 }
 
 

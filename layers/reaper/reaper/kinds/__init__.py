@@ -24,6 +24,7 @@ KIND_SETTINGS: dict[str, tuple[str, str]] = {
     "ec2": ("reaper.kinds.ec2.settings", "Ec2Settings"),
     "bedrock-pt": ("reaper.kinds.bedrock_pt.settings", "BedrockPtSettings"),
     "mlflow": ("reaper.kinds.mlflow.settings", "MlflowSettings"),
+    "storage": ("reaper.kinds.storage.settings", "StorageSettings"),
 }
 _loaded: dict[str, Kind] = {}
 

@@ -45,6 +45,7 @@ from reaper.kinds.storage.model import (
     RestoreRecord,
     VolumeFacts,
 )
+from reaper.kinds.storage.settings import StorageSettings
 from reaper.kinds.storage.signals import IDS_PER_CALL, snapshots
 
 log = logging.getLogger("reaper")
@@ -79,7 +80,7 @@ def delete_backup(ctx: ActContext, resource: Resource, decision: Decision) -> st
     """DeleteBackup, the gate having read its state and its tags (reaper:keep included, Parts.guard) a moment ago."""
     facts = resource.facts_as(BackupFacts)
     ctx.clients("fsx").delete_backup(BackupId=resource.id, ClientRequestToken=token(ctx, resource, "delete-backup"))
-    days = ctx.settings.storage_backup_retention_days
+    days = ctx.settings.of(StorageSettings).storage_backup_retention_days
     return f"deleted (the retention of {days} d set by StorageBackupRetentionDays): file system {facts.source_fs} can no longer be restored"
 
 

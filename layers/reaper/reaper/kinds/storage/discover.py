@@ -26,6 +26,7 @@ from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.storage import spaces
 from reaper.kinds.storage.model import KIND, ML_TAG_KEYS, SNAPSHOT_TAG, SOURCE_FS_TAG, BackupFacts, ImportedModelFacts, VolumeFacts
+from reaper.kinds.storage.settings import StorageSettings
 
 PAGE = 500  # DescribeVolumes: MaxResults 5-500 (API_DescribeVolumes)
 TYPES_PER_CALL = 100  # DescribeInstanceTypes: InstanceTypes, up to 100 (API_DescribeInstanceTypes)
@@ -49,7 +50,7 @@ def imported_models(clients: Clients, settings: Settings, now: datetime) -> list
     """Bedrock imported models made at least StorageIdleWeeks ago: ListImportedModels (1,000 a page), and their tags,
     one ListTagsForResource each (the Tagging API does not list them; an account holds few: a quota AWS sets)."""
     bedrock = clients("bedrock")
-    cutoff = now - timedelta(weeks=settings.storage_idle_weeks)
+    cutoff = now - timedelta(weeks=settings.of(StorageSettings).storage_idle_weeks)
     found = [
         m
         for page in bedrock.get_paginator("list_imported_models").paginate(PaginationConfig={"PageSize": 1000})
@@ -195,7 +196,7 @@ def accelerated(clients: Clients, types: list[str]) -> set[str]:
 
 def stopped_box_volumes(clients: Clients, settings: Settings, now: datetime, account: Callable[[], str]) -> list[Resource]:
     """The EBS volumes of accelerated instances stopped at least StorageIdleWeeks ago: reported, never changed."""
-    cutoff = now - timedelta(weeks=settings.storage_idle_weeks)
+    cutoff = now - timedelta(weeks=settings.of(StorageSettings).storage_idle_weeks)
     # a box that does not say when it stopped is listed too: kept as unknown (coverage `stop-time-unknown`), never guessed
     long_stopped = [(i, since) for i in _stopped(clients) if (since := stopped_since(i)) is None or since <= cutoff]
     if not long_stopped:

@@ -28,6 +28,7 @@ from reaper.kinds.storage.model import (
     StorageSignal,
     VolumeFacts,
 )
+from reaper.kinds.storage.settings import StorageSettings
 
 
 def monthly(resource: Resource) -> str:
@@ -68,7 +69,7 @@ def decide_backup(resource: Resource, facts: BackupFacts, view: TagView, setting
         return keep(f"its file system {facts.source_fs} still exists: the fsx kind's backup, kept")
     if view.keep:
         return keep(f"tagged {settings.tag('keep')}=true: never deleted by a retention")
-    retention = settings.storage_backup_retention_days
+    retention = settings.of(StorageSettings).storage_backup_retention_days
     if retention is None:
         return keep("the reaper's backup of a deleted file system, kept: StorageBackupRetentionDays is not set (the default keeps them)")
     if age is None or age < timedelta(days=retention):
@@ -88,12 +89,12 @@ def decide_volume(resource: Resource, facts: VolumeFacts, snap: SnapshotState | 
     evidence = _evidence(resource, availability_zone=facts.availability_zone, snapshot_id=facts.snapshot_id)
     if resource.state != "available":
         return Decision(Verdict.KEEP, f"{resource.state}: only volumes attached to nothing are candidates", evidence=evidence)
-    idle = timedelta(weeks=settings.storage_idle_weeks)
+    weeks = settings.of(StorageSettings).storage_idle_weeks
     if facts.snapshot_id is None:
-        if resource.created_at is not None and now - resource.created_at < idle:
+        if resource.created_at is not None and now - resource.created_at < timedelta(weeks=weeks):
             return Decision(
                 Verdict.KEEP,
-                f"made {human_duration(now - resource.created_at)} ago, within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)",
+                f"made {human_duration(now - resource.created_at)} ago, within StorageIdleWeeks ({weeks} weeks)",
                 evidence=evidence,
             )
         return _phase_one(resource, settings, evidence, "")
@@ -205,18 +206,19 @@ def decide_space(resource: Resource, facts: SpaceFacts, view: TagView, settings:
             f"an app ran in the last 24 h: {', '.join(facts.recent_apps)} (AWS lists a shut-down app for 24 h)",
             evidence=evidence,
         )
-    idle = timedelta(weeks=settings.storage_idle_weeks)
+    weeks = settings.of(StorageSettings).storage_idle_weeks
+    idle = timedelta(weeks=weeks)
     if facts.last_start is not None and now - facts.last_start < idle:
         return Decision(
             Verdict.KEEP,
             f"in use: an app started in it {human_duration(now - facts.last_start)} ago ({iso(facts.last_start)}, CloudTrail "
-            f"CreateApp), within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)",
+            f"CreateApp), within StorageIdleWeeks ({weeks} weeks)",
             evidence={**evidence, "last_start": iso(facts.last_start)},
         )
     dated = [t for t in (resource.created_at, resource.changed_at) if t is not None]
     if not dated or now - max(dated) < idle:
         when = f"made or changed {human_duration(now - max(dated))} ago" if dated else "AWS does not say when it was made"
-        return Decision(Verdict.KEEP, f"{when}, within StorageIdleWeeks ({settings.storage_idle_weeks} weeks)", evidence=evidence)
+        return Decision(Verdict.KEEP, f"{when}, within StorageIdleWeeks ({weeks} weeks)", evidence=evidence)
     if facts.starts_since is not None and now - facts.starts_since >= idle:
         return _space_unused(resource, facts, settings, now, evidence)
     return _space_last_use_unknown(resource, facts, settings, now, evidence)
@@ -232,7 +234,7 @@ def _space_delete_hint(resource: Resource, facts: SpaceFacts) -> str:
 
 def _space_unused(resource: Resource, facts: SpaceFacts, settings: Settings, now: datetime, evidence: dict[str, Any]) -> Decision:
     """CloudTrail's CreateApp events reach back past StorageIdleWeeks and none started an app in the space since."""
-    weeks, since = settings.storage_idle_weeks, facts.starts_since or now
+    weeks, since = settings.of(StorageSettings).storage_idle_weeks, facts.starts_since or now
     window = iso(now - timedelta(weeks=weeks))
     last = (
         f"its last app start was {iso(facts.last_start)} ({human_duration(now - facts.last_start)} ago)"
@@ -259,7 +261,7 @@ def _space_last_use_unknown(resource: Resource, facts: SpaceFacts, settings: Set
     seen = iso(now - APP_RECORD_KEPT)
     why = facts.starts_unread or (
         f"CloudTrail's CreateApp events read reach back to {iso(facts.starts_since)} only, not StorageIdleWeeks "
-        f"({settings.storage_idle_weeks} weeks)"
+        f"({settings.of(StorageSettings).storage_idle_weeks} weeks)"
         if facts.starts_since is not None
         else "CloudTrail was not read"
     )
