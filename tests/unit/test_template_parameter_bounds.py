@@ -18,6 +18,7 @@ from reaper.core.errors import ConfigError
 from reaper.core.settings import Settings
 from reaper.kinds import check_settings
 from reaper.kinds.storage.settings import StorageSettings
+from reaper.kinds.studio_app.settings import StudioAppSettings
 from reaper_devkit.template import load
 
 T = load()
@@ -100,3 +101,28 @@ def test_the_storage_retention_pattern_lets_through_exactly_the_days_the_storage
     assert [t for t in texts if re.fullmatch(pattern, t) and not _storage_takes(t)] == []
     # and every whole number of days the function takes, the stack takes too
     assert [t for t in texts if t.isdigit() and t == str(int(t)) and _storage_takes(t) and not re.fullmatch(pattern, t)] == []
+
+
+def _studio_takes(text: str) -> bool:
+    try:
+        StudioAppSettings.from_env({"REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES": text})
+    except ConfigError:
+        return False
+    return True
+
+
+def _around(*edges: int) -> list[str]:
+    return [str(n) for e in edges for n in range(e - 2, e + 3)]
+
+
+def test_the_studio_idle_shutdown_pattern_lets_through_exactly_the_minutes_the_studio_function_takes():
+    # Given StudioEnforceIdleShutdownMinutes: a String (empty reports only), checked by its AllowedPattern alone, and
+    # the studio kind's settings, which take 60..525,600 (Studio's own bounds, docs/kinds/studio-app.md); before, the
+    # pattern took any number, so 30 or 999999 deployed and then failed every cold start of the studio function
+    pattern = T["Parameters"]["StudioEnforceIdleShutdownMinutes"]["AllowedPattern"]
+    edges = (60, 100, 1_000, 10_000, 100_000, 500_000, 520_000, 525_000, 525_600, 1_000_000)
+    texts = ["", "060", "-60", "60.0", "6e1", *map(str, range(0, 2_001)), *map(str, range(0, 600_001, 997)), *_around(*edges)]
+    # Then no value the stack deploys with fails the function's every cold start
+    assert [t for t in texts if re.fullmatch(pattern, t) and not _studio_takes(t)] == []
+    # and every whole number of minutes the function takes, the stack takes too
+    assert [t for t in texts if t.isdigit() and t == str(int(t)) and _studio_takes(t) and not re.fullmatch(pattern, t)] == []
