@@ -14,8 +14,8 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
+from tests.helpers import training_fleet as fleet
 from tests.helpers.events import MALFORMED_ANY_KIND
-from tests.integration import training_fleet as fleet
 
 SCHEDULE = "training-job-schedule.json"
 
