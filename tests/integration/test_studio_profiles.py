@@ -4,7 +4,6 @@ never stops them. Through the studio-app function's handler and runtime, the CLI
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.sagemaker.exceptions import ValidationError
 
-from reaper.cli.main import main as cli
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
@@ -20,7 +18,7 @@ from reaper_devkit.moto_ext.sagemaker_presigned import store
 from reaper_devkit.moto_ext.sagemaker_studio import checked_idle
 from reaper_devkit.template import function_actions
 from tests.conftest import event, load_function, throttle
-from tests.helpers.studio_fleet import studio_outcomes
+from tests.helpers.studio_fleet import cli_rows, studio_outcomes
 
 DEV = {"ml:stage": "dev", "reaper:idle-minutes": "5"}
 DESCRIBE = "sagemaker:DescribeUserProfile"
@@ -55,16 +53,10 @@ def fleet(sm: Any) -> dict[str, str]:
     return {"domain": d, **apps}
 
 
-def rows(capsys: Any, *argv: str) -> list[dict[str, Any]]:
-    capsys.readouterr()
-    assert cli([*argv, "--kind", "studio-app"]) == 0
-    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-
-
 def test_a_profile_that_turned_idle_shutdown_off_uncovers_its_apps_and_only_those(sm, fleet, capsys):
     # When the CLI sweeps (JupyterReads off), reading each profile once
     with recording() as calls:
-        out = {r["id"]: r for r in rows(capsys, "sweep", "--json")}
+        out = {r["id"]: r for r in cli_rows(capsys, "sweep", "--json")}
     # Then ana's JupyterLab app and dee's Code Editor app are unknown, with the profile and the fix in the reason
     lab, code = out[fleet["ana-lab"]], out[fleet["dee-code"]]
     assert (lab["verdict"], lab["unknown"]) == ("keep", "jupyterlab-profile-idle-shutdown-off")
@@ -80,7 +72,7 @@ def test_a_profile_that_turned_idle_shutdown_off_uncovers_its_apps_and_only_thos
     # nothing changed any user profile
     assert sm.describe_user_profile(DomainId=fleet["domain"], UserProfileName="ana")["UserSettings"] == lab_off()
     # and `reaper coverage` names them, counts what JupyterReads would reach (the JupyterLab one), with its fix
-    cov = rows(capsys, "coverage", "--output", "json")
+    cov = cli_rows(capsys, "coverage", "--output", "json")
     reasons = {t["code"]: t for c in cov if c["type"] == "coverage" for t in c["reasons"]}
     assert (
         reasons["profile-idle-shutdown-off"]["resources"] == 1
