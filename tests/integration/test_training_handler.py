@@ -24,12 +24,6 @@ SCHEDULE = "training-job-schedule.json"
 pytestmark = pytest.mark.usefixtures("default_ceilings_act")
 
 
-@pytest.fixture
-def enforce(deployed_env, monkeypatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")  # grace: the stack default for jobs, 0 minutes
-    return deployed_env
-
-
 def by_id(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {m["id"]: m for m in messages}
 
