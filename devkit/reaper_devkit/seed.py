@@ -47,11 +47,19 @@ def put_metric_data_in_process(namespace: str, data: Sequence[dict[str, Any]], r
         backend.put_metric_data(namespace, chunk)
 
 
-def activity(cloudwatch: Any, notebook: str, now: datetime, values: Sequence[float | None]) -> None:
-    """NotebookActivity for the last len(values) 5-minute periods, newest first; None = gap."""
-    end = aligned(now)
-    points = [(end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7), v) for k, v in enumerate(values) if v is not None]
-    put_series(cloudwatch, "MLReaper", "NotebookActivity", {"NotebookInstanceName": notebook}, points)
+def periods(now: datetime, values: Sequence[float | None], ahead: int = 0) -> list[tuple[datetime, float]]:
+    """One datapoint 7 s into each of the last len(values) 5-minute periods before `now`, newest first;
+    None = gap. `ahead`: the same source goes on reporting its newest value for that many periods after
+    `now`, as a running agent does while a demo runs for minutes (the reaper reads no period that has
+    not begun: they are seen only once the clock gets there)."""
+    series = [values[0]] * ahead + list(values) if values else []
+    end = aligned(now) + timedelta(minutes=5 * ahead)
+    return [(end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7), v) for k, v in enumerate(series) if v is not None]
+
+
+def activity(cloudwatch: Any, notebook: str, now: datetime, values: Sequence[float | None], ahead: int = 0) -> None:
+    """NotebookActivity for the last len(values) 5-minute periods, newest first; None = gap (`ahead`: see periods)."""
+    put_series(cloudwatch, "MLReaper", "NotebookActivity", {"NotebookInstanceName": notebook}, periods(now, values, ahead))
 
 
 ACTIVITY_LOG_GROUP = "/mlreaper/mlreaper-activity-agent"  # the stack's, with the default lifecycle configuration name

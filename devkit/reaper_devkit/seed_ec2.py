@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reaper_devkit.moto_ext.ec2 import shape
-from reaper_devkit.seed import aligned, put_series
+from reaper_devkit.seed import periods, put_series
 
 IDLE_CPU = [1.5] * 36  # 3 hours of 5-minute periods, newest first
 IDLE_NET = [40_000.0] * 36  # bytes per 5 minutes, each direction
@@ -91,9 +91,11 @@ def metrics(
     neuron: Sequence[float | None] | None = None,
     per_gpu: Sequence[Sequence[float | None]] | None = None,
     gpu_name: str = "NVIDIA A10G",
+    ahead: int = 0,
 ) -> None:
     """Datapoints for the last len(values) 5-minute periods, newest first (the newest is the period just
-    ended, which the reaper does not need yet); None is a gap. gpu=None: no agent on the box.
+    ended, which the reaper does not need yet); None is a gap. gpu=None: no agent on the box. `ahead`:
+    every series goes on with its newest value for that many periods after `now` (seed.periods).
 
     `gpu` is the agent configured with aggregation_dimensions [["InstanceId"]] (one series per instance);
     `per_gpu` its default: one series per GPU, with the dimensions the agent adds (index, name, arch,
@@ -101,8 +103,7 @@ def metrics(
     dims = {"InstanceId": instance_id}
 
     def points(values: Sequence[float | None]) -> list[tuple[datetime, float]]:
-        end = aligned(now)
-        return [(end - timedelta(minutes=5 * (k + 1)) + timedelta(seconds=7), v) for k, v in enumerate(values) if v is not None]
+        return periods(now, values, ahead)
 
     put_series(cloudwatch, "AWS/EC2", "CPUUtilization", dims, points(cpu))
     put_series(cloudwatch, "AWS/EC2", "NetworkIn", dims, points(network))

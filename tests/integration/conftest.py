@@ -1,5 +1,6 @@
 """Fixtures shared by integration modules: the real Jupyter servers read through the presigned hop, and the
-training fleet with the admin's opt-in to its default ceilings, the kit's SSM Run Command backend."""
+training fleet with the admin's opt-in to its default ceilings, the kit's SSM Run Command backend, the Studio
+fleet swept in parts (`split`), the organisation deployed (`organisation`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from typing import Any
 
 import pytest
 
+from reaper.sweep import pipeline
 from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop, jupyter_server
 from reaper_devkit.moto_ext import ssm_commands
 from tests.conftest import REGION
-from tests.integration import training_fleet
+from tests.helpers import studio_fleet, training_fleet
+from tests.helpers.continuation import GROUP, ROLE, everything
+from tests.helpers.organisation import deploy_organisation
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +51,7 @@ def default_ceilings_act(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def jobs(aws: Any) -> dict[str, str]:
-    """The training fleet (tests/integration/training_fleet.py), seeded now: name -> ARN."""
+    """The training fleet (tests/helpers/training_fleet.py), seeded now: name -> ARN."""
     return training_fleet.seed(aws, datetime.now(UTC))
 
 
@@ -55,3 +59,35 @@ def jobs(aws: Any) -> dict[str, str]:
 def ssm_kit(aws: Any) -> Any:
     """The kit's SSM Run Command backend of this account (agents registered, what a box prints)."""
     return ssm_commands.backend_for(REGION)
+
+
+@pytest.fixture
+def split(aws: Any, sm: Any, deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The Studio fleet in an enforce deployment with no grace, chunks of three, the sweeps' schedule group, and
+    the ids each call of pipeline.process saw (in order): test_sweep_continuation.py and test_sweep_chain.py."""
+    seeded = studio_fleet.seed(aws, datetime.now(UTC))
+    aws.client("scheduler").create_schedule_group(Name=GROUP)
+    for k, v in {
+        "REAPER_MODE": "enforce",
+        "REAPER_GRACE_MINUTES": "0",
+        "REAPER_CONTINUATION_SCHEDULE_GROUP": GROUP,
+        "REAPER_CONTINUATION_ROLE_ARN": ROLE,
+        "REAPER_SWEEP_SCHEDULE": "rate(15 minutes)",
+    }.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(pipeline, "CHUNK", 3)
+    seen: list[str] = []
+    real = pipeline.process
+
+    def process(kind: Any, r: Any, signal: Any, ctx: Any) -> Any:
+        seen.append(r.id)
+        return real(kind, r, signal, ctx)
+
+    monkeypatch.setattr(pipeline, "process", process)
+    return {**seeded, "seen": seen, "all": everything(aws, sm), "queue": deployed_env["REAPER_QUEUE_URL"]}
+
+
+@pytest.fixture
+def organisation(aws: Any) -> dict[str, Any]:
+    """The organisation deployed (tests/helpers/organisation.py): its id, member accounts, CloudFormation client and central stack."""
+    return deploy_organisation(aws)

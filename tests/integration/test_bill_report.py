@@ -244,7 +244,7 @@ def test_bill_writes_table_or_json_only(capsys):
 def _digest(aws: Any, table: str, cost_explorer: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from reaper.slack.notifier import Notifier
     from reaper_devkit.slack_api import SlackApi
-    from tests.integration.test_slack_bot_mode import ADMIN, USERS, bot_for
+    from tests.helpers.slack_bot import ADMIN, USERS, bot_for
 
     with SlackApi(USERS) as api:
         bot = bot_for(api)
@@ -290,7 +290,7 @@ def test_the_notifier_gets_a_cost_explorer_client_only_with_digest_bill_on(deplo
 def _central_digest(monkeypatch: pytest.MonkeyPatch, org_table: str, digest_bill: str, lambda_context: Any) -> tuple[dict[str, Any], Any]:
     """The central function's scheduled digest through its real handler; only its Slack bot is the kit's."""
     from reaper_devkit.slack_api import SlackApi
-    from tests.integration.test_slack_bot_mode import ADMIN, USERS, bot_for
+    from tests.helpers.slack_bot import ADMIN, USERS, bot_for
 
     monkeypatch.setenv("REAPER_ORG_TABLE", org_table)
     monkeypatch.setenv("REAPER_DIGEST_BILL", digest_bill)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reaper.cli.main import main
-from tests.integration.test_contract_every_kind import KITS, NAMES, _tags_of
+from tests.helpers.contract_kits import KITS, NAMES, tags_of
 
 TYPES: dict[str, Any] = {
     "kind": str,
@@ -37,7 +37,7 @@ def test_sweep_json_has_the_contract_fields_for_every_kind_and_dry_run_changes_n
     # Given two reapable resources of the kind
     kit = KITS[kind]
     arns = kit.seed(aws, datetime.now(UTC))
-    tags_before = {n: _tags_of(aws, a) for n, a in arns.items()}
+    tags_before = {n: tags_of(aws, a) for n, a in arns.items()}
     # When the command line sweeps the kind in dry-run
     code = main(["sweep", "--kind", kind, "--mode", "dry-run", "--json"])
     out = rows(capsys.readouterr().out)
@@ -53,7 +53,7 @@ def test_sweep_json_has_the_contract_fields_for_every_kind_and_dry_run_changes_n
         assert r["arn"] == arn and r["verdict"] == "act" and r["executed"] is False and r["action"], r
     # and nothing in AWS changed, not even a tag
     assert not any(kit.changed(aws, arns, n) for n in NAMES)
-    assert {n: _tags_of(aws, a) for n, a in arns.items()} == tags_before
+    assert {n: tags_of(aws, a) for n, a in arns.items()} == tags_before
 
 
 @pytest.mark.parametrize("kind", sorted(KITS))

@@ -16,7 +16,7 @@ from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS, enforcing
+from tests.helpers.contract_kits import KITS, enforcing
 
 
 class Killed(BaseException):

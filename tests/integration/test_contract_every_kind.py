@@ -7,142 +7,21 @@ Each kind seeds two resources its function acts on at once ("late-tag" and "plai
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from reaper.kinds.ec2 import catalog
 from reaper.record.message import from_record
 from reaper.slack import post as slack
-from reaper_devkit import seed, seed_ec2, seed_storage
-from reaper_devkit import seed_studio as studio
 from tests.conftest import drain, event, load_function
-from tests.integration.test_safety import (
-    OWNER,
-    _endpoint_changed,
-    _file_system_changed,
-    _seed_endpoints,
-    _seed_file_systems,
-    _seed_training_jobs,
-    _training_job_changed,
-)
-from tests.slack_limits import texts
-
-ACCOUNT, REGION = "123456789012", "us-east-1"
-NAMES = ("late-tag", "plain")
-
-
-def _seed_notebooks(aws: Any, now: datetime) -> dict[str, str]:
-    sm, cw = aws.client("sagemaker"), aws.client("cloudwatch")
-    out = {}
-    for name in NAMES:
-        out[name] = seed.notebook(sm, name, OWNER)
-        seed.activity(cw, name, now, [0.0] * 36)
-    return out
-
-
-def _notebook_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    return aws.client("sagemaker").describe_notebook_instance(NotebookInstanceName=name)["NotebookInstanceStatus"] != "InService"
-
-
-def _seed_instances(aws: Any, now: datetime) -> dict[str, str]:
-    catalog.forget()  # the per-process catalogue must not outlive its moto account
-    ec2, cw = aws.client("ec2"), aws.client("cloudwatch")
-    ami = seed_ec2.image(ec2)
-    out = {}
-    for name in NAMES:
-        iid = seed_ec2.instance(ec2, "g5g.xlarge", {"Name": name, **OWNER}, now=now, ami=ami)
-        seed_ec2.metrics(cw, iid, now)
-        out[name] = f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"
-    return out
-
-
-def _instance_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    return seed_ec2.state(aws.client("ec2"), arns[name].rsplit("/", 1)[-1]) != "running"
-
-
-def _seed_apps(aws: Any, now: datetime) -> dict[str, str]:
-    """Idle Canvas apps (the Studio apps AWS publishes activity for: TimeSinceLastActive), one per user."""
-    sm = aws.client("sagemaker")
-    domain = studio.domain(sm, "lab")
-    out = {}
-    for name in NAMES:
-        studio.user(sm, domain, name, {"ml:owner": "ana@example.com"})
-        out[name] = studio.app(sm, domain, user_name=name, app_type="Canvas", tags={"ml:stage": "dev"}, created=now - timedelta(days=2))
-        canvas_used(aws, out[name], now - timedelta(hours=3), now)
-    return out
-
-
-def canvas_used(aws: Any, arn: str, last_active: datetime, now: datetime) -> None:
-    """Canvas publishes the app's TimeSinceLastActive up to `now`, its user last active at `last_active`."""
-    domain, user = arn.split(":app/", 1)[1].split("/")[:2]
-    studio.canvas_activity(aws.client("cloudwatch"), domain, user, last_active=last_active, now=now)
-
-
-def _app_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    return studio.status(aws.client("sagemaker"), arns[name]) != "InService"
-
-
-def _seed_volumes(aws: Any, now: datetime) -> dict[str, str]:
-    """ML volumes attached to nothing for six weeks: the storage kind's first action snapshots them."""
-    ec2 = aws.client("ec2")
-    out = {}
-    for name in NAMES:
-        vol = seed_storage.volume(ec2, now - timedelta(weeks=6), tags={"Name": name, **OWNER})
-        out[name] = f"arn:aws:ec2:{REGION}:{ACCOUNT}:volume/{vol}"
-    return out
-
-
-def _volume_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    vol = arns[name].rsplit("/", 1)[-1]
-    snaps = aws.client("ec2").describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
-    return bool(snaps) or seed_storage.volume_state(aws.client("ec2"), vol) is None
-
-
-@dataclass(frozen=True)
-class Kit:
-    function: str
-    seed: Callable[[Any, datetime], dict[str, str]]
-    changed: Callable[[Any, dict[str, str], str], bool]
-
-    def id_of(self, arn: str) -> str:
-        return arn.split(":app/", 1)[1] if ":app/" in arn else arn.rsplit("/", 1)[-1]
-
-
-KITS = {
-    "notebook": Kit("notebook", _seed_notebooks, _notebook_changed),
-    "endpoint": Kit("endpoint", _seed_endpoints, _endpoint_changed),
-    "fsx": Kit("fsx", _seed_file_systems, _file_system_changed),
-    "training-job": Kit("training_job", _seed_training_jobs, _training_job_changed),
-    "studio-app": Kit("studio_app", _seed_apps, _app_changed),
-    "ec2": Kit("ec2", _seed_instances, _instance_changed),
-    "storage": Kit("storage", _seed_volumes, _volume_changed),
-}
-
-
-def add_tags(aws: Any, arn: str, tags: dict[str, str]) -> None:
-    pairs = [{"Key": k, "Value": v} for k, v in tags.items()]
-    if ":fsx:" in arn:
-        aws.client("fsx").tag_resource(ResourceARN=arn, Tags=pairs)
-    elif ":ec2:" in arn:
-        aws.client("ec2").create_tags(Resources=[arn.rsplit("/", 1)[-1]], Tags=pairs)
-    else:
-        aws.client("sagemaker").add_tags(ResourceArn=arn, Tags=pairs)
+from tests.helpers.contract_kits import KITS, NAMES, add_tags, tags_of
+from tests.helpers.slack_limits import texts
 
 
 def sweep(kind: str, lambda_context: Any) -> dict[str, Any]:
     result: dict[str, Any] = load_function(KITS[kind].function).handler(event(f"{kind}-schedule.json"), lambda_context)
     return result
-
-
-def enforcing(monkeypatch: pytest.MonkeyPatch, kind: str, grace_minutes: int) -> None:
-    """Enforce, with this grace for every kind and for `kind` by name (a kind's own grace wins)."""
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace_minutes))
-    monkeypatch.setenv("REAPER_KIND_GRACE_MINUTES", f"{kind}={grace_minutes}")
 
 
 # -- an unreadable or odd-case tag exempts every kind, and the rest of its sweep goes on -----------------
@@ -195,13 +74,13 @@ def test_a_kind_set_to_dry_run_changes_nothing_in_an_enforcing_stack(aws, enforc
     monkeypatch.setenv("REAPER_KIND_MODES", f"{kind}=dry-run")
     kit = KITS[kind]
     arns = kit.seed(aws, datetime.now(UTC))
-    before = {name: _tags_of(aws, arn) for name, arn in arns.items()}
+    before = {name: tags_of(aws, arn) for name, arn in arns.items()}
     # When its function sweeps
     result = sweep(kind, lambda_context)
     # Then nothing changed, not even a tag, and what would be done is posted as "would"
     assert result["acted"] == []
     assert not any(kit.changed(aws, arns, name) for name in NAMES)
-    assert {name: _tags_of(aws, arn) for name, arn in arns.items()} == before
+    assert {name: tags_of(aws, arn) for name, arn in arns.items()} == before
     posted = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("id") in {kit.id_of(a) for a in arns.values()}]
     assert {m["id"] for m in posted} == {kit.id_of(a) for a in arns.values()}
     for m in posted:
@@ -221,16 +100,6 @@ def test_a_kind_set_to_enforce_acts_in_a_dry_run_stack(aws, deployed_env, lambda
     # Then both were acted on
     assert sorted(result["acted"]) == sorted(kit.id_of(a) for a in arns.values())
     assert all(kit.changed(aws, arns, name) for name in NAMES)
-
-
-def _tags_of(aws: Any, arn: str) -> dict[str, str]:
-    if ":fsx:" in arn:
-        pairs = aws.client("fsx").list_tags_for_resource(ResourceARN=arn)["Tags"]
-    elif ":ec2:" in arn:
-        pairs = aws.client("ec2").describe_tags(Filters=[{"Name": "resource-id", "Values": [arn.rsplit("/", 1)[-1]]}])["Tags"]
-    else:
-        pairs = aws.client("sagemaker").list_tags(ResourceArn=arn)["Tags"]
-    return {t["Key"]: t["Value"] for t in pairs}
 
 
 # -- every warning and action is posted with the way to opt out; every action with its undo ------------

@@ -16,7 +16,7 @@ from reaper.handlers import handle_kind_event
 from reaper_devkit import seed, seed_ec2
 from reaper_devkit import seed_endpoint as se
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS, _tags_of, canvas_used
+from tests.helpers.contract_kits import KITS, canvas_used, tags_of
 
 PERIODS = 6  # the 30 minutes between the first and the second sweep
 
@@ -55,7 +55,7 @@ USE: dict[str, Callable[[Any, str, datetime, bool], None]] = {
 
 
 def warned(aws: Any, arn: str) -> bool:
-    return any(k.lower() == "reaper:warned-at" for k in _tags_of(aws, arn))
+    return any(k.lower() == "reaper:warned-at" for k in tags_of(aws, arn))
 
 
 @pytest.mark.parametrize("kind", sorted(USE))

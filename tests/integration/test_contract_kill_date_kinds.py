@@ -11,7 +11,7 @@ import pytest
 
 from reaper.handlers import handle_kind_event
 from tests.conftest import drain, event, load_function
-from tests.integration.test_contract_every_kind import KITS, add_tags, canvas_used, enforcing
+from tests.helpers.contract_kits import KITS, add_tags, canvas_used, enforcing
 
 
 def busy(aws: Any, kind: str, arn: str, now: datetime) -> None:

@@ -12,8 +12,7 @@ import pytest
 
 from reaper_devkit import seed_endpoint as se
 from tests.conftest import drain, event, load_function, throttle
-from tests.integration.test_contract_every_kind import KITS, NAMES
-from tests.integration.test_safety import OWNER
+from tests.helpers.contract_kits import KITS, NAMES, OWNER
 
 # kinds whose idleness is read from CloudWatch (training jobs are stopped on ceilings, not idleness;
 # Studio apps on the activity SageMaker records, below)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
+from reaper.cli import main as cli
+from reaper_devkit import demo
+from reaper_devkit.seed import aligned
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,3 +88,23 @@ def test_the_demo_log_puts_each_warning_before_the_action_it_announced():
         assert page is not None
         with open(page.group(1), encoding="utf-8") as f:
             assert "<svg" in f.read()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("before", [timedelta(seconds=1), timedelta(minutes=15)], ids=["a-boundary-between", "15-minutes-between"])
+def test_each_scene_shows_what_it_said_when_the_plan_runs_in_a_later_5_minute_period(aws, capsys, before):
+    # Given every scene seeded just before a 5-minute boundary (or 15 minutes before it: a loaded machine)
+    # and the plan run after it, at the real clock: the flake once seen, nb-idle-gpu kept where the scene said stopped
+    seeded_at = aligned(datetime.now(UTC)) - before
+    said: dict[str, str] = {}
+    scenes = demo.load_scenes()
+    for scene in scenes:
+        said.update({rid.split()[0]: says for rid, says in scene.seed(aws, seeded_at).items()})
+    capsys.readouterr()
+    # When the plan runs, as the demo's step 1 does
+    cli.main(["plan", *[a for scene in scenes for a in ("--kind", scene.KIND)], "--output", "json"])
+    shown = {row["id"]: row["verdict"] for row in map(json.loads, capsys.readouterr().out.splitlines())}
+    # Then every scene's "expect:" is what the plan shows
+    expected = {rid: EXPECTED_VERDICT.get(re.split(r"[:,]", says, maxsplit=1)[0]) for rid, says in said.items()}
+    wrong = {rid: (said[rid], shown.get(rid)) for rid, verdict in expected.items() if verdict and shown.get(rid) != verdict}
+    assert sum(1 for v in expected.values() if v) >= 30 and not wrong, wrong

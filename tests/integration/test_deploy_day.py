@@ -25,8 +25,8 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop, jupyter_server
 from reaper_devkit.moto_ext import ssm_commands
 from tests.conftest import REGION
-from tests.integration import fsx_fleet, studio_fleet, training_fleet
-from tests.integration.test_notebook_jupyter import start_kernel
+from tests.helpers import fsx_fleet, studio_fleet, training_fleet
+from tests.helpers.jupyter import start_kernel
 
 pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 

@@ -10,7 +10,7 @@ import pytest
 
 from reaper.cli.main import main
 from reaper_devkit import seed_ec2
-from tests.integration.ec2_fleet import build
+from tests.helpers.ec2_fleet import build
 
 pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 

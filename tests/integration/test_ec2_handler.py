@@ -14,7 +14,7 @@ from reaper_devkit import seed_ec2
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
-from tests.integration.ec2_fleet import Fleet, build
+from tests.helpers.ec2_fleet import Fleet, build
 
 pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 

@@ -43,7 +43,9 @@ pytestmark = pytest.mark.usefixtures("fresh_ec2_catalog")
 
 
 @pytest.fixture
-def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def reading_boxes(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The deployed environment in enforce with a 60-minute grace and GpuSsmReads on: a sweep asks each box what its
+    instance store holds (tests/conftest.py's `enforce` is the same without the reads and the grace)."""
     monkeypatch.setenv("REAPER_GPU_SSM_READS", "on")
     monkeypatch.setenv("REAPER_MODE", "enforce")
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "60")
@@ -80,7 +82,9 @@ def buttons(summary: OwnerSummaryMessage) -> list[dict[str, Any]]:
     return [e for b in render(summary).blocks if b.get("type") == "actions" for e in b["elements"]]
 
 
-def test_a_replay_stops_every_empty_store_after_the_grace_and_keeps_every_box_with_data(aws, ec2, cw, ssm_kit, enforce, lambda_context):
+def test_a_replay_stops_every_empty_store_after_the_grace_and_keeps_every_box_with_data(
+    aws, ec2, cw, ssm_kit, reading_boxes, lambda_context
+):
     # Given idle GPU boxes with an instance store: files on it, mounted empty, unmounted, RAID with files, no SSM Agent
     now = datetime.now(UTC)
     boxes = {
@@ -94,7 +98,7 @@ def test_a_replay_stops_every_empty_store_after_the_grace_and_keeps_every_box_wi
     # When the first enforce sweep runs
     with recording() as calls:
         first = app.handler(event("ec2-schedule.json"), lambda_context)
-    said = {m["id"]: m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("type") == "verdict"}
+    said = {m["id"]: m for m in drain(aws, reading_boxes["REAPER_QUEUE_URL"]) if m.get("type") == "verdict"}
     # Then the empty stores are warned (the stop loses nothing, and the message says so), nothing is stopped yet
     assert first["acted"] == [] and calls.calls["ec2:StopInstances"] == 0
     for name in ("empty", "unmounted"):
@@ -133,7 +137,7 @@ def test_without_gpu_ssm_reads_every_instance_store_box_is_kept_as_today(aws, ec
     assert not {a for a in calls.actions if a.startswith("ssm:")}
 
 
-def test_a_reading_that_is_not_the_commands_shape_keeps_it(aws, ec2, cw, ssm_kit, enforce, lambda_context, monkeypatch):
+def test_a_reading_that_is_not_the_commands_shape_keeps_it(aws, ec2, cw, ssm_kit, reading_boxes, lambda_context, monkeypatch):
     monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
     now = datetime.now(UTC)
     odd = store_box(ec2, cw, ssm_kit, now, UNMOUNTED + "something else entirely\n")
@@ -147,13 +151,15 @@ def slack(aws: Any, table: str) -> Any:
         yield parts
 
 
-def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, ec2, cw, ssm_kit, enforce, lambda_context, slack):
+def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, ec2, cw, ssm_kit, reading_boxes, lambda_context, slack):
     # Given an idle box kept for the 48 GB of files on its instance store, and its owner's summary
     now = datetime.now(UTC)
     iid = store_box(ec2, cw, ssm_kit, now, WITH_DATA)
     load_function("ec2").handler(event("ec2-schedule.json"), lambda_context)
     verdicts = [
-        VerdictMessage.model_validate_json(json.dumps(m)) for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("type") == "verdict"
+        VerdictMessage.model_validate_json(json.dumps(m))
+        for m in drain(aws, reading_boxes["REAPER_QUEUE_URL"])
+        if m.get("type") == "verdict"
     ]
     [summary] = group(verdicts, "sweep")
     # Then the summary offers Stop anyway with the figure, and no Stop now
@@ -175,7 +181,7 @@ def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, 
     slack["call"](signed(click_body(slack["api"], anyway, OWNER), now), now)
     slack["call"](signed(click_body(slack["api"], anyway, OWNER), now + timedelta(seconds=1)), now + timedelta(seconds=1))
     # Then the consent is recorded once and the stop handed over once
-    log = ActionLog(aws.client("dynamodb"), enforce["REAPER_TABLE"])
+    log = ActionLog(aws.client("dynamodb"), reading_boxes["REAPER_TABLE"])
     entries = log.entries(now - timedelta(hours=1), now + timedelta(minutes=5))
     consents = [e for e in entries if e.type == "instance-store-consent"]
     assert len(consents) == 1 and consents[0].value("user") == OWNER and consents[0].value("gb") == 48.0
@@ -192,7 +198,7 @@ def test_stop_anyway_is_the_owners_consent_recorded_once_and_stops_the_box(aws, 
     assert len(acted) == 1 and f"asked in Slack by {OWNER}, who consented to losing the 48.0 GB" in str(acted[0].reason)
 
 
-def test_an_admin_may_consent_but_not_to_more_than_the_button_showed(aws, ec2, cw, ssm_kit, enforce, lambda_context, slack):
+def test_an_admin_may_consent_but_not_to_more_than_the_button_showed(aws, ec2, cw, ssm_kit, reading_boxes, lambda_context, slack):
     # Given a box kept for 48 GB of files, whose store then fills to 200 GB
     now = datetime.now(UTC)
     iid = store_box(ec2, cw, ssm_kit, now, WITH_DATA)

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from reaper.core.errors import BadEventError
-from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.calls import recording
@@ -17,9 +16,8 @@ from reaper_devkit.moto_ext import fsx as fsx_ext
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
 from tests.helpers.events import MALFORMED_ANY_KIND
-from tests.integration.fsx_fleet import DELETED_IN_THE_END, EXPECTED, NOTIFY_IN_DRY_RUN, by_name, seed
+from tests.helpers.fsx_fleet import DELETED_IN_THE_END, EXPECTED, NOTIFY_IN_DRY_RUN, SCHEDULE, by_name, one_persistent, seed, sweep
 
-SCHEDULE = "fsx-schedule.json"
 MUTATING = {"fsx:CreateBackup", "fsx:CreateDataRepositoryTask", "fsx:DeleteFileSystem", "fsx:TagResource", "fsx:UntagResource"}
 
 
@@ -31,10 +29,6 @@ def fsx(aws) -> Any:
 @pytest.fixture
 def fleet(aws) -> dict[str, str]:
     return seed(aws, datetime.now(UTC))
-
-
-def sweep(app: Any, now: datetime, event_id: str) -> dict[str, Any]:
-    return handle_kind_event(event(SCHEDULE, id=event_id), "fsx", app.RUNTIME, now=now)
 
 
 def log(aws, table: str) -> ActionLog:
@@ -152,13 +146,6 @@ def test_grace_warns_first_then_backs_up_and_deletes_without_a_second_warning(aw
     deleted = sweep(app, now + timedelta(minutes=75), "s3")
     assert deleted["acted"] == [fs_id] and fs_id not in by_name(fsx)
     assert [m["past"] for m in drain(aws, deployed_env["REAPER_QUEUE_URL"])] == ["began backing up", "deleted"]
-
-
-def one_persistent(aws, now: datetime, tags: dict[str, str] | None = None) -> str:
-    subnet, group = sf.network(aws.client("ec2"))
-    fs_id = sf.file_system(aws.client("fsx"), subnet, group, tags=tags or sf.DEV, created_at=now - timedelta(days=2))
-    sf.io(aws.client("cloudwatch"), fs_id, now + timedelta(hours=3), minutes=16 * 60)
-    return fs_id
 
 
 def test_a_failed_backup_is_an_error_posted_once_and_the_file_system_is_kept(aws, fsx, enforce):

@@ -17,8 +17,7 @@ from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_fsx as sf
 from reaper_devkit.moto_ext import fsx as fsx_ext
 from tests.conftest import drain, load_function
-from tests.integration.fsx_fleet import by_name
-from tests.integration.test_fsx_handler import one_persistent, sweep
+from tests.helpers.fsx_fleet import by_name, one_persistent, sweep
 
 MARKER = "reaper:backup-id"
 

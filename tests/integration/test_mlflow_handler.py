@@ -18,6 +18,7 @@ from reaper_devkit import seed_mlflow
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import TABLE, drain, event, load_function
+from tests.helpers.modes import enforce_mode
 
 CHANGING = {"sagemaker:StopMlflowTrackingServer", "sagemaker:StartMlflowTrackingServer", "sagemaker:AddTags", "sagemaker:DeleteTags"}
 
@@ -25,11 +26,6 @@ CHANGING = {"sagemaker:StopMlflowTrackingServer", "sagemaker:StartMlflowTracking
 @pytest.fixture
 def fleet(sm: Any) -> dict[str, str]:
     return seed_mlflow.fleet(sm, datetime.now(UTC))
-
-
-def enforce(monkeypatch: pytest.MonkeyPatch, grace: int = 0) -> None:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
 
 
 def by_name(aws: Any, env: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -40,7 +36,7 @@ def test_the_forgotten_server_is_warned_then_stopped_after_the_grace_and_restore
     aws, sm, fleet, deployed_env, lambda_context, monkeypatch
 ):
     # Given the seeded account, enforce, a 60-minute grace
-    enforce(monkeypatch, grace=60)
+    enforce_mode(monkeypatch, grace=60)
     app = load_function("mlflow")
     # When the scheduled sweep runs: the server past its kill date is warned, not stopped
     first = app.handler(event("mlflow-schedule.json"), lambda_context)
@@ -74,7 +70,7 @@ def test_the_forgotten_server_is_warned_then_stopped_after_the_grace_and_restore
 def test_the_stop_keeps_a_restore_record_and_a_deleted_server_is_not_brought_back(
     aws, sm, fleet, deployed_env, lambda_context, monkeypatch
 ):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     assert load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)["acted"] == ["ts-forgotten"]
     record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("mlflow", "ts-forgotten")
     assert record is not None and record["status"] == "reaped" and record["size"] == "Small"
@@ -87,7 +83,7 @@ def test_the_stop_keeps_a_restore_record_and_a_deleted_server_is_not_brought_bac
 def test_enforce_keeps_the_busy_exempt_updating_and_production_servers_and_says_why(
     aws, sm, fleet, deployed_env, lambda_context, monkeypatch
 ):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     result = load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)
     assert result["acted"] == ["ts-forgotten"]
     messages = by_name(aws, deployed_env)

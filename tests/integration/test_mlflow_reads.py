@@ -23,6 +23,7 @@ from reaper_devkit.moto_ext import cloudtrail_lookup
 from reaper_devkit.moto_ext.mlflow import server_for
 from reaper_devkit.template import default_conditions, function_actions
 from tests.conftest import drain, event, load_function
+from tests.helpers.modes import enforce_mode
 
 READS_ON = set(default_conditions()) | {"MlflowReadsOn"}
 
@@ -39,11 +40,6 @@ def fleet(sm: Any, api: mlflow_api.FakeMlflowApi, monkeypatch: pytest.MonkeyPatc
     return seed_mlflow.reads_fleet(sm, datetime.now(UTC))
 
 
-def enforce(monkeypatch: pytest.MonkeyPatch, grace: int = 0) -> None:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", str(grace))
-
-
 def by_name(aws: Any, env: dict[str, str]) -> dict[str, dict[str, Any]]:
     return {m["id"]: m for m in drain(aws, env["REAPER_QUEUE_URL"]) if m.get("kind") == "mlflow"}
 
@@ -56,7 +52,7 @@ def test_an_idle_server_is_warned_then_stopped_after_the_grace_and_restored_with
     aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch
 ):
     # Given MlflowReads on, enforce, a 60-minute grace
-    enforce(monkeypatch, grace=60)
+    enforce_mode(monkeypatch, grace=60)
     app = load_function("mlflow")
     # When the scheduled sweep runs: the idle server is warned, not stopped
     first = app.handler(event("mlflow-schedule.json"), lambda_context)
@@ -94,7 +90,7 @@ def test_an_idle_server_is_warned_then_stopped_after_the_grace_and_restored_with
 def test_the_busy_the_running_the_opened_the_exempt_the_updating_and_production_are_kept_and_say_why(
     aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch
 ):
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     result = load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)
     assert result["acted"] == ["ts-idle"]
     messages = by_name(aws, deployed_env)
@@ -136,7 +132,7 @@ def test_a_read_that_fails_is_unknown_kept_and_counted_in_coverage(
     monkeypatch.setattr(tracking_api, "REQUEST_TIMEOUT", 1.0)
     api.hang_seconds = 3.0
     api.misbehave("ts-idle", how)
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     # When the function sweeps: it is kept, never stopped
     result = load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)
     assert result["acted"] == [] and seed_mlflow.status(sm, "ts-idle") == "Created"
@@ -149,7 +145,7 @@ def test_a_read_that_fails_is_unknown_kept_and_counted_in_coverage(
 
 def test_a_url_off_sagemakers_mlflow_domain_is_never_requested(aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch, capsys):
     server_for("ts-idle").url = "https://ts-idle.us-east-1.experiments.sagemaker.aws.collector.example.net"
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     assert load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)["acted"] == []
     assert not [h for h in hosts(api) if "collector" in h]
     assert main(["coverage", "--kind", "mlflow", "--region", "us-east-1", "--json"]) == 0
@@ -159,13 +155,13 @@ def test_a_url_off_sagemakers_mlflow_domain_is_never_requested(aws, sm, fleet, a
 def test_requests_signed_for_another_service_are_refused_by_the_api(aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch):
     # Given requests signed for `sagemaker` instead of `sagemaker-mlflow`: the stand-in refuses them, as AWS does
     monkeypatch.setattr(tracking_api, "SERVICE", "sagemaker")
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     assert load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)["acted"] == []
 
 
 def test_cloudtrail_refused_makes_every_read_server_unknown(aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch, capsys):
     monkeypatch.setattr(cloudtrail_lookup, "refused", {"123456789012"})
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     assert load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)["acted"] == []
     assert main(["coverage", "--kind", "mlflow", "--region", "us-east-1", "--json"]) == 0
     assert "mlflow-cloudtrail-unreadable" in capsys.readouterr().out
@@ -175,7 +171,7 @@ def test_without_the_opt_in_nothing_is_read_and_the_idle_server_is_unknown(
     aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch, capsys
 ):
     monkeypatch.setenv("REAPER_MLFLOW_READS", "off")
-    enforce(monkeypatch)
+    enforce_mode(monkeypatch)
     with recording() as calls:
         assert load_function("mlflow").handler(event("mlflow-schedule.json"), lambda_context)["acted"] == []
     assert api.requests == [] and "cloudtrail:LookupEvents" not in calls.actions

@@ -17,6 +17,7 @@ from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
 from reaper_devkit.jupyter_hostile import FakeJupyter
 from reaper_devkit.moto_ext.sagemaker_presigned import store
 from tests.conftest import event, load_function
+from tests.helpers.jupyter import start_kernel
 from tests.helpers.sweep_output import everything_seen
 
 OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev", "reaper:idle-minutes": "5"}
@@ -36,19 +37,6 @@ def notebook(sm: Any, hop: PresignedHop, jupyter: JupyterServer, name: str, tags
     seed.notebook(sm, name, tags, agent=False)
     hop.serve(name, jupyter)
     return name
-
-
-def start_kernel(jupyter: JupyterServer) -> str:
-    """A kernel that has run one cell and sits idle (one never used stays `starting` in jupyter_server)."""
-    kernel = jupyter.api("POST", "/api/kernels", {"name": "python3"})
-    client = jupyter.kernel_client(kernel["id"])
-    try:
-        client.execute_interactive("x = 1", timeout=300)  # a loaded CI machine starts kernels slowly
-    finally:
-        client.stop_channels()
-    seen = jupyter.wait_for(f"/api/kernels/{kernel['id']}", lambda k: k["execution_state"] == "idle", timeout=300)
-    assert seen["execution_state"] == "idle"
-    return str(kernel["id"])
 
 
 def test_a_busy_kernel_keeps_the_notebook_however_long_ago_it_started(aws, sm, hop, jupyter, app):

@@ -12,7 +12,7 @@ from reaper_devkit import seed_endpoint as se
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import drain, event, load_function
 from tests.helpers.events import sqs_batch
-from tests.slack_limits import assert_within_limits
+from tests.helpers.slack_limits import assert_within_limits
 
 
 def test_notifier_reads_the_webhook_from_the_secret_and_reports_failures(aws, monkeypatch, lambda_context):

@@ -29,8 +29,7 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sts_trust import trust_enforced
 from reaper_devkit.slack_api import SlackApi
 from tests.helpers.credentials import client_as
-from tests.integration.test_organisation import IDLE, MEMBER_LOG, REGION, _central_takes, _session, _sweep_member
-from tests.integration.test_organisation import organisation as organisation  # noqa: F401 - the fixture, shared
+from tests.helpers.organisation import IDLE, MEMBER_LOG, REGION, central_takes, member_session, sweep_member
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 ADMIN, OWNER = "U0ADMIN01", "U0ANA0001"
@@ -73,15 +72,15 @@ def hub(organisation: dict[str, Any], aws: boto3.session.Session, monkeypatch: p
     function is the real handler under an enforce runtime in that member's account."""
     now = datetime.now(UTC)
     first, second = organisation["members"][:2]
-    member = _session(first)
+    member = member_session(first)
     seed.notebook(member.client("sagemaker"), "exempt-later", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
     seed.activity(member.client("cloudwatch"), "exempt-later", now, IDLE)
     for account in (first, second):
-        _sweep_member(account, organisation["bus"], now, monkeypatch)
-    _central_takes(aws, organisation)
+        sweep_member(account, organisation["bus"], now, monkeypatch)
+    central_takes(aws, organisation)
     org_log = ActionLog(aws.client("dynamodb"), organisation["table"])
     enforce = Settings.validated({"mode": "enforce", "table": MEMBER_LOG})
-    runtimes = {a: build_runtime(enforce, session=_session(a), region=REGION) for a in (first, second)}
+    runtimes = {a: build_runtime(enforce, session=member_session(a), region=REGION) for a in (first, second)}
     invoked: list[tuple[str, str]] = []
     answered: list[dict[str, Any]] = []
 
@@ -150,7 +149,7 @@ def said(hub: dict[str, Any], name: str) -> list[str]:
 
 def test_a_button_in_the_central_digest_stops_a_member_resource_and_refuses_an_exempt_one(hub):
     first, second = hub["members"]
-    member = _session(first)
+    member = member_session(first)
     idle = f"idle-{first[-4:]}"
     # Given the digest lists every waiting resource of every member with a Stop now button
     assert {idle, "exempt-later", f"idle-{second[-4:]}"} <= set(hub["buttons"])
@@ -189,7 +188,7 @@ def test_a_forged_or_stale_request_is_refused_and_changes_nothing(hub):
     assert stale["statusCode"] == 401 and stale["body"].startswith("stale request")
     assert unsigned["statusCode"] == 401
     assert hub["invoked"] == [] and clicks(hub) == [] and said(hub, "attack") == []
-    assert status(_session(first), f"idle-{first[-4:]}") == "InService"
+    assert status(member_session(first), f"idle-{first[-4:]}") == "InService"
 
 
 def test_a_replayed_click_is_answered_and_not_forwarded_again(hub):
@@ -228,13 +227,13 @@ def test_a_button_naming_an_account_or_resource_no_member_logged_is_refused_with
         assert "no record a member of the organisation sent this week" in reply and "nothing was asked of any account" in reply, name
     assert hub["invoked"] == []
     assert {c["result"] for c in clicks(hub)} == {"refused"} and len(clicks(hub)) == len(values)
-    assert status(_session(first), idle) == "InService"
+    assert status(member_session(first), idle) == "InService"
 
 
 def test_a_member_whose_role_does_not_trust_the_central_account_is_refused(hub):
     _, second = hub["members"]
     # Given the second member's stack trusts another central account
-    _session(second).client("iam").update_assume_role_policy(
+    member_session(second).client("iam").update_assume_role_policy(
         RoleName=f"{click.ROLE_PREFIX}{REGION}",
         PolicyDocument=json.dumps(
             {
@@ -254,7 +253,7 @@ def test_a_member_whose_role_does_not_trust_the_central_account_is_refused(hub):
     [reply] = said(hub, "untrusted")
     assert f"Account {second} does not let this central account act" in reply and "AccessDenied" in reply
     assert hub["invoked"] == [] and [c["result"] for c in clicks(hub)] == ["refused"]
-    assert status(_session(second), f"idle-{second[-4:]}") == "InService"
+    assert status(member_session(second), f"idle-{second[-4:]}") == "InService"
 
 
 def test_only_an_admin_and_only_stop_now(hub):
@@ -266,4 +265,4 @@ def test_only_an_admin_and_only_stop_now(hub):
     assert "is not an mlreaper admin of the organisation" in said(hub, "owner")[0]
     assert "acts only through Stop now" in said(hub, "snooze")[0]
     assert hub["invoked"] == [] and [c["result"] for c in clicks(hub)] == ["refused", "refused"]
-    assert status(_session(first), f"idle-{first[-4:]}") == "InService"
+    assert status(member_session(first), f"idle-{first[-4:]}") == "InService"

@@ -27,8 +27,8 @@ from reaper_devkit import seed
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import ROOT, drain, load_function
 from tests.helpers.credentials import outsider
-from tests.integration.test_organisation import CENTRAL, IDLE, MEMBER_LOG, REGION, _session, organisation  # noqa: F401 - the fixture
-from tests.slack_limits import assert_within_limits
+from tests.helpers.organisation import CENTRAL, IDLE, MEMBER_LOG, REGION, member_session
+from tests.helpers.slack_limits import assert_within_limits
 
 NOTEBOOK_SCHEDULE = json.loads((ROOT / "events" / "notebook-schedule.json").read_text())
 
@@ -74,7 +74,7 @@ def _central_function(aws: boto3.session.Session, hub: dict[str, Any], now: date
 
 def _member(account: str, hub: dict[str, Any], policy: str = "follow", table_arn: str | None = None) -> dict[str, Any]:
     """A member stack: its log, its Slack queue, an idle notebook, and its runtime (own Mode: dry-run, the default)."""
-    member = _session(account)
+    member = member_session(account)
     create_table(member.client("dynamodb"), MEMBER_LOG)
     queue = member.client("sqs").create_queue(QueueName="mlreaper-notify")["QueueUrl"]
     seed.notebook(member.client("sagemaker"), f"idle-{account[-4:]}", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
@@ -206,7 +206,7 @@ def test_forged_or_foreign_reads_and_writes_of_the_settings_table_are_refused(hu
     with pytest.raises(foreign.exceptions.ClientError, match="AccessDenied"):
         foreign.get_item(TableName=arn, Key={"pk": {"S": "999999999999"}, "sk": {"S": "effective"}})
     # A member reads its own item, but not another member's, and can write none (not even a forged one of its own)
-    member = _session(a_account).client("dynamodb")
+    member = member_session(a_account).client("dynamodb")
     assert member.get_item(TableName=arn, Key={"pk": {"S": a_account}, "sk": {"S": "effective"}})["Item"]
     with pytest.raises(member.exceptions.ClientError, match="AccessDenied"):
         member.get_item(TableName=arn, Key={"pk": {"S": b_account}, "sk": {"S": "effective"}})

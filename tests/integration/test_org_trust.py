@@ -19,7 +19,7 @@ from reaper.org import click
 from reaper_devkit.moto_ext.sts_trust import trust_enforced, trusts
 from tests.conftest import ROOT
 from tests.helpers.credentials import client_as
-from tests.integration.test_organisation import CENTRAL, REGION, organisation  # noqa: F401 - the fixture
+from tests.helpers.organisation import CENTRAL, REGION
 
 LAMBDA_TRUST = {
     "Version": "2012-10-17",

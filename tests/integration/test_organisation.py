@@ -4,17 +4,12 @@ member account through the member's own function and gate."""
 
 from __future__ import annotations
 
-import importlib.util
-import io
 import json
-import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from cfnlint.decode.cfn_yaml import loads
 
 from reaper.cli.main import main
 from reaper.core.settings import Settings
@@ -29,130 +24,7 @@ from reaper_devkit.slack_api import SlackApi
 from tests.conftest import ROOT, drain
 from tests.helpers.credentials import outsider
 from tests.helpers.events import stop_now
-
-REGION = "us-east-1"
-CENTRAL = "123456789012"  # moto's default account: the management account, here also the central one
-ARTIFACTS = "mlreaper-artifacts"  # + "-<region>": the buckets `make deploy-org` fills
-MEMBER_LOG = "mlreaper-member-log"
-IDLE = [0] * 36
-
-
-def _stackset_template() -> str:
-    """template.yaml as `make deploy-org` hands it to StackSets: packaged (code in S3), then expanded."""
-    spec = importlib.util.spec_from_file_location("stackset_template", ROOT / "scripts" / "stackset_template.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    packaged = "\n".join(
-        line.split(":")[0] + ": s3://packaged/code.zip" if line.strip().startswith(("CodeUri:", "ContentUri:")) else line
-        for line in (ROOT / "template.yaml").read_text().splitlines()
-    )
-    return json.dumps(module.expand(packaged, ARTIFACTS))
-
-
-def _code_zip() -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr("app.py", "def handler(event, context):\n    return {}\n")
-    return buf.getvalue()
-
-
-def _session(account: str) -> boto3.session.Session:
-    creds = boto3.client("sts", region_name=REGION).assume_role(
-        RoleArn=f"arn:aws:iam::{account}:role/OrganizationAccountAccessRole", RoleSessionName="org-test"
-    )["Credentials"]
-    return boto3.session.Session(
-        aws_access_key_id=creds["AccessKeyId"],
-        aws_secret_access_key=creds["SecretAccessKey"],
-        aws_session_token=creds["SessionToken"],
-        region_name=REGION,
-    )
-
-
-def _central_stack(aws: boto3.session.Session, org_id: str) -> dict[str, str]:
-    """org/central.yaml in the central account; moto's CloudFormation makes the bus and the table. The
-    bus policy and the rule (which moto's CloudFormation skips) are put as the template declares them,
-    the rule's target being a queue the test reads for the central function."""
-    cfn = aws.client("cloudformation")
-    template = loads((ROOT / "org" / "central.yaml").read_text())
-    # the stream's event source mapping names a SAM function moto's CloudFormation does not create:
-    # the test hands the stream's records to the central settings function's code itself
-    deployed = {**template, "Resources": {k: v for k, v in template["Resources"].items() if k != "CentralSettingsStream"}}
-    cfn.create_stack(
-        StackName="mlreaper-central",
-        TemplateBody=json.dumps(deployed),
-        Parameters=[{"ParameterKey": "OrganizationId", "ParameterValue": org_id}],
-        Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"],
-    )
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in cfn.describe_stacks(StackName="mlreaper-central")["Stacks"][0]["Outputs"]}
-    declared = template["Resources"]["CentralEventBusPolicy"]["Properties"]["Statement"]
-    events = aws.client("events")
-    bus = outputs["CentralEventBusArn"]
-    statement = {
-        "Sid": "OrganisationMembersPutEvents",
-        "Effect": declared["Effect"],
-        "Principal": declared["Principal"],
-        "Action": declared["Action"],
-        "Resource": bus,
-        "Condition": {"StringEquals": {"aws:PrincipalOrgID": org_id}},
-    }
-    events.put_permission(EventBusName=bus.split("/")[-1], Policy=json.dumps({"Version": "2012-10-17", "Statement": [statement]}))
-    pattern = template["Resources"]["CentralFunction"]["Properties"]["Events"]["MemberRecords"]["Properties"]["Pattern"]
-    sqs = aws.client("sqs")
-    queue = sqs.create_queue(QueueName="central-function")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.put_rule(Name="member-records", EventBusName=bus.split("/")[-1], EventPattern=json.dumps(pattern))
-    events.put_targets(Rule="member-records", EventBusName=bus.split("/")[-1], Targets=[{"Id": "central", "Arn": queue_arn}])
-    return {"bus": bus, "table": outputs["OrgActionLogTableName"], "queue": queue, "settings_table": outputs["OrgSettingsTableArn"]}
-
-
-@pytest.fixture
-def organisation(aws: boto3.session.Session) -> dict[str, Any]:
-    orgs = aws.client("organizations")
-    org_id = orgs.create_organization(FeatureSet="ALL")["Organization"]["Id"]
-    root = orgs.list_roots()["Roots"][0]["Id"]
-    ou = orgs.create_organizational_unit(ParentId=root, Name="ml-teams")["OrganizationalUnit"]["Id"]
-    members = []
-    for team in ("vision", "speech", "nlp"):
-        account = orgs.create_account(AccountName=team, Email=f"{team}@example.com")["CreateAccountStatus"]["AccountId"]
-        orgs.move_account(AccountId=account, SourceParentId=root, DestinationParentId=ou)
-        members.append(account)
-    hub = _central_stack(aws, org_id)
-    s3 = aws.client("s3")
-    s3.create_bucket(Bucket=f"{ARTIFACTS}-{REGION}")
-    s3.put_object(Bucket=f"{ARTIFACTS}-{REGION}", Key="code.zip", Body=_code_zip())
-    cfn = aws.client("cloudformation")
-    cfn.create_stack_set(
-        StackSetName="mlreaper",
-        TemplateBody=_stackset_template(),
-        PermissionModel="SERVICE_MANAGED",
-        AutoDeployment={"Enabled": True, "RetainStacksOnAccountRemoval": False},
-        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
-        Parameters=[
-            {"ParameterKey": "CentralEventBusArn", "ParameterValue": hub["bus"]},
-            {"ParameterKey": "CentralAccountId", "ParameterValue": CENTRAL},
-        ],
-    )
-    cfn.create_stack_instances(StackSetName="mlreaper", DeploymentTargets={"OrganizationalUnitIds": [ou]}, Regions=[REGION])
-    return {"org_id": org_id, "members": members, "cfn": cfn, **hub}
-
-
-def _sweep_member(account: str, bus: str, now: datetime, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """One member's scheduled notebook sweep (dry-run, the default), as its function runs it."""
-    member = _session(account)
-    create_table(member.client("dynamodb"), MEMBER_LOG)
-    sm, cw = member.client("sagemaker"), member.client("cloudwatch")
-    seed.notebook(sm, f"idle-{account[-4:]}", {"ml:owner": f"owner-{account[-4:]}@example.com", "ml:stage": "dev"})
-    seed.activity(cw, f"idle-{account[-4:]}", now, IDLE)
-    seed.notebook(sm, f"blind-{account[-4:]}", {"ml:owner": "ana@example.com", "ml:stage": "dev"}, agent=False)
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "StackSet-mlreaper-NotebookFunction")
-    rt = build_runtime(Settings.validated({"table": MEMBER_LOG, "central_event_bus_arn": bus}), session=member, region=REGION)
-    return sweep_in_parts(rt, "notebook", now, f"sweep-{account}", None)
-
-
-def _central_takes(aws: boto3.session.Session, hub: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the rule delivered, each written by the central function's code."""
-    return [central.take(aws.client("dynamodb"), hub["table"], e) for e in drain(aws, hub["queue"])]
+from tests.helpers.organisation import ARTIFACTS, IDLE, MEMBER_LOG, REGION, central_takes, member_session, stackset_template, sweep_member
 
 
 def test_one_stackset_puts_the_member_stack_in_every_account_of_the_ou(organisation, aws):
@@ -165,9 +37,9 @@ def test_one_stackset_puts_the_member_stack_in_every_account_of_the_ou(organisat
     # And each member has the role the central account may assume (trusted by that account only), able to
     # invoke its sweep functions and nothing else
     for account in organisation["members"]:
-        iam = _session(account).client("iam")
+        iam = member_session(account).client("iam")
         assert iam.list_role_policies(RoleName=f"{click.ROLE_PREFIX}{REGION}")["PolicyNames"] == ["invoke-sweep-functions"]
-    role = json.loads(_stackset_template())["Resources"]["CentralActionRole"]["Properties"]
+    role = json.loads(stackset_template())["Resources"]["CentralActionRole"]["Properties"]
     [trust] = role["AssumeRolePolicyDocument"]["Statement"]
     assert trust["Principal"] == {"AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${CentralAccountId}:root"}}
     [allowed] = role["Policies"][0]["PolicyDocument"]["Statement"]
@@ -178,9 +50,9 @@ def test_each_members_sweep_reaches_the_central_log_the_cli_and_the_one_digest(o
     # Given a sweep in each of the three member accounts
     now = datetime.now(UTC)
     for account in organisation["members"]:
-        _sweep_member(account, organisation["bus"], now, monkeypatch)
+        sweep_member(account, organisation["bus"], now, monkeypatch)
     # When the central function takes what the bus delivered
-    taken = _central_takes(aws, organisation)
+    taken = central_takes(aws, organisation)
     # Then every member's verdicts and coverage are in the organisation's log, each under its sender's account
     assert {t["account"] for t in taken} == set(organisation["members"])
     assert {(t["account"], t["type"]) for t in taken} == {(a, k) for a in organisation["members"] for k in ("verdict", "coverage")}
@@ -221,12 +93,12 @@ def test_stop_now_from_the_central_account_acts_in_the_member_through_its_gate(o
     # Given two idle notebooks in a member, logged centrally by its sweep, one of which its owner then exempts
     now = datetime.now(UTC)
     account = organisation["members"][0]
-    member = _session(account)
+    member = member_session(account)
     sm = member.client("sagemaker")
     exempt_arn = seed.notebook(sm, "exempt-later", {"ml:owner": "ana@example.com", "ml:stage": "dev"})
     seed.activity(member.client("cloudwatch"), "exempt-later", now, IDLE)
-    _sweep_member(account, organisation["bus"], now, monkeypatch)
-    _central_takes(aws, organisation)
+    sweep_member(account, organisation["bus"], now, monkeypatch)
+    central_takes(aws, organisation)
     sm.add_tags(ResourceArn=exempt_arn, Tags=[{"Key": "reaper:exempt", "Value": "true"}])
     org_log = ActionLog(aws.client("dynamodb"), organisation["table"])
     enforce = build_runtime(Settings.validated({"mode": "enforce", "table": MEMBER_LOG}), session=member, region=REGION)
@@ -286,7 +158,7 @@ def test_the_central_log_refuses_an_event_without_its_senders_account(aws):
 
 
 def test_the_stackset_template_names_no_region_and_no_transform():
-    text = _stackset_template()
+    text = stackset_template()
     assert "Transform" not in json.loads(text) and "AWS::Serverless" not in text
     assert "us-east-1" not in text and f"{ARTIFACTS}-${{AWS::Region}}" in text
     assert Path(ROOT / "org" / "central.yaml").exists()

@@ -20,10 +20,18 @@ from reaper.record.actionlog import ActionLog
 from reaper.sweep import pipeline
 from reaper_devkit import seed
 from tests.conftest import drain, event, load_function
+from tests.helpers.contract_kits import (
+    OWNER,
+    endpoint_changed,
+    file_system_changed,
+    seed_endpoints,
+    seed_file_systems,
+    seed_training_jobs,
+    training_job_changed,
+)
 from tests.helpers.faults import flaky
 
 IDLE = [0] * 36
-OWNER = {"ml:owner": "ana@example.com", "ml:stage": "dev"}
 
 
 def status(sm: Any, name: str) -> str:
@@ -270,59 +278,11 @@ def test_without_an_action_log_component_and_async_endpoints_are_refused_through
 
 
 # -- races for the other kinds: protection set between signals and action ------------------------------
-def _seed_endpoints(aws: Any, now: datetime) -> dict[str, str]:
-    from reaper_devkit import seed_endpoint as se
-
-    sm = aws.client("sagemaker")
-    out = {}
-    for name in ("late-tag", "plain"):
-        out[name] = se.classic(sm, name, OWNER)
-        se.age(name, now, 300)
-    return out
-
-
-def _endpoint_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    return name not in {e["EndpointName"] for e in aws.client("sagemaker").list_endpoints()["Endpoints"]}
-
-
-def _seed_file_systems(aws: Any, now: datetime) -> dict[str, str]:
-    from reaper_devkit import seed_fsx as sf
-
-    fsx, cw = aws.client("fsx"), aws.client("cloudwatch")
-    subnet, group = sf.network(aws.client("ec2"))
-    out = {}
-    for name in ("late-tag", "plain"):
-        fs_id = sf.file_system(fsx, subnet, group, tags={"Name": name, **OWNER}, created_at=now - timedelta(days=3))
-        sf.io(cw, fs_id, now)
-        out[name] = fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["ResourceARN"]
-    return out
-
-
-def _file_system_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    fsx = aws.client("fsx")
-    fs_id = arns[name].rsplit("/", 1)[-1]
-    return any(b.get("FileSystem", {}).get("FileSystemId") == fs_id for b in fsx.describe_backups()["Backups"]) or not any(
-        fs["FileSystemId"] == fs_id for fs in fsx.describe_file_systems()["FileSystems"]
-    )
-
-
-def _seed_training_jobs(aws: Any, now: datetime) -> dict[str, str]:
-    from reaper_devkit import seed_training as st
-
-    sm = aws.client("sagemaker")
-    return {name: st.training_job(sm, name, now, hours_ago=3, tags={**OWNER, "reaper:max-hours": "2"}) for name in ("late-tag", "plain")}
-
-
-def _training_job_changed(aws: Any, arns: dict[str, str], name: str) -> bool:
-    status = aws.client("sagemaker").describe_training_job(TrainingJobName=name)["TrainingJobStatus"]
-    return status != "InProgress"
-
-
-# kind -> (function, signals module, seeder, "was it changed?")
+# kind -> (function, signals module, seeder, "was it changed?") (the seeders: tests/helpers/contract_kits.py)
 RACE_KINDS = {
-    "endpoint": ("endpoint", "reaper.kinds.endpoint.signals", _seed_endpoints, _endpoint_changed),
-    "fsx": ("fsx", "reaper.kinds.fsx.signals", _seed_file_systems, _file_system_changed),
-    "training-job": ("training_job", "reaper.kinds.training_job.signals", _seed_training_jobs, _training_job_changed),
+    "endpoint": ("endpoint", "reaper.kinds.endpoint.signals", seed_endpoints, endpoint_changed),
+    "fsx": ("fsx", "reaper.kinds.fsx.signals", seed_file_systems, file_system_changed),
+    "training-job": ("training_job", "reaper.kinds.training_job.signals", seed_training_jobs, training_job_changed),
 }
 
 

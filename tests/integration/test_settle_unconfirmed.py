@@ -29,8 +29,8 @@ from reaper_devkit import seed_ec2 as se2
 from reaper_devkit import seed_endpoint as se
 from reaper_devkit import seed_studio as studio
 from tests.conftest import REGION, TABLE, drain, event, load_function
+from tests.helpers import fsx_fleet, training_fleet
 from tests.helpers.modes import enforce_mode
-from tests.integration import fsx_fleet, training_fleet
 from tests.plugins import aws_shapes
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev"}

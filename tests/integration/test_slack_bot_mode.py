@@ -11,31 +11,17 @@ from typing import Any
 import pytest
 
 from reaper.record.actionlog import ActionLog
-from reaper.slack.bot import BotConfig, SlackBot, bot_from_secret
+from reaper.slack.bot import bot_from_secret
 from reaper.slack.notifier import Notifier
 from reaper.slack.post import SlackRefused
 from reaper.slack.webhook import WebhookConfigError
 from reaper_devkit import seed
 from reaper_devkit.slack_api import SlackApi
 from tests.conftest import drain, event, load_function
+from tests.helpers.slack_bot import ADMIN, FALLBACK, USERS, VISION, bot_for
 
-ADMIN, FALLBACK, VISION = "C0ADMIN", "C0FALLBACK", "C0VISION"
-USERS = {"ana@example.com": "U0ANA0001", "bo@example.com": "U0BO00001"}
 OWNERS = ["ana@example.com", "Bo@Example.com ", "W0CARLA01", "dee@example.com", ""]  # dee is not in Slack
 N = int(os.environ.get("REAPER_TEST_FLEET", "200"))  # 2,000 for the figure (slow on moto)
-
-
-def bot_for(api: SlackApi) -> SlackBot:
-    return SlackBot.build(
-        BotConfig(
-            bot_token="xoxb-test",
-            admin_channel=ADMIN,
-            fallback_channel=FALLBACK,
-            project_channels={"vision": VISION},
-            admins=frozenset({"U0ADMIN01"}),
-            base_url=api.url,
-        )
-    )
 
 
 def sqs_event(payloads: list[dict[str, Any]]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ key of a count, a line of evidence), in every field of every message type of rea
 function, in bot mode (the local Web API) and in webhook mode (the local receiver); the daily digest is
 also built from an action log whose entries carry the attack. Every string of every posted payload (the
 whole JSON: fallback text, blocks, confirmations, button values) is walked: no unescaped `<!`, `<@` or
-`<http` reaches Slack, and every message is within Slack's limits (tests/slack_limits.py)."""
+`<http` reaches Slack, and every message is within Slack's limits (tests/helpers/slack_limits.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from reaper.record.actionlog import ActionLog
 from reaper_devkit.slack_api import SlackApi
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import LambdaContext, load_function
-from tests.slack_limits import assert_within_limits
+from tests.helpers.slack_limits import assert_within_limits
 
 MENTIONS = "<!channel> <!here> <@U123> <http://x|y> <HTTPS://X|Y> &amp; & \x00\x07\x1b[31m\r\x7f\x85"
 ATTACKS = {"short": MENTIONS, "5,000 characters": (MENTIONS + " ") * (5000 // (len(MENTIONS) + 1)) + "<!channel>"}

@@ -22,7 +22,7 @@ from reaper.cli.main import main as cli
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.local_aws import local_account, session
 from tests.conftest import REGION, load_function
-from tests.integration.test_studio_jupyter import run
+from tests.helpers.studio_fleet import studio_outcomes
 
 CANVAS_IDLE = {"AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 60}}}
 
@@ -87,10 +87,10 @@ def test_an_idle_canvas_app_in_a_domain_with_idle_shutdown_on_is_warned_then_del
     domain, key = _canvas(sm, cw, "cy", created=now - timedelta(hours=12), last_active=now - timedelta(hours=3), now=now)
     arn = f"arn:aws:sagemaker:{REGION}:123456789012:app/{key}"
     # When the studio-app function sweeps, then again after the grace (Canvas still publishing, still idle)
-    first = run(app, now)[key]
+    first = studio_outcomes(app, now)[key]
     later = now + timedelta(minutes=65)
     studio.canvas_activity(cw, domain, "cy", last_active=now - timedelta(hours=3), now=later)
-    second = run(app, later)[key]
+    second = studio_outcomes(app, later)[key]
     # Then it is warned, then deleted, judged on its own metric and never "covered by AWS"; its user profile is kept
     assert first.verdict.value == "warn" and "TimeSinceLastActive" in first.reason, first.reason
     assert second.verdict.value == "act" and second.executed, second.reason
@@ -119,6 +119,6 @@ def test_a_canvas_app_used_within_the_window_is_kept(aws, sm, cw, deployed_env):
     now = datetime.now(UTC)
     _, key = _canvas(sm, cw, "eve", created=now - timedelta(hours=12), last_active=now - timedelta(minutes=10), now=now)
     # When the function sweeps
-    out = run(load_function("studio_app"), now)[key]
+    out = studio_outcomes(load_function("studio_app"), now)[key]
     # Then it is kept on evidence
     assert out.verdict.value == "keep" and out.decision.unknown is None and "active" in out.reason, out.reason

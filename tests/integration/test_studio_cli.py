@@ -13,7 +13,7 @@ from reaper.cli.main import main
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
-from tests.integration import studio_fleet as fleet
+from tests.helpers import studio_fleet as fleet
 
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 

@@ -11,7 +11,7 @@ from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
-from tests.integration import studio_fleet as fleet
+from tests.helpers import studio_fleet as fleet
 
 
 @pytest.fixture

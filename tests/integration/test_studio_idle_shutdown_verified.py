@@ -18,8 +18,8 @@ from reaper_devkit import seed_studio as studio
 from reaper_devkit.jupyter_hop import JupyterServer
 from reaper_devkit.moto_ext.sagemaker_presigned import store
 from tests.conftest import REGION, event, load_function
-from tests.integration.test_notebook_jupyter import start_kernel
-from tests.integration.test_studio_jupyter import run, space_app
+from tests.helpers.jupyter import space_app, start_kernel
+from tests.helpers.studio_fleet import studio_outcomes
 
 TIMEOUT = 120  # the kit's domains: IdleTimeoutInMinutes 120 (seed_studio.idle_block)
 MARGIN = 30  # reaper.kinds.studio_app.model.IDLE_SHUTDOWN_MARGIN
@@ -53,18 +53,18 @@ def test_an_idle_kernel_session_the_shutdown_missed_is_caught_in_the_first_sweep
     key = space_app(sm, hop, lab, covered, "ana-open-kernel", created=start)
     start_kernel(lab)
     # When a sweep runs a minute before its timeout plus the margin: covered by AWS, not read
-    early = run(reads_on, start + timedelta(minutes=TIMEOUT + MARGIN - 1))[key]
+    early = studio_outcomes(reads_on, start + timedelta(minutes=TIMEOUT + MARGIN - 1))[key]
     assert early.verdict.value == "keep" and early.decision.unknown == "idle-shutdown-on"
     assert store(hop._backend()).studio_calls == []
     # When the first sweep after it runs: read through its Jupyter server, and idle past the timeout
-    caught = run(reads_on, start + timedelta(minutes=TIMEOUT + MARGIN + 5))[key]
+    caught = studio_outcomes(reads_on, start + timedelta(minutes=TIMEOUT + MARGIN + 5))[key]
     # Then it would be deleted (dry-run) saying why, its space and storage kept
     assert caught.verdict.value == "act" and caught.decision.action == "delete" and not caught.executed
     assert "SageMaker's built-in idle shutdown (120 min) did not fire" in caught.reason and "1 idle kernel(s)" in caught.reason
     assert "storage volume stay" in caught.reason and caught.decision.evidence["idle_shutdown_missed"] is True
     assert len(store(hop._backend()).studio_calls) == 1
     # and twelve hours on, still open and idle, the same
-    later = run(reads_on, start + timedelta(hours=12))[key]
+    later = studio_outcomes(reads_on, start + timedelta(hours=12))[key]
     assert later.verdict.value == "act" and "did not fire" in later.reason
 
 
@@ -73,7 +73,7 @@ def test_an_app_in_use_past_its_timeout_is_covered_and_verified(aws, sm, hop, la
     key = space_app(sm, hop, lab, covered, "ana-working")
     start_kernel(lab)
     # When swept an hour later (idle 1 h: under the 120-minute timeout plus 30)
-    out = run(reads_on, datetime.now(UTC) + timedelta(hours=1))[key]
+    out = studio_outcomes(reads_on, datetime.now(UTC) + timedelta(hours=1))[key]
     # Then it is kept on evidence, said covered and verified, never flagged
     assert out.verdict.value == "keep" and out.decision.unknown is None
     assert "covers it (verified through its Jupyter server)" in out.reason
@@ -89,9 +89,9 @@ def test_enforce_warns_then_deletes_the_app_and_keeps_its_space(aws, sm, hop, la
     start_kernel(lab)
     arn = f"arn:aws:sagemaker:{REGION}:123456789012:app/{key}"
     # When the sweep past its timeout plus the margin runs, then one after the grace
-    first = run(app, start + timedelta(hours=3))[key]
+    first = studio_outcomes(app, start + timedelta(hours=3))[key]
     assert first.verdict.value == "warn" and studio.status(sm, arn) == "InService"
-    second = run(app, start + timedelta(hours=4, minutes=5))[key]
+    second = studio_outcomes(app, start + timedelta(hours=4, minutes=5))[key]
     # Then the app is deleted, its space is kept
     assert second.verdict.value == "act" and second.executed, second.reason
     assert studio.status(sm, arn) in ("Deleting", "Deleted")
@@ -105,7 +105,7 @@ def test_apps_aws_did_stop_are_never_flagged(aws, sm, hop, lab, covered, reads_o
     young = space_app(sm, hop, lab, covered, "ana-young", created=datetime.now(UTC))
     # When the handler sweeps, and a sweep runs past both their timeouts
     reads_on.handler(event("studio-app-schedule.json"), lambda_context)
-    out = run(reads_on, datetime.now(UTC) + timedelta(minutes=10))
+    out = studio_outcomes(reads_on, datetime.now(UTC) + timedelta(minutes=10))
     # Then neither is read nor acted on: the stopped one is not listed, the young one is covered
     assert gone not in out or out[gone].verdict.value == "keep"
     assert out[young].decision.unknown == "idle-shutdown-on" and store(hop._backend()).studio_calls == []

@@ -16,20 +16,18 @@ import pytest
 
 from reaper.aws.clients import Clients
 from reaper.cli.main import main as cli
-from reaper.core.model import Outcome
 from reaper.core.settings import Settings
 from reaper.kinds.studio_app import studio_jupyter
 from reaper.kinds.studio_app.discover import discover
-from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
-from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
+from reaper_devkit.jupyter_hop import JupyterServer
 from reaper_devkit.moto_ext.sagemaker_presigned import store
 from tests.conftest import REGION, event, load_function
+from tests.helpers.jupyter import DEV, space_app, start_kernel
+from tests.helpers.studio_fleet import studio_outcomes
 from tests.helpers.sweep_output import everything_seen
-from tests.integration.test_notebook_jupyter import start_kernel
 
-DEV = {"ml:stage": "dev", "reaper:idle-minutes": "5"}
 PRESIGN = "sagemaker:CreatePresignedDomainUrl"
 
 
@@ -55,20 +53,6 @@ def app(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Any:
     return load_function("studio_app")
 
 
-def space_app(sm: Any, hop: PresignedHop, server: JupyterServer | None, domain: str, space: str, **kwargs: Any) -> str:
-    """A running JupyterLab app in a private space of ana's, created two days ago; its Jupyter server behind the hop."""
-    studio.space(sm, domain, space, owner="ana", tags=kwargs.pop("space_tags", None))
-    created = kwargs.pop("created", datetime.now(UTC) - timedelta(days=2))
-    arn = studio.app(sm, domain, space_name=space, tags={**DEV, **kwargs.pop("tags", {})}, created=created, **kwargs)
-    if server is not None:
-        hop.serve_app(domain, space, server)
-    return arn.split(":app/", 1)[1]
-
-
-def run(app: Any, now: datetime) -> dict[str, Outcome]:
-    return {o.resource.id: o for o in sweep(app.RUNTIME, ["studio-app"], now, f"t-{now.isoformat()}")}
-
-
 def test_a_busy_kernel_keeps_the_app_and_the_only_new_call_is_the_granted_url(aws, sm, hop, lab, domains, app):
     # Given a JupyterLab app in a domain without idle shutdown, whose kernel runs a cell
     busy = space_app(sm, hop, lab, domains["off"], "ana-train")
@@ -79,7 +63,7 @@ def test_a_busy_kernel_keeps_the_app_and_the_only_new_call_is_the_granted_url(aw
         assert lab.wait_for(f"/api/kernels/{kernel}", lambda k: k["execution_state"] == "busy")["execution_state"] == "busy"
         # When a sweep judges it two hours later (past its 5-minute window)
         with recording() as calls:
-            out = run(app, datetime.now(UTC) + timedelta(hours=2))[busy]
+            out = studio_outcomes(app, datetime.now(UTC) + timedelta(hours=2))[busy]
     finally:
         client.stop_channels()
     # Then it is kept, busy on evidence, read as a browser opens the space (signed in as its owner, landing on the
@@ -97,10 +81,10 @@ def test_an_idle_kernel_is_kept_inside_the_window_and_deleted_on_evidence_after_
     idle = space_app(sm, hop, lab, domains["off"], "ana-idle")
     start_kernel(lab)
     # When swept now: active moments ago, kept
-    now = run(app, datetime.now(UTC))[idle]
+    now = studio_outcomes(app, datetime.now(UTC))[idle]
     assert now.verdict.value == "keep" and "active" in now.reason and now.decision.unknown is None
     # and 20 minutes later (window 5 min): idle on the kernel's own last activity, would delete (dry-run)
-    later = run(app, datetime.now(UTC) + timedelta(minutes=20))[idle]
+    later = studio_outcomes(app, datetime.now(UTC) + timedelta(minutes=20))[idle]
     assert later.verdict.value == "act" and later.decision.action == "delete" and not later.executed
     assert "1 idle kernel(s)" in later.reason and "storage volume stay" in later.reason
     assert later.decision.evidence["source"] == "jupyter" and later.decision.evidence["kernels"] == 1
@@ -111,7 +95,7 @@ def test_an_open_terminal_keeps_it_and_the_custom_image_app_is_read_too(aws, sm,
     custom = space_app(sm, hop, lab, domains["on"], "ana-custom", image_arn="arn:aws:sagemaker:us-east-1:123456789012:image/team")
     lab.api("POST", "/api/terminals")
     # When swept 2 minutes later
-    out = run(app, datetime.now(UTC) + timedelta(minutes=2))[custom]
+    out = studio_outcomes(app, datetime.now(UTC) + timedelta(minutes=2))[custom]
     # Then it is kept on the terminal's activity
     assert out.verdict.value == "keep" and "terminal active" in out.reason
     assert out.decision.evidence["terminals"] == 1 and out.decision.evidence["kernels"] == 0
@@ -134,7 +118,7 @@ def test_no_kernel_through_the_handler_changes_nothing_and_a_classic_server_is_r
     hop.serve_app(domains["off"], "ana", lab)
     # When the schedule fires (the handler, dry-run) and a sweep judges them an hour later
     assert app.handler(event("studio-app-schedule.json"), lambda_context)["resources"] >= 2
-    out = run(app, datetime.now(UTC) + timedelta(hours=1))
+    out = studio_outcomes(app, datetime.now(UTC) + timedelta(hours=1))
     # Then both would be deleted on evidence, and nothing changed
     assert out[empty].verdict.value == "act" and "0 idle kernel(s), 0 terminal(s)" in out[empty].reason
     assert out[classic].verdict.value == "act" and out[classic].decision.evidence["source"] == "jupyter"
@@ -149,7 +133,7 @@ def test_a_refused_url_is_unknown_with_its_reason_and_fix(aws, sm, hop, lab, dom
     hop_denied = space_app(sm, hop, lab, domains["off"], "ana-vpce")
     hop.refuse_app(domains["off"], "ana-vpce")
     # When swept a day later
-    out = run(app, datetime.now(UTC) + timedelta(days=1))
+    out = studio_outcomes(app, datetime.now(UTC) + timedelta(days=1))
     # Then both are kept as unknown, with the stable code and the fix
     for key in (api_denied, hop_denied):
         assert out[key].verdict.value == "keep" and out[key].decision.unknown == "url-refused", out[key].reason
@@ -162,7 +146,7 @@ def test_a_hop_that_lands_on_a_studio_page_is_unknown_and_goes_no_further(aws, s
     # Given a space the hop does not route to a Jupyter server: it lands on a Studio page (a JavaScript app)
     studio_page = space_app(sm, hop, None, domains["off"], "ana-nowhere")
     store(hop._backend()).studio_hops[domains["off"]] = hop.origin
-    out = run(app, datetime.now(UTC) + timedelta(days=1))[studio_page]
+    out = studio_outcomes(app, datetime.now(UTC) + timedelta(days=1))[studio_page]
     # Then nothing past the landing is requested: unknown, never idle
     assert out.verdict.value == "keep" and out.decision.unknown == "jupyter-unreadable"
     assert "did not land on the app's Jupyter server" in out.reason
@@ -197,11 +181,11 @@ def test_covered_protected_code_editor_and_sso_apps_are_never_opened(aws, sm, ho
     later = datetime.now(UTC) + timedelta(hours=1)
     # When JupyterReads is off, then on
     monkeypatch.delenv("REAPER_JUPYTER_READS")
-    off = run(load_function("studio_app"), later)
+    off = studio_outcomes(load_function("studio_app"), later)
     assert store(hop._backend()).studio_calls == []
     assert off[in_sso].decision.unknown == "no-activity-signal" and "JupyterReads" not in off[in_sso].reason
     monkeypatch.setenv("REAPER_JUPYTER_READS", "on")
-    on = run(load_function("studio_app"), later)
+    on = studio_outcomes(load_function("studio_app"), later)
     # Then no URL is asked for any of them, and each keeps its verdict and reason
     assert store(hop._backend()).studio_calls == [] and hop.hits == []
     assert on[covered].decision.unknown == "idle-shutdown-on"
@@ -219,7 +203,7 @@ def test_the_url_its_token_and_jupyters_token_are_never_logged_posted_or_recorde
     hop.refuse_app(domains["off"], "ana-walled")
     caplog.set_level(logging.DEBUG)
     # When swept (records, queue, logs) and printed as the CLI prints
-    out = run(app, datetime.now(UTC) + timedelta(hours=1))
+    out = studio_outcomes(app, datetime.now(UTC) + timedelta(hours=1))
     seen = everything_seen(aws, deployed_env, out.values(), caplog, capsys)
     # Then the tokens were issued and used, and none of them, nor the hop's or the server's address, appears anywhere
     tokens = store(hop._backend()).issued

@@ -4,7 +4,6 @@ never stops them. Through the studio-app function's handler and runtime, the CLI
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,9 +11,6 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.sagemaker.exceptions import ValidationError
 
-from reaper.cli.main import main as cli
-from reaper.core.model import Outcome
-from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.jupyter_hop import JupyterServer, PresignedHop
@@ -22,6 +18,7 @@ from reaper_devkit.moto_ext.sagemaker_presigned import store
 from reaper_devkit.moto_ext.sagemaker_studio import checked_idle
 from reaper_devkit.template import function_actions
 from tests.conftest import event, load_function, throttle
+from tests.helpers.studio_fleet import cli_rows, studio_outcomes
 
 DEV = {"ml:stage": "dev", "reaper:idle-minutes": "5"}
 DESCRIBE = "sagemaker:DescribeUserProfile"
@@ -56,20 +53,10 @@ def fleet(sm: Any) -> dict[str, str]:
     return {"domain": d, **apps}
 
 
-def run(app: Any, now: datetime) -> dict[str, Outcome]:
-    return {o.resource.id: o for o in sweep(app.RUNTIME, ["studio-app"], now, f"t-{now.isoformat()}")}
-
-
-def rows(capsys: Any, *argv: str) -> list[dict[str, Any]]:
-    capsys.readouterr()
-    assert cli([*argv, "--kind", "studio-app"]) == 0
-    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-
-
 def test_a_profile_that_turned_idle_shutdown_off_uncovers_its_apps_and_only_those(sm, fleet, capsys):
     # When the CLI sweeps (JupyterReads off), reading each profile once
     with recording() as calls:
-        out = {r["id"]: r for r in rows(capsys, "sweep", "--json")}
+        out = {r["id"]: r for r in cli_rows(capsys, "sweep", "--json")}
     # Then ana's JupyterLab app and dee's Code Editor app are unknown, with the profile and the fix in the reason
     lab, code = out[fleet["ana-lab"]], out[fleet["dee-code"]]
     assert (lab["verdict"], lab["unknown"]) == ("keep", "jupyterlab-profile-idle-shutdown-off")
@@ -85,7 +72,7 @@ def test_a_profile_that_turned_idle_shutdown_off_uncovers_its_apps_and_only_thos
     # nothing changed any user profile
     assert sm.describe_user_profile(DomainId=fleet["domain"], UserProfileName="ana")["UserSettings"] == lab_off()
     # and `reaper coverage` names them, counts what JupyterReads would reach (the JupyterLab one), with its fix
-    cov = rows(capsys, "coverage", "--output", "json")
+    cov = cli_rows(capsys, "coverage", "--output", "json")
     reasons = {t["code"]: t for c in cov if c["type"] == "coverage" for t in c["reasons"]}
     assert (
         reasons["profile-idle-shutdown-off"]["resources"] == 1
@@ -103,7 +90,7 @@ def test_with_jupyter_reads_on_the_uncovered_jupyterlab_app_is_judged_by_its_ser
     hop.serve_app(fleet["domain"], "ana-lab", jupyter)
     app = load_function("studio_app")
     # When swept an hour later (its window is 5 min)
-    out = run(app, datetime.now(UTC) + timedelta(hours=1))
+    out = studio_outcomes(app, datetime.now(UTC) + timedelta(hours=1))
     # Then it is judged on its Jupyter server's evidence (would delete, dry-run), saying why it was read
     lab = out[fleet["ana-lab"]]
     assert lab.verdict.value == "act" and lab.decision.evidence["source"] == "jupyter" and not lab.executed
@@ -128,7 +115,7 @@ def test_a_throttled_profile_read_is_unknown_never_covered_and_the_sweep_goes_on
     assert result["acted"] == [] and result["errors"] == []
     assert all(studio.status(sm, f"arn:aws:sagemaker:us-east-1:123456789012:app/{fleet[s]}") == "InService" for s in ("bo-lab", "ana-lab"))
     # and the sweep keeps bo's app as unknown (not read, with the error), never as covered by assumption
-    out = run(app, datetime.now(UTC))
+    out = studio_outcomes(app, datetime.now(UTC))
     bo = out[fleet["bo-lab"]]
     assert bo.verdict.value == "keep" and bo.decision.unknown == "not-read" and "ThrottlingException" in bo.reason
     assert out[fleet["cy-lab"]].decision.unknown == "idle-shutdown-on"
@@ -153,7 +140,7 @@ def test_a_profile_deleted_between_the_listing_and_its_describe_is_unknown(aws, 
         return real(**kwargs)
 
     monkeypatch.setattr(client, "describe_user_profile", deleted_meanwhile)
-    out = run(app, datetime.now(UTC))
+    out = studio_outcomes(app, datetime.now(UTC))
     # Then bo's app is kept as unknown (its profile was not found), the rest as usual, and no error
     bo = out[fleet["bo-lab"]]
     assert bo.verdict.value == "keep" and bo.decision.unknown == "not-read" and "ResourceNotFound" in bo.reason

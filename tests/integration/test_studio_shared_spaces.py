@@ -8,17 +8,16 @@ Idle shutdown needs SageMaker Distribution 2.0 or newer (docs/aws-assumptions.md
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from moto.sagemaker.exceptions import ValidationError
 
-from reaper.cli.main import main as cli
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext.sagemaker_studio import checked_sharing, checked_space_defaults, checked_spec
+from tests.helpers.studio_fleet import cli_rows
 
 DEV = {"ml:stage": "dev"}
 DESCRIBE = "sagemaker:DescribeUserProfile"
@@ -58,16 +57,10 @@ def fleet(sm: Any) -> dict[str, str]:
     return apps
 
 
-def rows(capsys: Any, *argv: str) -> list[dict[str, Any]]:
-    capsys.readouterr()
-    assert cli([*argv, "--kind", "studio-app"]) == 0
-    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-
-
 def test_a_shared_space_is_judged_by_its_domains_space_settings_never_by_its_owners_profile(sm, fleet, capsys):
     # When the CLI sweeps (JupyterReads off)
     with recording() as calls:
-        out = {r["id"]: r for r in rows(capsys, "sweep", "--json")}
+        out = {r["id"]: r for r in cli_rows(capsys, "sweep", "--json")}
     # Then ana's shared JupyterLab space is NOT covered, though her profile and the domain's user settings turn it on
     team = out[fleet["team-lab"]]
     assert (team["verdict"], team["unknown"]) == ("keep", "jupyterlab-shared-space-idle-shutdown-off")
@@ -89,7 +82,7 @@ def test_a_shared_space_is_judged_by_its_domains_space_settings_never_by_its_own
 
 
 def test_an_app_on_sagemaker_distribution_before_2_or_an_unsaid_version_is_not_covered(sm, fleet, capsys):
-    out = {r["id"]: r for r in rows(capsys, "sweep", "--json")}
+    out = {r["id"]: r for r in cli_rows(capsys, "sweep", "--json")}
     # ana's profile and her domain turn idle shutdown on, but it does not run on SMD 1.9, nor on a version not said
     old, unsaid = out[fleet["ana-old"]], out[fleet["ana-unsaid"]]
     assert (old["verdict"], old["unknown"]) == ("keep", "jupyterlab-old-image") and "SageMaker Distribution 1.9.0" in old["reason"]
@@ -97,7 +90,7 @@ def test_an_app_on_sagemaker_distribution_before_2_or_an_unsaid_version_is_not_c
 
 
 def test_reaper_coverage_shows_the_new_codes_with_their_cost_and_fix(sm, fleet, capsys):
-    cov = rows(capsys, "coverage", "--output", "json")
+    cov = cli_rows(capsys, "coverage", "--output", "json")
     reasons = {t["code"]: t for c in cov if c["type"] == "coverage" for t in c["reasons"]}
     shared = reasons["jupyterlab-shared-space-idle-shutdown-off"]
     assert shared["resources"] == 1 and shared["hourly_usd"] > 0 and "StudioEnforceIdleShutdownMinutes" in shared["fix"]
@@ -111,7 +104,7 @@ def test_reaper_coverage_shows_the_new_codes_with_their_cost_and_fix(sm, fleet, 
 def test_the_opt_in_turns_idle_shutdown_on_for_private_and_shared_spaces(sm, fleet, capsys, monkeypatch):
     # Given the admin's timeout
     monkeypatch.setenv("REAPER_STUDIO_ENFORCE_IDLE_SHUTDOWN_MINUTES", "90")
-    out = {r["id"]: r for r in rows(capsys, "sweep", "--mode", "enforce", "--json")}
+    out = {r["id"]: r for r in cli_rows(capsys, "sweep", "--mode", "enforce", "--json")}
     # Then each domain gets what it lacked, and only that: shared spaces in one, private ones in the other
     on, vice = sm.describe_domain(DomainId=fleet["domain"]), sm.describe_domain(DomainId=fleet["vice"])
     enabled = {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 90}
@@ -123,7 +116,7 @@ def test_the_opt_in_turns_idle_shutdown_on_for_private_and_shared_spaces(sm, fle
     assert "in shared spaces" in out[fleet["domain"]]["reason"] and out[fleet["domain"]]["executed"] is True
     assert out[fleet["vice"]]["executed"] is True
     # the next sweep counts the shared JupyterLab space covered; the shared Code Editor one still has no setting
-    again = {r["id"]: r for r in rows(capsys, "plan", "--json")}
+    again = {r["id"]: r for r in cli_rows(capsys, "plan", "--json")}
     assert again[fleet["team-lab"]]["unknown"] == "idle-shutdown-on"
     assert again[fleet["team-code"]]["unknown"] == "shared-space-idle-shutdown-off"
 

@@ -23,11 +23,8 @@ from reaper_devkit.calls import recording
 from reaper_devkit.iam_check import ungranted
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
-from tests.integration import test_sweep_continuation as continuation_tests
-from tests.integration.studio_fleet import app_id
-from tests.integration.test_sweep_continuation import idle_ids, next_event, roomy, schedules, short
-
-split = continuation_tests.split  # the same fixture: the seeded fleet, chunks of three, what each part saw
+from tests.helpers.continuation import idle_ids, next_event, roomy, schedules, short
+from tests.helpers.studio_fleet import app_id
 
 SCHEDULED = event("studio-app-schedule.json")
 

@@ -14,95 +14,14 @@ from typing import Any
 import pytest
 
 from reaper.core.errors import BadEventError
-from reaper.sweep import pipeline
 from reaper.sweep.continuation import MAX_PARTS, schedule_name
-from reaper.wiring import build_runtime
 from reaper_devkit import seed_studio as studio
 from reaper_devkit.calls import recording
 from reaper_devkit.iam_check import ungranted
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
-from tests.integration import studio_fleet as fleet
-
-GROUP = "mlreaper-sweeps"
-ROLE = "arn:aws:iam::123456789012:role/mlreaper-SweepContinuationRole-AB12"
-FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:mlreaper-studio-app"
-
-
-class TickingContext:
-    """A Lambda context whose remaining time drops by `tick` seconds each time it is read
-    (invoked through an alias: the next part targets the function itself)."""
-
-    invoked_function_arn = FUNCTION + ":live"
-    function_name = "mlreaper-studio-app"
-    memory_limit_in_mb = 512
-    aws_request_id = "req"
-
-    def __init__(self, seconds: float, tick: float = 1.0) -> None:
-        self.left, self.tick = seconds, tick
-
-    def get_remaining_time_in_millis(self) -> int:
-        self.left -= self.tick
-        return int(self.left * 1000)
-
-
-def roomy() -> TickingContext:
-    return TickingContext(300, tick=0)
-
-
-def short() -> TickingContext:
-    return TickingContext(40)
-
-
-@pytest.fixture
-def split(aws, sm, deployed_env, monkeypatch) -> dict[str, Any]:
-    """An enforce deployment with no grace, chunks of three, the sweeps' schedule group, and the
-    ids each call of pipeline.process saw (in order)."""
-    seeded = fleet.seed(aws, datetime.now(UTC))
-    aws.client("scheduler").create_schedule_group(Name=GROUP)
-    for k, v in {
-        "REAPER_MODE": "enforce",
-        "REAPER_GRACE_MINUTES": "0",
-        "REAPER_CONTINUATION_SCHEDULE_GROUP": GROUP,
-        "REAPER_CONTINUATION_ROLE_ARN": ROLE,
-        "REAPER_SWEEP_SCHEDULE": "rate(15 minutes)",
-    }.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setattr(pipeline, "CHUNK", 3)
-    seen: list[str] = []
-    real = pipeline.process
-
-    def process(kind: Any, r: Any, signal: Any, ctx: Any) -> Any:
-        seen.append(r.id)
-        return real(kind, r, signal, ctx)
-
-    monkeypatch.setattr(pipeline, "process", process)
-    return {**seeded, "seen": seen, "all": everything(aws, sm), "queue": deployed_env["REAPER_QUEUE_URL"]}
-
-
-def schedules(aws) -> list[dict[str, Any]]:
-    scheduler = aws.client("scheduler")
-    names = [s["Name"] for s in scheduler.list_schedules(GroupName=GROUP)["Schedules"]]
-    return [scheduler.get_schedule(Name=n, GroupName=GROUP) for n in names]
-
-
-def next_event(aws, part: int) -> dict[str, Any]:
-    """The event the schedule for `part` would deliver."""
-    [s] = [s for s in schedules(aws) if json.loads(s["Target"]["Input"])["detail"]["part"] == part]
-    return json.loads(s["Target"]["Input"])
-
-
-def everything(aws, sm) -> list[str]:
-    """The ids a sweep of the seeded account handles, from a fresh full dry-run pass."""
-    from reaper import kinds
-    from reaper.core.settings import Settings
-
-    rt = build_runtime(Settings(), session=aws, region="us-east-1")
-    return sorted(r.id for r in kinds.get("studio-app").discover(rt.clients(), rt.settings, datetime.now(UTC)))
-
-
-def idle_ids(seeded: dict[str, Any]) -> list[str]:
-    return sorted(fleet.app_id(seeded["apps"][c]) for c in ("idle-canvas", "idle-canvas-big"))
+from tests.helpers import studio_fleet as fleet
+from tests.helpers.continuation import FUNCTION, ROLE, TickingContext, idle_ids, next_event, roomy, schedules, short
 
 
 def test_a_sweep_short_of_time_arranges_its_next_part_which_handles_the_rest_each_once(aws, sm, split):

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from reaper.cli.main import main
 from reaper_devkit.local_aws import local_account, session
 from reaper_devkit.slack_receiver import SlackReceiver
-from tests.integration import training_fleet as fleet
+from tests.helpers import training_fleet as fleet
 
 REQUIRED = {"kind", "id", "arn", "region", "verdict", "action", "reason", "executed", "hourly_usd", "owner"}
 

@@ -13,7 +13,7 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function
-from tests.integration.training_fleet import DEV
+from tests.helpers.training_fleet import DEV
 
 INPROGRESS = "training-job-state-inprogress.json"
 COMPLETED = "training-job-state-completed.json"

@@ -14,20 +14,14 @@ from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import sagemaker_jobs
 from reaper_devkit.template import function_actions
 from tests.conftest import drain, event, load_function, throttle
+from tests.helpers import training_fleet as fleet
 from tests.helpers.events import MALFORMED_ANY_KIND
-from tests.integration import training_fleet as fleet
 
 SCHEDULE = "training-job-schedule.json"
 
 
 # these tests hold the ceilings' behaviour: the admin opted in (tests/integration/conftest.py)
 pytestmark = pytest.mark.usefixtures("default_ceilings_act")
-
-
-@pytest.fixture
-def enforce(deployed_env, monkeypatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")  # grace: the stack default for jobs, 0 minutes
-    return deployed_env
 
 
 def by_id(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -77,7 +77,7 @@ def _install() -> None:
 
 def merge(folder: str, out: str) -> None:
     """The workers' files as one fixture, one entry per shape, each with the renderings of the code of the day."""
-    from tests.unit.log_renderings import each, together
+    from tests.helpers.log_renderings import each, together
 
     lines = sorted({line for f in sorted(Path(folder).glob("*.jsonl")) for line in f.read_text().splitlines() if line}, key=len)
     shapes: set[str] = set()

@@ -3,7 +3,6 @@ Jupyter server, with publishing replaced by printing (MLREAPER_DRY)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,7 +10,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qsl
@@ -30,9 +28,8 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 import embed_agent  # noqa: E402
 
+from tests.helpers.activity_agent import AGENT, agent_env, load_agent
 from tests.helpers.http import QuietHandler, serving
-
-AGENT = ROOT / "agent" / "activity_agent.py"
 
 
 def test_template_embeds_the_agent_as_it_is_in_the_repo():
@@ -54,22 +51,6 @@ def jupyter() -> Iterator[dict[str, Any]]:
 
     with serving(Handler) as state["url"]:
         yield state
-
-
-def agent_env(tmp_path: Path, url: str, **extra: str) -> dict[str, str]:
-    meta = tmp_path / "meta.json"
-    meta.write_text(json.dumps({"ResourceName": "nb-1", "ResourceArn": "arn:aws:sagemaker:eu-west-1:1:notebook-instance/nb-1"}))
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700, exist_ok=True)
-    return {
-        "MLREAPER_JUPYTER_URL": url,
-        "MLREAPER_DRY": "1",
-        "MLREAPER_METADATA": str(meta),
-        "MLREAPER_STATE_DIR": str(state),
-        "MLREAPER_CPU_PERCENT": "101",
-        "PATH": "/usr/bin:/bin",
-        **extra,
-    }
 
 
 def run_agent(tmp_path: Path, url: str, **extra: str) -> list[dict[str, Any]]:
@@ -124,14 +105,6 @@ def test_idle_with_cpu_use_unknown_publishes_nothing(jupyter, tmp_path):
 
 
 # ---- publishing: SigV4 by hand, credentials from IMDSv2 ---------------------------------------
-
-
-def load_agent() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("activity_agent", AGENT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("token", [None, "session-token"])
@@ -457,7 +430,7 @@ def test_publishes_to_cloudwatch_with_the_instance_role(jupyter, imds, tmp_path)
 def test_the_installed_agent_reports_where_the_stacks_channel_says(jupyter, imds, tmp_path, logs_endpoint, channel, target):
     import shlex
 
-    from tests.unit.agent_onstart import install
+    from tests.helpers.agent_onstart import install
 
     # Given the on-start script as CloudFormation renders it (AgentChannel: the template's default, or logs)
     done = install(tmp_path / "nb", channel=channel)

@@ -13,8 +13,8 @@ import sysconfig
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.unit.agent_onstart import install
-from tests.unit.test_agent import agent_env
+from tests.helpers.activity_agent import agent_env
+from tests.helpers.agent_onstart import install
 
 AGENT = ROOT / "agent" / "activity_agent.py"
 PAYLOAD = "import os; open(os.environ['MARKER'], 'a').write('ran as uid %d\\n' % os.getuid())"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.unit import agent_onstart
-from tests.unit.agent_onstart import install, on_start_script
+from tests.helpers import agent_onstart
+from tests.helpers.agent_onstart import install, on_start_script
 
 AGENT_SOURCE = (ROOT / "agent" / "activity_agent.py").read_text()
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reaper_devkit.template import default_conditions, load, resolve_ifs
-from tests.unit.test_agent import load_agent
+from tests.helpers.activity_agent import load_agent
 
 T = load()
 NAMESPACE = "MLReaper"  # the contract's namespace

@@ -14,7 +14,7 @@ from reaper.core.settings import Settings
 from reaper.kinds.ec2 import ActionName
 from reaper.kinds.ec2.model import StoreMount, StoreReading
 from reaper.kinds.ec2.rules import STORE_EMPTY, STORE_USED_GB, guard
-from tests.unit.test_ec2_rules import FACTS, run, signal
+from tests.helpers.ec2_rules import FACTS, run, signal
 
 STORE_FACTS = replace(FACTS, instance_store_gib=250)
 DATA = StoreReading("read", ("nvme1n1",), (StoreMount("nvme1n1", "/opt/dlami/nvme", 48_000_000_000, True),))

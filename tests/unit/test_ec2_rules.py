@@ -3,41 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reaper.core.model import Resource, Verdict
-from reaper.core.policy import read_tags
+from reaper.core.model import Verdict
 from reaper.core.settings import OffHours, Settings
 from reaper.kinds.ec2.catalog import describe
 from reaper.kinds.ec2.managed import managed_by, manager, spot_stop_problem
-from reaper.kinds.ec2.model import GPU_SERIES, PERIOD, Ec2Facts, Ec2Signal, window_end
-from reaper.kinds.ec2.rules import decide
 from reaper.kinds.ec2.settings import Ec2Settings
-
-NOW = datetime(2026, 12, 2, 14, 3, tzinfo=UTC)  # a Wednesday afternoon
-FACTS = Ec2Facts("gpu", "1 x NVIDIA T4g", "ebs", 0, "on-demand", None, None, False, NOW - timedelta(hours=6))
-
-
-def series(values: list[float | None], now: datetime = NOW) -> list[tuple[datetime, float]]:
-    end = window_end(now) + PERIOD
-    return sorted((end - PERIOD * (k + 1), v) for k, v in enumerate(values) if v is not None)
-
-
-def signal(cpu=None, net=None, gpu=None, neuron=None) -> Ec2Signal:
-    acc = {}
-    if gpu is not None:
-        acc = {GPU_SERIES: series(gpu)}
-    if neuron is not None:
-        acc = {"neuroncore_utilization": series(neuron)}
-    return Ec2Signal(series(cpu or [1.0] * 36), series(net or [1000.0] * 36), acc, window_end(NOW))
-
-
-def run(facts: Ec2Facts = FACTS, sig: Ec2Signal | None = None, tags: dict[str, str] | None = None, settings: Settings | None = None):
-    settings = settings or Settings()
-    r = Resource("ec2", "i-0abc", "arn:aws:ec2:us-east-1:1:instance/i-0abc", "us-east-1", "running", tags or {}, facts=facts)
-    return decide(r, sig, read_tags(r.tags, settings), settings, NOW)
+from tests.helpers.ec2_rules import FACTS, run, signal
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from reaper.core.settings import Settings
 from reaper.kinds.ec2 import ssm
 from reaper.kinds.ec2.model import GpuSample
 from reaper.kinds.ec2.settings import Ec2Settings
-from tests.unit.test_ec2_rules import run, signal
+from tests.helpers.ec2_rules import run, signal
 
 
 @pytest.mark.parametrize(

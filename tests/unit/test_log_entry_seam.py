@@ -7,7 +7,7 @@ from the code before the model (issue 35): 125 from 20 integration test files on
 41 more from main at d4ffeeb (test_anomaly_alerts, test_bill_report, test_endpoint_told, test_settle_unconfirmed:
 entries with their price's source, an anomaly, a cost entry); what a member's log recorded and what the
 organisation's central table took; each with what the read side of main at d4ffeeb (the last code before the
-model) made of it (tests/unit/log_renderings.py), and of all of them together on its first line.
+model) made of it (tests/helpers/log_renderings.py), and of all of them together on its first line.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from reaper.cli.main import main
 from reaper.record.actionlog import ActionLog, create_table
 from reaper.record.logentry import BadEntry, LogEntry, parse_entry
 from tests.conftest import ROOT, TABLE
-from tests.unit.log_renderings import each, together
+from tests.helpers.log_renderings import each, together
 
 FIXTURE = ROOT / "tests" / "fixtures" / "log_entries_before_model.jsonl"
 HEAD, *OLD = [json.loads(line) for line in FIXTURE.read_text().splitlines() if line]

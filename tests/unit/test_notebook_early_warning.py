@@ -6,7 +6,7 @@ from reaper.core.model import Verdict
 from reaper.core.settings import Settings
 from reaper.kinds.notebook.settings import NotebookSettings
 from reaper.sweep.pipeline import decide as pipeline_decide
-from tests.unit.test_notebook_rules import KIND, NOW, decide, nb, signal
+from tests.helpers.notebook_rules import KIND, NOW, decide, nb, signal
 
 ENFORCE = Settings(mode="enforce")  # threshold 60 min, grace 60 min: warned after one quiet sample (5 minutes)
 

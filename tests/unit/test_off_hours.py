@@ -47,8 +47,8 @@ def test_a_window_across_midnight_is_read_in_its_own_timezone():
 
 
 def test_notebook_and_ec2_decide_off_hours_alike_whatever_their_activity():
-    from tests.unit import test_ec2_rules as ec2
-    from tests.unit import test_notebook_rules as notebook
+    from tests.helpers import ec2_rules as ec2
+    from tests.helpers import notebook_rules as notebook
 
     # Given working hours of 01:00-02:00 UTC, a busy dev notebook and a busy dev GPU box in the afternoon
     night = Settings(off_hours=OffHours(enabled=True, timezone="UTC", start="01:00", end="02:00"))

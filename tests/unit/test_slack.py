@@ -11,7 +11,7 @@ from reaper.slack import post as slack
 from reaper.slack.notifier import handle_queue_batch
 from reaper_devkit.slack_receiver import SlackReceiver
 from tests.conftest import event
-from tests.slack_limits import assert_within_limits, texts
+from tests.helpers.slack_limits import assert_within_limits, texts
 
 HOSTILE = "<!channel> <https://evil.example|click me> & <@U999999999>"
 

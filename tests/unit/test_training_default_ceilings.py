@@ -5,9 +5,11 @@ last weeks; switching the stack to enforce must not stop every job older than a 
 from __future__ import annotations
 
 from reaper.core.model import Mode, Verdict
+from reaper.core.policy import read_tags
 from reaper.core.settings import Settings
 from reaper.kinds.training_job.settings import TrainingJobSettings
-from tests.unit.test_training_rules import KIND, NOW, job, pipeline_decide, read_tags, sig
+from reaper.sweep.pipeline import decide as pipeline_decide
+from tests.helpers.training_rules import KIND, NOW, job, sig
 
 STACK_DEFAULTS = Settings()  # what a fresh deploy gets
 OPTED_IN = Settings().with_kind(TrainingJobSettings(training_default_ceilings_act=True))

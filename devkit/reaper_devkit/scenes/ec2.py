@@ -8,6 +8,7 @@ import boto3
 
 from reaper.kinds.ec2 import catalog
 from reaper_devkit import seed_ec2
+from reaper_devkit.scenes import AHEAD
 
 KIND = "ec2"
 
@@ -44,9 +45,9 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
     expected: dict[str, str] = {}
     for name, (itype, tags, metrics, kw, says) in cases.items():
         iid = seed_ec2.instance(ec2, itype, {"Name": name, **tags}, now=now, **kw)
-        seed_ec2.metrics(cw, iid, now, **metrics)
+        seed_ec2.metrics(cw, iid, now, ahead=AHEAD, **metrics)
         expected[f"{iid} {name}"] = says
     decoy = seed_ec2.instance(ec2, "m5.xlarge", {"Name": "cpu-web-server", **dev}, now=now)
-    seed_ec2.metrics(cw, decoy, now, gpu=None)
+    seed_ec2.metrics(cw, decoy, now, gpu=None, ahead=AHEAD)
     expected[f"{decoy} cpu-web-server"] = "not listed: no accelerator"
     return expected

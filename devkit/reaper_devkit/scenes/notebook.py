@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import boto3
 
 from reaper_devkit import seed as seeding
+from reaper_devkit.scenes import AHEAD
 
 KIND = "notebook"
 
@@ -31,6 +32,6 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, str]:
         itype = "ml.p3.2xlarge" if "gpu" in name or "training" in name else "ml.t3.large"
         seeding.notebook(sm, name, tags, agent=agent, instance_type=itype)
         if values:
-            seeding.activity(cw, name, now, values)
+            seeding.activity(cw, name, now, values, ahead=AHEAD)
         expected[name] = says
     return expected

@@ -4,15 +4,20 @@ As on AWS, a JupyterLab or Code Editor app's DescribeApp "last user activity" is
 check (recent), so those apps are never judged idle: they are kept with a reason code, and
 SageMaker's built-in idle shutdown is what stops them. Canvas apps are judged by the
 TimeSinceLastActive metric Canvas publishes; the two idle ones are what a sweep deletes.
+studio_outcomes: one sweep of the studio-app function, each app's outcome by id; cli_rows: the CLI's JSON rows.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
 import boto3
 
+from reaper.cli.main import main as cli
+from reaper.core.model import Outcome
+from reaper.sweep.pipeline import sweep
 from reaper_devkit import seed_studio as studio
 
 DEV = {"ml:stage": "dev"}
@@ -96,3 +101,15 @@ def seed(session: boto3.session.Session, now: datetime) -> dict[str, Any]:
 
 def app_id(arn: str) -> str:
     return arn.split(":app/", 1)[1]
+
+
+def studio_outcomes(app: Any, now: datetime) -> dict[str, Outcome]:
+    """One sweep of the studio-app function's own runtime at `now`: each app's outcome by its id."""
+    return {o.resource.id: o for o in sweep(app.RUNTIME, ["studio-app"], now, f"t-{now.isoformat()}")}
+
+
+def cli_rows(capsys: Any, *argv: str) -> list[dict[str, Any]]:
+    """The CLI's `argv` for the studio-app kind (it must exit 0), its JSON lines as rows."""
+    capsys.readouterr()
+    assert cli([*argv, "--kind", "studio-app"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]

@@ -1,4 +1,5 @@
-"""One FSx file system per interesting case, seeded in moto; shared by the FSx integration tests.
+"""One FSx file system per interesting case, seeded in moto; shared by the FSx integration tests, with
+one idle persistent file system alone and one scheduled sweep of the fsx function's runtime.
 
 File system ids are random, so each carries a `Name` tag and tests find it by name.
 """
@@ -8,7 +9,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from reaper.handlers import handle_kind_event
 from reaper_devkit import seed_fsx as sf
+from tests.conftest import event
 
 DEV = {"ml:owner": "ana@example.com", "ml:stage": "dev", "ml:project": "llm"}
 
@@ -101,3 +104,19 @@ def by_name(fsx: Any) -> dict[str, dict[str, Any]]:
         tags = {t["Key"]: t["Value"] for t in fs.get("Tags", [])}
         out[tags.get("Name", fs["FileSystemId"])] = {**fs, "tags": tags}
     return out
+
+
+SCHEDULE = "fsx-schedule.json"
+
+
+def sweep(app: Any, now: datetime, event_id: str) -> dict[str, Any]:
+    """The fsx function's scheduled sweep (events/fsx-schedule.json) at `now`, through its own runtime."""
+    return handle_kind_event(event(SCHEDULE, id=event_id), "fsx", app.RUNTIME, now=now)
+
+
+def one_persistent(aws: Any, now: datetime, tags: dict[str, str] | None = None) -> str:
+    """An idle file system made two days ago: zero I/O in every period of the 16 hours that end three hours after `now`."""
+    subnet, group = sf.network(aws.client("ec2"))
+    fs_id = sf.file_system(aws.client("fsx"), subnet, group, tags=tags or sf.DEV, created_at=now - timedelta(days=2))
+    sf.io(aws.client("cloudwatch"), fs_id, now + timedelta(hours=3), minutes=16 * 60)
+    return fs_id
