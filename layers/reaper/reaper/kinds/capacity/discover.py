@@ -30,7 +30,7 @@ UNKNOWN_ID = "InvalidCapacityReservationId"  # .NotFound (and .Malformed): the w
 
 
 def discover(clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
-    """`only` (ids): the reservations named, and the training plans only when a name is not a reservation's."""
+    """`only` (ids or ARNs): the reservations named, and the training plans only when a name is not a reservation's."""
     found = [to_resource(clients.region, cr, clients.pricer) for cr in reservations(clients, only)]
     if only is None or any(NAMED_CR.search(name) is None for name in only):
         found += [plan_resource(clients, plan) for plan in active_plans(clients) if only is None or plan["TrainingPlanName"] in only]
