@@ -235,6 +235,29 @@ def test_health_notice_rejudges_only_the_reservations_it_names(aws, ec2, cw, acc
     assert again["acted"] == []
 
 
+def test_health_notice_naming_a_vanished_reservation_still_judges_the_others(
+    aws, ec2, cw, account, deployed_env, lambda_context, monkeypatch
+):
+    # Given a Health notice naming the idle and the committed reservation, and one EC2 no longer knows
+    # (DescribeCapacityReservations by id refuses the whole call for it: InvalidCapacityReservationId.NotFound)
+    enforce_mode(monkeypatch, 0)
+    vanished = "cr-0123456789abcdef0"
+    app = load_function("capacity")
+    ev = event("capacity-health-underutilized.json", resources=[account.idle, vanished, account.committed])
+    ev["detail"]["affectedEntities"] = [{"entityValue": vanished}]
+    # When the capacity function takes it
+    with recording() as calls:
+        result = app.handler(ev, lambda_context)
+    # Then the vanished one is gone, and the others are judged as if it had not been named
+    assert result["gone"] == [vanished]
+    assert result["checked"] == sorted([account.idle, account.committed])
+    assert result["acted"] == [account.idle] and result["verdicts"][account.committed] == "keep"
+    assert state(ec2, account.idle) == "cancelled" and state(ec2, account.committed) == "active"
+    # and discovery named them by CapacityReservationIds, then (refused for the vanished one) read the active list once
+    named = [p.get("CapacityReservationIds") for op, p in calls.made if op == "DescribeCapacityReservations" and "Filters" in p]
+    assert named == [sorted([account.idle, vanished, account.committed]), None]
+
+
 def test_health_notice_of_another_kind_or_naming_nothing_does_nothing(account, deployed_env, lambda_context):
     app = load_function("capacity")
     other = event("capacity-health-underutilized.json")

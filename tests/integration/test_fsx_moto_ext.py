@@ -128,3 +128,20 @@ def test_create_backup_is_idempotent_by_token_and_refuses_the_same_token_with_ot
     found = fsx.describe_backups(Filters=filters)["Backups"]
     assert [b["BackupId"] for b in found] == [first["BackupId"]] and {"Key": "reaper:source-fs", "Value": fs_id} in found[0]["Tags"]
     assert fsx.describe_backups(Filters=[{"Name": "file-system-id", "Values": [other]}])["Backups"] == []
+
+
+def test_describe_file_systems_refuses_an_id_fsx_does_not_know(aws):
+    # Given one file system, and one that was deleted (moto forgets it at once; FSx after its DELETING)
+    fsx = aws.client("fsx")
+    subnet, group = sf.network(aws.client("ec2"))
+    live = sf.file_system(fsx, subnet, group)
+    gone = sf.file_system(fsx, subnet, group)
+    fsx.delete_file_system(FileSystemId=gone)
+    # When it is asked for by id, alone or with a file system that exists
+    for ids in ([gone], [live, gone]):
+        with pytest.raises(ClientError) as unknown:
+            fsx.describe_file_systems(FileSystemIds=ids)
+        # Then FSx's answer (API_DescribeFileSystems, Errors), not a silent omission
+        assert code(unknown) == "FileSystemNotFound"
+    assert [f["FileSystemId"] for f in fsx.describe_file_systems(FileSystemIds=[live])["FileSystems"]] == [live]
+    assert [f["FileSystemId"] for f in fsx.describe_file_systems()["FileSystems"]] == [live]

@@ -252,3 +252,83 @@ def test_a_batch_of_deletes_rereads_the_snapshots_and_deletes_none_whose_snapsho
     for vol in vols:
         record = log.latest_restore("storage", vol)
         assert record is not None and record["status"] == ("snapshotting" if vol == late else "deleted"), (vol, record)
+
+
+@pytest.mark.parametrize("n", [1, 4], ids=["alone", "batched"])
+def test_the_earlier_snapshot_read_throttled_makes_nothing_and_the_next_sweep_makes_one_each(
+    aws, ec2, enforce, lambda_context, monkeypatch, n
+):
+    # Given n ML volumes, and EC2 throttling the batch's one read of earlier snapshots (DescribeSnapshots filtered by
+    # the reaper's source-volume tag) on the first sweep, past botocore's retries; every other call answered
+    vols = volumes(ec2, n)
+    app = load_function("storage")
+    client = app.RUNTIME.clients()("ec2")
+    real = client.describe_snapshots
+    refused: list[list[str]] = []
+
+    def throttled(**kwargs: Any) -> Any:
+        if any(f["Name"] == "tag:reaper:source-volume" for f in kwargs.get("Filters", [])):
+            refused.append(next(f["Values"] for f in kwargs["Filters"] if f["Name"] == "volume-id"))
+            raise ClientError(THROTTLED, "DescribeSnapshots")
+        return real(**kwargs)
+
+    monkeypatch.setattr(client, "describe_snapshots", throttled)
+    # When the first sweep runs
+    with recording() as calls:
+        first = sweep(app, lambda_context)
+    # Then the read was asked once for the batch, and nothing was made (a snapshot an earlier sweep began might exist)
+    assert [sorted(v) for v in refused] == [sorted(vols)], refused
+    assert calls.calls["ec2:CreateSnapshot"] == 0 and calls.calls["ec2:CreateTags"] == 0, calls.by_operation()
+    assert all(snapshots_of(ec2, v) == [] and marker(ec2, v) is None and records(aws, v) == [] for v in vols)
+    # and each volume is an error, said once: once in the sweep's errors, one message each, naming the throttle
+    assert first["acted"] == [] and first["verdicts"]["error"] == n, first
+    for vol in vols:
+        assert sum(vol in e for e in first["errors"]) == 1 and any("Rate exceeded" in e for e in first["errors"] if vol in e), first
+    said = [m for m in drain(aws, enforce["REAPER_QUEUE_URL"]) if m.get("verdict") == "error"]
+    assert sorted(m["id"] for m in said) == sorted(vols), said
+    # When the next sweep runs with EC2 answering
+    monkeypatch.setattr(client, "describe_snapshots", real)
+    with recording() as calls:
+        second = sweep(app, lambda_context)
+    # Then each volume gets exactly one snapshot, marked on it and recorded once
+    assert sorted(second["acted"]) == sorted(vols) and calls.calls["ec2:CreateSnapshot"] == n, (second, calls.by_operation())
+    for vol in vols:
+        [snap] = snapshots_of(ec2, vol)
+        assert marker(ec2, vol) == snap["SnapshotId"] and len(records(aws, vol)) == 1
+
+
+def test_the_earlier_snapshot_read_stays_within_ec2s_200_filter_values_a_call(aws, ec2):
+    # Given 150 volumes to read earlier snapshots for (more than a sweep's batch ever holds: the chunking itself),
+    # three of them with a snapshot an earlier sweep began and could not mark (tagged with its source volume)
+    from reaper.aws.clients import Clients
+    from reaper.core.settings import Settings
+    from reaper.kinds.base import ActContext
+    from reaper.kinds.storage.actions import earlier_snapshots
+
+    made = datetime.now(UTC) - timedelta(weeks=6)
+    real = [seed_storage.volume(ec2, made, tags=seed_storage.ML) for _ in range(3)]
+    began = {
+        vol: ec2.create_snapshot(
+            VolumeId=vol, TagSpecifications=[{"ResourceType": "snapshot", "Tags": [{"Key": "reaper:source-volume", "Value": vol}]}]
+        )["SnapshotId"]
+        for vol in real
+    }
+    ids = [f"vol-{i:017x}" for i in range(1, 148)] + real
+    ctx = ActContext(clients=Clients("us-east-1", aws), settings=Settings(), now=datetime.now(UTC), log=None, event_id="chunks")
+    # When they are read (EC2, as the kit answers it, refuses a call with more than 200 filter values: FilterLimitExceeded)
+    with recording() as calls:
+        found = earlier_snapshots(ctx, ids)
+    # Then each call held at most 200 values, and the three snapshots were found, by their volumes
+    sizes = [sum(len(f["Values"]) for f in p["Filters"]) for op, p in calls.made if op == "DescribeSnapshots"]
+    assert sizes == [200, 104], sizes
+    assert {vol: s["SnapshotId"] for vol, s in found.items()} == began
+
+
+@pytest.mark.parametrize("method", ["describe_snapshots", "describe_volumes"])
+def test_the_kit_refuses_more_than_200_filter_values_in_one_call_as_ec2_does(aws, ec2, method):
+    # Given 200 filter values across two filters: EC2 takes them; one more and it refuses the call
+    ids = [f"vol-{i:017x}" for i in range(1, 101)]
+    call = getattr(ec2, method)
+    assert call(Filters=[{"Name": "volume-id", "Values": ids}, {"Name": "tag:reaper:source-volume", "Values": ids}]) is not None
+    with pytest.raises(ClientError, match="FilterLimitExceeded.*200"):
+        call(Filters=[{"Name": "volume-id", "Values": ids}, {"Name": "tag:reaper:source-volume", "Values": [*ids, "vol-x"]}])

@@ -6,8 +6,11 @@ EC2 On-Demand Capacity Reservations and Capacity Blocks
 - CreateCapacityReservation: an `active` reservation (AWS makes an immediate one active at once),
   `ReservationType` `default`, with its tags; `CommitmentDuration` (seconds) gives `CommitmentInfo`.
   https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateCapacityReservation.html
-- DescribeCapacityReservations: by id, `state`/`instance-type`/`reservation-type` filters, MaxResults
-  (5..1,000) with NextToken. `AvailableInstanceCount` is `TotalInstanceCount` minus the running
+- DescribeCapacityReservations: by id, the documented filters (`state`, `instance-type`, `owner-id`,
+  `instance-platform`, `availability-zone`, `tenancy`, `end-date-type`, `instance-match-criteria`, `outpost-arn`,
+  `placement-group-arn`; the date filters are not emulated), MaxResults (5..1,000) with NextToken. A filter the
+  page does not list (`capacity-reservation-id`, `tag:...`) is refused as EC2 refuses an unknown filter:
+  `InvalidParameterValue`, "The filter 'x' is invalid". `AvailableInstanceCount` is `TotalInstanceCount` minus the running
   instances placed in it ("The remaining capacity. Indicates the number of instances that can be
   launched in the Capacity Reservation."). An unknown id: `InvalidCapacityReservationId.NotFound`.
   https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeCapacityReservations.html
@@ -46,7 +49,7 @@ from typing import Any
 from moto.core.responses import ActionResult
 from moto.core.utils import utcnow
 from moto.ec2 import utils as ec2_utils
-from moto.ec2.exceptions import EC2ClientError
+from moto.ec2.exceptions import EC2ClientError, FilterNotImplementedError
 from moto.ec2.models import ec2_backends
 from moto.ec2.responses import EC2Response
 from moto.sagemaker import models as sm_models
@@ -174,6 +177,7 @@ def describe_capacity_reservations(self: Any) -> ActionResult:
     b = self.ec2_backend
     ids = self._get_param("CapacityReservationIds", []) or []
     filters = self._filters_from_querystring()
+    _check_filters(filters)
     store = _store(b)
     for cr_id in ids:
         if cr_id not in store:
@@ -189,14 +193,58 @@ def describe_capacity_reservations(self: Any) -> ActionResult:
     return ActionResult(out)
 
 
+# DescribeCapacityReservations' `Filter.N`, as AWS lists them (botocore's `ec2` model has the same list;
+# `availability-zone-id` is on the live page only). No `capacity-reservation-id`, no `reservation-type`, no
+# `tag:`: the call names reservations by `CapacityReservationId.N`.
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeCapacityReservations.html
+DOCUMENTED_FILTERS = frozenset(
+    {
+        "instance-type",
+        "owner-id",
+        "instance-platform",
+        "availability-zone",
+        "availability-zone-id",
+        "tenancy",
+        "outpost-arn",
+        "state",
+        "start-date",
+        "end-date",
+        "end-date-type",
+        "instance-match-criteria",
+        "placement-group-arn",
+    }
+)
+
+
+def _invalid_filter(name: str) -> EC2ClientError:
+    """How EC2 refuses a filter the call does not take: `InvalidParameterValue`, "The filter 'x' is invalid"
+    (moto's own DescribeInstanceTypes answers so; AWS's DescribeInstanceStatus was seen to:
+    https://github.com/aws/aws-cli/issues/7225). https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html"""
+    return EC2ClientError("InvalidParameterValue", f"The filter '{name}' is invalid")
+
+
+def _check_filters(filters: dict[str, Any]) -> None:
+    for name in filters:
+        if name not in DOCUMENTED_FILTERS:
+            raise _invalid_filter(name)
+        if name in ("start-date", "end-date", "availability-zone-id"):
+            raise FilterNotImplementedError(name, "DescribeCapacityReservations")
+
+
 def _passes(cr: FakeCapacityReservation, filters: dict[str, Any]) -> bool:
-    fields = {
+    fields: dict[str, str | None] = {
         "state": cr.state,
         "instance-type": cr.instance_type,
-        "reservation-type": cr.reservation_type,
-        "capacity-reservation-id": cr.id,
+        "owner-id": cr.account,
+        "instance-platform": cr.platform,
+        "availability-zone": cr.zone,
+        "tenancy": cr.tenancy,
+        "end-date-type": cr.end_date_type,
+        "instance-match-criteria": cr.match,
+        "outpost-arn": None,  # the kit makes no reservation on an Outpost
+        "placement-group-arn": None,  # nor in a placement group
     }
-    return all(fields[name] in values for name, values in filters.items() if name in fields)
+    return all(fields[name] in values for name, values in filters.items())
 
 
 def cancel_capacity_reservation(self: Any) -> ActionResult:

@@ -18,6 +18,13 @@
    one filter are ORed: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Filtering.html). moto
    reads wildcards only when one value is given, and with several asks for all of them at once.
 
+5. DescribeSnapshots and DescribeVolumes refuse more than 200 filter values in one call (all its filters'
+   values together) with `FilterLimitExceeded`, "The maximum number of filter values specified on a single call
+   is 200", as EC2 answers (observed on DescribeInstances, DescribeTags, DescribeSpotInstanceRequests:
+   https://github.com/apache/druid/pull/1954, https://github.com/ansible/ansible/pull/16184; the code is on
+   https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html, the figure on no AWS page found).
+   moto takes any number.
+
 Test controls (`settle_snapshots`, `set_snapshot`, `set_volume`, `stopped_at`) change the shared backends directly, so they work under
 mock_aws and against a ThreadedMotoServer in the same process.
 """
@@ -34,6 +41,7 @@ from moto.ec2 import utils as ec2_utils
 from moto.ec2.exceptions import EC2ClientError
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.elastic_block_store import EBSBackend, Snapshot
+from moto.ec2.responses import EC2Response
 
 
 class IncorrectState(EC2ClientError):
@@ -76,6 +84,21 @@ def _is_filter_matching(original: Any) -> Any:
         return bool(original(obj, _filter, filter_value))
 
     return is_filter_matching
+
+
+FILTER_VALUES_PER_CALL = 200
+
+
+def _filter_limit(original: Any) -> Any:
+    def describe(self: Any) -> Any:
+        given = sum(len(values) for values in self._filters_from_querystring().values())
+        if given > FILTER_VALUES_PER_CALL:
+            raise EC2ClientError(
+                "FilterLimitExceeded", f"The maximum number of filter values specified on a single call is {FILTER_VALUES_PER_CALL}"
+            )
+        return original(self)
+
+    return describe
 
 
 def _backends(region: str | None = None, account: str = ACCOUNT) -> Iterable[Any]:
@@ -134,4 +157,6 @@ def apply() -> None:
     Snapshot.progress = property(_progress)  # type: ignore[assignment,method-assign]
     EBSBackend.create_volume = _create_volume(EBSBackend.create_volume)  # type: ignore[method-assign]
     ec2_utils.is_filter_matching = _is_filter_matching(ec2_utils.is_filter_matching)  # generic_filter looks it up when called
+    for name in ("describe_snapshots", "describe_volumes"):
+        setattr(EC2Response, name, _filter_limit(getattr(EC2Response, name)))
     EBSBackend._reaper_ebs = True  # type: ignore[attr-defined]

@@ -11,6 +11,8 @@ What moto lacks, and what this module adds to its FSx backend (in-process and se
     scratch file systems and every file system linked to a data repository (the old
     ImportPath/ExportPath link or a data repository association), as AWS does; DescribeBackups
     with an unknown id raises BackupNotFound, as AWS does;
+  * DescribeFileSystems with an unknown id raises FileSystemNotFound (moto leaves it out of the answer)
+    https://docs.aws.amazon.com/fsx/latest/APIReference/API_DescribeFileSystems.html (Errors);
   * DeleteFileSystem refuses (BadRequest) while a data repository task is PENDING or EXECUTING;
   * CreateFileSystemFromBackup (from an AVAILABLE backup only; the new file system is CREATING);
   * data repository associations: Create/Describe/UpdateDataRepositoryAssociation(s);
@@ -246,6 +248,21 @@ def _describe_backups(original: Any) -> Any:
         return original(self, backup_ids, filters, **kwargs)
 
     return describe_backups
+
+
+def _describe_file_systems(original: Any) -> Any:
+    """DescribeFileSystems with an id FSx does not know: `FileSystemNotFound` ("No Amazon FSx file systems were
+    found based upon supplied parameters", API_DescribeFileSystems, Errors). moto leaves the id out of the answer.
+    The page does not say whether one unknown id among known ones fails the call; the kit takes the stricter
+    reading (the whole call fails, as DescribeBackups does with BackupNotFound), so code that handles it handles both."""
+
+    def describe_file_systems(self: Any, file_system_ids: list[str] | None = None, **kwargs: Any) -> Any:
+        for file_system_id in file_system_ids or []:
+            if file_system_id not in self.file_systems:
+                raise _Error("FileSystemNotFound", f"File system '{file_system_id}' does not exist.")
+        return original(self, file_system_ids=file_system_ids, **kwargs)
+
+    return describe_file_systems
 
 
 def _delete_file_system(original: Any) -> Any:
@@ -585,6 +602,7 @@ def apply() -> None:
     backend.create_backup = _create_backup(backend.create_backup)  # type: ignore[method-assign]
     # describe_backups is wrapped by moto's @paginate: wrap outside it so unknown ids fail first
     backend.describe_backups = _describe_backups(backend.describe_backups)  # type: ignore[method-assign]
+    backend.describe_file_systems = _describe_file_systems(backend.describe_file_systems)  # type: ignore[method-assign]
     backend.delete_file_system = _delete_file_system(backend.delete_file_system)  # type: ignore[method-assign]
     resp = responses.FSxResponse
     resp.create_data_repository_association = _resp_create_dra  # type: ignore[attr-defined]

@@ -3,7 +3,8 @@
 DescribeCapacityReservations returns up to 1,000 reservations a page, tags included; training plans
 (a handful per account) are listed with the `Status = Active` filter and their tags read one ListTags
 each. Prices: a reservation's instances at the On-Demand list price (what an ODCR bills, used or not);
-a training plan's UpfrontFee spread over its duration.
+a training plan's UpfrontFee spread over its duration. Reservations an event names are read by
+`CapacityReservationIds` (with the `state` filter), and one that has vanished leaves the others known.
 """
 
 from __future__ import annotations
@@ -13,21 +14,25 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any, TypedDict
 
+from botocore.exceptions import ClientError
+
 from reaper.aws import pricing
 from reaper.aws.clients import Clients
+from reaper.aws.faults import error_code
 from reaper.aws.pricing import Pricer
 from reaper.core.model import Resource
 from reaper.core.settings import Settings
 from reaper.core.timeutil import as_utc
 from reaper.kinds.capacity.model import KIND, CapacityFacts, Source
 
-CR_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+NAMED_CR = re.compile(r"(?:^|:capacity-reservation/)(cr-[0-9a-f]{8,17})$")  # an id, or a reservation's ARN
+UNKNOWN_ID = "InvalidCapacityReservationId"  # .NotFound (and .Malformed): the whole call is refused
 
 
 def discover(clients: Clients, settings: Settings, now: datetime, only: Collection[str] | None = None) -> list[Resource]:
-    """`only` (ids): the reservations named, and the training plans only when a name is not a reservation's."""
+    """`only` (ids or ARNs): the reservations named, and the training plans only when a name is not a reservation's."""
     found = [to_resource(clients.region, cr, clients.pricer) for cr in reservations(clients, only)]
-    if only is None or any(CR_ID.fullmatch(name) is None for name in only):
+    if only is None or any(NAMED_CR.search(name) is None for name in only):
         found += [plan_resource(clients, plan) for plan in active_plans(clients) if only is None or plan["TrainingPlanName"] in only]
     return found
 
@@ -95,12 +100,34 @@ class Filter(TypedDict):
 
 
 def reservations(clients: Clients, only: Collection[str] | None = None) -> list[CapacityReservation]:
+    """Every active reservation; with `only`, the active ones it names (by id or ARN), read by the documented
+    `CapacityReservationIds` parameter: the call has no `capacity-reservation-id` filter (docs/aws-assumptions.md,
+    GB-2 and KF-1). A name that is no reservation's (a training plan's) is not asked for."""
+    if only is None:
+        return _pages(clients, None)
+    ids = sorted({m.group(1) for name in only if (m := NAMED_CR.search(name))})
+    return _named(clients, ids) if ids else []
+
+
+def _named(clients: Clients, ids: list[str]) -> list[CapacityReservation]:
+    """One id EC2 no longer knows fails the whole call (`InvalidCapacityReservationId.NotFound`), so the region's
+    active reservations are then read (what a sweep reads: one call per 1,000) and those named kept; a vanished
+    one is not among them (gone), the others stay known (docs/safety.md, kitfix35)."""
+    try:
+        return _pages(clients, ids)
+    except ClientError as exc:
+        if not error_code(exc).startswith(UNKNOWN_ID):
+            raise
+    wanted = set(ids)
+    return [cr for cr in _pages(clients, None) if cr.get("CapacityReservationId") in wanted]
+
+
+def _pages(clients: Clients, ids: list[str] | None) -> list[CapacityReservation]:
     paginator = clients("ec2").get_paginator("describe_capacity_reservations")
     filters: list[Filter] = [{"Name": "state", "Values": ["active"]}]
-    if only is not None:
-        filters.append({"Name": "capacity-reservation-id", "Values": sorted(only)})
+    named: dict[str, Any] = {} if ids is None else {"CapacityReservationIds": ids}
     out: list[CapacityReservation] = []
-    for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
+    for page in paginator.paginate(Filters=filters, **named, PaginationConfig={"PageSize": 1000}):
         out.extend(page.get("CapacityReservations", []))
     return out
 

@@ -551,18 +551,31 @@ MAX_FILE_SYSTEM_IDS = 50
 
 def current_many(clients: Clients, resources: Sequence[Resource]) -> dict[str, ReadNow]:
     """A batch's file systems read again in one DescribeFileSystems by `FileSystemIds` (paged): the Lifecycle of
-    each, None for one the answer leaves out. Tags None: the API reference does not say a file system's `Tags`
-    are always in the answer (docs/aws-assumptions.md, *One read for a batch's gates*), so each gate still reads
-    its file system's tags with ListTagsForResource. AWS's FileSystemNotFound for an id fails the call: the batch
-    then reads each alone (reaper.sweep.batch).
+    each, None for one that is gone. Tags None: the API reference does not say a file system's `Tags` are always
+    in the answer (docs/aws-assumptions.md, *One read for a batch's gates*), so each gate still reads its file
+    system's tags with ListTagsForResource. An id FSx no longer knows fails the call (FileSystemNotFound,
+    docs/aws-assumptions.md KF-3): the region's file systems are then read once, as discovery reads them, and one
+    not among them is gone, so a file system deleted since discovery leaves the others read in the batch.
     """
     fsx = clients("fsx")
     ids = [r.id for r in resources]
-    found: dict[str, str] = {}
-    for start in range(0, len(ids), MAX_FILE_SYSTEM_IDS):
-        for page in fsx.get_paginator("describe_file_systems").paginate(FileSystemIds=ids[start : start + MAX_FILE_SYSTEM_IDS]):
-            found.update({str(fs.get("FileSystemId")): str(fs.get("Lifecycle", "UNKNOWN")) for fs in page.get("FileSystems", [])})
+    try:
+        found = _lifecycles(fsx, ids)
+    except ClientError as exc:
+        if not is_not_found(exc):
+            raise
+        found = _lifecycles(fsx, None)
     return {r.arn: (found.get(r.id), None) for r in resources}
+
+
+def _lifecycles(fsx: Any, ids: list[str] | None) -> dict[str, str]:
+    """Lifecycle by file system id: of `ids` (MAX_FILE_SYSTEM_IDS a call), or of every file system in the region."""
+    chunks = [{}] if ids is None else [{"FileSystemIds": ids[i : i + MAX_FILE_SYSTEM_IDS]} for i in range(0, len(ids), MAX_FILE_SYSTEM_IDS)]
+    found: dict[str, str] = {}
+    for chunk in chunks:
+        for page in fsx.get_paginator("describe_file_systems").paginate(**chunk):
+            found.update({str(fs.get("FileSystemId")): str(fs.get("Lifecycle", "UNKNOWN")) for fs in page.get("FileSystems", [])})
+    return found
 
 
 def undo_hint(resource: Resource, action: KindAction | None) -> str | None:

@@ -71,7 +71,11 @@ def idle_window_check(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: C
     detail: IdleCheckDetail = _parse(IdleCheckDetail, ev.detail, IDLE_CHECK)
     region = detail.region or ev.region or rt.home_region
     outcomes = check(rt, "fsx", region, detail.file_system_ids, now, ev.id)
-    return {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
+    result: EventResult = {"event_id": ev.id, "checked": sorted(o.resource.id for o in outcomes), **_verdicts(outcomes)}
+    missing = sorted(set(detail.file_system_ids) - {o.resource.id for o in outcomes})
+    if missing:
+        result["gone"] = missing  # deleted since the check was arranged: nothing to look at (as job_state_changed says)
+    return result
 
 
 def job_state_changed(rt: Runtime, ev: EventBridgeEvent, now: datetime, check: Check) -> EventResult:

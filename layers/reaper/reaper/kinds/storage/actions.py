@@ -136,21 +136,27 @@ def restore_record(ctx: ActContext, resource: Resource, snapshot_id: str, status
     }
 
 
+# EC2 takes at most IDS_PER_CALL (200) filter values in one call, all its filters' values together
+# (docs/aws-assumptions.md, KF-5): a chunk's ids go in two filters beside the statuses, so 99 volumes a call
+EARLIER_STATUSES = ["pending", "completed"]
+VOLUMES_PER_EARLIER_READ = (IDS_PER_CALL - len(EARLIER_STATUSES)) // 2
+
+
 def earlier_snapshots(ctx: ActContext, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The snapshots earlier sweeps began of these volumes and could not mark on them (tagged by the reaper at
     creation, begun within a day), by volume id: one DescribeSnapshots for a batch, filtered by `volume-id` and
-    the reaper's `source-volume` tag (IDS_PER_CALL values a filter, paged). A filter, not SnapshotIds: nothing
-    fails for a volume that has none (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html).
+    the reaper's `source-volume` tag (VOLUMES_PER_EARLIER_READ volumes a call, paged). A filter, not SnapshotIds:
+    nothing fails for a volume that has none (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html).
     docs/kinds/storage.md, *Many at a time*."""
     key, since = ctx.settings.tag(SOURCE_VOLUME_TAG), ctx.now - timedelta(days=1)
     wanted = list(dict.fromkeys(ids))
     found: dict[str, dict[str, Any]] = {}
-    for n in range(0, len(wanted), IDS_PER_CALL):
-        chunk = wanted[n : n + IDS_PER_CALL]
+    for n in range(0, len(wanted), VOLUMES_PER_EARLIER_READ):
+        chunk = wanted[n : n + VOLUMES_PER_EARLIER_READ]
         filters = [
             {"Name": "volume-id", "Values": chunk},
             {"Name": f"tag:{key}", "Values": chunk},
-            {"Name": "status", "Values": ["pending", "completed"]},
+            {"Name": "status", "Values": EARLIER_STATUSES},
         ]
         for page in ctx.clients("ec2").get_paginator("describe_snapshots").paginate(OwnerIds=["self"], Filters=filters):
             for s in page.get("Snapshots", []):
