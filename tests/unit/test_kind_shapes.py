@@ -103,7 +103,6 @@ BOTOCORE = {
         "TargetTrackingScalingPolicyConfiguration": ("application-autoscaling", "TargetTrackingScalingPolicyConfiguration"),
         "Alarm": ("application-autoscaling", "Alarm"),
         "ScalingPolicy": ("application-autoscaling", "ScalingPolicy"),
-        "Dimension": ("cloudwatch", "Dimension"),
         "MetricAlarm": ("cloudwatch", "MetricAlarm"),
     },
     "training_job": {

@@ -14,7 +14,7 @@ always there is ``Required``. Each shape is named after its AWS reference page:
   StepScalingPolicyConfiguration (API_StepScalingPolicyConfiguration.html, API_StepAdjustment.html) or
   TargetTrackingScalingPolicyConfiguration (API_TargetTrackingScalingPolicyConfiguration.html), Alarm (API_Alarm.html).
 - CloudWatch: MetricAlarm (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricAlarm.html),
-  Dimension (API_Dimension.html).
+  with the Dimension reaper.aws.metrics types once (API_Dimension.html).
 
 A response enters typed once, where it is read (`described`, `endpoint_config`, ...): the clients are untyped
 (`Any`), so the annotated helpers below are the only boundary; nothing else casts.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Required, TypedDict
 
+from reaper.aws.metrics import Dimension
 from reaper.aws.sagemaker_shapes import DescribeEndpointOutput, ManagedInstanceScaling
 
 
@@ -119,11 +120,6 @@ class ScalingPolicy(TypedDict, total=False):
     StepScalingPolicyConfiguration: StepScalingPolicyConfiguration
     TargetTrackingScalingPolicyConfiguration: TargetTrackingScalingPolicyConfiguration
     Alarms: list[Alarm]
-
-
-class Dimension(TypedDict):
-    Name: str
-    Value: str
 
 
 class MetricAlarm(TypedDict, total=False):
