@@ -25,14 +25,14 @@ from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, R
 from reaper.core.policy import TagView, exempt_hint
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, Action, Kind
+from reaper.kinds.base import ActContext, Action, Kind, protection_now
 from reaper.record.actionlog import Begun
 from reaper.record.runtime import Runtime
 from reaper.sweep.batch import Batch, Single, finished
 from reaper.sweep.budget_changes import read_budgets
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
 from reaper.sweep.courier import Courier, payload
-from reaper.sweep.gate import gate, protected_now
+from reaper.sweep.gate import gate
 
 log = logging.getLogger("reaper")
 
@@ -489,7 +489,7 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
 def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     r = outcome.resource
     try:
-        protected, fresh = protected_now(ctx, r)
+        protected, fresh = protection_now(ctx.clients, r, ctx.settings, ctx.now)
         if protected:
             return Result.protected(protected)
         if any(k.strip().lower() == warned_key.lower() for k in fresh):
