@@ -475,9 +475,12 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
             return Result.failed(f"nothing done: the action log could not be written, so {what} was not made ({short(exc)})")
         if refused is not None:
             return refused
-        if action is not None and ctx.hold is not None and ctx.hold(outcome, action):
-            return None  # begun; gated and made with the batch (reaper.sweep.batch)
-        return _act(kind, action, outcome, ctx) if action is not None else _warn(outcome, ctx, warned_key)
+        if action is None:
+            return _warn(outcome, ctx, warned_key)
+        if ctx.hold is not None and ctx.hold(outcome, action):
+            return None  # begun; gated, made and settled with the batch (reaper.sweep.batch)
+        made = _act(kind, action, outcome, ctx)
+        return finished(action, outcome, ctx, made)  # settled: a made change's warning tag goes
     if d.clear_warning:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
@@ -501,7 +504,7 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
 
 
 def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, gated: bool = False) -> Result:
-    """The gate (unless `gated`: a batch's, just passed), then the change alone."""
+    """The gate (unless `gated`: a batch's, just passed), then the change alone; its caller settles it (`finished`)."""
     d, r = outcome.decision, outcome.resource
     try:
         stopped = (
@@ -516,7 +519,7 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, gated: b
         return Result.failed(f"{d.action} failed: {short(exc)}")
     finally:
         ctx.read_now.clear()  # the gate's reads were for this change only
-    return finished(action, outcome, ctx, detail)
+    return Result.done(detail)
 
 
 STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"
