@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
-from reaper.aws.tagging import current_tags
+from reaper.aws.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS, current_tags
 from reaper.core.deadline import Deadline
 from reaper.core.model import Decision, KindAction, Outcome, ProjectSpend, Resource, Verdict
 from reaper.core.policy import TagView, protected, read_tags
@@ -522,8 +522,6 @@ class Kind:
     def permissions(self, conditions: Collection[str] | None = None) -> set[str]:
         """Everything the kind's sweep function calls: reads, tags, actions and event handling; with
         `conditions`, the conditional reads of those template conditions only (None: all of them)."""
-        from reaper.aws.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
-
         d = self.declaration
         perms = set(d.read_permissions) | set(TAG_WRITE_PERMISSIONS[d.tag_service])
         for condition, extra in d.conditional_permissions.items():
