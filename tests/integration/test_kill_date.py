@@ -86,7 +86,7 @@ def test_exempt_tag_added_after_discovery_still_wins_over_a_kill_date(aws, sm, n
     def exempted_meanwhile(clients: Any, arn: str) -> dict[str, str]:
         return {**original(clients, arn), "reaper:exempt": "true"} if arn.endswith("/past-busy") else original(clients, arn)
 
-    monkeypatch.setattr("reaper.sweep.gate.current_tags", exempted_meanwhile)
+    monkeypatch.setattr("reaper.kinds.base.current_tags", exempted_meanwhile)
     done = app.handler(event("notebook-schedule.json"), lambda_context)
     # Then the re-read protection wins, and the other one past its date is stopped
     assert done["acted"] == ["past-datetime"]

@@ -100,3 +100,36 @@ def test_fewer_than_batch_from_are_made_alone(held) -> None:
     b.held = b.held[: BATCH_FROM - 1]
     b.flush()
     assert singles == [(f"i-{i}", True) for i in range(BATCH_FROM - 1)]
+
+
+def test_every_change_the_batch_makes_loses_its_warning_tag_alone_or_in_the_call(held, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given four warned changes: one made by the call, two refused by it (each made alone, gate again), one left out
+    b, singles = held
+    for o, _ in b.held:
+        o.resource = Resource(kind="k", id=o.resource.id, arn=o.resource.arn, region="us-east-1", state="running",
+                              tags={"reaper:warned-at": "2026-12-05T10:00:00Z"})  # fmt: skip
+    removed: list[str] = []
+    monkeypatch.setattr(batch_module, "remove_tags", lambda clients, arn, keys: removed.extend(f"{arn} {k}" for k in keys))
+    refused = error("IncorrectInstanceState", 400)
+    ANSWER["next"] = BatchAnswer(done={"i-0": "stopping"}, failed={"i-1": refused, "i-2": refused})
+    # When the batch is made
+    made = b.flush()
+    # Then each is done and its warning tag removed, whichever way it was made (the one-resource path settles none)
+    assert [o.result.code for o in made if o.result] == [ResultCode.DONE] * 4
+    assert removed == [f"arn:k:i-{i} reaper:warned-at" for i in range(4)]
+
+
+def test_a_warning_tag_that_cannot_be_removed_is_said_and_the_change_stays_done(held, monkeypatch: pytest.MonkeyPatch) -> None:
+    b, _ = held
+    b.held = b.held[: BATCH_FROM - 1]
+    for o, _ in b.held:
+        o.decision = Decision(Verdict.ACT, "idle", action="stop", evidence={"warned_at": "2026-12-05T10:00:00Z"})
+
+    def throttled(clients: Any, arn: str, keys: list[str]) -> None:
+        raise error("ThrottlingException", 400)
+
+    monkeypatch.setattr(batch_module, "remove_tags", throttled)
+    made = b.flush()
+    assert [o.result for o in made] == [
+        Result.done("alone (could not remove reaper:warned-at: ThrottlingException: m)"),
+    ] * (BATCH_FROM - 1)

@@ -27,8 +27,9 @@ from reaper import kinds
 from reaper.core.model import Decision, Mode, Outcome, Resource, Verdict
 from reaper.core.policy import USER_KEYS, is_production, read_tags, screen
 from reaper.core.settings import Settings
+from reaper.kinds import base
 from reaper.kinds.base import ActContext, Kind
-from reaper.sweep import gate, pipeline
+from reaper.sweep import pipeline
 
 EXAMPLES = int(os.environ.get("MLREAPER_PROP_EXAMPLES", "500"))
 PROPS = hsettings(
@@ -181,7 +182,7 @@ def test_a_protective_tag_at_action_time_stops_the_change(kind_name: str, monkey
     kind = with_drawn_parts(kinds.get(kind_name))
     fresh: dict[str, dict[str, str]] = {}
     writes: list[str] = []
-    monkeypatch.setattr(gate, "current_tags", lambda clients, arn: fresh["tags"])  # the gate re-reads protection
+    monkeypatch.setattr(base, "current_tags", lambda clients, arn: fresh["tags"])  # the gate re-reads protection (Kind.fresh)
     monkeypatch.setattr(pipeline, "write_tags", lambda clients, arn, tags: writes.append(arn))
     monkeypatch.setattr(pipeline, "remove_tags", lambda clients, arn, keys: None)
     verdict = st.sampled_from([Verdict.ACT, Verdict.WARN])

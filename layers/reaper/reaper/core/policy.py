@@ -263,6 +263,17 @@ def screen(view: TagView, settings: Settings, now: datetime) -> Decision | None:
     return None
 
 
+def protected(view: TagView, settings: Settings, now: datetime) -> str | None:
+    """Why no change may be made now whatever the rule says (a bad tag, exempt, an active snooze, a
+    production stage: docs/safety.md, item 1), or None; what the gate asks just before every change."""
+    screened = screen(view, settings, now)
+    if screened is not None:
+        return screened.reason
+    if is_production(view, settings):
+        return f"production stage {view.stage!r}"
+    return None
+
+
 def production_guard(decision: Decision, view: TagView, settings: Settings) -> Decision:
     """Production stages are notify-only: what would be done is said (and posted), never done."""
     if not is_production(view, settings) or decision.verdict is Verdict.ERROR:

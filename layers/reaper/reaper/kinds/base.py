@@ -13,15 +13,16 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from reaper.aws.clients import Clients
+from reaper.aws.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS, current_tags
 from reaper.core.deadline import Deadline
 from reaper.core.model import Decision, KindAction, Outcome, ProjectSpend, Resource, Verdict
-from reaper.core.policy import TagView
+from reaper.core.policy import TagView, protected, read_tags
 from reaper.core.results import EventResult
 from reaper.core.settings import Settings
 
@@ -115,6 +116,43 @@ BatchRun = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnsw
 # what a batch's one read of its members found for one of them (KindDeclaration.read_many): (its state now, None when
 # gone; its tags now, or None where the read does not return them and its gate reads them alone)
 ReadNow = tuple[str | None, dict[str, str] | None]
+
+
+# how every refusal of the gate's fresh read ends (reaper.sweep.gate)
+AGAIN = "read again just before the change"
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """A resource as it is just before a change (Kind.fresh, for reaper.sweep.gate): its state; and, when that
+    is a state the action may start from, its tags, why its protection forbids the change, or else why the
+    kind's guard does. `described`: what the state was read from, where the kind hands it to the action."""
+
+    state: str | None
+    described: Any = None
+    tags: dict[str, str] = field(default_factory=dict)
+    protected: str | None = None
+    guarded: str | None = None
+
+
+def protection_now(
+    clients: Clients, r: Resource, settings: Settings, now: datetime, tags: dict[str, str] | None = None
+) -> tuple[str | None, dict[str, str]]:
+    """Protection read again from the resource's own service: a tag set after discovery still wins
+    (docs/safety.md, item 1), and so does one on what guards it (a Studio app's space).
+
+    `tags`: the resource's tags as its service gave them just now (a batch's one read); else read here.
+    Returns (why it is protected now, or None; its tags now).
+    """
+    fresh = current_tags(clients, r.arn) if tags is None else tags
+    for arn in (r.arn, *r.guarded_by):
+        tags = fresh if arn == r.arn else current_tags(clients, arn)
+        view = read_tags(tags, settings)
+        why = protected(view, settings, now)
+        if why is not None:
+            whose = "" if arn == r.arn else f" on {arn.split(':', 5)[-1]}"
+            return f"{why}{whose} ({AGAIN}): nothing done", fresh
+    return None, fresh
 
 
 @dataclass(frozen=True)
@@ -414,6 +452,31 @@ class Kind:
             return parts.current_state(clients, resource), None
         return parts.current_read(clients, resource)
 
+    def fresh(
+        self,
+        clients: Clients,
+        settings: Settings,
+        now: datetime,
+        resource: Resource,
+        action: Action,
+        read: ReadNow | None = None,
+        ruled: Decision | None = None,
+    ) -> Fresh:
+        """The resource as it is now, read for `action` just before it (reaper.sweep.gate): the state, then (in a
+        state the action may start from) the protection tags and the kind's guard on them, in that order; each
+        read only when what came before lets the change go on. `read`: the state and tags a batch's one read
+        found just now (tags None: read here). AWS errors propagate."""
+        state, described = self.state_now(clients, resource) if read is None else (read[0], None)
+        if state is None or state not in action.valid_origin_states:
+            return Fresh(state, described)
+        why, tags = protection_now(clients, resource, settings, now, None if read is None else read[1])
+        if why is not None:
+            return Fresh(state, described, tags, protected=why)
+        view = read_tags(tags, settings)
+        guard = self.parts.guard  # the kind's own reasons to keep (as Kind.guard), judged on the fresh tags
+        guarded = None if guard is None else guard(replace(resource, tags=tags), view, settings, ruled)
+        return Fresh(state, described, tags, guarded=guarded)
+
     def read_many(self, clients: Clients, resources: list[Resource]) -> dict[str, ReadNow]:
         """The state (and tags, where the read returns them) now of many resources in one read, by ARN; {} when the
         kind has no such read."""
@@ -459,8 +522,6 @@ class Kind:
     def permissions(self, conditions: Collection[str] | None = None) -> set[str]:
         """Everything the kind's sweep function calls: reads, tags, actions and event handling; with
         `conditions`, the conditional reads of those template conditions only (None: all of them)."""
-        from reaper.aws.tagging import TAG_READ_PERMISSIONS, TAG_WRITE_PERMISSIONS
-
         d = self.declaration
         perms = set(d.read_permissions) | set(TAG_WRITE_PERMISSIONS[d.tag_service])
         for condition, extra in d.conditional_permissions.items():

@@ -29,7 +29,7 @@ from botocore.exceptions import ClientError
 from reaper.aws.faults import AwsError, error_code, short
 from reaper.aws.tagging import remove_tags
 from reaper.core.errors import ActionRefused
-from reaper.core.model import Outcome, Result
+from reaper.core.model import Outcome, Result, ResultCode
 from reaper.kinds.base import ActContext, Action, BatchAnswer, Kind, ReadNow
 from reaper.sweep.gate import gate
 
@@ -45,7 +45,7 @@ THROTTLED = frozenset(
 )
 
 # (outcome, action, gate again) -> Result: the one-resource path (pipeline._act): the gate unless it
-# was just passed, the kind's `run`, the warning tag removed
+# was just passed, then the kind's `run`; the batch settles what it made (`finished`: the warning tag removed)
 Single = Callable[[Outcome, Action, bool], Result]
 
 
@@ -83,13 +83,13 @@ class Batch:
     def _make(self, action: Action, group: list[Outcome]) -> None:
         if len(group) < BATCH_FROM:
             for o in group:
-                _safely(o, partial(self.single, o, action, True))
+                _safely(o, partial(self._alone, o, action, True))
             return
         read = self._read_many(group)
         passed = [o for o in group if self._gated(action, o, read.get(o.resource.arn))]
         if len(passed) < BATCH_FROM:
             for o in passed:  # each made alone, with what its own gate read (ActContext.gated)
-                _safely(o, partial(self.single, o, action, False))
+                _safely(o, partial(self._alone, o, action, False))
             self.ctx.read_batch.clear()
             return
         try:
@@ -124,18 +124,22 @@ class Batch:
             o.result = Result.failed(f"{o.decision.action} failed: {short(exc)}")
         return o.result is None
 
+    def _alone(self, o: Outcome, action: Action, gate_again: bool) -> Result:
+        """One held change made alone (the one-resource path), then settled as every made change is."""
+        return finished(action, o, self.ctx, self.single(o, action, gate_again))
+
     def _settled(self, action: Action, o: Outcome, answer: BatchAnswer, n: int) -> Result:
         rid = o.resource.id
         if rid in answer.done:
-            return finished(action, o, self.ctx, answer.done[rid])
+            return finished(action, o, self.ctx, Result.done(answer.done[rid]))
         if rid in answer.own:  # made in its own call: settled as the one-resource path settles it
             return _own_error(o, answer.own[rid])
         exc = answer.failed.get(rid)
         if exc is None:  # the call went through and did not list it: ask for it alone (it was gated just now)
-            return self.single(o, action, False)
+            return self._alone(o, action, False)
         if refused_whole(exc):
             log.warning("batched %s of %d refused (%s): each alone", action.name, n, short(exc))
-            return self.single(o, action, True)
+            return self._alone(o, action, True)
         return Result.failed(
             f"{o.decision.action} failed: {short(exc)} (one call for {n} resources; nothing was confirmed, the next sweep decides again)"
         )
@@ -167,13 +171,16 @@ def refused_whole(exc: BaseException) -> bool:
     return not isinstance(status, int) or 400 <= status < 500
 
 
-def finished(action: Action, outcome: Outcome, ctx: ActContext, detail: str | None) -> Result:
-    """The change was made: a resource that stays loses its warning tag; the Result says what was done."""
+def finished(action: Action, outcome: Outcome, ctx: ActContext, result: Result) -> Result:
+    """A change settled: when it was made (`result` done), a resource that stays loses its warning tag, and a tag
+    that could not be removed is said in the detail; any other result is returned as it is. Where every made change
+    is settled, alone (reaper.sweep.pipeline.enforce) or in a batch."""
     d, r = outcome.decision, outcome.resource
     warned_key = ctx.settings.tag("warned-at")
-    if not action.removes_resource and (warned_key in r.tags or d.evidence.get("warned_at")):
-        try:
-            remove_tags(ctx.clients, r.arn, [warned_key])
-        except AwsError as exc:
-            detail = f"{detail or ''} (could not remove {warned_key}: {short(exc)})".strip()
-    return Result.done(detail)
+    if result.code is not ResultCode.DONE or action.removes_resource or not (warned_key in r.tags or d.evidence.get("warned_at")):
+        return result
+    try:
+        remove_tags(ctx.clients, r.arn, [warned_key])
+    except AwsError as exc:
+        return Result.done(f"{result.detail or ''} (could not remove {warned_key}: {short(exc)})".strip())
+    return result

@@ -5,7 +5,8 @@ Every one of them reaches a kind's action through `pipeline.enforce`, whose last
 call is `gate`: the resource's state read again (gone, or no longer in a state the action may start
 from; a kind's state check also reads what it alone knows, e.g. EC2 stop protection), its
 protection tags read again from its own service (exempt, snoozed, bad tag, production stage), and
-the kind's own reasons to keep (`KindDeclaration.guard`) judged on those fresh tags. A button asks
+the kind's own reasons to keep (`KindDeclaration.guard`) judged on those fresh tags: all three read by one
+call down, `Kind.fresh` (reaper.kinds.base), each only when what came before lets the change go on. A button asks
 the same guard against the rule's fresh decision before it asks for anything (`refusal`), so it can
 do what a sweep would do now, or less: skip the idle wait and the grace period, never a guard.
 
@@ -23,15 +24,10 @@ the same again a moment later, and never gets what was read for another change.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from reaper.aws.tagging import current_tags
 from reaper.core.model import Decision, Resource, Result
-from reaper.core.policy import TagView, is_production, read_tags, screen
+from reaper.core.policy import TagView
 from reaper.core.settings import Settings
-from reaper.kinds.base import ActContext, Action, Kind, ReadNow
-
-AGAIN = "read again just before the change"
+from reaper.kinds.base import AGAIN, ActContext, Action, Kind, ReadNow
 
 
 def gate(
@@ -46,48 +42,27 @@ def gate(
     """None when the change may be made now; else the Result that says why nothing was done.
 
     `read`: the state and tags a batch's one read of its members (`Kind.read_many`) found just now for
-    this resource; without it, both are read here (and tags it gives as None). `ruled`: the decision about
+    this resource; without it, both are read (and tags it gives as None). `ruled`: the decision about
     to be carried out, which the kind's guard may read (EC2: an instance store read empty this sweep, or a
-    recorded consent). AWS errors of the reads propagate: the caller reports them as a failure, nothing changed.
+    recorded consent). One call down reads it all (`Kind.fresh`). AWS errors of the reads propagate: the
+    caller reports them as a failure, nothing changed.
     """
     ctx.read_now.clear()
-    state, described = kind.state_now(ctx.clients, resource) if read is None else (read[0], None)
-    if state is None:
+    now = kind.fresh(ctx.clients, ctx.settings, ctx.now, resource, action, read, ruled)
+    if now.state is None:
         return Result.gone(f"gone before the action could run ({reason})" if reason else "gone before the action could run")
-    if state not in action.valid_origin_states:
+    if now.state not in action.valid_origin_states:
         allowed = "/".join(sorted(action.valid_origin_states))
-        return Result.state_changed(f"now {state}, not {allowed}: nothing done")
-    protected, fresh = protected_now(ctx, resource, None if read is None else read[1])
-    if protected:
-        return Result.protected(protected)
-    why = kind.guard(replace(resource, tags=fresh), read_tags(fresh, ctx.settings), ctx.settings, ruled)
-    if why is not None:
-        return Result.refused(f"refused to {action.name}: {why} ({AGAIN}): nothing done")
+        return Result.state_changed(f"now {now.state}, not {allowed}: nothing done")
+    if now.protected is not None:
+        return Result.protected(now.protected)
+    if now.guarded is not None:
+        return Result.refused(f"refused to {action.name}: {now.guarded} ({AGAIN}): nothing done")
     # the action takes what was read here rather than reading it again (ActContext.gated)
-    ctx.read_now.update(arn=resource.arn, tags=fresh, described=described)
+    ctx.read_now.update(arn=resource.arn, tags=now.tags, described=now.described)
     return None
 
 
 def refusal(kind: Kind, resource: Resource, view: TagView, settings: Settings, ruled: Decision) -> str | None:
     """For a change a person asks for (Stop now): the kind's guard against the rule's fresh decision."""
     return kind.guard(resource, view, settings, ruled)
-
-
-def protected_now(ctx: ActContext, r: Resource, tags: dict[str, str] | None = None) -> tuple[str | None, dict[str, str]]:
-    """Protection read again from the resource's own service: a tag set after discovery still wins.
-
-    `tags`: the resource's tags as its service gave them just now (a batch's one read); else read here.
-    Returns (why it is protected now, or None; the tags as they are now).
-    """
-    fresh = current_tags(ctx.clients, r.arn) if tags is None else tags
-    # and of what guards it (a Studio app's space): a tag set on the space protects its apps
-    for arn in (r.arn, *r.guarded_by):
-        tags = fresh if arn == r.arn else current_tags(ctx.clients, arn)
-        whose = "" if arn == r.arn else f" on {arn.split(':', 5)[-1]}"
-        view = read_tags(tags, ctx.settings)
-        screened = screen(view, ctx.settings, ctx.now)
-        if screened is not None:
-            return f"{screened.reason}{whose} ({AGAIN}): nothing done", fresh
-        if is_production(view, ctx.settings):
-            return f"production stage {view.stage!r}{whose} ({AGAIN}): nothing done", fresh
-    return None, fresh

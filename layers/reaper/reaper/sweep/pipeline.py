@@ -25,14 +25,14 @@ from reaper.core.model import Decision, Mode, Outcome, ProjectSpend, Resource, R
 from reaper.core.policy import TagView, exempt_hint
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
-from reaper.kinds.base import ActContext, Action, Kind
+from reaper.kinds.base import ActContext, Action, Kind, protection_now
 from reaper.record.actionlog import Begun
 from reaper.record.runtime import Runtime
 from reaper.sweep.batch import Batch, Single, finished
 from reaper.sweep.budget_changes import read_budgets
 from reaper.sweep.continuation import MAX_PARTS, Cursor, Superseded
 from reaper.sweep.courier import Courier, payload
-from reaper.sweep.gate import gate, protected_now
+from reaper.sweep.gate import gate
 
 log = logging.getLogger("reaper")
 
@@ -475,9 +475,12 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
             return Result.failed(f"nothing done: the action log could not be written, so {what} was not made ({short(exc)})")
         if refused is not None:
             return refused
-        if action is not None and ctx.hold is not None and ctx.hold(outcome, action):
-            return None  # begun; gated and made with the batch (reaper.sweep.batch)
-        return _act(kind, action, outcome, ctx) if action is not None else _warn(outcome, ctx, warned_key)
+        if action is None:
+            return _warn(outcome, ctx, warned_key)
+        if ctx.hold is not None and ctx.hold(outcome, action):
+            return None  # begun; gated, made and settled with the batch (reaper.sweep.batch)
+        made = _act(kind, action, outcome, ctx)
+        return finished(action, outcome, ctx, made)  # settled: a made change's warning tag goes
     if d.clear_warning:
         try:
             remove_tags(ctx.clients, r.arn, [warned_key])
@@ -489,7 +492,7 @@ def enforce(kind: Kind, outcome: Outcome, ctx: ActContext) -> Result | None:
 def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
     r = outcome.resource
     try:
-        protected, fresh = protected_now(ctx, r)
+        protected, fresh = protection_now(ctx.clients, r, ctx.settings, ctx.now)
         if protected:
             return Result.protected(protected)
         if any(k.strip().lower() == warned_key.lower() for k in fresh):
@@ -501,7 +504,7 @@ def _warn(outcome: Outcome, ctx: ActContext, warned_key: str) -> Result:
 
 
 def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, gated: bool = False) -> Result:
-    """The gate (unless `gated`: a batch's, just passed), then the change alone."""
+    """The gate (unless `gated`: a batch's, just passed), then the change alone; its caller settles it (`finished`)."""
     d, r = outcome.decision, outcome.resource
     try:
         stopped = (
@@ -516,7 +519,7 @@ def _act(kind: Kind, action: Action, outcome: Outcome, ctx: ActContext, gated: b
         return Result.failed(f"{d.action} failed: {short(exc)}")
     finally:
         ctx.read_now.clear()  # the gate's reads were for this change only
-    return finished(action, outcome, ctx, detail)
+    return Result.done(detail)
 
 
 STOPPED_AFTER = "started, and the sweep stopped before it could record how it ended: look at the resource"
