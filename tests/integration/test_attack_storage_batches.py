@@ -124,6 +124,22 @@ def test_a_snapshot_left_unrecorded_then_its_volume_protected_is_left_alone_and_
     assert said or any(orphan in str(r) for r in records(aws, vols[0])), "the reaper's snapshot of the protected volume is said nowhere"
 
 
+def test_the_error_of_an_unrecorded_snapshot_says_what_becomes_of_it_if_its_volume_is_protected(
+    aws, ec2, enforce, lambda_context, monkeypatch
+):
+    # Given a snapshot made whose record is refused: its error is the one time the snapshot is said (the test above:
+    # a volume protected before the next sweep is never read again), so it says what then stays and how to remove it
+    vols = volumes(ec2, 3)
+    app = load_function("storage")
+    refuse_records(app, monkeypatch)
+    first = sweep(app, lambda_context)
+    assert first["verdicts"]["error"] == 3, first
+    for vol in vols:
+        [snap] = snapshot_ids(ec2, vol)
+        [error] = [e for e in first["errors"] if vol in e]
+        assert "exempted, snoozed or attached" in error and f"delete-snapshot --snapshot-id {snap}" in error, error
+
+
 def test_two_sweeps_overlapping_on_the_same_volumes_make_one_snapshot_each(aws, ec2, enforce, lambda_context, monkeypatch):
     # Given 4 ML volumes, and a CLI-started sweep running to its end while the scheduled one is between its
     # CreateSnapshot calls and its records

@@ -291,7 +291,9 @@ def _unrecorded(ctx: ActContext, b: _Begun, exc: BaseException, what: str) -> Cl
     AWS gave), saying the snapshot exists and what the next sweep does with it (docs/safety.md, *Storage volumes in batches*)."""
     said = (
         f"snapshot {b.snap_id} of {b.resource.id} exists ({b.state}), {what} ({short(exc)}): nothing is deleted; the next "
-        f"sweep finds it by its {ctx.settings.tag(SOURCE_VOLUME_TAG)} tag, carries it on and records it{b.also()}"
+        f"sweep finds it by its {ctx.settings.tag(SOURCE_VOLUME_TAG)} tag, carries it on and records it; should "
+        f"{b.resource.id} be exempted, snoozed or attached first, {b.snap_id} stays, billed and recorded nowhere: "
+        f"`aws ec2 delete-snapshot --snapshot-id {b.snap_id}` if it is not wanted{b.also()}"
     )
     return ClientError({"Error": {"Code": error_code(exc) or "Unrecorded", "Message": said}}, "CreateSnapshot")
 
