@@ -148,9 +148,17 @@ def earlier_snapshots(ctx: ActContext, ids: Sequence[str]) -> dict[str, dict[str
     the reaper's `source-volume` tag (VOLUMES_PER_EARLIER_READ volumes a call, paged). A filter, not SnapshotIds:
     nothing fails for a volume that has none (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html).
     docs/kinds/storage.md, *Many at a time*."""
+    return _earlier(ctx, ids)[0]
+
+
+def _earlier(ctx: ActContext, ids: Sequence[str]) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    """(earlier_snapshots, {volume: the reaper's unmarked snapshots of it begun more than a day ago}): those are not
+    carried on (the volume may have been written since) and are said beside the fresh one (docs/kinds/storage.md,
+    *Many at a time*), never left beside it unseen."""
     key, since = ctx.settings.tag(SOURCE_VOLUME_TAG), ctx.now - timedelta(days=1)
     wanted = list(dict.fromkeys(ids))
     found: dict[str, dict[str, Any]] = {}
+    stale: dict[str, list[str]] = {}
     for n in range(0, len(wanted), VOLUMES_PER_EARLIER_READ):
         chunk = wanted[n : n + VOLUMES_PER_EARLIER_READ]
         filters = [
@@ -161,10 +169,13 @@ def earlier_snapshots(ctx: ActContext, ids: Sequence[str]) -> dict[str, dict[str
         for page in ctx.clients("ec2").get_paginator("describe_snapshots").paginate(OwnerIds=["self"], Filters=filters):
             for s in page.get("Snapshots", []):
                 vol, tags = s.get("VolumeId"), {t["Key"]: t.get("Value", "") for t in s.get("Tags", [])}
-                recent = s.get("StartTime") is None or s["StartTime"] >= since
-                if vol in chunk and tags.get(key) == vol and recent and vol not in found:
+                if vol not in chunk or tags.get(key) != vol:
+                    continue
+                if s.get("StartTime") is not None and s["StartTime"] < since:
+                    stale.setdefault(vol, []).append(str(s["SnapshotId"]))
+                elif vol not in found:
                     found[vol] = s
-    return found
+    return found, stale
 
 
 @dataclass
@@ -176,13 +187,24 @@ class _Begun:
     state: str
     adopted: bool
     record: RestoreRecord
+    left: tuple[str, ...] = ()  # the reaper's unmarked snapshots of it begun more than a day ago (_earlier)
 
     def said(self) -> str:
         began = f"snapshot {self.snap_id}, begun by an earlier sweep, carried on" if self.adopted else f"snapshot {self.snap_id} started"
         rid = self.resource.id
         return (
             f"{began} ({self.state}); {rid} is deleted at a later sweep once it is completed — then `reaper restore {rid}` "
-            f"makes the volume again from it"
+            f"makes the volume again from it{self.also()}"
+        )
+
+    def also(self) -> str:
+        if not self.left:
+            return ""
+        ids = " ".join(self.left)
+        return (
+            f"; the reaper's earlier snapshot {', '.join(self.left)} of it, begun more than a day ago and never recorded, is "
+            f"left as it was (not carried on: the volume may have changed since) and still billed: "
+            f"`aws ec2 delete-snapshot --snapshot-id` {ids} once {self.snap_id} is completed"
         )
 
 
@@ -222,14 +244,14 @@ def _snapshots(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> B
     Without the batch's read of earlier snapshots nothing is made (one might exist)."""
     assert ctx.log is not None  # the action declares needs_log; the pipeline refuses without one
     try:
-        earlier = earlier_snapshots(ctx, [r.id for r, _ in items])
+        earlier, stale = _earlier(ctx, [r.id for r, _ in items])
     except AwsError as exc:
         return BatchAnswer(own={r.id: exc for r, _ in items})
     own: dict[str, BaseException] = {}
     begun: list[_Begun] = []
     for r, _ in items:
         try:
-            begun.append(_begin(ctx, r, earlier.get(r.id)))
+            begun.append(_begin(ctx, r, earlier.get(r.id), tuple(stale.get(r.id, ()))))
         except Exception as exc:  # refused, an AWS error, or a bug: this volume's (reaper.sweep.batch._own_error)
             own[r.id] = exc
     if not begun:
@@ -251,7 +273,7 @@ def _snapshots(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> B
     return BatchAnswer(done=done, own=own)
 
 
-def _begin(ctx: ActContext, resource: Resource, adopted: dict[str, Any] | None) -> _Begun:
+def _begin(ctx: ActContext, resource: Resource, adopted: dict[str, Any] | None, left: tuple[str, ...] = ()) -> _Begun:
     fresh: dict[str, str] | None = ctx.gated(resource.arn, "tags")
     tags = fresh if fresh is not None else resource.tags
     snap: dict[str, Any] = adopted or ctx.clients("ec2").create_snapshot(
@@ -261,7 +283,7 @@ def _begin(ctx: ActContext, resource: Resource, adopted: dict[str, Any] | None) 
     )
     snap_id = str(snap["SnapshotId"])
     record = restore_record(ctx, resource, snap_id, "snapshotting", tags)
-    return _Begun(resource, snap_id, str(snap.get("State", "pending")), adopted is not None, record)
+    return _Begun(resource, snap_id, str(snap.get("State", "pending")), adopted is not None, record, left)
 
 
 def _unrecorded(ctx: ActContext, b: _Begun, exc: BaseException, what: str) -> ClientError:
@@ -269,7 +291,9 @@ def _unrecorded(ctx: ActContext, b: _Begun, exc: BaseException, what: str) -> Cl
     AWS gave), saying the snapshot exists and what the next sweep does with it (docs/safety.md, *Storage volumes in batches*)."""
     said = (
         f"snapshot {b.snap_id} of {b.resource.id} exists ({b.state}), {what} ({short(exc)}): nothing is deleted; the next "
-        f"sweep finds it by its {ctx.settings.tag(SOURCE_VOLUME_TAG)} tag, carries it on and records it"
+        f"sweep finds it by its {ctx.settings.tag(SOURCE_VOLUME_TAG)} tag, carries it on and records it; should "
+        f"{b.resource.id} be exempted, snoozed or attached first, {b.snap_id} stays, billed and recorded nowhere: "
+        f"`aws ec2 delete-snapshot --snapshot-id {b.snap_id}` if it is not wanted{b.also()}"
     )
     return ClientError({"Error": {"Code": error_code(exc) or "Unrecorded", "Message": said}}, "CreateSnapshot")
 

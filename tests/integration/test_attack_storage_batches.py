@@ -1,0 +1,239 @@
+"""Attacks on the storage kind's batches (kinds/storage/actions.py: snapshots and deletes 20 at a time, the records
+in one write after CreateSnapshot, the volume marked only after its record), through the real storage function
+against moto: a snapshot made whose record is refused and then the volume exempted; two sweeps overlapping on the
+same volumes; the same event delivered twice; a volume deleted by its owner between its phases; a snapshot that
+went `error` (docs/safety.md, *Attacks on this round's new surfaces*)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from botocore.exceptions import ClientError
+
+from reaper.record.actionlog import ActionLog
+from reaper_devkit import seed_storage
+from reaper_devkit.calls import recording
+from reaper_devkit.moto_ext import ebs as ebs_ext
+from tests.conftest import TABLE, drain, event, load_function
+
+THROTTLED = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
+
+
+@pytest.fixture
+def ec2(aws: Any) -> Any:
+    return aws.client("ec2")
+
+
+@pytest.fixture
+def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("REAPER_MODE", "enforce")
+    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
+    monkeypatch.setenv("REAPER_LIVE_PRICES", "off")
+    return deployed_env
+
+
+def volumes(ec2: Any, n: int) -> list[str]:
+    from datetime import UTC, datetime, timedelta
+
+    made = datetime.now(UTC) - timedelta(weeks=6)
+    return [seed_storage.volume(ec2, made, tags={**seed_storage.ML, "Name": f"scratch-{i}"}) for i in range(n)]
+
+
+def sweep(app: Any, lambda_context: Any, event_id: str | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = app.handler(event("storage-schedule.json", id=event_id or str(uuid4())), lambda_context)
+    return result
+
+
+def snapshot_ids(ec2: Any, vol: str) -> list[str]:
+    found = ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
+    return [s["SnapshotId"] for s in found]
+
+
+def marker(ec2: Any, vol: str) -> str | None:
+    tags = {t["Key"]: t["Value"] for t in ec2.describe_volumes(VolumeIds=[vol])["Volumes"][0].get("Tags", [])}
+    return tags.get("reaper:snapshot-id")
+
+
+def records(aws: Any, vol: str) -> list[dict[str, Any]]:
+    page = aws.client("dynamodb").query(
+        TableName=TABLE, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": f"RESTORE#storage#{vol}"}}
+    )
+    return list(page.get("Items", []))
+
+
+def messages(aws: Any, env: dict[str, str]) -> list[dict[str, Any]]:
+    return [m for m in drain(aws, env["REAPER_QUEUE_URL"]) if m.get("kind") == "storage"]
+
+
+def refuse_records(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loaded function's log throttles every restore-record write (TransactWriteItems or PutItem)."""
+    ddb = app.RUNTIME.log.client
+    transact, put = ddb.transact_write_items, ddb.put_item
+
+    def no_records(**kwargs: Any) -> Any:
+        if all(i["Put"]["Item"]["pk"]["S"].startswith("RESTORE#") for i in kwargs["TransactItems"] if "Put" in i):
+            raise ClientError(THROTTLED, "TransactWriteItems")
+        return transact(**kwargs)
+
+    def no_record(**kwargs: Any) -> Any:
+        if kwargs["Item"]["pk"]["S"].startswith("RESTORE#"):
+            raise ClientError(THROTTLED, "PutItem")
+        return put(**kwargs)
+
+    monkeypatch.setattr(ddb, "transact_write_items", no_records)
+    monkeypatch.setattr(ddb, "put_item", no_record)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect, not fixed this round: a protected (exempt, snoozed) or attached volume is never acted on, so its "
+    "unrecorded snapshot is never read again; fix: storage discovery lists the reaper's snapshots (tag "
+    "reaper:source-volume) that no volume marker nor restore record names, begun more than a day ago, and reports "
+    "each with its cost (docs/safety.md, *Attacks on this round's new surfaces*)",
+)
+@pytest.mark.parametrize("protect", ["exempt", "attached"])
+def test_a_snapshot_left_unrecorded_then_its_volume_protected_is_left_alone_and_said(
+    aws, ec2, enforce, lambda_context, monkeypatch, protect
+):
+    # Given 3 ML volumes whose snapshots were made and whose records were refused (each an error saying so)
+    vols = volumes(ec2, 3)
+    app = load_function("storage")
+    refuse_records(app, monkeypatch)
+    first = sweep(app, lambda_context)
+    assert first["verdicts"]["error"] == 3 and all(len(snapshot_ids(ec2, v)) == 1 for v in vols), first
+    orphan = snapshot_ids(ec2, vols[0])[0]
+    messages(aws, enforce)
+    # When its owner protects the first volume before the next sweep (reaper:exempt, or attaches it to a box)
+    if protect == "exempt":
+        ec2.create_tags(Resources=[vols[0]], Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+    else:
+        box = ec2.run_instances(
+            ImageId="ami-12345678", MinCount=1, MaxCount=1, InstanceType="t3.micro", Placement={"AvailabilityZone": "us-east-1a"}
+        )
+        ec2.attach_volume(VolumeId=vols[0], InstanceId=box["Instances"][0]["InstanceId"], Device="/dev/sdf")
+    app = load_function("storage")
+    second = sweep(app, lambda_context)
+    # Then that volume is left alone (no second snapshot, no marker, never deleted), the two others carried on
+    assert vols[0] not in second["acted"] and sorted(second["acted"]) == sorted(vols[1:]), second
+    assert snapshot_ids(ec2, vols[0]) == [orphan] and marker(ec2, vols[0]) is None
+    # and the snapshot the reaper made of it, now kept for nobody and billed, is said to someone, not left unseen
+    said = [m for m in messages(aws, enforce) if orphan in str(m)]
+    assert said or any(orphan in str(r) for r in records(aws, vols[0])), "the reaper's snapshot of the protected volume is said nowhere"
+
+
+def test_the_error_of_an_unrecorded_snapshot_says_what_becomes_of_it_if_its_volume_is_protected(
+    aws, ec2, enforce, lambda_context, monkeypatch
+):
+    # Given a snapshot made whose record is refused: its error is the one time the snapshot is said (the test above:
+    # a volume protected before the next sweep is never read again), so it says what then stays and how to remove it
+    vols = volumes(ec2, 3)
+    app = load_function("storage")
+    refuse_records(app, monkeypatch)
+    first = sweep(app, lambda_context)
+    assert first["verdicts"]["error"] == 3, first
+    for vol in vols:
+        [snap] = snapshot_ids(ec2, vol)
+        [error] = [e for e in first["errors"] if vol in e]
+        assert "exempted, snoozed or attached" in error and f"delete-snapshot --snapshot-id {snap}" in error, error
+
+
+def test_two_sweeps_overlapping_on_the_same_volumes_make_one_snapshot_each(aws, ec2, enforce, lambda_context, monkeypatch):
+    # Given 4 ML volumes, and a CLI-started sweep running to its end while the scheduled one is between its
+    # CreateSnapshot calls and its records
+    vols = volumes(ec2, 4)
+    scheduled, other = load_function("storage"), load_function("storage")
+    log = scheduled.RUNTIME.log
+    put_restores, ran = log.put_restores, []
+
+    def overlapped(*args: Any, **kwargs: Any) -> Any:
+        if not ran:
+            ran.append(sweep(other, lambda_context))
+        return put_restores(*args, **kwargs)
+
+    monkeypatch.setattr(log, "put_restores", overlapped)
+    with recording() as calls:
+        first = sweep(scheduled, lambda_context)
+    # Then one snapshot each, marked with that one, whatever each sweep said
+    assert calls.calls["ec2:CreateSnapshot"] == 4, calls.by_operation()
+    for vol in vols:
+        [snap] = snapshot_ids(ec2, vol)
+        assert marker(ec2, vol) == snap
+        assert {json.loads(r["record"]["S"])["snapshot_id"] for r in records(aws, vol)} == {snap}
+    assert ran and sorted(first["acted"]) == sorted(vols), (first, ran)
+    # and one message each said the snapshot (the other sweep held off by the per-resource lease: kept, not acted)
+    acts = sorted(m["id"] for m in messages(aws, enforce) if m.get("verdict") == "act")
+    assert acts == sorted(vols) and ran[0]["acted"] == [] and ran[0]["errors"] == [], (acts, ran)
+
+
+def test_the_same_event_delivered_twice_makes_nothing_twice(aws, ec2, enforce, lambda_context):
+    vols = volumes(ec2, 3)
+    app = load_function("storage")
+    once = sweep(app, lambda_context, "dup-1")
+    messages(aws, enforce)
+    with recording() as calls:
+        again = sweep(load_function("storage"), lambda_context, "dup-1")
+    assert sorted(once["acted"]) == sorted(vols) and calls.calls["ec2:CreateSnapshot"] == 0, (again, calls.by_operation())
+    assert all(len(snapshot_ids(ec2, v)) == 1 and len(records(aws, v)) == 1 for v in vols)
+    assert not [m for m in messages(aws, enforce) if m.get("verdict") == "act"]
+
+
+def test_a_volume_its_owner_deletes_between_the_phases_is_not_an_error_and_its_record_stays(aws, ec2, enforce, lambda_context):
+    vols = volumes(ec2, 3)
+    app = load_function("storage")
+    assert sorted(sweep(app, lambda_context)["acted"]) == sorted(vols)
+    ebs_ext.settle_snapshots("completed")
+    gone = vols[0]
+    ec2.delete_volume(VolumeId=gone)
+    with recording() as calls:
+        result = sweep(app, lambda_context)
+    assert sorted(result["acted"]) == sorted(vols[1:]) and result["errors"] == [], result
+    assert calls.calls["ec2:DeleteVolume"] == 2
+    record = ActionLog(aws.client("dynamodb"), TABLE).latest_restore("storage", gone)
+    assert record is not None and record["snapshot_id"] == snapshot_ids(ec2, gone)[0]
+
+
+def test_a_marked_snapshot_that_went_error_keeps_its_volume_and_is_said(aws, ec2, enforce, lambda_context):
+    vols = volumes(ec2, 2)
+    app = load_function("storage")
+    assert sorted(sweep(app, lambda_context)["acted"]) == sorted(vols)
+    failed = marker(ec2, vols[0])
+    assert failed is not None
+    ebs_ext.settle_snapshots("error", [failed])
+    ebs_ext.settle_snapshots("completed")
+    messages(aws, enforce)
+    with recording() as calls:
+        result = sweep(app, lambda_context)
+    assert result["acted"] == [vols[1]] and seed_storage.volume_state(ec2, vols[0]) == "available", result
+    assert calls.calls["ec2:CreateSnapshot"] == 0
+    assert any(failed in str(m) for m in messages(aws, enforce))
+
+
+def test_a_snapshot_left_unrecorded_past_the_carry_on_day_is_not_doubled_silently(aws, ec2, enforce, lambda_context, monkeypatch):
+    # Given a volume whose snapshot was made and whose record was refused, and the volume's next action more than a
+    # day later (snoozed, or the storage sweeps failing for a day): earlier_snapshots carries on only snapshots begun
+    # within a day
+    from datetime import UTC, datetime, timedelta
+
+    [vol] = volumes(ec2, 1)
+    app = load_function("storage")
+    refuse_records(app, monkeypatch)
+    assert sweep(app, lambda_context)["verdicts"]["error"] == 1
+    [first] = snapshot_ids(ec2, vol)
+    ebs_ext.set_snapshot(first, datetime.now(UTC) - timedelta(days=2))
+    messages(aws, enforce)
+    # When the next sweep acts on it
+    app = load_function("storage")
+    with recording() as calls:
+        result = sweep(app, lambda_context)
+    # Then either the first snapshot is carried on, or a fresh one is made and the first, the reaper's and now
+    # recorded nowhere, is said (never two snapshots, one of them kept for nobody, unseen)
+    assert result["acted"] == [vol], result
+    made = snapshot_ids(ec2, vol)
+    if calls.calls["ec2:CreateSnapshot"] == 0:
+        assert made == [first] and marker(ec2, vol) == first
+    else:
+        said = [m for m in messages(aws, enforce) if first in str(m) and "delete-snapshot" in str(m)]
+        assert said and len(made) == 2 and marker(ec2, vol) in made and marker(ec2, vol) != first, f"{first} beside {made}, said nowhere"
