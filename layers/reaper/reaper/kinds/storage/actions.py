@@ -32,6 +32,7 @@ from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action
 from reaper.kinds.recorded import alone, record_then_change
 from reaper.kinds.storage import ActionName
 from reaper.kinds.storage.model import (
+    CARRY_ON_WINDOW,
     KIND,
     OWN_TAGS,
     SNAPSHOT_TAG,
@@ -155,7 +156,7 @@ def _earlier(ctx: ActContext, ids: Sequence[str]) -> tuple[dict[str, dict[str, A
     """(earlier_snapshots, {volume: the reaper's unmarked snapshots of it begun more than a day ago}): those are not
     carried on (the volume may have been written since) and are said beside the fresh one (docs/kinds/storage.md,
     *Many at a time*), never left beside it unseen."""
-    key, since = ctx.settings.tag(SOURCE_VOLUME_TAG), ctx.now - timedelta(days=1)
+    key, since = ctx.settings.tag(SOURCE_VOLUME_TAG), ctx.now - CARRY_ON_WINDOW
     wanted = list(dict.fromkeys(ids))
     found: dict[str, dict[str, Any]] = {}
     stale: dict[str, list[str]] = {}
