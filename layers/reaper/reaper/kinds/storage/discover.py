@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
@@ -38,6 +39,7 @@ from reaper.kinds.storage.model import (
     VolumeFacts,
 )
 from reaper.kinds.storage.settings import StorageSettings
+from reaper.kinds.storage.signals import snapshot_state
 
 SNAPSHOT_PAGE = 1000  # DescribeSnapshots: MaxResults 5-1,000 (API_DescribeSnapshots)
 PAGE = 500  # DescribeVolumes: MaxResults 5-500 (API_DescribeVolumes)
@@ -49,35 +51,51 @@ _STOPPED_AT = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (GMT|UTC)\)")
 
 def discover(clients: Clients, settings: Settings, now: datetime) -> list[Resource]:
     account = cache(lambda: account_of(clients, settings))  # asked at most once a sweep, and only for volumes
-    volumes = [*ml_volumes(clients, settings, account), *stopped_box_volumes(clients, settings, now, account)]
+    listed = {str(s["SnapshotId"]): s for s in own_snapshots(clients, settings)}
+    volumes = [seen(r, listed) for r in (*ml_volumes(clients, settings, account), *stopped_box_volumes(clients, settings, now, account))]
     marked = {f.snapshot_id for r in volumes if isinstance(f := r.facts, VolumeFacts) and f.snapshot_id}
     return [
         *backups(clients, settings),
         *volumes,
-        *own_snapshots(clients, settings, now, marked),
+        *unmarked_snapshots(clients, settings, now, listed, marked),
         *imported_models(clients, settings, now),
         *spaces.studio_spaces(clients, settings, now),  # kinds/storage/spaces.py
     ]
 
 
-def own_snapshots(clients: Clients, settings: Settings, now: datetime, marked: set[str]) -> list[Resource]:
-    """The reaper's own snapshots of volumes begun more than a day ago (CARRY_ON_WINDOW: until then the next phase 1 may
-    carry one on) that no discovered volume's marker names: one DescribeSnapshots of the account's own, filtered on the
-    `source-volume` tag key the reaper writes at creation, paged 1,000 at a time
-    (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html). Whether a restore record names
-    each is read in signals; one that none names is reported, never deleted (docs/kinds/storage.md, *Snapshots left unrecorded*)."""
+def own_snapshots(clients: Clients, settings: Settings) -> list[dict[str, Any]]:
+    """The reaper's own snapshots of volumes: one DescribeSnapshots of the account's own, filtered on the `source-volume`
+    tag key the reaper writes at creation, paged 1,000 at a time
+    (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSnapshots.html). It gives the marked volumes'
+    snapshots their state (signals reads by id only those it did not list) and the unmarked ones (unmarked_snapshots)."""
     filters = [{"Name": "tag-key", "Values": [settings.tag(SOURCE_VOLUME_TAG)]}]
     pages = (
         clients("ec2")
         .get_paginator("describe_snapshots")
         .paginate(OwnerIds=["self"], Filters=filters, PaginationConfig={"PageSize": SNAPSHOT_PAGE})
     )
+    return [s for page in pages for s in page.get("Snapshots", [])]
+
+
+def seen(resource: Resource, listed: Mapping[str, dict[str, Any]]) -> Resource:
+    """A marked volume with its snapshot's state from the listing, when the listing holds it."""
+    f = resource.facts
+    if not isinstance(f, VolumeFacts) or not f.snapshot_id or f.snapshot_id not in listed:
+        return resource
+    return replace(resource, facts=replace(f, snapshot_seen=snapshot_state(listed[f.snapshot_id])))
+
+
+def unmarked_snapshots(
+    clients: Clients, settings: Settings, now: datetime, listed: Mapping[str, dict[str, Any]], marked: set[str]
+) -> list[Resource]:
+    """The reaper's own snapshots begun more than a day ago (CARRY_ON_WINDOW: until then the next phase 1 may carry one
+    on) that no discovered volume's marker names. Whether a restore record names each is read in signals; one that none
+    names is reported, never deleted (docs/kinds/storage.md, *Snapshots left unrecorded*)."""
     before = now - CARRY_ON_WINDOW
     return [
         _own_snapshot(s, clients, settings)
-        for page in pages
-        for s in page.get("Snapshots", [])
-        if s["SnapshotId"] not in marked and isinstance(s.get("StartTime"), datetime) and as_utc(s["StartTime"]) < before
+        for sid, s in listed.items()
+        if sid not in marked and isinstance(s.get("StartTime"), datetime) and as_utc(s["StartTime"]) < before
     ]
 
 

@@ -75,6 +75,7 @@ class VolumeFacts:
     encrypted: bool = False
     kms_key_id: str | None = None
     snapshot_id: str | None = None  # the reaper's phase-1 snapshot (its tag), if phase 1 ran
+    snapshot_seen: SnapshotState | None = None  # ... as discovery's listing of the reaper's snapshots found it (None: read by id)
     instance_id: str | None = None  # a stopped box's volume: the instance
     stopped_since: datetime | None = None  # ... and since when it is stopped (StateTransitionReason)
 

@@ -14,7 +14,7 @@ from reaper.kinds.storage.model import StorageSignal
 def _signals(ctx: SignalContext, resources: list[Resource]) -> Mapping[str, StorageSignal]:
     """Looked up when called (a test may patch it). The log: whether a restore record names each of the reaper's own
     snapshots that no volume marks (signals.recorded)."""
-    return signals.signals(ctx.clients, resources, ctx.settings, ctx.now, log=ctx.log)
+    return signals.signals(ctx.clients, resources, ctx.settings, ctx.now, ctx.log)
 
 
 PARTS: Parts[StorageSignal] = Parts(

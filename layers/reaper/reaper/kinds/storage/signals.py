@@ -27,23 +27,30 @@ def snapshots(ec2: Any, ids: list[str]) -> dict[str, SnapshotState]:
     for n in range(0, len(ids), IDS_PER_CALL):
         filters = [{"Name": "snapshot-id", "Values": ids[n : n + IDS_PER_CALL]}]
         for page in ec2.get_paginator("describe_snapshots").paginate(OwnerIds=["self"], Filters=filters):
-            for s in page.get("Snapshots", []):
-                started = s.get("StartTime")
-                out[s["SnapshotId"]] = SnapshotState(
-                    s["SnapshotId"],
-                    state=str(s.get("State", "unknown")),
-                    started_at=as_utc(started) if isinstance(started, datetime) else None,
-                    progress=s.get("Progress"),
-                    message=s.get("StateMessage"),
-                )
+            out.update({s["SnapshotId"]: snapshot_state(s) for s in page.get("Snapshots", [])})
     return out
+
+
+def snapshot_state(s: Mapping[str, Any]) -> SnapshotState:
+    """A DescribeSnapshots answer's Snapshot, as the rule reads it."""
+    started = s.get("StartTime")
+    return SnapshotState(
+        str(s["SnapshotId"]),
+        state=str(s.get("State", "unknown")),
+        started_at=as_utc(started) if isinstance(started, datetime) else None,
+        progress=s.get("Progress"),
+        message=s.get("StateMessage"),
+    )
 
 
 def signals(
     clients: Clients, resources: list[Resource], settings: Settings, now: datetime, log: ActionLog | None = None
 ) -> Mapping[str, StorageSignal]:
     phased = {r.id: f.snapshot_id for r in resources if isinstance(f := r.facts, VolumeFacts) and f.snapshot_id}
-    found = snapshots(clients("ec2"), sorted(set(phased.values()))) if phased else {}
+    # discovery's listing of the reaper's snapshots found most (discover.own_snapshots); the others are read by id
+    seen = {f.snapshot_seen.id: f.snapshot_seen for r in resources if isinstance(f := r.facts, VolumeFacts) and f.snapshot_seen}
+    unread = sorted(set(phased.values()) - seen.keys())
+    found = {**seen, **(snapshots(clients("ec2"), unread) if unread else {})}
     out = {vol: StorageSignal(snapshot=found[snap]) for vol, snap in phased.items()}
     out.update(recorded(log, resources))
     return out
