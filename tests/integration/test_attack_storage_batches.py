@@ -239,9 +239,8 @@ def said_snapshot(aws: Any, env: dict[str, str], snap: str) -> list[dict[str, An
 
 
 def test_the_reaper_s_snapshots_with_their_record_or_marker_are_never_reported(aws, ec2, enforce, lambda_context):
-    # Given 3 ML volumes snapshotted (recorded and marked) two days ago: the first then deleted by phase 2 (its snapshot
-    # named by a record only), the second attached by its owner (record only: the marked volume is not listed), the
-    # third exempted (its marker and record)
+    # Given 3 ML volumes snapshotted (recorded and marked, the volume and the snapshot) two days ago: the first then
+    # deleted by phase 2, the second attached by its owner (the marked volume is not listed), the third exempted
     vols = volumes(ec2, 3)
     app = load_function("storage")
     assert sorted(sweep(app, lambda_context)["acted"]) == sorted(vols)
@@ -255,12 +254,17 @@ def test_the_reaper_s_snapshots_with_their_record_or_marker_are_never_reported(a
     ec2.attach_volume(VolumeId=vols[1], InstanceId=box["Instances"][0]["InstanceId"], Device="/dev/sdf")
     ec2.create_tags(Resources=[vols[2]], Tags=[{"Key": "reaper:exempt", "Value": "true"}])
     assert sweep(app, lambda_context)["acted"] == [vols[0]]
+    [own] = ec2.describe_snapshots(SnapshotIds=[snaps[vols[1]]])["Snapshots"]
+    assert {t["Key"]: t["Value"] for t in own["Tags"]}["reaper:snapshot-id"] == snaps[vols[1]], own
+    # the first's snapshot as one made before phase 1 marked its snapshots on themselves: only its record names it
+    ec2.delete_tags(Resources=[snaps[vols[0]]], Tags=[{"Key": "reaper:snapshot-id"}])
     messages(aws, enforce)
     # When the sweeps go on
     result = sweep(load_function("storage"), lambda_context)
-    # Then none of the three snapshots is reported: the two no listed volume marks are kept, their record naming them
+    # Then none of the three snapshots is reported: the first kept quietly (its record names it), the second not
+    # listed (marked on itself once its record was written), the third's volume exempt
     assert result["errors"] == [] and not result["acted"], result
-    assert result["verdicts"] == {"act": 0, "warn": 0, "keep": 2, "exempt": 1, "error": 0}, result
+    assert result["verdicts"] == {"act": 0, "warn": 0, "keep": 1, "exempt": 1, "error": 0}, result
     for snap in snaps.values():
         assert not said_snapshot(aws, enforce, snap), snap
 

@@ -198,7 +198,7 @@ def test_a_snapshot_whose_volume_cannot_be_marked_is_carried_on_next_sweep(aws, 
     tag = client.create_tags
 
     def throttled(**kwargs: Any) -> Any:
-        if kwargs["Resources"] == [unmarked] and any(t["Key"] == "reaper:snapshot-id" for t in kwargs["Tags"]):
+        if unmarked in kwargs["Resources"] and any(t["Key"] == "reaper:snapshot-id" for t in kwargs["Tags"]):
             raise ClientError({"Error": {"Code": "RequestLimitExceeded", "Message": "Request limit exceeded."}}, "CreateTags")
         return tag(**kwargs)
 

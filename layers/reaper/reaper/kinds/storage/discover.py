@@ -89,13 +89,17 @@ def unmarked_snapshots(
     clients: Clients, settings: Settings, now: datetime, listed: Mapping[str, dict[str, Any]], marked: set[str]
 ) -> list[Resource]:
     """The reaper's own snapshots begun more than a day ago (CARRY_ON_WINDOW: until then the next phase 1 may carry one
-    on) that no discovered volume's marker names. Whether a restore record names each is read in signals; one that none
-    names is reported, never deleted (docs/kinds/storage.md, *Snapshots left unrecorded*)."""
-    before = now - CARRY_ON_WINDOW
+    on) that no discovered volume's marker names, nor their own (phase 1 marks the snapshot with the volume, after its
+    record; snapshots made before it did are not marked on themselves). Whether a restore record names each is read in
+    signals; one that none names is reported, never deleted (docs/kinds/storage.md, *Snapshots left unrecorded*)."""
+    before, key = now - CARRY_ON_WINDOW, settings.tag(SNAPSHOT_TAG)
     return [
         _own_snapshot(s, clients, settings)
         for sid, s in listed.items()
-        if sid not in marked and isinstance(s.get("StartTime"), datetime) and as_utc(s["StartTime"]) < before
+        if sid not in marked
+        and _tag(_tags(s.get("Tags")), key) != sid  # marked on itself with the volume, once its record was written (actions._snapshots)
+        and isinstance(s.get("StartTime"), datetime)
+        and as_utc(s["StartTime"]) < before
     ]
 
 
