@@ -38,7 +38,9 @@ def seed(session: boto3.session.Session, n: int, now: datetime) -> None:
         elif case < 8:
             vol = seed_storage.volume(ec2, now - timedelta(days=2) if case == 7 else old, tags=owner)
             if case == 4:
-                snap = ec2.create_snapshot(VolumeId=vol)["SnapshotId"]
+                # tagged with its volume at creation, as phase 1 makes it (kinds/storage/actions._snapshot_tags)
+                mine = [{"ResourceType": "snapshot", "Tags": [{"Key": "reaper:source-volume", "Value": vol}]}]
+                snap = ec2.create_snapshot(VolumeId=vol, TagSpecifications=mine)["SnapshotId"]
                 ec2.create_tags(Resources=[vol], Tags=[{"Key": "reaper:snapshot-id", "Value": snap}])
         elif case == 8:
             iid = seed_ec2.instance(ec2, "g5.xlarge", owner, now=now, launched_ago=timedelta(weeks=7), ami=ami)

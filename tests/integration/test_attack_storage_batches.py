@@ -7,6 +7,7 @@ went `error` (docs/safety.md, *Attacks on this round's new surfaces*)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import uuid4
 
@@ -36,7 +37,6 @@ def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> di
 
 
 def volumes(ec2: Any, n: int) -> list[str]:
-    from datetime import UTC, datetime, timedelta
 
     made = datetime.now(UTC) - timedelta(weeks=6)
     return [seed_storage.volume(ec2, made, tags={**seed_storage.ML, "Name": f"scratch-{i}"}) for i in range(n)]
@@ -87,13 +87,6 @@ def refuse_records(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ddb, "put_item", no_record)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect, not fixed this round: a protected (exempt, snoozed) or attached volume is never acted on, so its "
-    "unrecorded snapshot is never read again; fix: storage discovery lists the reaper's snapshots (tag "
-    "reaper:source-volume) that no volume marker nor restore record names, begun more than a day ago, and reports "
-    "each with its cost (docs/safety.md, *Attacks on this round's new surfaces*)",
-)
 @pytest.mark.parametrize("protect", ["exempt", "attached"])
 def test_a_snapshot_left_unrecorded_then_its_volume_protected_is_left_alone_and_said(
     aws, ec2, enforce, lambda_context, monkeypatch, protect
@@ -114,6 +107,9 @@ def test_a_snapshot_left_unrecorded_then_its_volume_protected_is_left_alone_and_
             ImageId="ami-12345678", MinCount=1, MaxCount=1, InstanceType="t3.micro", Placement={"AvailabilityZone": "us-east-1a"}
         )
         ec2.attach_volume(VolumeId=vols[0], InstanceId=box["Instances"][0]["InstanceId"], Device="/dev/sdf")
+    # and the next sweep comes more than a day later (within the day the snapshot may still be carried on, and the
+    # first sweep's error said it: the test above)
+    ebs_ext.set_snapshot(orphan, datetime.now(UTC) - timedelta(days=2))
     app = load_function("storage")
     second = sweep(app, lambda_context)
     # Then that volume is left alone (no second snapshot, no marker, never deleted), the two others carried on
@@ -215,7 +211,6 @@ def test_a_snapshot_left_unrecorded_past_the_carry_on_day_is_not_doubled_silentl
     # Given a volume whose snapshot was made and whose record was refused, and the volume's next action more than a
     # day later (snoozed, or the storage sweeps failing for a day): earlier_snapshots carries on only snapshots begun
     # within a day
-    from datetime import UTC, datetime, timedelta
 
     [vol] = volumes(ec2, 1)
     app = load_function("storage")
@@ -237,3 +232,87 @@ def test_a_snapshot_left_unrecorded_past_the_carry_on_day_is_not_doubled_silentl
     else:
         said = [m for m in messages(aws, enforce) if first in str(m) and "delete-snapshot" in str(m)]
         assert said and len(made) == 2 and marker(ec2, vol) in made and marker(ec2, vol) != first, f"{first} beside {made}, said nowhere"
+
+
+def said_snapshot(aws: Any, env: dict[str, str], snap: str) -> list[dict[str, Any]]:
+    return [m for m in messages(aws, env) if snap in str(m)]
+
+
+def test_the_reaper_s_snapshots_with_their_record_or_marker_are_never_reported(aws, ec2, enforce, lambda_context):
+    # Given 3 ML volumes snapshotted (recorded and marked, the volume and the snapshot) two days ago: the first then
+    # deleted by phase 2, the second attached by its owner (the marked volume is not listed), the third exempted
+    vols = volumes(ec2, 3)
+    app = load_function("storage")
+    assert sorted(sweep(app, lambda_context)["acted"]) == sorted(vols)
+    snaps = {v: snapshot_ids(ec2, v)[0] for v in vols}
+    ebs_ext.settle_snapshots("completed")
+    for snap in snaps.values():
+        ebs_ext.set_snapshot(snap, datetime.now(UTC) - timedelta(days=2))
+    box = ec2.run_instances(
+        ImageId="ami-12345678", MinCount=1, MaxCount=1, InstanceType="t3.micro", Placement={"AvailabilityZone": "us-east-1a"}
+    )
+    ec2.attach_volume(VolumeId=vols[1], InstanceId=box["Instances"][0]["InstanceId"], Device="/dev/sdf")
+    ec2.create_tags(Resources=[vols[2]], Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+    assert sweep(app, lambda_context)["acted"] == [vols[0]]
+    [own] = ec2.describe_snapshots(SnapshotIds=[snaps[vols[1]]])["Snapshots"]
+    assert {t["Key"]: t["Value"] for t in own["Tags"]}["reaper:snapshot-id"] == snaps[vols[1]], own
+    # the first's snapshot as one made before phase 1 marked its snapshots on themselves: only its record names it
+    ec2.delete_tags(Resources=[snaps[vols[0]]], Tags=[{"Key": "reaper:snapshot-id"}])
+    messages(aws, enforce)
+    # When the sweeps go on
+    result = sweep(load_function("storage"), lambda_context)
+    # Then none of the three snapshots is reported: the first kept quietly (its record names it), the second not
+    # listed (marked on itself once its record was written), the third's volume exempt
+    assert result["errors"] == [] and not result["acted"], result
+    assert result["verdicts"] == {"act": 0, "warn": 0, "keep": 1, "exempt": 1, "error": 0}, result
+    for snap in snaps.values():
+        assert not said_snapshot(aws, enforce, snap), snap
+
+
+def test_a_snapshot_left_unrecorded_less_than_a_day_ago_is_not_reported_and_still_carried_on(
+    aws, ec2, enforce, lambda_context, monkeypatch
+):
+    # Given 2 ML volumes whose snapshots were made an hour ago and whose records were refused; the first volume exempted
+    vols = volumes(ec2, 2)
+    app = load_function("storage")
+    refuse_records(app, monkeypatch)
+    assert sweep(app, lambda_context)["verdicts"]["error"] == 2
+    snaps = {v: snapshot_ids(ec2, v)[0] for v in vols}
+    for snap in snaps.values():
+        ebs_ext.set_snapshot(snap, datetime.now(UTC) - timedelta(hours=1))
+    ec2.create_tags(Resources=[vols[0]], Tags=[{"Key": "reaper:exempt", "Value": "true"}])
+    messages(aws, enforce)
+    # When the next sweep runs within the day
+    second = sweep(load_function("storage"), lambda_context)
+    # Then neither snapshot is reported (the first sweep's errors said them), and the second is carried on
+    assert second["acted"] == [vols[1]] and marker(ec2, vols[1]) == snaps[vols[1]], second
+    told = messages(aws, enforce)
+    assert not [m for m in told if snaps[vols[0]] in str(m)], told
+    assert not [m for m in told if "recorded nowhere" in str(m)], told
+
+
+def test_an_unrecorded_snapshot_is_said_once_to_its_owner_unpriced_with_the_delete_line(aws, ec2, enforce, lambda_context, monkeypatch):
+    # Given a volume owned by ana whose snapshot's record was refused two days ago, the volume since attached
+    [vol] = volumes(ec2, 1)
+    app = load_function("storage")
+    refuse_records(app, monkeypatch)
+    assert sweep(app, lambda_context)["verdicts"]["error"] == 1
+    [snap] = snapshot_ids(ec2, vol)
+    ebs_ext.set_snapshot(snap, datetime.now(UTC) - timedelta(days=2))
+    box = ec2.run_instances(
+        ImageId="ami-12345678", MinCount=1, MaxCount=1, InstanceType="t3.micro", Placement={"AvailabilityZone": "us-east-1a"}
+    )
+    ec2.attach_volume(VolumeId=vol, InstanceId=box["Instances"][0]["InstanceId"], Device="/dev/sdf")
+    messages(aws, enforce)
+    # When two sweeps run
+    sweep(load_function("storage"), lambda_context)
+    first = said_snapshot(aws, enforce, snap)
+    sweep(load_function("storage"), lambda_context)
+    again = said_snapshot(aws, enforce, snap)
+    # Then it is said once, to the volume's owner (the tags copied on the snapshot), unpriced (never $0), with the line
+    # that deletes it; the reaper deleted nothing
+    assert len(first) == 1 and again == [], (first, again)
+    [m] = first
+    text = json.dumps(m)
+    assert m["owner"] == seed_storage.ML["ml:owner"] and "unpriced" in text and "$0" not in text, m
+    assert f"aws ec2 delete-snapshot --snapshot-id {snap}" in text and snapshot_ids(ec2, vol) == [snap], m

@@ -10,7 +10,7 @@ from reaper.core.policy import read_tags
 from reaper.core.price import SHIPPED, Price
 from reaper.core.settings import Settings
 from reaper.kinds.storage import ActionName
-from reaper.kinds.storage.model import BackupFacts, SnapshotState, SpaceFacts, StorageSignal, VolumeFacts
+from reaper.kinds.storage.model import BackupFacts, OwnSnapshotFacts, SnapshotState, SpaceFacts, StorageSignal, VolumeFacts
 from reaper.kinds.storage.rules import decide, kill_decision
 from reaper.kinds.storage.settings import StorageSettings
 
@@ -144,3 +144,17 @@ def test_a_space_is_judged_on_cloudtrails_app_starts_and_unknown_where_they_do_n
         assert d.notify and d.unknown == "space-last-use-unknown" and "last use is unknown" in d.reason and why in d.reason, d.reason
     # a start CloudTrail still holds, under a StorageIdleWeeks past its 90 days, still proves use
     assert not judge(space(started=NOW - timedelta(weeks=12), since=kept, made_weeks=20), idle_weeks(13)).notify
+
+
+def test_the_reapers_snapshot_is_said_only_when_the_log_says_no_record_names_it_and_never_acted_on():
+    snap = Resource("storage", "snap-0123abcd", "arn:aws:ec2:us-east-1::snapshot/snap-0123abcd", "us-east-1", "completed",
+                    tags={"ml:owner": "a@x"}, instance_type="EBS snapshot of vol-0123abcd, 100 GiB volume",
+                    created_at=NOW - timedelta(days=3), facts=OwnSnapshotFacts("vol-0123abcd", 100, NOW - timedelta(days=3)))  # fmt: skip
+    unrecorded, recorded, unread = (judge(snap, Settings(), StorageSignal(recorded=r)) for r in (False, True, None))
+    # nothing names it: said once (its own key), unpriced never $0, the line that deletes it
+    assert unrecorded.verdict is Verdict.KEEP and unrecorded.action is None and unrecorded.notify
+    assert unrecorded.notify_key == "unrecorded-snapshot" and "unpriced" in unrecorded.reason and "$0" not in unrecorded.reason
+    assert "aws ec2 delete-snapshot --snapshot-id snap-0123abcd --region us-east-1" in unrecorded.reason
+    # its record names it, or no action log could say: kept, no message
+    assert recorded.verdict is Verdict.KEEP and not recorded.notify and "restore record names it" in recorded.reason
+    assert unread.verdict is Verdict.KEEP and not unread.notify and "no action log" in unread.reason

@@ -50,6 +50,7 @@ BEDROCK_TOKENS = "bedrock-tokens"  # "<model id>/input|output" -> USD per 1,000 
 # storage left behind (kinds/storage): per GB-month, from the shipped copy only; a copy without the row
 # says "unpriced", never $0 (docs/kinds/storage.md)
 EBS_GB_MONTH = "ebs-gb-month"  # row: the volume type (gp3, gp2, io2, ...)
+EBS_SNAPSHOT_GB_MONTH = "ebs-snapshot-gb-month"  # row: "standard" (no row shipped: unpriced)
 FSX_BACKUP_GB_MONTH = "fsx-backup-gb-month"  # row: "lustre"
 STUDIO_SPACE_GB_MONTH = "sagemaker-space-gb-month"  # a Studio space's EBS storage; row: "ebs" (no row shipped: unpriced)
 

@@ -13,6 +13,9 @@ Which (docs/kinds/storage.md):
     monthly cost, never changed (a stopped box's volumes are its disks: deleting one would break it).
   * Bedrock imported models made `StorageIdleWeeks` weeks ago or more: reported with their monthly cost,
     never changed (a deleted one comes back only by importing it again).
+  * The reaper's own EBS snapshots (tag `reaper:source-volume`) begun more than a day ago that no listed volume's
+    `reaper:snapshot-id` nor their volume's restore record names (a record refused, the volume then protected, attached
+    or deleted): reported once with their cost and the delete-snapshot line, never deleted.
   * SageMaker Studio spaces with no app running, none in the last 24 hours and none started within
     `StorageIdleWeeks` (CloudTrail's CreateApp events; unknown where CloudTrail cannot say), made and last changed
     that long ago or more: reported once with their storage's monthly cost, never changed (deleting a space deletes
@@ -20,7 +23,9 @@ Which (docs/kinds/storage.md):
 
 Reads per sweep: DescribeBackups (one filtered listing; its answer holds the tags), DescribeFileSystems
 (which backed-up file systems still exist), DescribeVolumes (ML volumes, unattached; tags come with it),
-DescribeSnapshots by id (the snapshots phase 1 started, 1,000 a call) only when there are some,
+DescribeSnapshots once (the account's own tagged `reaper:source-volume`, 1,000 a page: the phase-1 snapshots' states and
+those left unrecorded), DescribeSnapshots by id only for a marked volume's snapshot that listing did not hold, one
+action-log Query per snapshot left unmarked past its day,
 DescribeInstances (stopped instances), DescribeInstanceTypes (the types found stopped), ListImportedModels and
 one ListTagsForResource per imported model; ListDomains, ListSpaces, ListApps (100 a page), DescribeSpace only for a space
 whose summary lacks its size, and GetResources for the tags of domains, spaces and user profiles.

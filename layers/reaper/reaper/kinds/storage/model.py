@@ -4,7 +4,7 @@ between the two phases of a volume's delete, and the restore record kept in the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal, TypedDict
 
 KIND = "storage"
@@ -19,6 +19,9 @@ SOURCE_IOPS_TAG, SOURCE_THROUGHPUT_TAG = "source-iops", "source-throughput"
 # the reaper's own state on a volume or snapshot: never copied to a restored volume
 OWN_TAGS = ("warned-at", SNAPSHOT_TAG)
 ML_TAG_KEYS = ("ml:*", "ML:*", "Ml:*", "mL:*")  # EC2 filters are case-sensitive; docs/tags.md reads keys whatever their case
+# a phase-1 snapshot left unmarked is carried on by the next phase 1 within this window (actions._earlier); past it,
+# one that no marker nor restore record names is reported (discover.own_snapshots, docs/kinds/storage.md)
+CARRY_ON_WINDOW = timedelta(days=1)
 SNAPSHOT_RUNNING = ("pending",)  # API_Snapshot State: pending | completed | error | recoverable | recovering
 
 
@@ -72,8 +75,19 @@ class VolumeFacts:
     encrypted: bool = False
     kms_key_id: str | None = None
     snapshot_id: str | None = None  # the reaper's phase-1 snapshot (its tag), if phase 1 ran
+    snapshot_seen: SnapshotState | None = None  # ... as discovery's listing of the reaper's snapshots found it (None: read by id)
     instance_id: str | None = None  # a stopped box's volume: the instance
     stopped_since: datetime | None = None  # ... and since when it is stopped (StateTransitionReason)
+
+
+@dataclass(frozen=True)
+class OwnSnapshotFacts:
+    """A snapshot the reaper made of a volume (tagged `source-volume` at creation), begun more than a day ago, that no
+    discovered volume's `snapshot-id` marker names: recorded or not, the restore records say (StorageSignal.recorded)."""
+
+    source_volume: str
+    size_gib: int | None = None  # VolumeSize: the volume's size (EBS bills the snapshot's stored blocks, at most this)
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,8 @@ class SnapshotState:
 @dataclass(frozen=True)
 class StorageSignal:
     snapshot: SnapshotState | None = None  # a volume's phase-1 snapshot; None: none started (or not a volume)
+    # a reaper's own snapshot (OwnSnapshotFacts): does its volume's latest restore record name it; None: not read (no log)
+    recorded: bool | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
 

@@ -23,6 +23,7 @@ from reaper.kinds.storage.model import (
     SNAPSHOT_TAG,
     BackupFacts,
     ImportedModelFacts,
+    OwnSnapshotFacts,
     SnapshotState,
     SpaceFacts,
     StorageSignal,
@@ -50,6 +51,8 @@ def decide(resource: Resource, signal: StorageSignal | None, view: TagView, sett
         return _imported_model(resource, now)
     if isinstance(resource.facts, SpaceFacts):
         return decide_space(resource, resource.facts, view, settings, now)
+    if isinstance(resource.facts, OwnSnapshotFacts):
+        return decide_own_snapshot(resource, resource.facts, (signal or StorageSignal()).recorded, now)
     facts = resource.facts_as(VolumeFacts)
     if facts.instance_id is not None:
         return _stopped_box(resource, facts, now)
@@ -167,6 +170,37 @@ def _stopped_box(resource: Resource, facts: VolumeFacts, now: datetime) -> Decis
         evidence=_evidence(resource, instance_id=facts.instance_id, stopped_since=iso(since)),
         notify=True,
         notify_key=f"stopped-box:{facts.instance_id}",
+    )
+
+
+def decide_own_snapshot(resource: Resource, facts: OwnSnapshotFacts, recorded: bool | None, now: datetime) -> Decision:
+    """A snapshot the reaper made, past the carry-on day, that no volume marks: kept always (the reaper never deletes a
+    snapshot); said once to its owner when no restore record names it either (docs/kinds/storage.md, *Snapshots left
+    unrecorded*), for nothing else would ever say it again."""
+    begun = f"begun {human_duration(now - facts.started_at)} ago" if facts.started_at else "begun at a time EC2 does not say"
+    evidence = _evidence(resource, source_volume=facts.source_volume, size_gib=facts.size_gib, recorded=recorded)
+    if recorded is None:
+        return Decision(
+            Verdict.KEEP,
+            f"the reaper's snapshot of {facts.source_volume}, {begun}: no action log to say whether its restore record names it",
+            evidence=evidence,
+        )
+    if recorded:
+        return Decision(
+            Verdict.KEEP,
+            f"the reaper's snapshot of {facts.source_volume}, {begun}: its restore record names it (`reaper restore "
+            f"{facts.source_volume}`) ({monthly(resource)})",
+            evidence=evidence,
+        )
+    return Decision(
+        Verdict.KEEP,
+        f"the reaper's snapshot of {facts.source_volume} ({resource.instance_type}, {resource.state}), {begun}, is recorded "
+        f"nowhere: no restore record and no volume's {SNAPSHOT_TAG} tag names it, so no sweep carries it on or deletes it, "
+        f"and it is billed until someone does ({monthly(resource)}). The reaper never deletes a snapshot: "
+        f"`aws ec2 delete-snapshot --snapshot-id {resource.id} --region {resource.region}` if it is not wanted",
+        evidence=evidence,
+        notify=True,
+        notify_key="unrecorded-snapshot",  # once per snapshot (the key is the snapshot's ARN and this)
     )
 
 
