@@ -8,8 +8,8 @@ What it costs and why: docs/performance.md, *Restore records in batches*.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from reaper.aws.faults import AwsError
 from reaper.core.model import Decision, Resource
@@ -51,3 +51,31 @@ def alone(answer: BatchAnswer, resource: Resource) -> str | None:
     if resource.id in answer.own:
         raise answer.own[resource.id]
     return answer.done[resource.id]
+
+
+# one action's part of a batch -> its answer
+Run = Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]
+Name = TypeVar("Name", bound=Hashable)
+
+
+def by_action(
+    ctx: ActContext,
+    items: Sequence[tuple[Resource, Decision]],
+    name_of: Callable[[Decision], Name],
+    runs: Mapping[Name, Run],
+    refuse: Callable[[str, str], BaseException],
+) -> BatchAnswer:
+    """A kind's batch split by action, in the order the actions first come, each part to its run; an action the
+    kind never makes in a batch (its declaration has no batch) is refused for each of its resources, unchanged."""
+    done: dict[str, str | None] = {}
+    own: dict[str, BaseException] = {}
+    for name in dict.fromkeys(name_of(d) for _, d in items):
+        mine = [(r, d) for r, d in items if name_of(d) == name]
+        run = runs.get(name)
+        if run is None:
+            own.update({r.id: refuse(str(d.action), "not an action made in a batch; nothing was changed") for r, d in mine})
+            continue
+        answer = run(ctx, mine)
+        done.update(answer.done)
+        own.update(answer.own)
+    return BatchAnswer(done=done, own=own)

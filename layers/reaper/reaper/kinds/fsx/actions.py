@@ -46,7 +46,7 @@ from reaper.kinds.fsx.model import (
     RestoreRecord,
 )
 from reaper.kinds.fsx.settings import FsxSettings
-from reaper.kinds.recorded import alone, record_then_change
+from reaper.kinds.recorded import Run, alone, by_action, record_then_change
 
 log = logging.getLogger("reaper")
 
@@ -199,23 +199,12 @@ def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> Bat
     """A sweep's backups, exports or deletes, up to ACT_BATCH (reaper.kinds.fsx) at a time: the security groups
     of their records in one DescribeNetworkInterfaces, a backup's earlier backups in one DescribeBackups, a
     delete's backups or exports in one read, the records in one TransactWriteItems; each change its own call."""
-    runs: dict[ActionName | None, Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]] = {
+    runs: dict[ActionName | None, Run] = {
         ActionName.BACKUP: _backups,
         ActionName.EXPORT: _exports,
         ActionName.DELETE: _deletes,
     }
-    done: dict[str, str | None] = {}
-    own: dict[str, BaseException] = {}
-    for name in dict.fromkeys(action_named(ActionName, d.action) for _, d in items):
-        mine = [(r, d) for r, d in items if action_named(ActionName, d.action) == name]
-        run = runs.get(name)
-        if run is None:  # a discard is never batched (its declaration has no batch)
-            own.update({r.id: refuse(str(d.action), "not an action made in a batch; nothing was changed") for r, d in mine})
-            continue
-        answer = run(ctx, mine)
-        done.update(answer.done)
-        own.update(answer.own)
-    return BatchAnswer(done=done, own=own)
+    return by_action(ctx, items, lambda d: action_named(ActionName, d.action), runs, refuse)  # a discard: never batched
 
 
 # -- phase 1 -------------------------------------------------------------------------------

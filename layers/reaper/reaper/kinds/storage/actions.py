@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, assert_never
@@ -29,7 +29,7 @@ from reaper.core.policy import TagView
 from reaper.core.settings import Settings
 from reaper.core.timeutil import iso
 from reaper.kinds.base import ActContext, BatchAnswer, Made, Unconfirmed, action_named
-from reaper.kinds.recorded import alone, record_then_change
+from reaper.kinds.recorded import Run, alone, by_action, record_then_change
 from reaper.kinds.storage import ActionName
 from reaper.kinds.storage.model import (
     CARRY_ON_WINDOW,
@@ -212,22 +212,11 @@ class _Begun:
 def act_many(ctx: ActContext, items: Sequence[tuple[Resource, Decision]]) -> BatchAnswer:
     """A sweep's snapshots or volume deletes, up to ACT_BATCH (reaper.kinds.storage) at a time: what they need beyond
     their gates read once for the batch, their restore records in one TransactWriteItems, each change its own call."""
-    runs: dict[ActionName | None, Callable[[ActContext, Sequence[tuple[Resource, Decision]]], BatchAnswer]] = {
+    runs: dict[ActionName | None, Run] = {
         ActionName.SNAPSHOT: _snapshots,
         ActionName.DELETE_VOLUME: _deletes,
     }
-    done: dict[str, str | None] = {}
-    own: dict[str, BaseException] = {}
-    for name in dict.fromkeys(action_named(ActionName, d.action) for _, d in items):
-        mine = [(r, d) for r, d in items if action_named(ActionName, d.action) == name]
-        run = runs.get(name)
-        if run is None:  # a backup's delete is never batched (its declaration has no batch)
-            own.update({r.id: ActionRefused(str(d.action), "not an action made in a batch; nothing was changed") for r, d in mine})
-            continue
-        answer = run(ctx, mine)
-        done.update(answer.done)
-        own.update(answer.own)
-    return BatchAnswer(done=done, own=own)
+    return by_action(ctx, items, lambda d: action_named(ActionName, d.action), runs, ActionRefused)  # a backup's delete: never batched
 
 
 def snapshot(ctx: ActContext, resource: Resource, decision: Decision) -> str | None:
