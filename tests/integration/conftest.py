@@ -91,3 +91,9 @@ def split(aws: Any, sm: Any, deployed_env: dict[str, str], monkeypatch: pytest.M
 def organisation(aws: Any) -> dict[str, Any]:
     """The organisation deployed (tests/helpers/organisation.py): its id, member accounts, CloudFormation client and central stack."""
     return deploy_organisation(aws)
+
+
+@pytest.fixture
+def shipped_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Price List API: the calls a test counts are the kind's own (the shipped copy prices what it can)."""
+    monkeypatch.setenv("REAPER_LIVE_PRICES", "off")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import uuid4
 
 import pytest
 from botocore.exceptions import ClientError
@@ -18,50 +17,14 @@ from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_storage
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import ebs as ebs_ext
-from tests.conftest import TABLE, drain, event, load_function
+from tests.conftest import TABLE, drain, load_function
+from tests.helpers.storage_volumes import THROTTLED, marker, records, snapshots_of, sweep, volumes
 
-THROTTLED = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
-
-
-@pytest.fixture
-def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_LIVE_PRICES", "off")
-    return deployed_env
-
-
-def volumes(ec2: Any, n: int) -> list[str]:
-
-    made = datetime.now(UTC) - timedelta(weeks=6)
-    return [seed_storage.volume(ec2, made, tags={**seed_storage.ML, "Name": f"scratch-{i}"}) for i in range(n)]
-
-
-def sweep(app: Any, lambda_context: Any, event_id: str | None = None) -> dict[str, Any]:
-    result: dict[str, Any] = app.handler(event("storage-schedule.json", id=event_id or str(uuid4())), lambda_context)
-    return result
+pytestmark = pytest.mark.usefixtures("shipped_prices")
 
 
 def snapshot_ids(ec2: Any, vol: str) -> list[str]:
-    found = ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
-    return [s["SnapshotId"] for s in found]
-
-
-def marker(ec2: Any, vol: str) -> str | None:
-    tags = {t["Key"]: t["Value"] for t in ec2.describe_volumes(VolumeIds=[vol])["Volumes"][0].get("Tags", [])}
-    return tags.get("reaper:snapshot-id")
-
-
-def records(aws: Any, vol: str) -> list[dict[str, Any]]:
-    page = aws.client("dynamodb").query(
-        TableName=TABLE, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": f"RESTORE#storage#{vol}"}}
-    )
-    return list(page.get("Items", []))
+    return [s["SnapshotId"] for s in snapshots_of(ec2, vol)]
 
 
 def messages(aws: Any, env: dict[str, str]) -> list[dict[str, Any]]:

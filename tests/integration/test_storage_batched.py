@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import uuid4
 
 import pytest
 from botocore.exceptions import ClientError
@@ -19,52 +18,10 @@ from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_storage
 from reaper_devkit.calls import recording
 from reaper_devkit.moto_ext import ebs as ebs_ext
-from tests.conftest import TABLE, drain, event, load_function
+from tests.conftest import TABLE, drain, load_function
+from tests.helpers.storage_volumes import THROTTLED, marker, records, snapshots_of, sweep, volumes
 
-THROTTLED = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
-
-
-@pytest.fixture
-def ec2(aws: Any) -> Any:
-    return aws.client("ec2")
-
-
-@pytest.fixture
-def enforce(deployed_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("REAPER_MODE", "enforce")
-    monkeypatch.setenv("REAPER_GRACE_MINUTES", "0")
-    monkeypatch.setenv("REAPER_LIVE_PRICES", "off")
-    return deployed_env
-
-
-def volumes(ec2: Any, n: int) -> list[str]:
-    """n ML volumes attached to nothing for six weeks: each one a phase-1 snapshot."""
-    made = datetime.now(UTC) - timedelta(weeks=6)
-    return [seed_storage.volume(ec2, made, tags={**seed_storage.ML, "Name": f"scratch-{i}"}) for i in range(n)]
-
-
-def sweep(app: Any, lambda_context: Any) -> dict[str, Any]:
-    """One scheduled sweep, its own delivery."""
-    result: dict[str, Any] = app.handler(event("storage-schedule.json", id=str(uuid4())), lambda_context)
-    return result
-
-
-def snapshots_of(ec2: Any, vol: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = ec2.describe_snapshots(OwnerIds=["self"], Filters=[{"Name": "volume-id", "Values": [vol]}])["Snapshots"]
-    return found
-
-
-def marker(ec2: Any, vol: str) -> str | None:
-    tags = {t["Key"]: t["Value"] for t in ec2.describe_volumes(VolumeIds=[vol])["Volumes"][0].get("Tags", [])}
-    return tags.get("reaper:snapshot-id")
-
-
-def records(aws: Any, vol: str) -> list[dict[str, Any]]:
-    """Every restore record of the volume the action log holds (latest_restore reads only the newest)."""
-    page = aws.client("dynamodb").query(
-        TableName=TABLE, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": f"RESTORE#storage#{vol}"}}
-    )
-    return list(page.get("Items", []))
+pytestmark = pytest.mark.usefixtures("shipped_prices")
 
 
 @pytest.fixture
