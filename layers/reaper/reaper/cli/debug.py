@@ -17,7 +17,10 @@ REDACTED = "***"
 SECRET_PATTERNS = (
     re.compile(r"(hooks\.slack(?:-gov)?\.com/)[^\s'\"]+"),  # a webhook URL is itself the credential
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]+"),  # Slack bot, user and app tokens
-    re.compile(r"((?:Authorization|X-Amz-Security-Token|X-Amz-Signature|Signature)['\"]?\s*[:=]\s*b?['\"]?)[^'\",&\s}]+", re.I),
+    # a bytes repr's `b` only where a quote follows: a hex signature may itself begin with b
+    re.compile(
+        r"((?:Authorization|X-Amz-Security-Token|X-Amz-Signature|Signature)['\"]?\s*[:=]\s*(?:b(?=['\"]))?['\"]?)[^'\",&\s}]+", re.I
+    ),
     re.compile(r"((?:aws_secret_access_key|aws_session_token|SecretAccessKey|SessionToken)['\"]?\s*[:=]\s*['\"]?)[^'\",\s}]+", re.I),
 )
 FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
