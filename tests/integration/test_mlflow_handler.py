@@ -6,18 +6,18 @@ the running ones reported as unknown with their (un)priced cost in `reaper cover
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from reaper.cli.main import main
-from reaper.handlers import handle_kind_event
 from reaper.record.actionlog import ActionLog
 from reaper_devkit import seed_mlflow
 from reaper_devkit.calls import recording
 from reaper_devkit.template import function_actions
 from tests.conftest import TABLE, drain, event, load_function
+from tests.helpers.mlflow_servers import warned_then_stopped
 from tests.helpers.modes import enforce_mode
 
 CHANGING = {"sagemaker:StopMlflowTrackingServer", "sagemaker:StartMlflowTrackingServer", "sagemaker:AddTags", "sagemaker:DeleteTags"}
@@ -35,19 +35,10 @@ def by_name(aws: Any, env: dict[str, str]) -> dict[str, dict[str, Any]]:
 def test_the_forgotten_server_is_warned_then_stopped_after_the_grace_and_restored_with_its_experiments(
     aws, sm, fleet, deployed_env, lambda_context, monkeypatch
 ):
-    # Given the seeded account, enforce, a 60-minute grace
-    enforce_mode(monkeypatch, grace=60)
-    app = load_function("mlflow")
-    # When the scheduled sweep runs: the server past its kill date is warned, not stopped
-    first = app.handler(event("mlflow-schedule.json"), lambda_context)
-    assert first["acted"] == [] and seed_mlflow.status(sm, "ts-forgotten") == "Created"
-    tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=fleet["ts-forgotten"])["Tags"]}
-    assert "reaper:warned-at" in tags
-    # and after the grace it is stopped, the others untouched
-    later = datetime.now(UTC) + timedelta(minutes=65)
-    with recording() as calls:
-        done = handle_kind_event(event("mlflow-schedule.json", id="later"), "mlflow", app.RUNTIME, now=later)
-    assert done["acted"] == ["ts-forgotten"]
+    # Given the seeded account, enforce, a 60-minute grace; when the scheduled sweep runs, the server past its kill
+    # date is warned, not stopped, and after the grace it is stopped
+    _, _, calls = warned_then_stopped(sm, fleet, "ts-forgotten", lambda_context, monkeypatch)
+    # the others untouched
     assert seed_mlflow.status(sm, "ts-forgotten") in ("Stopping", "Stopped")
     assert calls.actions <= function_actions("MlflowFunction")
     stops = [p["TrackingServerName"] for op, p in calls.made if op == "StopMlflowTrackingServer"]

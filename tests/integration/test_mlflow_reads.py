@@ -23,6 +23,7 @@ from reaper_devkit.moto_ext import cloudtrail_lookup
 from reaper_devkit.moto_ext.mlflow import server_for
 from reaper_devkit.template import default_conditions, function_actions
 from tests.conftest import drain, event, load_function
+from tests.helpers.mlflow_servers import warned_then_stopped
 from tests.helpers.modes import enforce_mode
 
 READS_ON = set(default_conditions()) | {"MlflowReadsOn"}
@@ -51,19 +52,10 @@ def hosts(api: mlflow_api.FakeMlflowApi) -> set[str]:
 def test_an_idle_server_is_warned_then_stopped_after_the_grace_and_restored_with_its_experiments(
     aws, sm, fleet, api, deployed_env, lambda_context, monkeypatch
 ):
-    # Given MlflowReads on, enforce, a 60-minute grace
-    enforce_mode(monkeypatch, grace=60)
-    app = load_function("mlflow")
-    # When the scheduled sweep runs: the idle server is warned, not stopped
-    first = app.handler(event("mlflow-schedule.json"), lambda_context)
-    assert first["acted"] == [] and seed_mlflow.status(sm, "ts-idle") == "Created"
-    tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=fleet["ts-idle"])["Tags"]}
-    assert "reaper:warned-at" in tags
-    # and after the grace it is stopped, the others untouched, through the function's grants with MlflowReads on
-    later = datetime.now(UTC) + timedelta(minutes=65)
-    with recording() as calls:
-        done = handle_kind_event(event("mlflow-schedule.json", id="later"), "mlflow", app.RUNTIME, now=later)
-    assert done["acted"] == ["ts-idle"]
+    # Given MlflowReads on, enforce, a 60-minute grace; when the scheduled sweep runs, the idle server is warned,
+    # not stopped, and after the grace it is stopped
+    app, later, calls = warned_then_stopped(sm, fleet, "ts-idle", lambda_context, monkeypatch)
+    # the others untouched, through the function's grants with MlflowReads on
     assert calls.actions <= function_actions("MlflowFunction", READS_ON)
     assert "cloudtrail:LookupEvents" in calls.actions
     assert [p["TrackingServerName"] for op, p in calls.made if op == "StopMlflowTrackingServer"] == ["ts-idle"]
