@@ -473,8 +473,7 @@ class Kind:
         if why is not None:
             return Fresh(state, described, tags, protected=why)
         view = read_tags(tags, settings)
-        guard = self.parts.guard  # the kind's own reasons to keep (as Kind.guard), judged on the fresh tags
-        guarded = None if guard is None else guard(replace(resource, tags=tags), view, settings, ruled)
+        guarded = self.guard(replace(resource, tags=tags), view, settings, ruled)  # the kind's own reasons, on the fresh tags
         return Fresh(state, described, tags, guarded=guarded)
 
     def read_many(self, clients: Clients, resources: list[Resource]) -> dict[str, ReadNow]:
